@@ -1,0 +1,1 @@
+"""The Jupyter server extension: configuration traits and HTTP handlers (thin glue)."""

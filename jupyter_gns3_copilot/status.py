@@ -1,0 +1,91 @@
+"""The copilot's health report: package versions and whether GNS3 answers.
+
+Core module (no Jupyter imports): the server's `copilot/status` route and the kernel's
+`%copilot status` both show this report.
+"""
+
+from __future__ import annotations
+
+import platform
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .gns3 import GNS3Client
+
+REPORTED_PACKAGES = (
+    "jupyter_server",
+    "anywidget",
+    "ipywidgets",
+    "langgraph",
+    "langchain-openai",
+    "httpx",
+    "telnetlib3",
+    "pydantic",
+)
+
+
+class GNS3Status(BaseModel):
+    """Whether the configured GNS3 server answers, and as whom."""
+
+    url: str
+    reachable: bool
+    version: str | None = None
+    authenticated: bool | None = None
+    error: str | None = None
+
+
+class StatusReport(BaseModel):
+    """What `copilot/status` returns."""
+
+    version: str
+    python: str
+    packages: dict[str, str | None]
+    gns3: GNS3Status
+    data_dir: str
+
+
+@lru_cache(maxsize=1)
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages worth reporting (read from metadata, not imported)."""
+    found: dict[str, str | None] = {}
+    for name in REPORTED_PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+async def probe_gns3(client: GNS3Client) -> GNS3Status:
+    """Ask the GNS3 server for its version, then check that our credentials work."""
+    from .gns3 import GNS3AuthError, GNS3Error
+
+    status = GNS3Status(url=client.url, reachable=False)
+    try:
+        status.version = (await client.version()).version
+        status.reachable = True
+        await client.authenticate()
+        status.authenticated = True
+    except GNS3AuthError as exc:
+        status.authenticated = False
+        status.error = str(exc)
+    except GNS3Error as exc:
+        status.error = str(exc)
+    return status
+
+
+async def collect_status(client: GNS3Client, *, data_dir: str) -> StatusReport:
+    """Build the full health report."""
+    return StatusReport(
+        version=__version__,
+        python=platform.python_version(),
+        packages=package_versions(),
+        gns3=await probe_gns3(client),
+        data_dir=data_dir,
+    )

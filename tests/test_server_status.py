@@ -1,0 +1,86 @@
+"""`GET copilot/status` through a real Jupyter server (pytest-jupyter)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens (the port was just released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def gns3_traits() -> dict[str, str]:
+    return {"gns3_url": closed_port_url(), "gns3_username": "admin", "gns3_password": "x"}
+
+
+@pytest.fixture
+def jp_server_config(gns3_traits: dict[str, str], tmp_path):  # type: ignore[no-untyped-def]
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_gns3_copilot": True}},
+        "GNS3Copilot": {**gns3_traits, "data_dir": str(tmp_path / "copilot-data")},
+    }
+
+
+async def test_status_reports_versions_and_unreachable_gns3(jp_fetch, gns3_traits) -> None:
+    # Given a server whose GNS3 URL points at a closed port
+    # When the status is requested
+    response = await jp_fetch("copilot", "status")
+    # Then it answers 200 with versions and an explanation of what is wrong
+    assert response.code == 200
+    body = json.loads(response.body)
+    assert body["version"]
+    assert body["packages"]["jupyter_server"]
+    assert body["gns3"]["url"] == gns3_traits["gns3_url"]
+    assert body["gns3"]["reachable"] is False
+    assert gns3_traits["gns3_url"] in body["gns3"]["error"]
+    assert body["data_dir"].endswith("copilot-data")
+    assert "password" not in response.body.decode()
+
+
+async def test_status_needs_authentication(jp_fetch) -> None:
+    from tornado.httpclient import HTTPClientError
+
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("copilot", "status", headers={"Authorization": ""})
+    assert info.value.code == 403
+
+
+@pytest.mark.lab
+class TestWithLab:
+    @pytest.fixture
+    def gns3_traits(self, gns3_lab) -> dict[str, str]:  # type: ignore[override]
+        return {
+            "gns3_url": gns3_lab.url,
+            "gns3_username": gns3_lab.username,
+            "gns3_password": gns3_lab.password,
+        }
+
+    async def test_status_with_a_running_gns3(self, jp_fetch) -> None:
+        response = await jp_fetch("copilot", "status")
+        gns3 = json.loads(response.body)["gns3"]
+        assert gns3["reachable"] is True
+        assert gns3["version"] == "3.0.6"
+        assert gns3["authenticated"] is True
+        assert gns3["error"] is None
+
+
+@pytest.mark.lab
+class TestWithWrongPassword:
+    @pytest.fixture
+    def gns3_traits(self, gns3_lab) -> dict[str, str]:  # type: ignore[override]
+        return {"gns3_url": gns3_lab.url, "gns3_username": "admin", "gns3_password": "wrong"}
+
+    async def test_status_says_the_credentials_are_wrong(self, jp_fetch) -> None:
+        gns3 = json.loads((await jp_fetch("copilot", "status")).body)["gns3"]
+        assert gns3["reachable"] is True
+        assert gns3["authenticated"] is False
+        assert "GNS3_PASSWORD" in gns3["error"]
+        assert "wrong" not in gns3["error"]
