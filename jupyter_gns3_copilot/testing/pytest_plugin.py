@@ -1,0 +1,133 @@
+"""pytest fixtures for tests against a real local GNS3 lab.
+
+Fixtures (all synchronous, so plain ``async def`` tests can use them too):
+
+- ``gns3_lab`` (session): a ``LabServer`` started once per test run in a temporary
+  instance directory and stopped, with every process it started, at the end. To use an
+  already running GNS3 server instead, set ``GNS3_COPILOT_TEST_LAB_URL`` (and
+  ``GNS3_COPILOT_TEST_LAB_USER`` / ``GNS3_COPILOT_TEST_LAB_PASSWORD``, default
+  admin/admin): the fixture then yields an ``ExternalLab`` with the same ``url``,
+  ``username``, ``password`` and ``env()``, and starts nothing.
+- ``gns3_http`` (session): a synchronous ``httpx.Client`` whose base URL is the lab URL
+  and which sends a bearer token (authenticated once); paths start with ``/v3/``.
+- ``gns3_project`` (function): a new, opened project with a unique name, as a
+  ``GNS3Project``; closed (its nodes stop) and deleted after the test, even if the test
+  deleted it already.
+
+Heavy imports (httpx, the lab) happen inside the fixtures: merely having this plugin
+installed costs nothing to test runs that do not use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    import httpx
+
+    from jupyter_gns3_copilot.labkit import LabServer
+
+LAB_URL_ENV = "GNS3_COPILOT_TEST_LAB_URL"
+LAB_USER_ENV = "GNS3_COPILOT_TEST_LAB_USER"
+LAB_PASSWORD_ENV = "GNS3_COPILOT_TEST_LAB_PASSWORD"
+LAB_START_TIMEOUT = 180.0
+HTTP_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ExternalLab:
+    """A GNS3 server this plugin did not start (from ``GNS3_COPILOT_TEST_LAB_*``)."""
+
+    url: str
+    username: str
+    password: str
+
+    def env(self) -> dict[str, str]:
+        return {"GNS3_URL": self.url, "GNS3_USER": self.username, "GNS3_PASSWORD": self.password}
+
+
+@dataclass(frozen=True)
+class GNS3Project:
+    """A project created for one test, with what a client needs to reach it."""
+
+    project_id: str
+    name: str
+    url: str
+    username: str
+    password: str
+    token: str
+
+
+def _expect(response: httpx.Response, what: str, accepted: tuple[int, ...]) -> None:
+    if response.status_code not in accepted:
+        raise RuntimeError(
+            f"GNS3 lab: {what} failed: HTTP {response.status_code} {response.text[:500]}"
+        )
+
+
+@pytest.fixture(scope="session")
+def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | ExternalLab]:
+    """One GNS3 lab for the whole test run (see the module docstring)."""
+    url = os.environ.get(LAB_URL_ENV)
+    if url:
+        yield ExternalLab(
+            url=url.rstrip("/"),
+            username=os.environ.get(LAB_USER_ENV, "admin"),
+            password=os.environ.get(LAB_PASSWORD_ENV, "admin"),
+        )
+        return
+    from jupyter_gns3_copilot.labkit import LabServer
+
+    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"))
+    lab.start(timeout=LAB_START_TIMEOUT)
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+@pytest.fixture(scope="session")
+def gns3_http(gns3_lab: LabServer | ExternalLab) -> Iterator[httpx.Client]:
+    """A sync httpx client for the lab, authenticated once per test run."""
+    import httpx
+
+    with httpx.Client(base_url=gns3_lab.url, timeout=HTTP_TIMEOUT, trust_env=False) as client:
+        response = client.post(
+            "/v3/access/users/authenticate",
+            json={"username": gns3_lab.username, "password": gns3_lab.password},
+        )
+        _expect(response, f"login as {gns3_lab.username!r} at {gns3_lab.url}", (200,))
+        client.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
+        yield client
+
+
+@pytest.fixture
+def gns3_project(
+    gns3_lab: LabServer | ExternalLab, gns3_http: httpx.Client, request: pytest.FixtureRequest
+) -> Iterator[GNS3Project]:
+    """A fresh project for this test; closed and deleted afterwards."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", request.node.name)[:40].strip("-")
+    name = f"pytest-{slug}-{uuid.uuid4().hex[:8]}"
+    response = gns3_http.post("/v3/projects", json={"name": name})
+    _expect(response, f"creating project {name!r}", (200, 201))
+    project = GNS3Project(
+        project_id=response.json()["project_id"],
+        name=name,
+        url=gns3_lab.url,
+        username=gns3_lab.username,
+        password=gns3_lab.password,
+        token=gns3_http.headers["Authorization"].removeprefix("Bearer "),
+    )
+    try:
+        yield project
+    finally:
+        path = f"/v3/projects/{project.project_id}"
+        _expect(gns3_http.post(f"{path}/close"), f"closing {name!r}", (200, 201, 204, 404))
+        _expect(gns3_http.delete(path), f"deleting {name!r}", (200, 204, 404))
