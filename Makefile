@@ -7,12 +7,12 @@ STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := vpcs
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint system-deps install lab-stop clean
+.PHONY: demo test lint system-deps install lab-provision lab-stop clean
 
-demo: install system-deps
+demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
 
-test: install system-deps lint
+test: install system-deps lint lab-provision
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
@@ -40,6 +40,10 @@ system-deps:
 			echo "Missing Debian packages:$$missing. Run: sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
 	fi
+
+# gns3-server in its own venv (about a minute the first time, a no-op afterwards).
+lab-provision: install system-deps
+	$(VENV)/bin/gns3-copilot-lab provision
 
 lab-stop: install
 	$(VENV)/bin/gns3-copilot-lab stop

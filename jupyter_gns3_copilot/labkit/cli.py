@@ -1,9 +1,10 @@
-"""``gns3-copilot-lab start|stop|status``: the local GNS3 lab from a shell.
+"""``gns3-copilot-lab start|stop|status|provision``: the local GNS3 lab from a shell.
 
 The default lab lives in ``<cache>/lab`` (one named default lab); ``--instance-dir``
 selects another. ``start`` returns once the server answers and keeps it running after
 the command exits; ``stop`` ends it and every process it started; ``status`` prints JSON
-and exits 0 when the lab runs, 1 when it does not.
+and exits 0 when the lab runs, 1 when it does not; ``provision`` only installs what a
+lab needs (gns3-server's venv, a check for VPCS), so CI pays for it outside any test.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import LabError, LabNotRunning
-from .provision import resolve_cache_dir
+from .provision import ensure_gns3_server, find_vpcs, resolve_cache_dir
 from .server import LabServer
 
 
@@ -79,6 +80,12 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if status.running else 1
 
 
+def _provision(args: argparse.Namespace) -> int:
+    print(f"gns3server: {ensure_gns3_server(resolve_cache_dir(args.cache_dir))}")
+    print(f"vpcs: {find_vpcs()}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gns3-copilot-lab",
@@ -89,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         ("start", "start the lab (installs gns3-server on first use) and print its credentials"),
         ("stop", "stop the lab and every process it started"),
         ("status", "print the lab's status as JSON (exit 1 when not running)"),
+        ("provision", "install gns3-server into its own venv and check for VPCS, then exit"),
     ):
         command = commands.add_parser(name, help=help_text)
         command.add_argument(
@@ -113,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("jupyter_gns3_copilot").setLevel(logging.INFO)
-    actions = {"start": _start, "stop": _stop, "status": _status}
+    actions = {"start": _start, "stop": _stop, "status": _status, "provision": _provision}
     try:
         return actions[args.command](args)
     except LabError as error:

@@ -1,0 +1,63 @@
+"""Async telnet device consoles: dialects, sessions, per-console locks and fan-out.
+
+Typical use::
+
+    async with ConsolePool() as pool:
+        await pool.wait_ready(target)
+        results = await pool.run_many([(target, ["show ip"])])
+
+Telnet itself is handled by telnetlib3; this package adds what device automation needs on
+top: prompt detection per dialect (VPCS, Cisco IOS-like, Linux shell), clean output,
+paging and confirmation prompts, login/enable, one lock per console, bounded waits.
+"""
+
+from .dialects import DIALECTS, Dialect, DialectName, dialect_by_name, resolve_dialect
+from .errors import (
+    ConsoleAborted,
+    ConsoleAuthError,
+    ConsoleClosedError,
+    ConsoleConnectError,
+    ConsoleError,
+    ConsoleTargetError,
+    ConsoleTimeoutError,
+    DialectError,
+)
+from .models import (
+    CommandResult,
+    ConsoleCredentials,
+    ConsoleTarget,
+    DeviceCommands,
+    DeviceResult,
+)
+from .pool import DEFAULT_CONCURRENCY, ConsolePool, Job, ProgressCallback, run_many, wait_ready
+from .session import ConsoleSession
+from .text import clean_terminal_text
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DIALECTS",
+    "CommandResult",
+    "ConsoleAborted",
+    "ConsoleAuthError",
+    "ConsoleClosedError",
+    "ConsoleConnectError",
+    "ConsoleCredentials",
+    "ConsoleError",
+    "ConsolePool",
+    "ConsoleSession",
+    "ConsoleTarget",
+    "ConsoleTargetError",
+    "ConsoleTimeoutError",
+    "DeviceCommands",
+    "DeviceResult",
+    "Dialect",
+    "DialectError",
+    "DialectName",
+    "Job",
+    "ProgressCallback",
+    "clean_terminal_text",
+    "dialect_by_name",
+    "resolve_dialect",
+    "run_many",
+    "wait_ready",
+]

@@ -1,0 +1,217 @@
+"""Console dialects: how each kind of device prompts, pages, asks and complains.
+
+A `Dialect` is plain data read by `ConsoleSession`; all patterns run on cleaned text
+(see `text.clean_terminal_text`: no escapes, no `\\r`, lines end with `\\n`), and the
+end-anchored ones (`prompt`, `pager_prompt`, interactive and login prompts) only match
+the very end of what has been received so far.
+
+Which dialect a node speaks is decided by `resolve_dialect`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import DialectError
+
+DialectName = Literal["vpcs", "cisco_ios", "linux"]
+
+
+@dataclass(frozen=True)
+class InteractivePrompt:
+    """A question a device may ask in the middle of a command, and how to answer it."""
+
+    pattern: re.Pattern[str]
+    accept: str
+    decline: str
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Everything `ConsoleSession` needs to drive one kind of console."""
+
+    name: DialectName
+    description: str
+    prompt: re.Pattern[str]
+    """Matches the prompt at the end of the text; group `prompt` is the prompt itself."""
+    newline: str = "\n"
+    """What to send for Enter."""
+    wake_settle: float = 0.1
+    """Seconds a prompt must stand with nothing after it before waking is done."""
+    error: re.Pattern[str] | None = None
+    """A line of output meaning the device rejected the command."""
+    pager_prompt: re.Pattern[str] | None = None
+    """A pager marker waiting for a key at the end of the text."""
+    pager_marker: re.Pattern[str] | None = None
+    """The same marker anywhere in the text, to strip it from the output."""
+    pager_response: str = " "
+    interactive: tuple[InteractivePrompt, ...] = ()
+    username_prompt: re.Pattern[str] | None = None
+    password_prompt: re.Pattern[str] | None = None
+    login_failed: re.Pattern[str] | None = None
+    enable_command: str | None = None
+    """Command that raises the privilege level; the session runs it after login."""
+    privileged_prompt: re.Pattern[str] | None = None
+    config_enter: str | None = None
+    config_exit: str | None = None
+    config_prompt: re.Pattern[str] | None = None
+    setup_commands: tuple[str, ...] = ()
+    """Commands run once per connection after login/enable (e.g. disable paging)."""
+
+    def is_privileged(self, prompt: str) -> bool:
+        """Whether `prompt` is at the highest privilege level (always true without enable)."""
+        return self.privileged_prompt is None or bool(self.privileged_prompt.search(prompt))
+
+    def in_config_mode(self, prompt: str) -> bool:
+        """Whether `prompt` is a configuration-mode prompt."""
+        return self.config_prompt is not None and bool(self.config_prompt.search(prompt))
+
+
+_END = r"[ \t]*\Z"
+
+VPCS = Dialect(
+    name="vpcs",
+    description="GNS3 VPCS: prompt 'NAME> ', commands echoed, one command at a time",
+    prompt=re.compile(r"(?:\A|\n)(?P<prompt>[\w.\-\[\]()]+>) ?\Z"),
+    # VPCS answers a bare Enter only after about 0.1 s and drops what is typed meanwhile.
+    wake_settle=0.15,
+    error=re.compile(r"^Bad command: .*$", re.MULTILINE),
+)
+
+CISCO_IOS = Dialect(
+    name="cisco_ios",
+    description="Cisco IOS-like CLI: 'R1>', 'R1#', 'R1(config...)#', --More--, [confirm]",
+    prompt=re.compile(
+        r"(?:\A|\n)(?P<prompt>[A-Za-z0-9][\w.\-@/:]*(?:\((?:config|cfg)[^)\n]*\))?[>#])" + _END
+    ),
+    newline="\r",
+    error=re.compile(
+        r"^% ?(?:Invalid input|Incomplete command|Ambiguous command|Unknown command"
+        r"|Unrecognized command|Bad (?:secrets|passwords)|Access denied).*$",
+        re.MULTILINE,
+    ),
+    pager_prompt=re.compile(r" ?-+ ?More ?-+" + _END),
+    pager_marker=re.compile(r" ?-- ?More ?--[ \t]?"),
+    interactive=(
+        InteractivePrompt(re.compile(r"\[confirm\]" + _END), accept="\r", decline="n"),
+        InteractivePrompt(re.compile(r"\[yes/no\]:?" + _END), accept="yes\r", decline="no\r"),
+        InteractivePrompt(
+            re.compile(r"(?:Destination|Source) filename \[[^\]\n]*\]\?" + _END),
+            accept="\r",
+            decline="\x03",
+        ),
+    ),
+    username_prompt=re.compile(r"(?:Username|login): ?" + _END, re.IGNORECASE),
+    password_prompt=re.compile(r"Password: ?" + _END, re.IGNORECASE),
+    login_failed=re.compile(r"% ?(?:Login invalid|Authentication failed|Bad passwords)"),
+    enable_command="enable",
+    privileged_prompt=re.compile(r"#\Z"),
+    config_enter="configure terminal",
+    config_exit="end",
+    config_prompt=re.compile(r"\((?:config|cfg)[^)]*\)#\Z"),
+    setup_commands=("terminal length 0",),
+)
+
+LINUX = Dialect(
+    name="linux",
+    description="Linux/BusyBox shell: prompt ending in '$ ' or '# '",
+    # Several prompts can share a line (Enter pressed twice); the last one counts.
+    prompt=re.compile(r"(?:\A|\n)(?:[^\n]*[$#] )?(?P<prompt>[^\n$#]*[$#]) \Z"),
+    error=re.compile(r"^.*: (?:command )?not found$", re.MULTILINE),
+    username_prompt=re.compile(r"login: ?" + _END),
+    password_prompt=re.compile(r"Password: ?" + _END, re.IGNORECASE),
+    login_failed=re.compile(r"Login incorrect"),
+)
+
+DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (VPCS, CISCO_IOS, LINUX)}
+
+# Other spellings met in tags and in Netmiko-style device types.
+_ALIASES: Mapping[str, str] = {
+    "vpc": "vpcs",
+    "ios": "cisco_ios",
+    "cisco": "cisco_ios",
+    "cisco_xe": "cisco_ios",
+    "cisco_iosxe": "cisco_ios",
+    "iou": "cisco_ios",
+    "dynamips": "cisco_ios",
+    "shell": "linux",
+    "docker": "linux",
+}
+
+# Node types whose console dialect is known without a hint.
+NODE_TYPE_DIALECTS: Mapping[str, str] = {
+    "vpcs": "vpcs",
+    "iou": "cisco_ios",
+    "dynamips": "cisco_ios",
+    "docker": "linux",
+}
+
+_DEVICE_TYPE_TOKEN = re.compile(r"device_type\s*[:=]\s*([A-Za-z][\w\-]*)", re.IGNORECASE)
+
+
+def dialect_by_name(name: str) -> Dialect:
+    """The dialect called `name` (case-insensitive; aliases and a `_telnet` suffix allowed).
+
+    Raises `DialectError` listing the known names when there is none.
+    """
+    key = name.strip().lower().replace("-", "_")
+    key = key.removesuffix("_telnet")
+    key = _ALIASES.get(key, key)
+    try:
+        return DIALECTS[key]
+    except KeyError:
+        known = ", ".join(sorted(DIALECTS))
+        raise DialectError(f"Unknown console dialect {name!r}; known dialects: {known}.") from None
+
+
+def find_device_type(
+    tags: Iterable[str] = (), properties: Mapping[str, Any] | None = None
+) -> str | None:
+    """The first `device_type:<name>` token in `tags`, else in the `usage` property."""
+    texts = [*tags]
+    usage = (properties or {}).get("usage")
+    if isinstance(usage, str):
+        texts.append(usage)
+    for text in texts:
+        match = _DEVICE_TYPE_TOKEN.search(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def resolve_dialect(
+    node_type: str,
+    *,
+    tags: Iterable[str] = (),
+    properties: Mapping[str, Any] | None = None,
+    override: str | Dialect | None = None,
+    node_name: str | None = None,
+) -> Dialect:
+    """Decide the console dialect of a node.
+
+    Order: an explicit `override`; then a `device_type:<name>` token in `tags` or in the
+    node's free-text `usage` property (GNS3 3.0 nodes have no tags, so instructors write
+    `device_type:cisco_ios` in the node's usage notes); then the node type (vpcs -> vpcs,
+    iou/dynamips -> cisco_ios, docker -> linux). Raises `DialectError` saying how to tag
+    the node when none of these decides it, or when a given name is unknown.
+    """
+    if isinstance(override, Dialect):
+        return override
+    if override:
+        return dialect_by_name(override)
+    tagged = find_device_type(tags, properties)
+    if tagged:
+        return dialect_by_name(tagged)
+    by_type = NODE_TYPE_DIALECTS.get(node_type)
+    if by_type:
+        return DIALECTS[by_type]
+    who = f"node {node_name!r}" if node_name else "this node"
+    known = ", ".join(sorted(DIALECTS))
+    raise DialectError(
+        f"Cannot tell which console dialect {who} (type {node_type or 'unknown'}) speaks. "
+        f"Write device_type:<dialect> in the node's usage notes in GNS3 (Configure > "
+        f"Usage), e.g. device_type:cisco_ios; known dialects: {known}."
+    )

@@ -1,0 +1,475 @@
+"""One telnet console session: connect, wake the prompt, log in, run commands one at a time.
+
+The telnet protocol itself (option negotiation, IAC escaping) is telnetlib3's job; this
+module only reads and writes text. Every wait is bounded, and a session whose state is
+unknown (a command timed out, the connection dropped, a caller was cancelled) closes
+itself rather than risk mixing one command's output into the next; `ConsolePool` then
+reconnects transparently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+
+import telnetlib3
+from telnetlib3.telopt import ECHO
+
+from .dialects import Dialect, dialect_by_name
+from .errors import (
+    ConsoleAuthError,
+    ConsoleClosedError,
+    ConsoleConnectError,
+    ConsoleError,
+    ConsoleTimeoutError,
+)
+from .models import CommandResult, ConsoleTarget
+from .text import TerminalText, tidy_output
+
+_READ_SIZE = 65536
+_WAKE_REPEAT = 1.0
+"""Seconds of silence after which waking presses Enter again (a booting device)."""
+_LOST_LINE_WAIT = 0.5
+"""Silence at a prompt, without the command's echo, after which the line counts as lost."""
+_ECHO_TAIL = 30
+"""How much of a command's end must appear in its echo (IOS scrolls long lines with '$')."""
+_TERMINAL_COLUMNS = 250
+"""Wide enough that shells do not wrap typed commands, which would garble their echo."""
+
+
+class ConsoleSession:
+    """A telnet connection to one device console, driven by the target's dialect.
+
+    One command at a time: a session is not safe for concurrent use (`ConsolePool` holds
+    one lock per console so callers never interleave). Use `open()` then `send()`, or
+    `async with ConsoleSession(target) as session:`.
+    """
+
+    def __init__(
+        self,
+        target: ConsoleTarget,
+        *,
+        connect_timeout: float = 10.0,
+        prompt_timeout: float = 10.0,
+    ) -> None:
+        self.target = target
+        self.dialect: Dialect = dialect_by_name(target.dialect)
+        self.connect_timeout = connect_timeout
+        self.prompt_timeout = prompt_timeout
+        self.prompt = ""
+        """The last prompt seen, e.g. `PC1>` or `R1(config-if)#`."""
+        self.last_used = 0.0
+        """Event-loop time at which the prompt was last seen."""
+        self._reader: telnetlib3.TelnetReaderUnicode | None = None
+        self._writer: telnetlib3.TelnetWriterUnicode | None = None
+
+    async def __aenter__(self) -> ConsoleSession:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the connection is up (it may still turn out dead on the next read)."""
+        reader, writer = self._reader, self._writer
+        return (
+            reader is not None
+            and writer is not None
+            and not writer.is_closing()
+            and reader.exception() is None
+            and not reader.at_eof()
+        )
+
+    async def open(self, *, prompt_timeout: float | None = None) -> None:
+        """Connect, wake the prompt (logging in if asked), raise privilege, run setup.
+
+        Bounded by `connect_timeout` for the connection and `prompt_timeout` (default:
+        the session's) for each later step. Raises `ConsoleConnectError`,
+        `ConsoleTimeoutError`, `ConsoleClosedError` or `ConsoleAuthError`; the session is
+        closed again when opening fails.
+        """
+        if self.is_open:
+            return
+        timeout = prompt_timeout or self.prompt_timeout
+        await self._connect()
+        try:
+            await self.wake(timeout=timeout)
+            await self.enable(timeout=timeout)
+            for command in self.dialect.setup_commands:
+                await self.send(command, timeout=timeout)
+        except BaseException:
+            self._abandon()
+            raise
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        writer = self._writer
+        self._abandon()
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+
+    async def wake(self, *, timeout: float | None = None) -> str:
+        """Press Enter until the prompt shows, and return it.
+
+        A reconnected console prints nothing until Enter is pressed, and a booting device
+        may ignore the first Enters, so Enter is pressed again after each second of
+        silence. Login prompts are answered from the target's credentials, a pager is
+        advanced, and a question showing up (e.g. `[confirm]`) is declined.
+        """
+        dialect = self.dialect
+        deadline = self._deadline(timeout or self.prompt_timeout)
+        screen = TerminalText()
+        answered_login = False
+        at_prompt: re.Match[str] | None = None
+        self._write(dialect.newline)
+        quiet_until = self._now() + _WAKE_REPEAT
+        try:
+            while True:
+                if at_prompt is not None:
+                    quiet_until = self._now() + dialect.wake_settle
+                chunk = await self._read(min(deadline, quiet_until))
+                if chunk is None:
+                    if at_prompt is not None:
+                        self.prompt = at_prompt["prompt"]
+                        self.last_used = self._now()
+                        return self.prompt
+                    if self._now() >= deadline:
+                        raise ConsoleTimeoutError(
+                            f"{self.target.name}: no prompt on console {self.target.key} "
+                            f"within {timeout or self.prompt_timeout:g} s.",
+                            screen.text[-500:],
+                        )
+                    if not answered_login:
+                        self._write(dialect.newline)
+                    quiet_until = self._now() + _WAKE_REPEAT
+                    continue
+                quiet_until = self._now() + _WAKE_REPEAT
+                screen.feed(chunk)
+                text = screen.text
+                at_prompt = dialect.prompt.search(text)
+                if at_prompt is not None:
+                    continue
+                if dialect.login_failed and dialect.login_failed.search(text):
+                    raise ConsoleAuthError(
+                        f"{self.target.name}: the console refused the login "
+                        "(wrong username or password in the console credentials)."
+                    )
+                reply = self._login_reply(text, answered_login)
+                if reply is not None:
+                    self._write(reply + dialect.newline)
+                    answered_login = True
+                    screen = TerminalText()
+                elif dialect.pager_prompt and dialect.pager_prompt.search(text):
+                    self._write(dialect.pager_response)
+                else:
+                    for question in dialect.interactive:
+                        if question.pattern.search(text):
+                            self._write(question.decline)
+                            break
+        except BaseException:
+            self._abandon()
+            raise
+
+    async def send(
+        self, command: str, *, timeout: float = 30.0, confirm: bool = True
+    ) -> CommandResult:
+        """Run one command and return its clean output.
+
+        Sends the command, waits for its echo and then for the next prompt, at most
+        `timeout` seconds. A line the device visibly dropped (back at its prompt without
+        echoing it, as VPCS does when typed at while busy) is typed once more. On the way,
+        `--More--` pagers are advanced, and questions such as `[confirm]`/`[yes/no]` are
+        answered yes when `confirm` is true, no otherwise.
+        The output has no echo, no prompt, no escape codes and no `\\r`. A command the
+        device rejects (e.g. IOS `% Invalid input`) gives `ok=False` with the device's
+        message as `error`.
+
+        Raises `ConsoleTimeoutError` (with the partial output) or `ConsoleClosedError`;
+        the session is then closed, since the device may still be busy with the command.
+        """
+        if "\n" in command or "\r" in command:
+            raise ValueError(f"Send one line at a time; got a multi-line command {command!r}.")
+        return await self._converse(command, timeout=timeout, confirm=confirm)
+
+    async def enable(self, *, timeout: float | None = None) -> None:
+        """Raise the privilege level (IOS `enable`), answering its password prompt.
+
+        Does nothing for dialects without `enable` or when already privileged. Raises
+        `ConsoleAuthError` when the device keeps the unprivileged prompt.
+        """
+        dialect = self.dialect
+        if dialect.enable_command is None or dialect.is_privileged(self.prompt):
+            return
+        credentials = self.target.credentials
+        secret = credentials.enable_password if credentials else None
+        result = await self._converse(
+            dialect.enable_command,
+            timeout=timeout or self.prompt_timeout,
+            secrets=[secret.get_secret_value()] if secret else [],
+        )
+        if not dialect.is_privileged(self.prompt):
+            hint = (
+                "the enable password in the console credentials was refused"
+                if secret
+                else "it asks for an enable password; give it as "
+                "ConsoleCredentials(enable_password=...)"
+            )
+            detail = f" Device said: {result.output}" if result.output else ""
+            raise ConsoleAuthError(f"{self.target.name}: `enable` failed: {hint}.{detail}")
+
+    async def enter_config(self, *, timeout: float | None = None) -> None:
+        """Enter configuration mode (raising privilege first). No-op when already in it."""
+        dialect = self.dialect
+        if dialect.config_enter is None:
+            raise ConsoleError(
+                f"{self.target.name}: the {dialect.name} console has no configuration "
+                "mode; send the commands directly."
+            )
+        if dialect.in_config_mode(self.prompt):
+            return
+        await self.enable(timeout=timeout)
+        result = await self._converse(dialect.config_enter, timeout=timeout or self.prompt_timeout)
+        if not dialect.in_config_mode(self.prompt):
+            raise ConsoleError(
+                f"{self.target.name}: `{dialect.config_enter}` did not enter configuration "
+                f"mode (prompt {self.prompt!r}): {result.output}"
+            )
+
+    async def exit_config(self, *, timeout: float | None = None) -> None:
+        """Leave configuration mode back to the privileged prompt. No-op outside it."""
+        dialect = self.dialect
+        if dialect.config_exit is None or not dialect.in_config_mode(self.prompt):
+            return
+        await self._converse(dialect.config_exit, timeout=timeout or self.prompt_timeout)
+
+    async def configure(
+        self, commands: list[str], *, timeout: float = 30.0, confirm: bool = True
+    ) -> list[CommandResult]:
+        """Enter configuration mode, send `commands` one by one, then leave it again.
+
+        Stops at the first timeout or connection error (raised); commands the device
+        rejects are reported with `ok=False` and the rest still run.
+        """
+        await self.enter_config(timeout=timeout)
+        results = [await self.send(c, timeout=timeout, confirm=confirm) for c in commands]
+        await self.exit_config(timeout=timeout)
+        return results
+
+    # -- internals -----------------------------------------------------------------------
+
+    async def _connect(self) -> None:
+        target = self.target
+        where = f"{target.name}: console {target.key}"
+        try:
+            self._reader, self._writer = await asyncio.wait_for(
+                telnetlib3.open_connection(
+                    target.host,
+                    target.port,
+                    client_factory=telnetlib3.TelnetClient,
+                    encoding="utf-8",
+                    encoding_errors="replace",
+                    force_binary=True,
+                    term="dumb",
+                    cols=_TERMINAL_COLUMNS,
+                    connect_maxwait=1.0,
+                ),
+                self.connect_timeout,
+            )
+        except ConnectionRefusedError:
+            raise ConsoleConnectError(
+                f"{where} refused the connection. Is the node started? GNS3 opens a "
+                "node's console only while it runs."
+            ) from None
+        except asyncio.TimeoutError:
+            raise ConsoleConnectError(
+                f"{where} did not answer within {self.connect_timeout:g} s. Check that the "
+                "GNS3 host is reachable from here."
+            ) from None
+        except (ConnectionError, OSError) as exc:
+            raise ConsoleConnectError(f"{where} could not be reached: {exc}") from None
+
+    def _login_reply(self, text: str, answered: bool) -> str | None:
+        """What to type at a login prompt at the end of `text`, if there is one."""
+        dialect = self.dialect
+        creds = self.target.credentials
+        asks_user = dialect.username_prompt and dialect.username_prompt.search(text)
+        asks_password = dialect.password_prompt and dialect.password_prompt.search(text)
+        if not (asks_user or asks_password):
+            return None
+        if answered and asks_user:
+            raise ConsoleAuthError(
+                f"{self.target.name}: the console refused the login (wrong username or "
+                "password in the console credentials)."
+            )
+        if asks_user:
+            if creds is None or creds.username is None:
+                raise ConsoleAuthError(
+                    f"{self.target.name}: the console asks for a username; give it as "
+                    "ConsoleCredentials(username=..., password=...)."
+                )
+            return creds.username
+        if creds is None or creds.password is None:
+            raise ConsoleAuthError(
+                f"{self.target.name}: the console asks for a password; give it as "
+                "ConsoleCredentials(password=...)."
+            )
+        return creds.password.get_secret_value()
+
+    async def _converse(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        confirm: bool = True,
+        secrets: list[str] | None = None,
+    ) -> CommandResult:
+        dialect = self.dialect
+        started = self._now()
+        deadline = started + timeout
+        prompt_before = self.prompt
+        secrets = list(secrets or [])
+        screen = TerminalText()
+        echo_end: int | None = None if self._remote_echoes() else 0
+        answered_at = -1
+        may_resend = True
+        try:
+            self._write(command + dialect.newline)
+            while True:
+                lost_check = echo_end is None and may_resend
+                chunk = await self._read(
+                    min(deadline, self._now() + _LOST_LINE_WAIT) if lost_check else deadline
+                )
+                if chunk is None and lost_check and self._now() < deadline:
+                    if dialect.prompt.search(screen.text):
+                        # At a prompt without echoing the line: the device dropped it while
+                        # busy (VPCS does, right after an Enter), so it never ran.
+                        self._write(command + dialect.newline)
+                        may_resend = False
+                    continue
+                if chunk is None:
+                    partial = screen.text[echo_end or 0 :]
+                    raise ConsoleTimeoutError(
+                        f"{self.target.name}: no prompt within {timeout:g} s after "
+                        f"{command!r}; the console was closed and will be reopened.",
+                        tidy_output(partial, dialect.pager_marker),
+                    )
+                screen.feed(chunk)
+                text = screen.text
+                if echo_end is None:
+                    echo_end = _find_echo_end(text, command)
+                    if echo_end is None:
+                        continue
+                match = dialect.prompt.search(text, max(echo_end - 1, 0))
+                if match:
+                    self.prompt = match["prompt"]
+                    self.last_used = self._now()
+                    if echo_end == 0:
+                        echo_end = _find_echo_end(
+                            text[: match.start()], command, first_line_only=True
+                        )
+                    output = tidy_output(text[echo_end : match.start()], dialect.pager_marker)
+                    rejected = dialect.error.search(output) if dialect.error else None
+                    return CommandResult(
+                        command=command,
+                        prompt=prompt_before,
+                        output=output,
+                        ok=rejected is None,
+                        error=rejected.group(0).strip() if rejected else None,
+                        elapsed=self._now() - started,
+                    )
+                if len(text) == answered_at:
+                    continue
+                reply = self._mid_command_reply(text[echo_end:], confirm, secrets)
+                if reply is not None:
+                    self._write(reply)
+                    answered_at = len(text)
+        except BaseException:
+            self._abandon()
+            raise
+
+    def _mid_command_reply(self, body: str, confirm: bool, secrets: list[str]) -> str | None:
+        """The keys to send for a pager or question at the end of `body`, if any."""
+        dialect = self.dialect
+        if dialect.pager_prompt and dialect.pager_prompt.search(body):
+            return dialect.pager_response
+        for question in dialect.interactive:
+            if question.pattern.search(body):
+                return question.accept if confirm else question.decline
+        if dialect.password_prompt and dialect.password_prompt.search(body):
+            return (secrets.pop(0) if secrets else "") + dialect.newline
+        return None
+
+    async def _read(self, until: float) -> str | None:
+        """The next chunk of text, or None when `until` (loop time) passes first."""
+        reader = self._reader
+        if reader is None:
+            raise ConsoleClosedError(f"{self.target.name}: the console session is closed.")
+        remaining = until - self._now()
+        if remaining <= 0:
+            return None
+        try:
+            chunk = await asyncio.wait_for(reader.read(_READ_SIZE), remaining)
+        except asyncio.TimeoutError:
+            return None
+        except (ConnectionError, OSError) as exc:
+            raise ConsoleClosedError(
+                f"{self.target.name}: console {self.target.key} connection lost ({exc})."
+            ) from None
+        if not chunk:
+            raise ConsoleClosedError(
+                f"{self.target.name}: console {self.target.key} closed the connection "
+                "(node stopped or restarted?)."
+            )
+        return chunk
+
+    def _remote_echoes(self) -> bool:
+        """Whether the device echoes typed text: yes unless it said telnet WONT ECHO."""
+        writer = self._writer
+        if writer is None or ECHO not in writer.remote_option:
+            return True
+        return bool(writer.remote_option.enabled(ECHO))
+
+    def _write(self, text: str) -> None:
+        if not self.is_open:
+            raise ConsoleClosedError(
+                f"{self.target.name}: console {self.target.key} is not connected."
+            )
+        assert self._writer is not None
+        self._writer.write(text)
+
+    def _abandon(self) -> None:
+        """Drop the connection at once (state unknown, or closing)."""
+        writer = self._writer
+        self._reader = self._writer = None
+        if writer is not None:
+            writer.close()
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
+
+    def _deadline(self, timeout: float) -> float:
+        return self._now() + timeout
+
+
+def _find_echo_end(text: str, command: str, *, first_line_only: bool = False) -> int | None:
+    """Index just after the line echoing `command`, or None while it has not arrived.
+
+    Lines before the echo (a late log message, an extra prompt from a previous Enter) are
+    skipped. The comparison ignores whitespace and looks only at the command's end, since
+    devices may scroll or re-space a long echoed line. With `first_line_only` (a console
+    that does not echo), only the first line is checked and 0 means "no echo there".
+    """
+    wanted = "".join(command.split())[-_ECHO_TAIL:]
+    start = 0
+    while (newline := text.find("\n", start)) >= 0:
+        if "".join(text[start:newline].split()).endswith(wanted):
+            return newline + 1
+        if first_line_only:
+            return 0
+        start = newline + 1
+    return 0 if first_line_only else None
