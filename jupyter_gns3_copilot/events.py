@@ -1,0 +1,129 @@
+"""The chat stream's events: one contract for the server (emits), the kernel client
+(parses) and the widget (renders).
+
+Each event is one SSE message `data: <json>\\n\\n` with a `type` and the `session_id`, as
+in seed 000 "SSE Message Format":
+
+| type | fields |
+| --- | --- |
+| content | content, message_id |
+| tool_call | tool_call {id, type: "function", function {name, arguments, complete?}}, message_id |
+| tool_start | tool_name, tool_call_id |
+| progress | tool_name, tool_call_id, message, elapsed, node (ours: long tools report progress) |
+| tool_end | tool_name, tool_call_id, tool_output (a JSON string for structured results) |
+| error | error |
+| abort | (none) |
+| done | (none) |
+| heartbeat | (none; sent after `heartbeat_interval` seconds of silence, render nothing) |
+
+`tool_call` events repeat with the arguments accumulated so far; the last one for an id
+has `function.complete = true`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    session_id: str
+
+
+class ContentEvent(_Event):
+    type: Literal["content"] = "content"
+    content: str
+    message_id: str | None = None
+
+
+class ToolCallFunction(BaseModel):
+    name: str
+    arguments: str = ""
+    complete: bool | None = None
+
+
+class ToolCallPayload(BaseModel):
+    id: str
+    type: Literal["function"] = "function"
+    function: ToolCallFunction
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    tool_call: ToolCallPayload
+    message_id: str | None = None
+
+
+class ToolStartEvent(_Event):
+    type: Literal["tool_start"] = "tool_start"
+    tool_name: str
+    tool_call_id: str
+
+
+class ProgressEvent(_Event):
+    type: Literal["progress"] = "progress"
+    tool_name: str
+    tool_call_id: str | None = None
+    message: str
+    elapsed: float | None = None
+    node: str | None = None
+
+
+class ToolEndEvent(_Event):
+    type: Literal["tool_end"] = "tool_end"
+    tool_name: str
+    tool_call_id: str | None = None
+    tool_output: str
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    error: str
+
+
+class AbortEvent(_Event):
+    type: Literal["abort"] = "abort"
+
+
+class DoneEvent(_Event):
+    type: Literal["done"] = "done"
+
+
+class HeartbeatEvent(_Event):
+    type: Literal["heartbeat"] = "heartbeat"
+
+
+ChatEvent = Annotated[
+    ContentEvent
+    | ToolCallEvent
+    | ToolStartEvent
+    | ProgressEvent
+    | ToolEndEvent
+    | ErrorEvent
+    | AbortEvent
+    | DoneEvent
+    | HeartbeatEvent,
+    Field(discriminator="type"),
+]
+
+_adapter: TypeAdapter[ChatEvent] = TypeAdapter(ChatEvent)
+
+
+def parse_event(data: str | bytes | dict) -> ChatEvent:
+    """Parse one event from its SSE `data` (JSON text) or from a dict."""
+    if isinstance(data, dict):
+        return _adapter.validate_python(data)
+    return _adapter.validate_json(data)
+
+
+def sse_message(event: BaseModel | dict) -> str:
+    """Format one event as an SSE message (`data: <json>\\n\\n`, non-ASCII kept)."""
+    if isinstance(event, BaseModel):
+        body = event.model_dump_json(exclude_none=True)
+    else:
+        body = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return f"data: {body}\n\n"

@@ -1,0 +1,30 @@
+"""Per-project persistence: LangGraph checkpoints and the `chat_sessions` table.
+
+`await ProjectStore.open(data_dir, project_id)` gives `.checkpointer` (an AsyncSqliteSaver
+for the graph) and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies seed 000's
+statistics rules during a turn. LangGraph is imported only when a store is opened.
+"""
+
+from .database import DATABASE_NAME, ProjectStore, database_path, validate_project_id
+from .errors import InvalidProjectId, InvalidTitle, SecretInMetadata, SessionExists, StoreError
+from .sessions import ChatSession, ChatSessionsRepository, StatsDelta, validate_title
+from .stats import TITLE_NODE, TurnStats, usage_tokens
+
+__all__ = [
+    "DATABASE_NAME",
+    "TITLE_NODE",
+    "ChatSession",
+    "ChatSessionsRepository",
+    "InvalidProjectId",
+    "InvalidTitle",
+    "ProjectStore",
+    "SecretInMetadata",
+    "SessionExists",
+    "StatsDelta",
+    "StoreError",
+    "TurnStats",
+    "database_path",
+    "usage_tokens",
+    "validate_project_id",
+    "validate_title",
+]
