@@ -131,3 +131,73 @@ def gns3_project(
         path = f"/v3/projects/{project.project_id}"
         _expect(gns3_http.post(f"{path}/close"), f"closing {name!r}", (200, 201, 204, 404))
         _expect(gns3_http.delete(path), f"deleting {name!r}", (200, 204, 404))
+
+
+# -- the scripted model server ---------------------------------------------------------------
+# Fixtures for tests that need a chat model: `scripted_llm` (function) is a started
+# `ScriptedLLM` with an empty script, fresh for each test (starting one takes about a
+# millisecond); `make_scripted_llm` (function) starts more, from replies or a JSON script
+# file, and stops them after the test; `scripted_model_settings` (function) is a
+# `ModelSettings` pointing at `scripted_llm`, without retries so each scripted error is
+# seen once. See `jupyter_gns3_copilot.testing.scripted_llm` for the script format.
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+
+    from jupyter_gns3_copilot.agent.models import ModelSettings
+    from jupyter_gns3_copilot.testing.scripted_llm import AnyReply, ScriptedLLM
+
+SCRIPTED_MODEL_NAME = "scripted-model"
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[ScriptedLLM]:
+    """A running scripted model server with an empty script; add replies in the test."""
+    from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
+
+    with ScriptedLLM(models=[SCRIPTED_MODEL_NAME]) as server:
+        yield server
+
+
+@pytest.fixture
+def make_scripted_llm() -> Iterator[Callable[..., ScriptedLLM]]:
+    """`make_scripted_llm(script=None, *, api_key=None, port=0)`: start another server.
+
+    `script` is a list of replies or the path of a JSON script file. Every server started
+    this way is stopped after the test.
+    """
+    from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
+
+    started: list[ScriptedLLM] = []
+
+    def make(
+        script: Iterable[AnyReply] | str | Path | None = None,
+        *,
+        api_key: str | None = None,
+        port: int = 0,
+    ) -> ScriptedLLM:
+        server = ScriptedLLM(script, api_key=api_key, port=port, models=[SCRIPTED_MODEL_NAME])
+        started.append(server.start())
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in started:
+            server.stop()
+
+
+@pytest.fixture
+def scripted_model_settings(scripted_llm: ScriptedLLM) -> ModelSettings:
+    """Model settings for `scripted_llm` (model "scripted-model", no retries)."""
+    from jupyter_gns3_copilot.agent.models import ModelSettings
+    from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY
+
+    return ModelSettings(
+        base_url=scripted_llm.base_url,
+        api_key=DEFAULT_TEST_API_KEY,
+        model=SCRIPTED_MODEL_NAME,
+        max_retries=0,
+        timeout=30.0,
+    )
