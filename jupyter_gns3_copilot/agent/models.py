@@ -1,0 +1,518 @@
+"""Model access: settings, a `ChatOpenAI` factory for any OpenAI-compatible endpoint, and
+readable errors.
+
+`ModelSettings` holds what reaching a model takes (endpoint, key, model name, sampling,
+timeouts) and how much of its context window the copilot may fill (`context_limit`, in
+thousands of tokens, and `context_strategy`, see seed 004). `make_chat_model` builds the
+LangChain chat model; `describe_model_error` turns whatever a model call raised into a
+`ModelCallError` whose text says what went wrong and which setting to fix.
+
+The API key is a `SecretStr`: it is never part of a repr, a log line or an error message
+(`describe_model_error` also scrubs it from texts an endpoint sends back).
+
+langchain_openai and openai are imported inside the functions that need them, so importing
+this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
+
+log = logging.getLogger(__name__)
+
+ContextStrategy = Literal["conservative", "balanced", "aggressive"]
+DEFAULT_CONTEXT_STRATEGY: ContextStrategy = "balanced"
+DEFAULT_CONTEXT_LIMIT = 32
+"""Thousands of tokens assumed for a model of no known family: small enough for most
+local models served with a larger window, so trimming errs on the safe side."""
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_API_KEY = "no-api-key-set"
+"""Sent when no key is configured: local servers (Ollama, vLLM, LM Studio) accept any key,
+and the openai client refuses to start without one."""
+
+SETTING_HELP = {
+    "base_url": "OPENAI_BASE_URL or c.GNS3Copilot.llm_base_url",
+    "api_key": "OPENAI_API_KEY or c.GNS3Copilot.llm_api_key",
+    "model": "c.GNS3Copilot.llm_model",
+    "timeout": "c.GNS3Copilot.llm_timeout",
+    "context_limit": "c.GNS3Copilot.llm_context_limit",
+}
+"""Where a user sets each model setting, named in error messages."""
+
+_EMPTY_STREAM_MESSAGES = ("No generation chunks were returned", "No generations found in stream.")
+"""What langchain raises when a stream carried no chunk (e.g. a 200 web page)."""
+_TIKTOKEN_KNOWN_PREFIXES = ("gpt-3.5-turbo", "gpt-4", "gpt-5", "gpt-6", "o1", "o3", "o4")
+"""Model names langchain-openai can count tokens for without `tiktoken_model_name`."""
+_TIKTOKEN_FALLBACK_MODEL = "gpt-4"
+"""Counts other models with cl100k_base, the encoding seed 004 uses for every model."""
+
+
+class ModelFamily(NamedTuple):
+    """A family of models recognised by name, with its default context limit."""
+
+    name: str
+    pattern: str
+    """Regular expression matched (`re.match`) against the lower-case model name with any
+    `provider/` prefix removed (`openai/gpt-4o` -> `gpt-4o`)."""
+    context_limit: int
+    """Thousands of tokens the copilot may count on (input and output together)."""
+
+
+MODEL_FAMILIES: tuple[ModelFamily, ...] = (
+    # First match wins, so narrower patterns come first.
+    ModelFamily("gpt-4.1", r"gpt-4\.1", 1047),
+    ModelFamily("gpt-4o", r"(chatgpt-)?gpt-4o", 128),
+    ModelFamily("gpt-4-turbo", r"gpt-4-(turbo|\d{4}-preview)", 128),
+    ModelFamily("gpt-4-32k", r"gpt-4-32k", 32),
+    ModelFamily("gpt-4", r"gpt-4", 8),
+    ModelFamily("gpt-3.5", r"gpt-3\.5", 16),
+    ModelFamily("gpt-5-chat", r"gpt-5[.\d]*-chat", 128),
+    # gpt-5 has a 400k window but accepts at most 272k input tokens: counting 272k keeps
+    # every strategy's input budget under that cap.
+    ModelFamily("gpt-5", r"gpt-5", 272),
+    ModelFamily("gpt-oss", r"gpt-oss", 128),
+    ModelFamily("o1-mini/preview", r"o1-(mini|preview)", 128),
+    ModelFamily("o-series", r"o[134]\b", 200),
+    # DeepSeek's API served 64k before V3.1 and 128k since; 64k is safe for both.
+    ModelFamily("deepseek", r"deepseek", 64),
+    # Qwen 2.5/3 are natively 32k (128k only with YaRN scaling, rarely enabled).
+    ModelFamily("qwen", r"qwen|qwq", 32),
+    ModelFamily("llama-3.1+", r"(meta-)?llama-?(3\.[1-9]|[4-9])", 128),
+    ModelFamily("llama", r"(meta-)?llama", 8),
+    ModelFamily("mistral-large", r"mistral-(large|medium)", 128),
+    ModelFamily("mistral", r"mistral|mixtral|ministral|codestral|magistral|devstral", 32),
+    ModelFamily("claude", r"claude", 200),
+    ModelFamily("gemini", r"gemini", 1000),
+    ModelFamily("gemma", r"gemma", 8),
+    ModelFamily("phi", r"phi-?[34]", 16),
+)
+"""Default context limits per model family (used when `context_limit` is not set).
+
+Local servers may serve a model with a smaller window than the family supports (Ollama's
+default `num_ctx` is a few thousand tokens); set `context_limit` to what the server uses.
+"""
+
+
+def bare_model_name(model: str) -> str:
+    """The lower-case model name without a gateway's `provider/` prefix."""
+    return model.strip().rsplit("/", 1)[-1].lower()
+
+
+def model_family(model: str) -> ModelFamily | None:
+    """The family `model` belongs to, or None when no known family matches."""
+    name = bare_model_name(model)
+    for family in MODEL_FAMILIES:
+        if re.match(family.pattern, name):
+            return family
+    return None
+
+
+def default_context_limit(model: str) -> int:
+    """The context limit (thousands of tokens) assumed for `model` when none is set."""
+    family = model_family(model)
+    return family.context_limit if family else DEFAULT_CONTEXT_LIMIT
+
+
+def tiktoken_model_name(model: str) -> str | None:
+    """The `tiktoken_model_name` ChatOpenAI needs to count tokens for `model` (None: none).
+
+    langchain-openai counts only names starting like an OpenAI model; others (and gateway
+    names such as `openai/gpt-4o`) get a stand-in name so counting works.
+    """
+    name = bare_model_name(model)
+    if name.startswith(_TIKTOKEN_KNOWN_PREFIXES):
+        return None if name == model else name
+    return _TIKTOKEN_FALLBACK_MODEL
+
+
+class ModelSettings(BaseModel):
+    """How to reach a chat model on an OpenAI-compatible endpoint, and how to use its window.
+
+    `temperature` None leaves sampling to the endpoint's default (reasoning models such as
+    o1/o3 accept no other value). `context_limit` defaults per model family (see
+    `MODEL_FAMILIES`, else `DEFAULT_CONTEXT_LIMIT`). An unknown `context_strategy` falls
+    back to "balanced" with a warning, as seed 004 specifies.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = DEFAULT_BASE_URL
+    api_key: SecretStr = SecretStr("")
+    """Empty: no key (fine for local servers; a hosted API will answer 401)."""
+    model: str = Field(min_length=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds to wait for the connection and for each part of an answer."""
+    max_retries: int = Field(default=2, ge=0, le=10)
+    """Retries on connection errors, 408, 409, 429 and 5xx (with the client's backoff)."""
+    context_limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, gt=0)
+    """Thousands of tokens (128 = 128,000 tokens)."""
+    context_strategy: ContextStrategy = DEFAULT_CONTEXT_STRATEGY
+
+    @model_validator(mode="before")
+    @classmethod
+    def _context_limit_from_model(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("context_limit") is None:
+            data = {**data, "context_limit": default_context_limit(str(data.get("model", "")))}
+        return data
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not re.match(r"https?://[^/\s]+", value):
+            raise ValueError(
+                f"the model base URL must start with http:// or https://, got {value!r}"
+            )
+        return value
+
+    @field_validator("context_strategy", mode="before")
+    @classmethod
+    def _known_strategy(cls, value: Any) -> Any:
+        if value is None:
+            return DEFAULT_CONTEXT_STRATEGY
+        if value not in get_args(ContextStrategy):
+            log.warning(
+                "Unknown context_strategy %r, using %r (choose one of %s)",
+                value,
+                DEFAULT_CONTEXT_STRATEGY,
+                ", ".join(get_args(ContextStrategy)),
+            )
+            return DEFAULT_CONTEXT_STRATEGY
+        return value
+
+
+def make_chat_model(
+    settings: ModelSettings, *, temperature: float | None = None, streaming: bool = True
+) -> ChatOpenAI:
+    """A `ChatOpenAI` for `settings`, with `temperature` (0.0-2.0) overriding the setting.
+
+    `stream_usage=True` makes it ask for the usage chunk, which ChatOpenAI omits for a
+    custom base URL otherwise. Note that langchain-openai drops a temperature other than 1
+    for gpt-5 reasoning models (not gpt-5-chat), which accept no other value.
+    """
+    if temperature is not None and not 0.0 <= temperature <= 2.0:
+        raise ValueError(f"temperature must be between 0.0 and 2.0, got {temperature}")
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key if settings.api_key.get_secret_value() else SecretStr(NO_API_KEY),
+        temperature=settings.temperature if temperature is None else temperature,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        streaming=streaming,
+        stream_usage=True,
+        tiktoken_model_name=tiktoken_model_name(settings.model),
+    )
+
+
+ModelErrorKind = Literal[
+    "unreachable",
+    "timeout",
+    "connection_lost",
+    "auth",
+    "forbidden",
+    "not_found",
+    "rate_limit",
+    "quota",
+    "context_length",
+    "bad_request",
+    "server_error",
+    "html_page",
+    "empty_reply",
+    "unexpected",
+]
+
+
+class ModelCallError(Exception):
+    """A failed model call, explained: `str(error)` says what happened and what to fix.
+
+    `kind` classifies it (see `ModelErrorKind`), `status` is the HTTP status if one came,
+    `base_url` the endpoint. Never contains the API key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ModelErrorKind,
+        status: int | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind: ModelErrorKind = kind
+        self.status = status
+        self.base_url = base_url
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def describe_model_error(
+    exc: BaseException, settings: ModelSettings | None = None
+) -> ModelCallError:
+    """Explain an exception raised by a model call (openai, httpx or langchain errors).
+
+    `settings`, when given, names the endpoint, model, timeout and retry count in the
+    message; without them they are read from the failed request where possible.
+    """
+    if isinstance(exc, ModelCallError):
+        return exc
+    import openai
+
+    request = _failed_request(exc)
+    base_url = settings.base_url if settings else _base_url(request)
+    model = settings.model if settings else _requested_model(request)
+    secrets = _secrets(request, settings)
+    endpoint = f"the model endpoint at {base_url}" if base_url else "the model endpoint"
+
+    def fail(message: str, kind: ModelErrorKind, status: int | None = None) -> ModelCallError:
+        return ModelCallError(_scrub(message, secrets), kind=kind, status=status, base_url=base_url)
+
+    where_to_fix = (
+        f"check the base URL ({SETTING_HELP['base_url']}) and the API key "
+        f"({SETTING_HELP['api_key']})"
+    )
+    if _is_html_answer(exc):
+        status = getattr(exc, "status_code", None)
+        shown = f" (HTTP {status})" if status else ""
+        return fail(
+            f"{_capitalized(endpoint)} answered with a web page{shown} instead of an API response: "
+            f"{where_to_fix}.",
+            "html_page",
+            status,
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        waited = f"within {settings.timeout:g} s" if settings else "in time"
+        return fail(
+            f"{_capitalized(endpoint)} did not answer {waited}. Check that it is running, "
+            f"or raise the timeout ({SETTING_HELP['timeout']}).",
+            "timeout",
+        )
+    if isinstance(exc, openai.APIConnectionError) and not _broke_midway(exc):
+        return fail(
+            f"Cannot reach {endpoint} ({_transport_reason(exc)}). Check that the model "
+            f"server is running and that the base URL is right ({SETTING_HELP['base_url']}).",
+            "unreachable",
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return fail(*_status_message(exc, endpoint, base_url, model, settings))
+    if isinstance(exc, openai.APIConnectionError) or _is_transport_error(exc):
+        return fail(
+            f"The connection to {endpoint} broke during the answer ({_transport_reason(exc)}). "
+            "Try again.",
+            "connection_lost",
+        )
+    if isinstance(exc, ValueError) and str(exc) in _EMPTY_STREAM_MESSAGES:
+        return fail(
+            f"{_capitalized(endpoint)} sent an empty answer (no chunks at all): {where_to_fix}.",
+            "empty_reply",
+        )
+    return fail(f"The model call failed: {type(exc).__name__}: {exc}", "unexpected")
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _status_message(
+    exc: Any,
+    endpoint: str,
+    base_url: str | None,
+    model: str | None,
+    settings: ModelSettings | None,
+) -> tuple[str, ModelErrorKind, int]:
+    status: int = exc.status_code
+    subject = _capitalized(endpoint)
+    detail = _server_detail(exc)
+    answered = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+    named_model = f"model {model!r}" if model else "the model"
+    if status == 401:
+        # The endpoint's own 401 text is left out: some echo (part of) the key.
+        if settings is not None and not settings.api_key.get_secret_value():
+            advice = f"No API key is set: set one ({SETTING_HELP['api_key']})."
+        else:
+            advice = f"Check the API key ({SETTING_HELP['api_key']})."
+        return f"{subject} rejected the API key (HTTP 401). {advice}", "auth", status
+    if status == 403:
+        return (
+            f"{subject} refused the request ({answered}). Check that the API key "
+            f"({SETTING_HELP['api_key']}) may use {named_model}.",
+            "forbidden",
+            status,
+        )
+    if status == 404:
+        return (
+            f"{_capitalized(named_model)} was not found at {base_url or 'the endpoint'} "
+            f"({answered}). Check the model name ({SETTING_HELP['model']}) and the base "
+            f"URL ({SETTING_HELP['base_url']}).",
+            "not_found",
+            status,
+        )
+    if status == 429:
+        if getattr(exc, "code", None) == "insufficient_quota":
+            return (
+                f"{subject} says the account has no quota left ({answered}). Check the "
+                "account's plan and billing.",
+                "quota",
+                status,
+            )
+        retried = ""
+        if settings is not None and settings.max_retries:
+            retries = settings.max_retries
+            retried = f", still after {retries} {'retry' if retries == 1 else 'retries'}"
+        return (
+            f"{subject} is limiting the request rate ({answered}){retried}. Wait a moment "
+            "and try again, or check the account's rate limits.",
+            "rate_limit",
+            status,
+        )
+    if status == 400 and _is_context_overflow(exc):
+        return (
+            f"The conversation is too long for {named_model} ({answered}). Start a new chat "
+            f"or lower the context limit ({SETTING_HELP['context_limit']}).",
+            "context_length",
+            status,
+        )
+    if status >= 500:
+        return (
+            f"{subject} failed ({answered}). Try again later; if it persists, check the "
+            "model server.",
+            "server_error",
+            status,
+        )
+    return f"{subject} rejected the request ({answered}).", "bad_request", status
+
+
+def _failed_request(exc: BaseException) -> Any:
+    for error in _chain(exc):
+        request = getattr(error, "request", None)
+        if request is not None and hasattr(request, "url"):
+            return request
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from (causes and contexts), without cycles."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _base_url(request: Any) -> str | None:
+    if request is None:
+        return None
+    url = str(request.url)
+    for suffix in ("/chat/completions", "/completions", "/models", "/responses"):
+        if suffix in url:
+            return url.split(suffix, 1)[0]
+    return url
+
+
+def _requested_model(request: Any) -> str | None:
+    try:
+        model = json.loads(request.content).get("model")
+    except Exception:
+        return None
+    return model if isinstance(model, str) else None
+
+
+def _secrets(request: Any, settings: ModelSettings | None) -> list[str]:
+    secrets = []
+    if settings is not None:
+        secrets.append(settings.api_key.get_secret_value())
+    if request is not None:
+        authorization = str(request.headers.get("authorization", ""))
+        secrets.append(authorization.removeprefix("Bearer ").strip())
+    # A key shorter than 4 characters is no secret, and scrubbing it would garble the text.
+    return [secret for secret in secrets if len(secret) >= 4]
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[API key hidden]")
+    return text
+
+
+def _server_detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
+        return ""
+    message = " ".join(message.split())
+    return message if len(message) <= 300 else message[:297] + "..."
+
+
+def _is_html_answer(exc: BaseException) -> bool:
+    """An endpoint that sent a web page: an error page, or a 200 page where JSON belonged."""
+    response = getattr(exc, "response", None)
+    content_type = ""
+    if response is not None:
+        content_type = str(response.headers.get("content-type", "")).lower()
+    body = getattr(exc, "body", None)
+    if "text/html" in content_type:
+        return True
+    if isinstance(body, str) and body.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        return True
+    # langchain-openai's complaint when a 200 answer was not JSON at all.
+    message = str(exc)
+    return isinstance(exc, ValueError) and "Unexpected response type" in message and "<" in message
+
+
+def _is_context_overflow(exc: Any) -> bool:
+    if getattr(exc, "code", None) == "context_length_exceeded":
+        return True
+    from langchain_core.exceptions import ContextOverflowError
+
+    return isinstance(exc, ContextOverflowError)
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    import httpx
+
+    try:
+        import httpx2  # what openai 3.x sends through
+    except ImportError:
+        return (httpx.TransportError,)
+    return (httpx.TransportError, httpx2.TransportError)
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    return isinstance(exc, _transport_errors())
+
+
+def _broke_midway(exc: BaseException) -> bool:
+    """A connection that was made and then lost (not refused, not an unknown host)."""
+    chain = _chain(exc)
+    transport = [error for error in chain if _is_transport_error(error)]
+    return bool(transport) and not any(
+        type(error).__name__ == "ConnectError"
+        or isinstance(error, (ConnectionRefusedError, socket.gaierror))
+        for error in chain
+    )
+
+
+def _transport_reason(exc: BaseException) -> str:
+    """The innermost readable cause (e.g. "connection refused")."""
+    for error in reversed(_chain(exc)):
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+        text = str(error).strip()
+        if text and text != "Connection error.":
+            return text
+    return type(exc).__name__
