@@ -23,6 +23,7 @@ from .errors import (
     DialectError,
 )
 from .models import (
+    BlockedCommand,
     CommandResult,
     ConsoleCredentials,
     ConsoleTarget,
@@ -36,6 +37,7 @@ from .text import clean_terminal_text
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DIALECTS",
+    "BlockedCommand",
     "CommandResult",
     "ConsoleAborted",
     "ConsoleAuthError",

@@ -128,6 +128,13 @@ class CommandResult(BaseModel):
     elapsed: float = Field(description="Seconds from sending the command to its prompt")
 
 
+class BlockedCommand(BaseModel):
+    """A command that was not sent, and why."""
+
+    command: str
+    reason: str
+
+
 class DeviceResult(BaseModel):
     """The result of running a command list on one device.
 
@@ -143,5 +150,5 @@ class DeviceResult(BaseModel):
     output: str
     error: str | None = None
     commands: list[str]
-    blocked_commands: list[str] | None = None
+    blocked_commands: list[BlockedCommand] | None = None
     blocked_info: str | None = None

@@ -144,7 +144,7 @@ class ConsolePool:
                     results.append(result)
         except ConsoleError as exc:
             stop_reason = str(exc)
-        return _device_result(target, commands, results, stop_reason)
+        return device_result(target, commands, results, stop_reason)
 
     async def run_many(
         self,
@@ -176,7 +176,7 @@ class ConsolePool:
                         confirm=confirm,
                     )
             except ConsoleAborted as exc:
-                return _device_result(target, list(commands), [], str(exc))
+                return device_result(target, list(commands), [], str(exc))
 
         return list(await asyncio.gather(*(one(target, cmds) for target, cmds in jobs)))
 
@@ -341,7 +341,7 @@ async def _abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None
     raise ConsoleAborted("Stopped: the request was aborted.")
 
 
-def _device_result(
+def device_result(
     target: ConsoleTarget,
     commands: list[str],
     results: list[CommandResult],

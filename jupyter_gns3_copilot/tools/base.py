@@ -1,0 +1,256 @@
+"""What every tool is made of: its spec, the context it runs in, and what it returns.
+
+Tools are plain async functions `run(ctx, args) -> dict | list` over the foundation (the
+GNS3 client and the console pool); they know nothing of LangChain. A tool returns a
+JSON-serialisable result for expected outcomes, including failures of single items (one
+device unreachable, one port taken); for a problem that stops the whole call it raises
+`ToolError` (or lets a `GNS3Error`/`ConsoleError` through), which `execute_tool` turns into
+an error result. Cancellation (`asyncio.CancelledError`) always propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from ..console import ConsoleCredentials, ConsolePool, ConsoleTarget
+from ..gns3 import GNS3Client, Node
+from ..gns3.topology import natural_key
+from .modes import DEFAULT_MODE, check_mode
+from .policy import CommandPolicy
+from .skills import SkillsLibrary
+
+log = logging.getLogger(__name__)
+
+ToolResult = dict[str, Any] | list[Any]
+"""A tool's JSON-serialisable result."""
+
+ProgressSink = Callable[[dict[str, Any]], None]
+"""Receives progress events: `{"tool", "message", "elapsed"[, "node"]}`."""
+
+_T = TypeVar("_T")
+
+
+class ToolArguments(BaseModel):
+    """Base of every tool's argument model: unknown arguments are errors the model sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArguments(ToolArguments):
+    """For tools that take no arguments."""
+
+
+class ToolError(Exception):
+    """An expected problem that stops a whole tool call; `str()` is shown to the model."""
+
+
+class ToolAborted(ToolError):
+    """The context's abort event was set while the tool was waiting."""
+
+    def __init__(self, message: str = "Stopped: the request was aborted.") -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name and description for the model, its argument model, its code.
+
+    `changes_lab` marks tools that change the GNS3 project (nodes, links, node states), so
+    that a cached topology must be fetched again after they ran.
+    """
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    run: Callable[[ToolContext, Any], Awaitable[ToolResult]]
+    changes_lab: bool = False
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What `execute_tool` returns: the result, whether the lab may have changed, and
+    whether the call did what was asked (False when refused, invalid, failed or aborted).
+    """
+
+    result: ToolResult
+    changed_lab: bool
+    ok: bool
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool call needs, for one chat's project.
+
+    - `gns3`, `project_id`: the project the chat is about (never a tool argument).
+    - `consoles`: the console pool (one lock per console, kept sessions).
+    - `mode`: the copilot mode, enforced by `execute_tool`.
+    - `policy`, `skills`: the command policy and the skills library (shareable).
+    - `abort`: set to stop long waits (node boot, console commands) promptly.
+    - `progress`: receives progress events from long tools (see `reporter`).
+    - `console_targets`: consoles by device name that take precedence over the project's
+      nodes (devices reached outside GNS3, test doubles).
+    - `console_credentials`: login/enable secrets for consoles that ask (never reported).
+    - `boot_timeout`, `command_timeout`: bounds in seconds for a console prompt after a
+      node start, and for one command's answer.
+    - `max_output_chars`: longest output kept per device; the middle of longer output is
+      cut and the cut is reported.
+
+    Keeps a cache of the project's nodes, dropped after every tool that changes the lab.
+    """
+
+    gns3: GNS3Client
+    project_id: str
+    consoles: ConsolePool
+    mode: str = DEFAULT_MODE
+    policy: CommandPolicy = field(default_factory=CommandPolicy)
+    skills: SkillsLibrary = field(default_factory=SkillsLibrary)
+    abort: asyncio.Event | None = None
+    progress: ProgressSink | None = None
+    console_targets: Mapping[str, ConsoleTarget] = field(default_factory=dict)
+    console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
+    boot_timeout: float = 120.0
+    command_timeout: float = 30.0
+    max_output_chars: int = 12_000
+    _nodes: list[Node] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.mode = check_mode(self.mode)
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the abort event is set."""
+        return self.abort is not None and self.abort.is_set()
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    async def nodes(self, *, refresh: bool = False) -> list[Node]:
+        """The project's nodes (cached until `forget_nodes` or `refresh`)."""
+        if self._nodes is None or refresh:
+            self._nodes = await self.until_aborted(self.gns3.list_nodes(self.project_id))
+        return self._nodes
+
+    def remember_nodes(self, nodes: Sequence[Node]) -> None:
+        """Use `nodes` (just fetched elsewhere) as the cached node list."""
+        self._nodes = list(nodes)
+
+    def forget_nodes(self) -> None:
+        """Drop the cached node list (the lab changed)."""
+        self._nodes = None
+
+    async def lookup_nodes(self, names: Sequence[str]) -> dict[str, Node]:
+        """The nodes named in `names`, by requested name; names that match none are absent.
+
+        Exact names win, then a unique case-insensitive match. The cached list is fetched
+        again once when a name is missing (someone may have changed the lab in GNS3).
+        """
+        if not names:
+            return {}
+        cached = self._nodes is not None
+        found = _match_names(names, await self.nodes())
+        if cached and len(found) < len(set(names)):
+            found = _match_names(names, await self.nodes(refresh=True))
+        return found
+
+    async def unknown_node_message(self, name: str) -> str:
+        """A message saying no node is called `name`, listing the names that exist."""
+        names = sorted(
+            {n.name for n in await self.nodes()} | set(self.console_targets), key=natural_key
+        )
+        return f"No node named {name!r} in this project. Nodes: {', '.join(names) or 'none'}."
+
+    def console_target_for(self, node: Node) -> ConsoleTarget:
+        """The console of `node`: `console_targets[node.name]` if given, else built from
+        the node (`ConsoleTarget.from_node`; a console host of 0.0.0.0 means the GNS3 host).
+
+        Raises `ConsoleTargetError`/`DialectError` when the node has no usable console.
+        """
+        override = self.console_targets.get(node.name)
+        if override is not None:
+            return override
+        return ConsoleTarget.from_node(
+            node,
+            server_host=urlsplit(self.gns3.url).hostname,
+            credentials=self.console_credentials,
+        )
+
+    # -- waiting and progress ------------------------------------------------------------
+
+    async def until_aborted(self, awaitable: Awaitable[_T]) -> _T:
+        """Await `awaitable`, or cancel it and raise `ToolAborted` once `abort` is set."""
+        if self.abort is None:
+            return await awaitable
+        if self.abort.is_set():
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise ToolAborted()
+        task = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self.abort.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not task.done():
+                task.cancel()
+        if task.done() and not task.cancelled():
+            return task.result()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ToolAborted()
+
+    def reporter(self, tool: str) -> Callable[..., None]:
+        """A `report(message, node=None)` function for one call of `tool`.
+
+        Each event is `{"tool", "message", "elapsed"}` (seconds since `reporter` was
+        called) plus `"node"` when given. A failing progress sink is logged, never raised.
+        """
+        started = time.monotonic()
+
+        def report(message: str, node: str | None = None) -> None:
+            if self.progress is None:
+                return
+            event: dict[str, Any] = {
+                "tool": tool,
+                "message": message,
+                "elapsed": round(time.monotonic() - started, 3),
+            }
+            if node is not None:
+                event["node"] = node
+            try:
+                self.progress(event)
+            except Exception:
+                log.exception("Progress callback failed for %s", tool)
+
+        return report
+
+
+def _match_names(names: Sequence[str], nodes: Sequence[Node]) -> dict[str, Node]:
+    found: dict[str, Node] = {}
+    for name in names:
+        for matches in (
+            [n for n in nodes if n.name == name],
+            [n for n in nodes if n.name.lower() == name.lower()],
+        ):
+            if len(matches) == 1:
+                found[name] = matches[0]
+                break
+    return found
+
+
+def summary_status(statuses: Sequence[str]) -> str:
+    """One status for many items: `success`, `failed`, `aborted` or `partial_success`."""
+    if not statuses or all(s == "success" for s in statuses):
+        return "success"
+    if "aborted" in statuses:
+        return "aborted"
+    if all(s == "failed" for s in statuses):
+        return "failed"
+    return "partial_success"

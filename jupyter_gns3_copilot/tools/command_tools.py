@@ -1,0 +1,349 @@
+"""Console commands on many devices: `run_show_commands`, `run_config_commands`,
+`run_vpcs_commands`.
+
+Each answers with one entry per requested device, in the order asked, in the console
+layer's `DeviceResult` shape (`device_name`, `status`, `output`, `error`, `commands`) plus
+`blocked_commands` (`[{command, reason}]`) and `blocked_info` when the command policy kept
+commands back. Devices run concurrently through the console pool (one lock per console);
+commands of one device run in order. Multi-line strings are split into lines first.
+
+Configuration: `run_config_commands` enters configuration mode through the console session
+and leaves it once at the end. `configure terminal`, `end` and `exit` in the list are
+handled by the tool rather than typed blindly: `configure terminal` when already in
+configuration mode and `exit` at its top level do nothing (so `exit` chains cannot walk
+out of the session), `end` leaves configuration mode (commands after it run at the exec
+prompt, e.g. `write memory`), and an `exit` outside configuration mode is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..console import (
+    DEFAULT_CONCURRENCY,
+    CommandResult,
+    ConsoleError,
+    ConsoleTarget,
+    ConsoleTargetError,
+    DeviceResult,
+    DialectError,
+    dialect_by_name,
+)
+from ..console.pool import device_result
+from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
+from .modes import TEACHING
+from .policy import BlockedCommand, config_mode_action
+
+ToolKind = Literal["show", "config", "vpcs"]
+
+
+class DeviceCommandsArgs(ToolArguments):
+    device: str = Field(min_length=1, description="Node name of the device, e.g. 'R1' or 'PC1'.")
+    commands: list[str] = Field(
+        min_length=1,
+        description="Commands to run on this device, in order, one command per item "
+        "(multi-line items are split into lines).",
+    )
+
+
+class ShowCommandsArgs(ToolArguments):
+    devices: list[DeviceCommandsArgs] = Field(
+        min_length=1,
+        max_length=64,
+        description="One entry per device; put every device to check into one call.",
+    )
+
+
+class ConfigCommandsArgs(ToolArguments):
+    devices: list[DeviceCommandsArgs] = Field(
+        min_length=1,
+        max_length=64,
+        description="One entry per device with its configuration lines, without "
+        "'configure terminal' or 'end' (the tool enters and leaves configuration mode).",
+    )
+
+
+class VpcsCommandsArgs(ToolArguments):
+    devices: list[DeviceCommandsArgs] = Field(
+        min_length=1,
+        max_length=64,
+        description="One entry per VPCS node with its VPCS commands, e.g. "
+        "['ip 10.0.0.1/24 10.0.0.254', 'save'].",
+    )
+
+
+@dataclass
+class _Plan:
+    """What to do on one requested device."""
+
+    device: str
+    commands: list[str]
+    target: ConsoleTarget | None = None
+    failure: str | None = None
+    allowed: list[str] = field(default_factory=list)
+    blocked: list[BlockedCommand] = field(default_factory=list)
+
+
+def split_commands(commands: list[str], dialect: str | None = None) -> list[str]:
+    """Each command line on its own, stripped; blank lines (and IOS `!` comments) dropped."""
+    lines = [line.strip() for command in commands for line in command.splitlines()]
+    return [
+        line for line in lines if line and not (dialect == "cisco_ios" and line.startswith("!"))
+    ]
+
+
+async def _plan(
+    ctx: ToolContext, requests: list[DeviceCommandsArgs], kind: ToolKind
+) -> list[_Plan]:
+    names = [r.device for r in requests if r.device not in ctx.console_targets]
+    nodes = await ctx.lookup_nodes(names)
+    if any(node.status != "started" for node in nodes.values()):
+        await ctx.nodes(refresh=True)
+        nodes = await ctx.lookup_nodes(names)
+    plans: list[_Plan] = []
+    for request in requests:
+        plan = _Plan(device=request.device, commands=split_commands(request.commands))
+        plans.append(plan)
+        node = nodes.get(request.device)
+        if request.device in ctx.console_targets:
+            plan.target = ctx.console_targets[request.device]
+        elif node is None:
+            plan.failure = await ctx.unknown_node_message(request.device)
+            continue
+        elif node.status != "started":
+            plan.failure = (
+                f"{node.name} is {node.status}: its console answers only while it runs. "
+                "Start it with start_nodes first."
+            )
+            continue
+        else:
+            try:
+                plan.target = ctx.console_target_for(node)
+            except (ConsoleTargetError, DialectError) as exc:
+                plan.failure = str(exc)
+                continue
+        plan.failure = _dialect_problem(plan.target, kind)
+        if plan.failure:
+            continue
+        plan.commands = split_commands(request.commands, plan.target.dialect)
+        if not plan.commands:
+            plan.failure = "No commands given for this device."
+            continue
+        screening = ctx.policy.screen(
+            plan.commands,
+            dialect=plan.target.dialect,
+            read_only=ctx.mode == TEACHING,
+            context="config" if kind == "config" else "exec",
+        )
+        plan.allowed, plan.blocked = screening.allowed, screening.blocked
+    return plans
+
+
+def _dialect_problem(target: ConsoleTarget, kind: ToolKind) -> str | None:
+    dialect = target.dialect
+    if kind == "vpcs" and dialect != "vpcs":
+        return (
+            f"{target.name} is a {dialect} device; run_vpcs_commands only drives VPCS "
+            "consoles. Use run_show_commands (or run_config_commands for configuration)."
+        )
+    if kind == "config" and dialect_by_name(dialect).config_enter is None:
+        other = "run_vpcs_commands" if dialect == "vpcs" else "run_show_commands"
+        return (
+            f"{target.name} is a {dialect} device without a configuration mode; send its "
+            f"commands with {other}."
+        )
+    return None
+
+
+def _entry(ctx: ToolContext, plan: _Plan, result: DeviceResult | None) -> dict[str, Any]:
+    """The tool's answer for one device: the console result plus what the policy held back."""
+    if result is None:
+        error = plan.failure or "Every command was blocked by the command policy; nothing was sent."
+        result = DeviceResult(
+            device_name=plan.device, status="failed", output="", error=error, commands=[]
+        )
+    entry = result.model_dump(exclude_none=True)
+    entry["device_name"] = plan.device
+    entry["commands"] = plan.commands
+    if plan.blocked:
+        entry["blocked_commands"] = [blocked.model_dump() for blocked in plan.blocked]
+        entry["blocked_info"] = (
+            f"{len(plan.blocked)} of {len(plan.commands)} commands were not sent: "
+            + "; ".join(f"`{b.command}`: {b.reason}" for b in plan.blocked)
+        )
+        if entry["status"] == "success":
+            entry["status"] = "partial_success"
+    entry["output"] = _shortened(entry["output"], ctx.max_output_chars)
+    return entry
+
+
+def _shortened(output: str, limit: int) -> str:
+    if len(output) <= limit:
+        return output
+    head, tail = output[: limit * 2 // 3], output[len(output) - limit // 3 :]
+    cut = len(output) - len(head) - len(tail)
+    return (
+        f"{head}\n[... {cut} characters cut; narrow the command, e.g. with "
+        f"'| include WORD' or a more specific show command ...]\n{tail}"
+    )
+
+
+async def _run(ctx: ToolContext, args: Any, kind: ToolKind, tool: str) -> list[dict[str, Any]]:
+    report = ctx.reporter(tool)
+    plans = await _plan(ctx, args.devices, kind)
+    runnable = [plan for plan in plans if plan.target is not None and plan.allowed]
+    if kind == "config":
+        slots = asyncio.Semaphore(DEFAULT_CONCURRENCY)
+
+        async def configure(plan: _Plan) -> DeviceResult:
+            async with slots:
+                return await _configure(ctx, plan)
+
+        results = await asyncio.gather(*(configure(plan) for plan in runnable))
+    else:
+        results = await ctx.consoles.run_many(
+            [(plan.target, plan.allowed) for plan in runnable if plan.target is not None],
+            per_command_timeout=ctx.command_timeout,
+            abort_event=ctx.abort,
+            confirm=kind != "show",
+        )
+    by_plan = {id(plan): result for plan, result in zip(runnable, results, strict=True)}
+    entries = [_entry(ctx, plan, by_plan.get(id(plan))) for plan in plans]
+    for entry in entries:
+        report(f"{entry['device_name']}: {entry['status']}", entry["device_name"])
+    return entries
+
+
+async def _configure(ctx: ToolContext, plan: _Plan) -> DeviceResult:
+    """Run `plan.allowed` in configuration mode on one device (see the module docstring).
+
+    An `exit` found to be outside configuration mode is added to `plan.blocked`.
+    """
+    assert plan.target is not None
+    target, timeout = plan.target, ctx.command_timeout
+    results: list[CommandResult] = []
+    considered = list(plan.allowed)
+    stop_reason: str | None = None
+    try:
+        async with ctx.consoles.session(target, abort_event=ctx.abort) as console:
+            await ctx.until_aborted(console.enter_config(timeout=timeout))
+            for command in plan.allowed:
+                prompt = console.prompt
+                in_config = console.dialect.in_config_mode(prompt)
+                action = config_mode_action(command, target.dialect)
+                try:
+                    if action == "enter":
+                        await ctx.until_aborted(console.enter_config(timeout=timeout))
+                        note = "already in" if in_config else "entered"
+                        results.append(_handled(command, prompt, f"{note} configuration mode"))
+                    elif action == "leave":
+                        if in_config:
+                            await ctx.until_aborted(console.exit_config(timeout=timeout))
+                        note = "left" if in_config else "not in"
+                        results.append(_handled(command, prompt, f"{note} configuration mode"))
+                    elif action == "exit" and not in_config:
+                        considered.remove(command)
+                        plan.blocked.append(
+                            BlockedCommand(
+                                command=command,
+                                reason="not in configuration mode at this point; `exit` "
+                                "would end the console session",
+                            )
+                        )
+                    elif action == "exit" and prompt.endswith("(config)#"):
+                        results.append(_handled(command, prompt, _TOP_LEVEL_EXIT))
+                    else:
+                        sent = console.send(command, timeout=timeout, confirm=True)
+                        results.append(await ctx.until_aborted(sent))
+                except (ConsoleError, ToolAborted) as exc:
+                    stop_reason = str(exc)
+                    output = getattr(exc, "partial_output", "")
+                    results.append(
+                        CommandResult(
+                            command=command,
+                            prompt=prompt,
+                            output=output,
+                            ok=False,
+                            error=stop_reason,
+                            elapsed=0.0,
+                        )
+                    )
+                    break
+            else:
+                await ctx.until_aborted(console.exit_config(timeout=timeout))
+    except (ToolAborted, ConsoleError) as exc:
+        stop_reason = str(exc)
+    return device_result(target, considered, results, stop_reason)
+
+
+_TOP_LEVEL_EXIT = (
+    "already at the top of configuration mode, not sent; use `end` to leave configuration mode"
+)
+
+
+def _handled(command: str, prompt: str, what: str) -> CommandResult:
+    return CommandResult(
+        command=command,
+        prompt=prompt,
+        output=f"[handled by the tool: {what}]",
+        ok=True,
+        elapsed=0.0,
+    )
+
+
+async def run_show_commands(ctx: ToolContext, args: ShowCommandsArgs) -> list[dict[str, Any]]:
+    """Diagnostic commands at the exec prompt of any console device."""
+    return await _run(ctx, args, "show", "run_show_commands")
+
+
+async def run_config_commands(ctx: ToolContext, args: ConfigCommandsArgs) -> list[dict[str, Any]]:
+    """Configuration lines, typed inside configuration mode (IOS-like devices)."""
+    return await _run(ctx, args, "config", "run_config_commands")
+
+
+async def run_vpcs_commands(ctx: ToolContext, args: VpcsCommandsArgs) -> list[dict[str, Any]]:
+    """Any allowed VPCS command (addresses, gateway, DHCP, save...) on VPCS nodes."""
+    return await _run(ctx, args, "vpcs", "run_vpcs_commands")
+
+
+SPECS = [
+    ToolSpec(
+        name="run_show_commands",
+        description=(
+            "Run diagnostic commands on device consoles, many devices at once: e.g. "
+            "'show ip interface brief', 'show ip route', 'ping 10.0.0.2' on routers, "
+            "'show ip', 'ping 10.0.0.2', 'trace 10.0.0.2', 'arp' on VPCS. Returns each "
+            "device's output in order. Commands the command policy refuses are not sent and "
+            "are listed in blocked_commands with the reason (teaching_assistant mode allows "
+            "diagnostics only; never configuration mode)."
+        ),
+        args_model=ShowCommandsArgs,
+        run=run_show_commands,
+    ),
+    ToolSpec(
+        name="run_config_commands",
+        description=(
+            "Configure IOS-like devices (routers, switches): the tool enters configuration "
+            "mode, types the lines in order, and leaves configuration mode. Send only "
+            "configuration lines (e.g. 'interface g0/0', 'ip address 10.0.0.254 "
+            "255.255.255.0', 'no shutdown'); no 'configure terminal', no chains of 'exit'. "
+            "Use 'do show ...' to check inside it. Returns each device's output."
+        ),
+        args_model=ConfigCommandsArgs,
+        run=run_config_commands,
+    ),
+    ToolSpec(
+        name="run_vpcs_commands",
+        description=(
+            "Run commands on VPCS virtual PCs, many at once: 'ip ADDRESS/PREFIX GATEWAY' to "
+            "address them, 'dhcp', 'ip dns ADDRESS', 'save' to keep settings across restarts, "
+            "plus diagnostics ('show ip', 'ping ADDRESS -c 3', 'trace ADDRESS')."
+        ),
+        args_model=VpcsCommandsArgs,
+        run=run_vpcs_commands,
+    ),
+]

@@ -1,0 +1,78 @@
+"""Copilot modes: which tools each mode may run (seed 000, "Copilot Modes").
+
+The mode is enforced where a tool runs (`execute_tool`), not only by which tool schemas
+the model is shown: a call outside the mode executes nothing and returns `refusal(...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+Mode = Literal["teaching_assistant", "lab_automation_assistant"]
+
+TEACHING = "teaching_assistant"
+LAB_AUTOMATION = "lab_automation_assistant"
+DEFAULT_MODE: Mode = TEACHING
+"""The seed's default: diagnose and teach, never configure devices."""
+
+TEACHING_TOOLS = frozenset(
+    {
+        "get_topology",
+        "list_templates",
+        "create_nodes",
+        "create_links",
+        "start_nodes",
+        "rename_nodes",
+        "run_show_commands",
+        "device_skills",
+    }
+)
+LAB_AUTOMATION_TOOLS = TEACHING_TOOLS | {
+    "stop_nodes",
+    "suspend_nodes",
+    "reload_nodes",
+    "run_config_commands",
+    "run_vpcs_commands",
+}
+
+MODE_TOOLS: Mapping[str, frozenset[str]] = {
+    TEACHING: TEACHING_TOOLS,
+    LAB_AUTOMATION: LAB_AUTOMATION_TOOLS,
+}
+MODE_DESCRIPTIONS: Mapping[str, str] = {
+    TEACHING: "diagnose and teach: read the lab, build it, start nodes, run diagnostic "
+    "commands; never change a device's configuration",
+    LAB_AUTOMATION: "full lab automation: everything of teaching_assistant plus stopping, "
+    "suspending and reloading nodes and configuring devices",
+}
+
+
+def check_mode(mode: str) -> Mode:
+    """`mode` itself when it is a known mode; `ValueError` naming the known modes else."""
+    if mode == TEACHING:
+        return TEACHING
+    if mode == LAB_AUTOMATION:
+        return LAB_AUTOMATION
+    raise ValueError(f"Unknown copilot mode {mode!r}; known modes: {', '.join(MODE_TOOLS)}.")
+
+
+def mode_allows(mode: str, tool: str) -> bool:
+    """Whether `tool` may run in `mode`."""
+    return tool in MODE_TOOLS.get(mode, frozenset())
+
+
+def refusal(mode: str, tool: str) -> dict[str, Any]:
+    """The tool result for a call of `tool` that `mode` does not allow (nothing was run)."""
+    needs = next((m for m, tools in MODE_TOOLS.items() if tool in tools), LAB_AUTOMATION)
+    return {
+        "status": "refused",
+        "tool": tool,
+        "mode": mode,
+        "error": (
+            f"{tool} is not allowed in {mode} mode ({MODE_DESCRIPTIONS.get(mode, mode)}); "
+            f"nothing was executed. Explain to the user what the step would do and how to "
+            f"do it by hand, or ask the instructor to switch to {needs} mode."
+        ),
+        "allowed_tools": sorted(MODE_TOOLS.get(mode, frozenset())),
+    }

@@ -1,0 +1,385 @@
+"""Nodes: create, start (waiting for the console prompt), stop, suspend, reload, rename.
+
+Every tool here answers per node, in the order asked, with `status` success / failed /
+aborted (or partial_success: started, but the console never showed its prompt), so one
+bad name never hides what happened to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ..console import ConsoleAborted, ConsoleError, ConsoleTargetError, DialectError
+from ..gns3 import GNS3Error, Node
+from ..gns3.topology import natural_key
+from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec, summary_status
+from .topology_tools import node_dialect
+
+SPACING = 250
+"""Pixels kept between automatically placed nodes (and from existing ones)."""
+GRID_COLUMNS = 5
+"""Automatically placed nodes fill rows of this many spots, left to right."""
+ACTION_CONCURRENCY = 8
+"""Nodes GNS3 is asked to start/stop/... at once."""
+
+
+class NodeToCreate(ToolArguments):
+    template: str = Field(
+        min_length=1,
+        description="Template name or id to create the node from, e.g. 'VPCS' "
+        "(see list_templates).",
+    )
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Name of the new node, unique in the project; omit to let GNS3 pick one "
+        "from the template (PC1, PC2...). GNS3 removes spaces from names.",
+    )
+    x: int | None = Field(
+        default=None,
+        description="Horizontal position in pixels; omit to place the node automatically "
+        f"on a free spot at least {SPACING} px from other nodes.",
+    )
+    y: int | None = Field(
+        default=None, description="Vertical position in pixels; omit to place automatically."
+    )
+
+
+class CreateNodesArgs(ToolArguments):
+    nodes: list[NodeToCreate] = Field(
+        min_length=1, max_length=50, description="The nodes to create, in order."
+    )
+
+
+class NodeNamesArgs(ToolArguments):
+    nodes: list[str] = Field(
+        min_length=1,
+        description="Names of the nodes, e.g. ['PC1', 'R1'], or ['*'] for every node of "
+        "the project.",
+    )
+
+
+class NodeRename(ToolArguments):
+    name: str = Field(min_length=1, description="Current name of the node.")
+    new_name: str = Field(
+        min_length=1, description="New name, unique in the project (spaces are removed)."
+    )
+
+    @field_validator("name", "new_name")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+
+class RenameNodesArgs(ToolArguments):
+    nodes: list[NodeRename] = Field(min_length=1, description="The renames to do, in order.")
+
+
+# -- create --------------------------------------------------------------------------------
+
+
+def free_spot(
+    taken: Iterable[tuple[int, int]], x: int | None = None, y: int | None = None
+) -> tuple[int, int]:
+    """A position at least `SPACING` px (horizontally or vertically) from every `taken`
+    one. A given `x` or `y` is kept and the other coordinate searched; with neither, spots
+    fill rows of `GRID_COLUMNS` from the top left of the scene's centre area.
+    """
+    if x is not None and y is not None:
+        return x, y
+    taken = list(taken)
+    if x is not None:
+        candidates: Iterable[tuple[int, int]] = (
+            (x, (row - 1) * SPACING) for row in itertools.count()
+        )
+    elif y is not None:
+        offsets = itertools.chain(
+            [0], itertools.chain.from_iterable((k, -k) for k in itertools.count(1))
+        )
+        candidates = ((offset * SPACING, y) for offset in offsets)
+    else:
+        candidates = (
+            ((k % GRID_COLUMNS - GRID_COLUMNS // 2) * SPACING, (k // GRID_COLUMNS - 1) * SPACING)
+            for k in itertools.count()
+        )
+    for cx, cy in candidates:
+        if all(abs(cx - tx) >= SPACING or abs(cy - ty) >= SPACING for tx, ty in taken):
+            return cx, cy
+    raise AssertionError("unreachable: the candidate spots are endless")
+
+
+async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any]:
+    """Create each node from its template, placing those without a position on free spots."""
+    report = ctx.reporter("create_nodes")
+    taken = [(node.x, node.y) for node in await ctx.nodes(refresh=True)]
+    results: list[dict[str, Any]] = []
+    for request in args.nodes:
+        asked = {"template": request.template, **({"name": request.name} if request.name else {})}
+        if ctx.aborted:
+            results.append({**asked, "status": "aborted", "error": "not created: aborted"})
+            continue
+        x, y = free_spot(taken, request.x, request.y)
+        try:
+            template = await ctx.until_aborted(ctx.gns3.find_template(request.template))
+            node = await ctx.until_aborted(
+                ctx.gns3.create_node_from_template(ctx.project_id, template, request.name, x=x, y=y)
+            )
+        except ToolAborted:
+            results.append({**asked, "status": "aborted", "error": "not created: aborted"})
+            continue
+        except GNS3Error as exc:
+            results.append({**asked, "status": "failed", "error": str(exc)})
+            continue
+        taken.append((node.x, node.y))
+        report(f"created {node.name}", node.name)
+        created: dict[str, Any] = {
+            "name": node.name,
+            "template": template.name,
+            "status": "success",
+            "node_status": node.status,
+            "x": node.x,
+            "y": node.y,
+            "ports": [port.short_name for port in node.ports],
+            "dialect": node_dialect(node),
+        }
+        if request.name and node.name != request.name:
+            created["note"] = f"GNS3 stored the name as {node.name!r}"
+        results.append(created)
+    return {"status": summary_status([r["status"] for r in results]), "nodes": results}
+
+
+# -- start / stop / suspend / reload ------------------------------------------------------
+
+
+async def _resolve(ctx: ToolContext, names: Sequence[str]) -> list[Node | dict[str, Any]]:
+    """Each requested node in order (duplicates once), or a failure entry for unknown names.
+
+    `["*"]` (or any `*` in the list) means every node of the project, in name order.
+    """
+    if "*" in names:
+        return sorted(await ctx.nodes(refresh=True), key=lambda n: natural_key(n.name))
+    found = await ctx.lookup_nodes(names)
+    resolved: list[Node | dict[str, Any]] = []
+    seen: set[str] = set()
+    for name in names:
+        node = found.get(name)
+        if node is None:
+            error = await ctx.unknown_node_message(name)
+            resolved.append({"name": name, "status": "failed", "error": error})
+        elif node.node_id not in seen:
+            seen.add(node.node_id)
+            resolved.append(node)
+    return resolved
+
+
+async def _wait_for_console(
+    ctx: ToolContext, node: Node, report: Callable[..., None]
+) -> dict[str, Any]:
+    """Wait until `node`'s console shows its prompt; what to add to the node's entry."""
+    try:
+        target = ctx.console_target_for(node)
+    except ConsoleTargetError:
+        return {"note": "no telnet console to wait for"}
+    except DialectError as exc:
+        return {"note": f"console readiness not checked: {exc}"}
+    report(f"waiting for {node.name}'s console", node.name)
+    try:
+        waited = await ctx.consoles.wait_ready(
+            target,
+            timeout=ctx.boot_timeout,
+            abort_event=ctx.abort,
+            progress=lambda _elapsed, message: report(message, node.name),
+        )
+    except ConsoleAborted:
+        return {
+            "status": "aborted",
+            "console_ready": False,
+            "error": "aborted while waiting for the console prompt",
+        }
+    except ConsoleError as exc:
+        return {"status": "partial_success", "console_ready": False, "error": str(exc)}
+    return {"console_ready": True, "ready_after": round(waited, 2)}
+
+
+async def _act_on_nodes(
+    ctx: ToolContext,
+    names: Sequence[str],
+    *,
+    tool: str,
+    action: Callable[[str, str], Awaitable[None]],
+    done: str,
+    wait_for_console: bool = False,
+) -> dict[str, Any]:
+    report = ctx.reporter(tool)
+    resolved = await _resolve(ctx, names)
+    slots = asyncio.Semaphore(ACTION_CONCURRENCY)
+
+    async def one(node: Node) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": node.name, "status": "success"}
+        try:
+            async with slots:
+                await ctx.until_aborted(action(ctx.project_id, node.node_id))
+        except ToolAborted:
+            return {**entry, "status": "aborted", "error": f"not {done}: aborted"}
+        except GNS3Error as exc:
+            return {**entry, "status": "failed", "error": str(exc)}
+        report(f"{node.name} {done}", node.name)
+        if wait_for_console:
+            entry.update(await _wait_for_console(ctx, node, report))
+        return entry
+
+    entries = await asyncio.gather(
+        *(one(item) if isinstance(item, Node) else _echo(item) for item in resolved)
+    )
+    if not ctx.aborted and any(isinstance(item, Node) for item in resolved):
+        statuses = {node.name: node.status for node in await ctx.nodes(refresh=True)}
+        for entry in entries:
+            if entry["name"] in statuses:
+                entry["node_status"] = statuses[entry["name"]]
+    return {"status": summary_status([e["status"] for e in entries]), "nodes": list(entries)}
+
+
+async def _echo(entry: dict[str, Any]) -> dict[str, Any]:
+    return entry
+
+
+async def start_nodes(ctx: ToolContext, args: NodeNamesArgs) -> dict[str, Any]:
+    """Start the nodes, then wait for each console's prompt (not a fixed sleep)."""
+    return await _act_on_nodes(
+        ctx,
+        args.nodes,
+        tool="start_nodes",
+        action=ctx.gns3.start_node,
+        done="started",
+        wait_for_console=True,
+    )
+
+
+async def stop_nodes(ctx: ToolContext, args: NodeNamesArgs) -> dict[str, Any]:
+    """Stop the nodes."""
+    return await _act_on_nodes(
+        ctx, args.nodes, tool="stop_nodes", action=ctx.gns3.stop_node, done="stopped"
+    )
+
+
+async def suspend_nodes(ctx: ToolContext, args: NodeNamesArgs) -> dict[str, Any]:
+    """Suspend the nodes; says so when a node type ignores it (VPCS keeps running)."""
+    result = await _act_on_nodes(
+        ctx, args.nodes, tool="suspend_nodes", action=ctx.gns3.suspend_node, done="suspended"
+    )
+    for entry in result["nodes"]:
+        if entry["status"] == "success" and entry.get("node_status") == "started":
+            entry["note"] = "this node type cannot be suspended; it keeps running"
+    return result
+
+
+async def reload_nodes(ctx: ToolContext, args: NodeNamesArgs) -> dict[str, Any]:
+    """Restart the nodes, then wait for each console's prompt."""
+    return await _act_on_nodes(
+        ctx,
+        args.nodes,
+        tool="reload_nodes",
+        action=ctx.gns3.reload_node,
+        done="reloaded",
+        wait_for_console=True,
+    )
+
+
+# -- rename -------------------------------------------------------------------------------
+
+
+async def rename_nodes(ctx: ToolContext, args: RenameNodesArgs) -> dict[str, Any]:
+    """Rename nodes one by one; GNS3's refusals (e.g. a started VPCS) are reported."""
+    results: list[dict[str, Any]] = []
+    for rename in args.nodes:
+        entry: dict[str, Any] = {"name": rename.name, "new_name": rename.new_name}
+        if ctx.aborted:
+            results.append({**entry, "status": "aborted", "error": "not renamed: aborted"})
+            continue
+        node = (await ctx.lookup_nodes([rename.name])).get(rename.name)
+        if node is None:
+            error = await ctx.unknown_node_message(rename.name)
+            results.append({**entry, "status": "failed", "error": error})
+            continue
+        others = [n for n in await ctx.nodes() if n.node_id != node.node_id]
+        if any(n.name == rename.new_name for n in others):
+            error = f"There is already a node named {rename.new_name!r}; names must be unique."
+            results.append({**entry, "status": "failed", "error": error})
+            continue
+        try:
+            updated = await ctx.until_aborted(
+                ctx.gns3.update_node(ctx.project_id, node.node_id, name=rename.new_name)
+            )
+        except ToolAborted:
+            results.append({**entry, "status": "aborted", "error": "not renamed: aborted"})
+            continue
+        except GNS3Error as exc:
+            results.append({**entry, "status": "failed", "error": str(exc)})
+            continue
+        ctx.forget_nodes()
+        results.append({**entry, "new_name": updated.name, "status": "success"})
+    return {"status": summary_status([r["status"] for r in results]), "nodes": results}
+
+
+SPECS = [
+    ToolSpec(
+        name="create_nodes",
+        description=(
+            "Create nodes from templates (by template name or id), optionally named and "
+            "positioned; nodes without x/y are placed on free spots. Returns each node's "
+            "name, ports (for create_links) and console dialect. New nodes are stopped."
+        ),
+        args_model=CreateNodesArgs,
+        run=create_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="start_nodes",
+        description=(
+            "Start nodes (['*'] = all) and wait until each console shows its prompt, so "
+            "commands can run right after. Reports per node whether the console is ready."
+        ),
+        args_model=NodeNamesArgs,
+        run=start_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="stop_nodes",
+        description="Stop nodes (['*'] = all). A stopped VPCS loses unsaved settings.",
+        args_model=NodeNamesArgs,
+        run=stop_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="suspend_nodes",
+        description="Suspend (pause) nodes (['*'] = all); VPCS nodes cannot be suspended.",
+        args_model=NodeNamesArgs,
+        run=suspend_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="reload_nodes",
+        description=(
+            "Restart nodes (['*'] = all) and wait for each console's prompt. Unsaved "
+            "configuration is lost."
+        ),
+        args_model=NodeNamesArgs,
+        run=reload_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="rename_nodes",
+        description=(
+            "Rename nodes. GNS3 refuses to rename a started VPCS or router; such nodes "
+            "must be stopped first."
+        ),
+        args_model=RenameNodesArgs,
+        run=rename_nodes,
+        changes_lab=True,
+    ),
+]

@@ -1,0 +1,97 @@
+"""Reading the lab: `get_topology` and `list_templates`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..console import DialectError, resolve_dialect
+from ..console.dialects import NODE_TYPE_DIALECTS
+from ..gns3 import Node
+from ..gns3.topology import natural_key
+from .base import NoArguments, ToolContext, ToolSpec
+
+
+def node_dialect(node: Node) -> str | None:
+    """The console dialect of `node` (`vpcs`, `cisco_ios`, `linux`), None when unknown."""
+    if node.console_type != "telnet":
+        return None
+    try:
+        return resolve_dialect(node.node_type, tags=node.tags, properties=node.properties).name
+    except DialectError:
+        return None
+
+
+async def get_topology(ctx: ToolContext, args: NoArguments) -> dict[str, Any]:
+    """The project as compact text plus structured nodes and links."""
+    topology = await ctx.until_aborted(ctx.gns3.get_topology(ctx.project_id))
+    ctx.remember_nodes(topology.nodes)
+    nodes = [
+        {
+            "name": node.name,
+            "type": node.node_type,
+            "status": node.status,
+            "console": node.console_endpoint,
+            "dialect": node_dialect(node),
+            "ports": [port.short_name for port in node.ports],
+            "x": node.x,
+            "y": node.y,
+        }
+        for node in topology.sorted_nodes
+    ]
+    links: list[dict[str, Any]] = []
+    for connection in topology.connections:
+        link: dict[str, Any] = {
+            "a": connection.a.node_name,
+            "a_port": connection.a.port,
+            "b": connection.b.node_name,
+            "b_port": connection.b.port,
+        }
+        if connection.suspended:
+            link["suspended"] = True
+        links.append(link)
+    return {
+        "project": topology.project.name,
+        "text": topology.to_text(),
+        "nodes": nodes,
+        "links": links,
+    }
+
+
+async def list_templates(ctx: ToolContext, args: NoArguments) -> dict[str, Any]:
+    """The node templates, with the console dialect their nodes speak when known."""
+    templates = await ctx.until_aborted(ctx.gns3.list_templates())
+    return {
+        "templates": [
+            {
+                "name": template.name,
+                "template_id": template.template_id,
+                "type": template.template_type,
+                "category": template.category,
+                "dialect": NODE_TYPE_DIALECTS.get(template.template_type),
+            }
+            for template in sorted(templates, key=lambda t: natural_key(t.name))
+        ]
+    }
+
+
+SPECS = [
+    ToolSpec(
+        name="get_topology",
+        description=(
+            "Read the current lab: every node (name, type, status started/stopped, console, "
+            "console dialect, port names, position) and every link as 'NODE PORT <-> NODE "
+            "PORT'. Use it before acting on devices, and to check what exists."
+        ),
+        args_model=NoArguments,
+        run=get_topology,
+    ),
+    ToolSpec(
+        name="list_templates",
+        description=(
+            "List the node templates nodes can be created from (name, id, type, category, "
+            "console dialect), e.g. 'VPCS' and 'Ethernet switch'."
+        ),
+        args_model=NoArguments,
+        run=list_templates,
+    ),
+]
