@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-DEBIAN_PACKAGES := vpcs
+DEBIAN_PACKAGES := vpcs chromium
 PYTEST_ARGS ?=
 
 .PHONY: demo test lint system-deps install lab-provision lab-stop clean

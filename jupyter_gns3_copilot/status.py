@@ -40,6 +40,23 @@ class GNS3Status(BaseModel):
     error: str | None = None
 
 
+class ModelStatus(BaseModel):
+    """Whether a chat model is configured for the asking user, and which; never the key.
+
+    `missing` names the settings a chat still needs (e.g. "llm_model"), with `problems`
+    saying how to set them.
+    """
+
+    configured: bool
+    provider: str = ""
+    base_url: str
+    model: str
+    copilot_mode: str
+    api_key_set: bool
+    missing: list[str] = []
+    problems: list[str] = []
+
+
 class StatusReport(BaseModel):
     """What `copilot/status` returns."""
 
@@ -47,6 +64,8 @@ class StatusReport(BaseModel):
     python: str
     packages: dict[str, str | None]
     gns3: GNS3Status
+    model: ModelStatus | None = None
+    user: str | None = None
     data_dir: str
 
 
@@ -80,12 +99,20 @@ async def probe_gns3(client: GNS3Client) -> GNS3Status:
     return status
 
 
-async def collect_status(client: GNS3Client, *, data_dir: str) -> StatusReport:
-    """Build the full health report."""
+async def collect_status(
+    client: GNS3Client,
+    *,
+    data_dir: str,
+    model: ModelStatus | None = None,
+    user: str | None = None,
+) -> StatusReport:
+    """Build the full health report (`model` and `user`: the asking user's, if known)."""
     return StatusReport(
         version=__version__,
         python=platform.python_version(),
         packages=package_versions(),
         gns3=await probe_gns3(client),
+        model=model,
+        user=user,
         data_dir=data_dir,
     )

@@ -225,7 +225,7 @@ ERROR_CASES = [
             code="context_length_exceeded",
         ),
         "context_length",
-        ["too long for model 'qwen2.5:7b'", "llm_context_limit"],
+        ["too long for model 'qwen2.5:7b'", "c.GNS3Copilot.context_limit"],
         id="400-context",
     ),
     pytest.param(

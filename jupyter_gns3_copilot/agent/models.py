@@ -42,9 +42,9 @@ and the openai client refuses to start without one."""
 SETTING_HELP = {
     "base_url": "OPENAI_BASE_URL or c.GNS3Copilot.llm_base_url",
     "api_key": "OPENAI_API_KEY or c.GNS3Copilot.llm_api_key",
-    "model": "c.GNS3Copilot.llm_model",
+    "model": "GNS3_COPILOT_MODEL or c.GNS3Copilot.llm_model",
     "timeout": "c.GNS3Copilot.llm_timeout",
-    "context_limit": "c.GNS3Copilot.llm_context_limit",
+    "context_limit": "c.GNS3Copilot.context_limit or PUT copilot/llm-config",
 }
 """Where a user sets each model setting, named in error messages."""
 

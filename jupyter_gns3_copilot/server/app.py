@@ -1,21 +1,38 @@
-"""The `GNS3Copilot` extension app: configuration traits and handler registration.
+"""The `GNS3Copilot` extension app: configuration traits, handler registration, lifecycle.
 
 Every trait is settable as `c.GNS3Copilot.<trait>` in `jupyter_server_config.py`; where it
 makes sense the default comes from an environment variable (trait -> environment ->
 built-in default), which is how a JupyterHub operator configures a whole class.
+
+Loading the extension imports no core module: the GNS3 client, the model settings, the
+command policy, the skills library and the agent manager are created on first use (the
+agent manager, which imports LangGraph, when the first project is opened or chatted
+with), so `jupyter lab` starts as fast without the copilot as with it.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode, default
+from traitlets import Enum, Float, Int, List, TraitError, Unicode, default, validate
 
 from .handlers import default_handlers
+from .kernel_env import publish_server_to_kernels
+
+if TYPE_CHECKING:
+    from ..gns3 import GNS3Client
+    from ..llm_config import LLMAdminConfig, LLMConfigStore
+    from ..service import LabAccess, ProjectAgentManager
+    from .project_lookup import ProjectLookup
+    from .tool_runs import ToolRuns
+
+MODES = ("teaching_assistant", "lab_automation_assistant")
+"""The copilot modes (`tools.modes.MODE_TOOLS`), named here so loading imports no tools."""
 
 
 class GNS3Copilot(ExtensionApp):
@@ -25,20 +42,107 @@ class GNS3Copilot(ExtensionApp):
     # Not a launchable app with a page of its own: it only adds API routes.
     open_browser = False
 
+    # -- GNS3 ------------------------------------------------------------------------------
     gns3_url = Unicode(help="URL of the GNS3 v3 server (env GNS3_URL).").tag(config=True)
     gns3_username = Unicode(help="GNS3 user name (env GNS3_USER).").tag(config=True)
     gns3_password = Unicode(help="GNS3 password (env GNS3_PASSWORD); never logged.").tag(
         config=True
     )
     gns3_token = Unicode(
-        "", help="A GNS3 JWT to use instead of user name and password (env GNS3_TOKEN)."
+        help="A GNS3 JWT to use instead of user name and password (env GNS3_TOKEN)."
     ).tag(config=True)
     gns3_timeout = Float(
         15.0, help="Seconds to wait for one GNS3 API request before giving up."
     ).tag(config=True)
-    data_dir = Unicode(
-        help="Directory for chat databases, per project (env GNS3_COPILOT_DATA_DIR)."
+
+    # -- the model (administrator defaults; users may override within the limits) -----------
+    llm_provider = Unicode(
+        "", help="A label for the model provider shown to users (e.g. 'OpenAI', 'Ollama')."
     ).tag(config=True)
+    llm_base_url = Unicode(
+        help="Base URL of the OpenAI-compatible model endpoint (env OPENAI_BASE_URL)."
+    ).tag(config=True)
+    llm_api_key = Unicode(
+        help="API key for llm_base_url (env OPENAI_API_KEY); only ever sent to llm_base_url."
+    ).tag(config=True)
+    llm_model = Unicode(help="Chat model name (env GNS3_COPILOT_MODEL).").tag(config=True)
+    title_model = Unicode("", help="Model that names conversations (default: llm_model).").tag(
+        config=True
+    )
+    temperature = Float(
+        None,
+        allow_none=True,
+        min=0.0,
+        max=2.0,
+        help="Sampling temperature 0-2 (default: the endpoint's).",
+    ).tag(config=True)
+    context_limit = Int(
+        None,
+        allow_none=True,
+        min=1,
+        max=10_000,
+        help="Context window in thousands of tokens (default: by model family, else 32).",
+    ).tag(config=True)
+    context_strategy = Enum(
+        ["conservative", "balanced", "aggressive"],
+        "balanced",
+        help="How much of the context window a request may fill (seed 004).",
+    ).tag(config=True)
+    llm_timeout = Float(
+        60.0,
+        min=0.1,
+        help="Seconds to wait for the model's connection and each part of an answer.",
+    ).tag(config=True)
+    llm_max_retries = Int(
+        2, min=0, max=10, help="Retries of a model call on connection errors, 408, 409, 429, 5xx."
+    ).tag(config=True)
+
+    # -- modes and limits ----------------------------------------------------------------------
+    default_mode = Enum(
+        list(MODES), "teaching_assistant", help="Copilot mode for users who choose none."
+    ).tag(config=True)
+    allowed_modes = List(
+        Enum(list(MODES)),
+        default_value=list(MODES),
+        minlen=1,
+        help="Copilot modes users may choose (e.g. only teaching_assistant for a class).",
+    ).tag(config=True)
+    allowed_base_urls = List(
+        Unicode(),
+        default_value=[],
+        help="Model endpoints users may choose (empty: any). Add llm_base_url to keep it.",
+    ).tag(config=True)
+
+    # -- data, streaming, policy -----------------------------------------------------------
+    data_dir = Unicode(
+        help="Directory for chat databases and user settings (env GNS3_COPILOT_DATA_DIR)."
+    ).tag(config=True)
+    heartbeat_interval = Float(
+        15.0, help="Seconds of stream silence after which a heartbeat event is sent (0: none)."
+    ).tag(config=True)
+    on_disconnect = Enum(
+        ["abort", "finish"],
+        "abort",
+        help="When a chat's client disconnects: abort the turn, or finish it unseen.",
+    ).tag(config=True)
+    forbidden_commands_file = Unicode(
+        "", help="Forbidden-command list replacing the shipped one (re-read when it changes)."
+    ).tag(config=True)
+    skills_dir = Unicode(
+        "", help="Directory of extra device skills (topics override the shipped ones)."
+    ).tag(config=True)
+    owner_user_id = Unicode(
+        help="User id for requests authenticated by Jupyter's own token or password, which "
+        "name no user (default: the server's OS user name)."
+    ).tag(config=True)
+
+    @validate("llm_base_url", "allowed_base_urls")
+    def _http_urls(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        for url in [value] if isinstance(value, str) else value:
+            if not url.strip().startswith(("http://", "https://")):
+                raise TraitError(f"{proposal['trait'].name}: {url!r} must start with http(s)://")
+        return value
 
     @default("gns3_url")
     def _default_gns3_url(self) -> str:
@@ -56,23 +160,61 @@ class GNS3Copilot(ExtensionApp):
     def _default_gns3_token(self) -> str:
         return os.environ.get("GNS3_TOKEN", "")
 
+    @default("llm_base_url")
+    def _default_llm_base_url(self) -> str:
+        return os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+
+    @default("llm_api_key")
+    def _default_llm_api_key(self) -> str:
+        return os.environ.get("OPENAI_API_KEY", "")
+
+    @default("llm_model")
+    def _default_llm_model(self) -> str:
+        return os.environ.get("GNS3_COPILOT_MODEL", "")
+
     @default("data_dir")
     def _default_data_dir(self) -> str:
         return os.environ.get(
             "GNS3_COPILOT_DATA_DIR", str(Path(jupyter_data_dir()) / "jupyter_gns3_copilot")
         )
 
+    @default("owner_user_id")
+    def _default_owner_user_id(self) -> str:
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):
+            return "jupyter"
+
+    # -- wiring ----------------------------------------------------------------------------
+
     def initialize_settings(self) -> None:
         """Expose this app to the handlers as `settings["gns3_copilot"]`."""
         self.settings["gns3_copilot"] = self
-        self._gns3_client: Any = None
+        self._gns3_client: GNS3Client | None = None
+        self._lab: LabAccess | None = None
+        self._agents: ProjectAgentManager | None = None
+        self._llm_store: LLMConfigStore | None = None
+        self._llm_admin: LLMAdminConfig | None = None
+        self._tool_runs: ToolRuns | None = None
+        self._project_lookup: ProjectLookup | None = None
 
     def initialize_handlers(self) -> None:
         """Register the API routes (jupyter_server prefixes them with base_url)."""
         self.handlers.extend(default_handlers)
 
-    def gns3_client(self) -> Any:
-        """The shared GNS3 client of this server (created on first use, reused)."""
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Publish the server's URL and a token to kernels started from now on."""
+        published = publish_server_to_kernels(serverapp)
+        self.log.info(
+            "GNS3 Copilot: kernels will find this server at %s (%s)",
+            published.url,
+            ", ".join(sorted(published.variables)),
+        )
+
+    # -- components, created on first use --------------------------------------------------
+
+    def gns3_client(self) -> GNS3Client:
+        """The shared GNS3 client of this server."""
         if self._gns3_client is None:
             from ..gns3 import GNS3Client
 
@@ -85,8 +227,114 @@ class GNS3Copilot(ExtensionApp):
             )
         return self._gns3_client
 
+    def project_lookup(self) -> ProjectLookup:
+        """GNS3 project lookups, shared between concurrent requests."""
+        if self._project_lookup is None:
+            from .project_lookup import ProjectLookup
+
+            self._project_lookup = ProjectLookup(self.gns3_client().get_project)
+        return self._project_lookup
+
+    def lab(self) -> LabAccess:
+        """How tools reach the lab: the GNS3 client, the console pool, policy and skills."""
+        if self._lab is None:
+            from ..console import ConsolePool
+            from ..service import LabAccess
+            from ..tools import CommandPolicy, SkillsLibrary
+
+            self._lab = LabAccess(
+                gns3=self.gns3_client(),
+                consoles=ConsolePool(),
+                policy=CommandPolicy(self.forbidden_commands_file or None),
+                skills=SkillsLibrary([self.skills_dir] if self.skills_dir else []),
+            )
+        return self._lab
+
+    def llm_admin(self) -> LLMAdminConfig:
+        """The administrator's model settings and limits, from the traits."""
+        if self._llm_admin is None:
+            from pydantic import SecretStr
+
+            from ..llm_config import LLMAdminConfig
+
+            self._llm_admin = LLMAdminConfig(
+                provider=self.llm_provider,
+                base_url=self.llm_base_url,
+                api_key=SecretStr(self.llm_api_key),
+                model=self.llm_model,
+                title_model=self.title_model,
+                temperature=self.temperature,
+                context_limit=self.context_limit,
+                context_strategy=self.context_strategy,
+                timeout=self.llm_timeout,
+                max_retries=self.llm_max_retries,
+                default_mode=self.default_mode,
+                allowed_modes=tuple(self.allowed_modes),
+                allowed_base_urls=tuple(self.allowed_base_urls),
+            )
+        return self._llm_admin
+
+    def llm_store(self) -> LLMConfigStore:
+        """The users' model settings, encrypted under `data_dir`."""
+        if self._llm_store is None:
+            from ..llm_config import LLMConfigStore
+
+            self._llm_store = LLMConfigStore(self.data_dir)
+        return self._llm_store
+
+    def agents(self) -> ProjectAgentManager:
+        """The chat service of every project in use (imports LangGraph on first call)."""
+        if self._agents is None:
+            from ..llm_config import ModelNotConfigured, effective_config
+            from ..service import ProjectAgentManager
+
+            admin = self.llm_admin()
+            title_model = None
+            # The service takes one title model for every user. It is the admin's only when
+            # no user can leave the admin's endpoint: a user who chose their own endpoint
+            # must not have their first exchange sent to the admin's for a title.
+            if admin.title_model and admin.allowed_base_urls == (admin.base_url,):
+                try:
+                    title_model = effective_config(admin).title_model_settings()
+                except ModelNotConfigured:
+                    title_model = None
+            self._agents = ProjectAgentManager(
+                self.data_dir,
+                self.lab(),
+                title_model=title_model,
+                default_mode=admin.effective_default_mode,
+            )
+        return self._agents
+
+    def has_agents(self) -> bool:
+        """Whether the agent manager exists (without creating it)."""
+        return self._agents is not None
+
+    def project_has_data(self, project_id: str) -> bool:
+        """Whether the project has a chat database under `data_dir`."""
+        from ..store import database_path
+
+        return database_path(self.data_dir, project_id).exists()
+
+    def tool_runs(self) -> ToolRuns:
+        """The direct tool runs in progress (for abort)."""
+        if self._tool_runs is None:
+            from .tool_runs import ToolRuns
+
+            self._tool_runs = ToolRuns()
+        return self._tool_runs
+
     async def stop_extension(self) -> None:
-        """Close the GNS3 client's connections."""
+        """Abort running chats, close every project database, the consoles and GNS3."""
+        if self._tool_runs is not None:
+            self._tool_runs.abort_all()
+        if self._agents is not None:
+            await self._agents.close_all()
+            self._agents = None
+        if self._lab is not None:
+            await self._lab.consoles.aclose()
+            self._lab = None
         if self._gns3_client is not None:
             await self._gns3_client.aclose()
             self._gns3_client = None
+            self._project_lookup = None

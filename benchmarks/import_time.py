@@ -1,0 +1,113 @@
+"""What the copilot adds to a Jupyter server's start (goal: <= 150 ms), in fresh processes.
+
+Each repetition runs two fresh interpreters:
+
+- "package import": `import jupyter_gns3_copilot` alone (what `%load_ext` and extension
+  discovery pay first);
+- "extension load": in an initialized ServerApp without the copilot (JUPYTER_NO_CONFIG
+  keeps the installed auto-enable file out), the time jupyter_server spends adding,
+  linking and loading the extension: the package import, traits and config, handlers.
+
+The goal applies to the extension load (it includes the package import). Each run also
+reports heavy modules the load imported
+(LangChain, LangGraph, openai, tiktoken, pydantic, cryptography, httpx, telnetlib3): there
+should be none. Prints medians.
+
+Run: `.venv/bin/python benchmarks/import_time.py [--repeat 15]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+GOAL_MS = 150.0
+HEAVY = (
+    "langchain_core",
+    "langchain_openai",
+    "langgraph",
+    "openai",
+    "tiktoken",
+    "pydantic",
+    "cryptography",
+    "httpx",
+    "telnetlib3",
+)
+
+PACKAGE_IMPORT = """
+import json, sys, time
+start = time.perf_counter()
+import jupyter_gns3_copilot
+elapsed = time.perf_counter() - start
+print(json.dumps({"ms": elapsed * 1000, "heavy": [m for m in HEAVY if m in sys.modules]}))
+"""
+
+EXTENSION_LOAD = """
+import json, logging, sys, time
+from jupyter_server.serverapp import ServerApp
+
+app = ServerApp(jpserver_extensions={}, open_browser=False, log_level="ERROR")
+app.initialize(argv=[], new_httpserver=False)
+before = set(sys.modules)
+start = time.perf_counter()
+manager = app.extension_manager
+manager.add_extension("jupyter_gns3_copilot", enabled=True)
+manager.link_extension("jupyter_gns3_copilot")
+manager.load_extension("jupyter_gns3_copilot")
+elapsed = time.perf_counter() - start
+loaded = "jupyter_gns3_copilot.server.app" in sys.modules
+print(json.dumps({"ms": elapsed * 1000, "loaded": loaded,
+                  "heavy": [m for m in HEAVY if m in sys.modules and m not in before]}))
+"""
+
+
+def run(code: str, env: dict[str, str]) -> dict[str, object]:
+    prelude = f"HEAVY = {HEAVY!r}\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", prelude + code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as runtime:
+        env = {
+            **os.environ,
+            "JUPYTER_NO_CONFIG": "1",
+            "JUPYTER_RUNTIME_DIR": runtime,
+            "JUPYTER_PLATFORM_DIRS": "1",
+        }
+        imports, loads, heavy = [], [], set()
+        for _ in range(args.repeat):
+            imported = run(PACKAGE_IMPORT, env)
+            loaded = run(EXTENSION_LOAD, env)
+            assert loaded["loaded"], "the extension did not load"
+            imports.append(float(imported["ms"]))  # type: ignore[arg-type]
+            loads.append(float(loaded["ms"]))  # type: ignore[arg-type]
+            heavy.update(imported["heavy"])  # type: ignore[arg-type]
+            heavy.update(loaded["heavy"])  # type: ignore[arg-type]
+    package, extension = statistics.median(imports), statistics.median(loads)
+    print(f"package import (fresh interpreter)        median {package:7.1f} ms")
+    print(
+        f"extension load incl. import (add+link+load) median {extension:7.1f} ms"
+        f"   (goal <= {GOAL_MS:g} ms)"
+    )
+    print(f"heavy modules imported: {', '.join(sorted(heavy)) or 'none'}")
+    print(f"repetitions: {args.repeat}")
+
+
+if __name__ == "__main__":
+    main()

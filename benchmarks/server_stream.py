@@ -1,0 +1,217 @@
+"""What the Jupyter server adds to a chat stream: the HTTP SSE endpoint vs
+`AgentService.stream_chat` called directly vs a bare `ChatOpenAI.astream`, against the same
+scripted model server in the same run.
+
+The scripted model server (TEST DOUBLE of the OpenAI API, `python -m
+jupyter_gns3_copilot.testing.scripted_llm script.json`) and a Jupyter server with the
+copilot extension each run in their own process; a real local GNS3 lab holds the project
+(the endpoint checks that it is opened and the turn reads its topology). Each repetition
+times, in order, one bare `astream`, one `stream_chat` turn and one
+`POST {base_url}copilot/projects/{id}/chat/stream` read with an async httpx client (each
+turn a new session; their title call after the answer is not timed). Replies are CHUNKS
+content pieces with no delay. Medians over REPS repetitions after one warm-up of each:
+
+- content events per second, from sending the request to the last piece;
+- time to the first content piece.
+
+    .venv/bin/python benchmarks/server_stream.py [--reps 7] [--chunks 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
+
+from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.service import AgentService, LabAccess
+
+SERVER_START_TIMEOUT = 90.0
+MODEL = "scripted-model"
+
+
+def write_script(path: Path, runs: int, chunks: int) -> None:
+    """Per run: bare, stream_chat (+ its title), HTTP (+ its title)."""
+    long_reply = {"content": [f"w{i} " for i in range(chunks)]}
+    title = {"when": {"last_message": "^User: "}, "content": "Benchmark"}
+    replies = [long_reply, long_reply, title, long_reply, title] * runs
+    path.write_text(json.dumps({"description": "server stream", "replies": replies}))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    url: str
+    """The server's base URL (with its base_url)."""
+    token: str
+    log: Path
+
+
+@contextmanager
+def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[RunningServer]:
+    """A Jupyter server with the copilot in a child process (its files under `work`)."""
+    port, token = free_port(), secrets.token_hex(16)
+    root = work / "jupyter"
+    root.mkdir(parents=True)
+    data_dir = work / "data"
+    env = {
+        **os.environ,
+        "GNS3_URL": lab.url,
+        "GNS3_USER": lab.username,
+        "GNS3_PASSWORD": lab.password,
+        "OPENAI_BASE_URL": model_url,
+        "OPENAI_API_KEY": "sk-bench",
+        "GNS3_COPILOT_MODEL": MODEL,
+        "GNS3_COPILOT_DATA_DIR": str(data_dir),
+        "JUPYTER_CONFIG_DIR": str(root / "config"),
+        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.base_url=/bench/",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.jpserver_extensions=jupyter_gns3_copilot=True",
+        "--GNS3Copilot.llm_max_retries=0",
+        "--ServerApp.log_level=WARN",
+    ]
+    log = (root / "server.log").open("w")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/bench/"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"jupyter server exited; see {log.name}")
+            try:
+                reply = httpx.get(
+                    f"{url}copilot/status",
+                    headers={"Authorization": f"token {token}"},
+                    timeout=5,
+                    trust_env=False,
+                )
+                if reply.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyter server not ready in {SERVER_START_TIMEOUT:g} s")
+            time.sleep(0.2)
+        yield RunningServer(url, token, root / "server.log")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+
+async def sse_events(client: httpx.AsyncClient, url: str) -> AsyncIterator[dict[str, Any]]:
+    """The events of one chat turn through the HTTP endpoint."""
+    async with client.stream("POST", url, json={"message": PROMPT}) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                yield json.loads(line[len("data: ") :])
+
+
+async def measure(model_url: str, lab: LabServer, server_url: str, token: str, reps: int) -> None:
+    settings = ModelSettings(
+        base_url=model_url, api_key="sk-bench", model=MODEL, max_retries=0, timeout=120
+    )
+    async with (
+        GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3,
+        ConsolePool() as pool,
+        httpx.AsyncClient(
+            headers={"Authorization": f"token {token}"}, timeout=120, trust_env=False
+        ) as client,
+    ):
+        project = await gns3.create_project(f"bench-server-{uuid.uuid4().hex[:6]}")
+        data_dir = Path(tempfile.mkdtemp(prefix="bench-direct-"))
+        service = await AgentService.open(
+            project.project_id, data_dir=data_dir, lab=LabAccess(gns3, pool)
+        )
+        stream_url = f"{server_url}copilot/projects/{project.project_id}/chat/stream"
+        try:
+            runs: dict[str, list[Sample]] = {"bare astream": [], "stream_chat": [], "HTTP SSE": []}
+            for rep in range(reps + 1):
+                samples = {
+                    "bare astream": await bare(settings),
+                    "stream_chat": await chat(service, settings),
+                    "HTTP SSE": await timed(
+                        sse_events(client, stream_url), lambda e: e["type"] == "content"
+                    ),
+                }
+                if rep:  # the first repetition warms up imports, connections, tokenizers
+                    for label, sample in samples.items():
+                        runs[label].append(sample)
+        finally:
+            await service.close()
+            await gns3.delete_project(project.project_id)
+    print(f"\n{'':14} {'events/s':>10} {'first event ms':>15}  (medians of {reps} runs)")
+    medians = {}
+    for label, samples in runs.items():
+        rate = statistics.median(s.rate for s in samples)
+        first = statistics.median(s.first for s in samples)
+        medians[label] = (rate, first)
+        print(f"{label:14} {rate:10.0f} {first * 1000:15.1f}   ({samples[0].pieces} pieces)")
+    http, direct = medians["HTTP SSE"], medians["stream_chat"]
+    print(
+        f"HTTP SSE / stream_chat events/s = {http[0] / direct[0]:.2f}; "
+        f"the endpoint adds {(http[1] - direct[1]) * 1000:.1f} ms to the first event"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=7, help="timed runs of each (median)")
+    parser.add_argument("--chunks", type=int, default=2000, help="content pieces per reply")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-server-stream-"))
+    write_script(work / "script.json", args.reps + 1, args.chunks)
+    began = time.perf_counter()
+    with (
+        scripted_server(work / "script.json") as model_url,
+        LabServer(instance_dir=work / "lab") as lab,
+    ):
+        print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
+        with jupyter_server(lab, model_url, work) as server:
+            asyncio.run(measure(model_url, lab, server.url, server.token, args.reps))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,551 @@
+"""Per-user model settings: the administrator's defaults and limits, what each user chose,
+and the merge of both that a chat uses (seed 000 "User Isolation", "LLM Configuration
+Security").
+
+- `LLMAdminConfig`: what the server's configuration says (endpoint, key, model, sampling,
+  context window, default mode) and the limits users stay within (`allowed_modes`,
+  `allowed_base_urls`).
+- `UserLLMSettings`: what one user set; every field is optional (None: use the admin's).
+- `LLMConfigUpdate`: a change a user asks for (`PUT copilot/llm-config`): a field left out
+  stays as it is, a field set to null goes back to the admin's value; `api_key` is
+  write-only (an empty string removes it).
+- `LLMConfigStore`: the users' settings on disk, one file per user under
+  `<data_dir>/users/`, each encrypted as a whole with Fernet (AES-128-CBC + HMAC-SHA256)
+  under a key kept in `<data_dir>/llm-config.key` (created 0600, readable only by the
+  server's user). Nothing of a user's settings, the key least of all, is on disk in clear.
+- `effective_config(admin, user)`: the settings a chat runs with, where each value comes
+  from, what is missing, and `model_settings()` for the model factory.
+
+The admin's API key is only ever sent to the admin's endpoint: a user who points the
+copilot at another base URL must give their own key, otherwise it would travel to a server
+the user chose.
+
+Core module: no Jupyter imports; `cryptography` is imported when a store is first used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from .agent.models import DEFAULT_BASE_URL, ContextStrategy, ModelSettings, default_context_limit
+from .status import ModelStatus
+from .tools.modes import MODE_TOOLS, TEACHING
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
+
+log = logging.getLogger(__name__)
+
+KEY_FILE_NAME = "llm-config.key"
+USERS_DIR_NAME = "users"
+MAX_CONTEXT_LIMIT = 10_000
+"""Thousands of tokens: larger than any model's window, small enough to catch typos."""
+
+Source = Literal["user", "admin"]
+
+
+class LLMConfigError(ValueError):
+    """A setting a user may not choose. `field` names it, `rule` says what is allowed."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+class ModelNotConfigured(Exception):
+    """A chat needs a model setting nobody has set; `setting` names the first one missing."""
+
+    def __init__(self, message: str, *, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+def normalize_base_url(url: str) -> str:
+    """`url` without surrounding spaces and trailing slashes (how base URLs are compared)."""
+    return url.strip().rstrip("/")
+
+
+def _known_mode(value: str) -> str:
+    if value not in MODE_TOOLS:
+        raise ValueError(f"unknown copilot mode {value!r}; known modes: {', '.join(MODE_TOOLS)}")
+    return value
+
+
+class LLMAdminConfig(BaseModel):
+    """The administrator's model settings and the limits users stay within.
+
+    `allowed_base_urls` empty: users may use any endpoint. `api_key` is the admin's key,
+    only used with `base_url`. `title_model` empty: titles use the chat model.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str = ""
+    base_url: str = DEFAULT_BASE_URL
+    api_key: SecretStr = SecretStr("")
+    model: str = ""
+    title_model: str = ""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    context_limit: int | None = Field(default=None, gt=0, le=MAX_CONTEXT_LIMIT)
+    context_strategy: ContextStrategy = "balanced"
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    default_mode: str = TEACHING
+    allowed_modes: tuple[str, ...] = tuple(MODE_TOOLS)
+    allowed_base_urls: tuple[str, ...] = ()
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalized_url(cls, value: str) -> str:
+        return normalize_base_url(value) or DEFAULT_BASE_URL
+
+    @field_validator("allowed_base_urls")
+    @classmethod
+    def _normalized_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(normalize_base_url(url) for url in value if url.strip())
+
+    @field_validator("allowed_modes")
+    @classmethod
+    def _known_modes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("allowed_modes must name at least one mode")
+        return tuple(_known_mode(mode) for mode in value)
+
+    @field_validator("default_mode")
+    @classmethod
+    def _known_default_mode(cls, value: str) -> str:
+        return _known_mode(value)
+
+    def check_mode(self, mode: str, field: str = "copilot_mode") -> str:
+        """`mode` if the administrator allows it; LLMConfigError naming `field` otherwise."""
+        if mode not in self.allowed_modes:
+            raise LLMConfigError(
+                field,
+                f"must be one of the modes the administrator allows "
+                f"({', '.join(self.allowed_modes)}; c.GNS3Copilot.allowed_modes), got {mode!r}",
+            )
+        return mode
+
+    def check_base_url(self, url: str, field: str = "base_url") -> str:
+        """`url` normalised, if it is http(s) and allowed; LLMConfigError otherwise."""
+        url = normalize_base_url(url)
+        if not url.startswith(("http://", "https://")) or len(url) <= len("https://"):
+            raise LLMConfigError(field, f"must start with http:// or https://, got {url!r}")
+        if self.allowed_base_urls and url not in self.allowed_base_urls:
+            raise LLMConfigError(
+                field,
+                f"must be one of the endpoints the administrator allows "
+                f"({', '.join(self.allowed_base_urls)}; c.GNS3Copilot.allowed_base_urls)",
+            )
+        return url
+
+    @property
+    def effective_default_mode(self) -> str:
+        """`default_mode`, or the first allowed mode when the default is not allowed."""
+        return (
+            self.default_mode if self.default_mode in self.allowed_modes else self.allowed_modes[0]
+        )
+
+
+class UserLLMSettings(BaseModel):
+    """What one user chose; None everywhere means "the administrator's value"."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    context_limit: int | None = None
+    context_strategy: ContextStrategy | None = None
+    copilot_mode: str | None = None
+    api_key: SecretStr | None = None
+
+    def is_empty(self) -> bool:
+        """Whether the user chose nothing."""
+        return all(getattr(self, name) is None for name in type(self).model_fields)
+
+
+class LLMConfigUpdate(BaseModel):
+    """The body of `PUT copilot/llm-config` (every field optional, unknown fields refused).
+
+    Left out: unchanged. null: back to the administrator's value. `api_key` "" or null:
+    the user's key is removed.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str | None = Field(default=None, max_length=100)
+    base_url: str | None = Field(default=None, max_length=2000)
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    context_limit: int | None = Field(default=None, gt=0, le=MAX_CONTEXT_LIMIT)
+    context_strategy: ContextStrategy | None = None
+    copilot_mode: str | None = None
+    api_key: SecretStr | None = Field(default=None, max_length=4000)
+
+    def apply(self, current: UserLLMSettings, admin: LLMAdminConfig) -> UserLLMSettings:
+        """`current` changed as asked, checked against the administrator's limits."""
+        changes: dict[str, Any] = {}
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            if name == "base_url" and value is not None:
+                value = admin.check_base_url(value)
+            elif name == "copilot_mode" and value is not None:
+                admin.check_mode(value)
+            elif name == "api_key" and value is not None and not value.get_secret_value():
+                value = None
+            elif name in ("provider", "model") and isinstance(value, str):
+                value = value.strip() or None
+            changes[name] = value
+        return current.model_copy(update=changes)
+
+
+class MissingSetting(BaseModel):
+    """A setting a chat needs and nobody set."""
+
+    setting: str
+    message: str
+
+
+class LLMConfigView(BaseModel):
+    """What `GET copilot/llm-config` returns: the effective values, never the key.
+
+    `sources` says, per field, whether the user's or the administrator's value is in force;
+    `user_settings` lists the fields the user set; `ignored` the user's values the
+    administrator's limits no longer allow (the admin's values apply instead).
+    """
+
+    provider: str
+    base_url: str
+    model: str
+    title_model: str
+    temperature: float | None
+    context_limit: int
+    context_strategy: str
+    copilot_mode: str
+    api_key_set: bool
+    api_key_source: Source | None
+    sources: dict[str, Source]
+    user_settings: list[str]
+    ignored: list[str]
+    configured: bool
+    missing: list[MissingSetting]
+    allowed_modes: list[str]
+    allowed_base_urls: list[str]
+
+
+class EffectiveLLMConfig(BaseModel):
+    """The model settings a chat of one user runs with (admin defaults + user choices)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    base_url: str
+    model: str
+    title_model: str
+    temperature: float | None
+    context_limit: int | None
+    context_strategy: ContextStrategy
+    copilot_mode: str
+    api_key: SecretStr
+    api_key_source: Source | None
+    timeout: float
+    max_retries: int
+    sources: dict[str, Source]
+    user_settings: tuple[str, ...]
+    ignored: tuple[str, ...]
+    missing: tuple[MissingSetting, ...]
+    allowed_modes: tuple[str, ...]
+    allowed_base_urls: tuple[str, ...]
+
+    @property
+    def configured(self) -> bool:
+        """Whether a chat can start (nothing is missing)."""
+        return not self.missing
+
+    def model_settings(self, model: str | None = None) -> ModelSettings:
+        """`ModelSettings` for the chat model (or `model` on the same endpoint).
+
+        Raises `ModelNotConfigured` naming the first missing setting.
+        """
+        if self.missing:
+            first = self.missing[0]
+            raise ModelNotConfigured(first.message, setting=first.setting)
+        return ModelSettings(
+            base_url=self.base_url,
+            api_key=self.api_key,
+            model=model or self.model,
+            temperature=self.temperature,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            context_limit=self.context_limit,
+            context_strategy=self.context_strategy,
+        )
+
+    def title_model_settings(self) -> ModelSettings | None:
+        """Settings for the title model, or None when titles use the chat model."""
+        if not self.title_model or self.title_model == self.model:
+            return None
+        return self.model_settings(self.title_model).model_copy(update={"temperature": None})
+
+    def status(self) -> ModelStatus:
+        """The model part of the health report (no key)."""
+        return ModelStatus(
+            configured=self.configured,
+            provider=self.provider,
+            base_url=self.base_url,
+            model=self.model,
+            copilot_mode=self.copilot_mode,
+            api_key_set=self.api_key_source is not None,
+            missing=[item.setting for item in self.missing],
+            problems=[item.message for item in self.missing],
+        )
+
+    def view(self) -> LLMConfigView:
+        """The public view (no key)."""
+        return LLMConfigView(
+            provider=self.provider,
+            base_url=self.base_url,
+            model=self.model,
+            title_model=self.title_model,
+            temperature=self.temperature,
+            context_limit=self.context_limit or default_context_limit(self.model),
+            context_strategy=self.context_strategy,
+            copilot_mode=self.copilot_mode,
+            api_key_set=self.api_key_source is not None,
+            api_key_source=self.api_key_source,
+            sources=self.sources,
+            user_settings=list(self.user_settings),
+            ignored=list(self.ignored),
+            configured=self.configured,
+            missing=list(self.missing),
+            allowed_modes=list(self.allowed_modes),
+            allowed_base_urls=list(self.allowed_base_urls),
+        )
+
+
+_PLAIN_FIELDS = ("provider", "model", "temperature", "context_limit", "context_strategy")
+
+
+def effective_config(
+    admin: LLMAdminConfig, user: UserLLMSettings | None = None
+) -> EffectiveLLMConfig:
+    """Merge `user`'s choices over `admin`'s defaults, within the admin's limits.
+
+    A user value the limits no longer allow (a mode or base URL the admin removed since) is
+    ignored and listed in `ignored`. The admin's key applies only to the admin's base URL;
+    the admin's title model only there too.
+    """
+    user = user or UserLLMSettings()
+    sources: dict[str, Source] = {}
+    ignored: list[str] = []
+    values: dict[str, Any] = {}
+    for name in _PLAIN_FIELDS:
+        mine = getattr(user, name)
+        values[name] = mine if mine is not None else getattr(admin, name)
+        sources[name] = "user" if mine is not None else "admin"
+
+    base_url, sources["base_url"] = admin.base_url, "admin"
+    if user.base_url is not None:
+        try:
+            base_url, sources["base_url"] = admin.check_base_url(user.base_url), "user"
+        except LLMConfigError:
+            ignored.append("base_url")
+    mode, sources["copilot_mode"] = admin.effective_default_mode, "admin"
+    if user.copilot_mode is not None:
+        if user.copilot_mode in admin.allowed_modes:
+            mode, sources["copilot_mode"] = user.copilot_mode, "user"
+        else:
+            ignored.append("copilot_mode")
+
+    on_admin_endpoint = base_url == admin.base_url
+    api_key, key_source = SecretStr(""), None
+    if user.api_key is not None and user.api_key.get_secret_value():
+        api_key, key_source = user.api_key, "user"
+    elif on_admin_endpoint and admin.api_key.get_secret_value():
+        api_key, key_source = admin.api_key, "admin"
+    if key_source:
+        sources["api_key"] = key_source
+
+    model = values["model"]
+    title_model = admin.title_model if on_admin_endpoint and admin.title_model else model
+    missing: list[MissingSetting] = []
+    if not model:
+        missing.append(
+            MissingSetting(
+                setting="llm_model",
+                message=(
+                    "No model is configured: the administrator sets one with "
+                    "c.GNS3Copilot.llm_model or the GNS3_COPILOT_MODEL environment variable, "
+                    'or set your own with PUT copilot/llm-config {"model": "..."}.'
+                ),
+            )
+        )
+    if key_source is None and base_url == normalize_base_url(DEFAULT_BASE_URL):
+        missing.append(
+            MissingSetting(
+                setting="llm_api_key",
+                message=(
+                    f"No API key is configured for {base_url}: the administrator sets one with "
+                    "c.GNS3Copilot.llm_api_key or the OPENAI_API_KEY environment variable, or "
+                    'set your own with PUT copilot/llm-config {"api_key": "..."}.'
+                ),
+            )
+        )
+    return EffectiveLLMConfig(
+        provider=values["provider"],
+        base_url=base_url,
+        model=model,
+        title_model=title_model,
+        temperature=values["temperature"],
+        context_limit=values["context_limit"],
+        context_strategy=values["context_strategy"],
+        copilot_mode=mode,
+        api_key=api_key,
+        api_key_source=key_source,
+        timeout=admin.timeout,
+        max_retries=admin.max_retries,
+        sources=sources,
+        user_settings=tuple(
+            name for name in UserLLMSettings.model_fields if getattr(user, name) is not None
+        ),
+        ignored=tuple(ignored),
+        missing=tuple(missing),
+        allowed_modes=admin.allowed_modes,
+        allowed_base_urls=admin.allowed_base_urls,
+    )
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically, readable and writable by this user only."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+class LLMConfigStore:
+    """The users' model settings under `data_dir`, encrypted at rest (see module docstring).
+
+    Files are named after a hash of the user id, so any user name is a safe file name.
+    Settings are cached in memory after the first read; `put`/`delete` update both. A file
+    that cannot be decrypted (the key file was replaced) is logged and treated as empty:
+    the user sets their settings again. Safe to share between threads.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self.users_dir = self.data_dir / USERS_DIR_NAME
+        self.key_file = self.data_dir / KEY_FILE_NAME
+        self._lock = threading.Lock()
+        self._fernet: Fernet | None = None
+        self._cache: dict[str, UserLLMSettings] = {}
+
+    def _cipher(self) -> Fernet:
+        if self._fernet is None:
+            from cryptography.fernet import Fernet
+
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                fd = os.open(self.key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                key = self.key_file.read_bytes().strip()
+            else:
+                key = Fernet.generate_key()
+                with os.fdopen(fd, "wb") as file:
+                    file.write(key)
+            self._fernet = Fernet(key)
+        return self._fernet
+
+    def path_for(self, user_id: str) -> Path:
+        """The file holding `user_id`'s settings."""
+        digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
+        return self.users_dir / f"{digest}.llm-config"
+
+    def get(self, user_id: str) -> UserLLMSettings:
+        """`user_id`'s settings (empty settings when they set nothing)."""
+        with self._lock:
+            cached = self._cache.get(user_id)
+            if cached is not None:
+                return cached
+            settings = self._read(user_id)
+            self._cache[user_id] = settings
+            return settings
+
+    def put(self, user_id: str, settings: UserLLMSettings) -> None:
+        """Store `user_id`'s settings (an empty settings object deletes the file)."""
+        with self._lock:
+            path = self.path_for(user_id)
+            if settings.is_empty():
+                path.unlink(missing_ok=True)
+            else:
+                record = settings.model_dump(exclude_none=True)
+                if settings.api_key is not None:
+                    record["api_key"] = settings.api_key.get_secret_value()
+                record["user_id"] = user_id
+                token = self._cipher().encrypt(json.dumps(record).encode("utf-8"))
+                self.users_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _write_private(path, token)
+            self._cache[user_id] = settings
+
+    def delete(self, user_id: str) -> None:
+        """Forget `user_id`'s settings."""
+        self.put(user_id, UserLLMSettings())
+
+    def _read(self, user_id: str) -> UserLLMSettings:
+        path = self.path_for(user_id)
+        try:
+            token = path.read_bytes()
+        except FileNotFoundError:
+            return UserLLMSettings()
+        from cryptography.fernet import InvalidToken
+
+        try:
+            record = json.loads(self._cipher().decrypt(token))
+        except (InvalidToken, ValueError):
+            log.warning(
+                "The model settings in %s cannot be decrypted with %s (was the key file "
+                "replaced?); the user's settings are ignored until they are set again.",
+                path,
+                self.key_file,
+            )
+            return UserLLMSettings()
+        if record.pop("user_id", None) != user_id:
+            log.warning("%s belongs to another user id; ignored.", path)
+            return UserLLMSettings()
+        try:
+            return UserLLMSettings.model_validate(record)
+        except ValidationError as exc:
+            log.warning(
+                "Ignoring unreadable model settings in %s: %d problems", path, len(exc.errors())
+            )
+            return UserLLMSettings()
+
+
+__all__ = [
+    "LLMAdminConfig",
+    "LLMConfigError",
+    "LLMConfigStore",
+    "LLMConfigUpdate",
+    "LLMConfigView",
+    "ModelNotConfigured",
+    "UserLLMSettings",
+    "effective_config",
+]

@@ -1,0 +1,190 @@
+"""Every failure of a request as an HTTP status and a JSON body (never an HTML traceback).
+
+The body is `{"error": {"message": str, "type": str, ...}}` with, where they apply,
+`field` and `rule` (bad input: which field, which rule it broke; `errors` lists them all),
+`setting` (the configuration to fix) and `url` (the GNS3 URL that failed).
+
+| cause | status |
+| --- | --- |
+| bad input (body, query, path) | 400 |
+| a session, project or tool that does not exist (or is another user's) | 404 |
+| `user_id` of another user | 403 |
+| project not opened, session still streaming, model not configured, GNS3 refused | 409 |
+| GNS3 unreachable, timing out, refusing our credentials, failing | 502 |
+| anything else | 500 (the traceback goes to the server log only) |
+
+Core errors are recognised by class, imported here only when an error is mapped, so the
+extension loads without them.
+"""
+
+from __future__ import annotations
+
+import json
+from http import HTTPStatus
+from typing import Any
+
+
+class ApiError(Exception):
+    """An error answer the handlers raise on purpose."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str,
+        field: str | None = None,
+        rule: str | None = None,
+        setting: str | None = None,
+        url: str | None = None,
+        errors: list[dict[str, str]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.details = {
+            "field": field,
+            "rule": rule,
+            "setting": setting,
+            "url": url,
+            "errors": errors,
+        }
+
+    @property
+    def expected(self) -> bool:
+        """Whether this is an answer, not a bug (4xx and 502: no traceback in the log)."""
+        return self.status < 500 or self.status == HTTPStatus.BAD_GATEWAY
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body."""
+        error: dict[str, Any] = {"message": self.message, "type": self.type}
+        error.update({key: value for key, value in self.details.items() if value is not None})
+        return {"error": error}
+
+
+def bad_input(field: str, rule: str, *, type: str = "ValidationError") -> ApiError:
+    """400 for one field breaking one rule."""
+    return ApiError(400, f"{field}: {rule}", type=type, field=field, rule=rule)
+
+
+def not_found(message: str, *, type: str = "NotFound") -> ApiError:
+    """404."""
+    return ApiError(404, message, type=type)
+
+
+def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
+    """400 for a pydantic ValidationError: the first problem in `field`/`rule`, all in
+    `errors`. `prefix` is prepended to locations (e.g. ("arguments",))."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        location = ".".join(str(part) for part in (*prefix, *error["loc"])) or "body"
+        problems.append({"field": location, "rule": error["msg"]})
+    if not problems:
+        return bad_input("body", "invalid")
+    first = problems[0]
+    message = "; ".join(f"{p['field']}: {p['rule']}" for p in problems)
+    return ApiError(
+        400,
+        f"Invalid request: {message}",
+        type="ValidationError",
+        field=first["field"],
+        rule=first["rule"],
+        errors=problems,
+    )
+
+
+def parse_body(raw: bytes, model: type[Any]) -> Any:
+    """The request body validated as `model` (an empty body is `{}`); 400 otherwise."""
+    from pydantic import ValidationError
+
+    text = raw.decode("utf-8", errors="replace").strip() if raw else ""
+    try:
+        data = json.loads(text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise bad_input(
+            "body", f"must be a JSON object ({exc.msg} at character {exc.pos})"
+        ) from None
+    if not isinstance(data, dict):
+        raise bad_input("body", f"must be a JSON object, not {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from exc
+
+
+def _gns3_error(exc: Exception) -> ApiError | None:
+    from ..gns3 import (
+        GNS3AuthError,
+        GNS3Conflict,
+        GNS3Error,
+        GNS3NotFound,
+        GNS3Timeout,
+        GNS3Unreachable,
+    )
+
+    if not isinstance(exc, GNS3Error):
+        return None
+    name = type(exc).__name__
+    if isinstance(exc, GNS3Unreachable):
+        return ApiError(502, str(exc), type=name, setting="gns3_url", url=exc.url)
+    if isinstance(exc, GNS3Timeout):
+        return ApiError(
+            502,
+            f"{exc} Check that GNS3 is healthy, or raise c.GNS3Copilot.gns3_timeout.",
+            type=name,
+            setting="gns3_timeout",
+            url=exc.url,
+        )
+    if isinstance(exc, GNS3AuthError):
+        setting = "gns3_token" if "token" in str(exc) else "gns3_password"
+        return ApiError(502, str(exc), type=name, setting=setting, url=exc.url)
+    if isinstance(exc, GNS3NotFound):
+        return ApiError(404, str(exc), type=name)
+    if isinstance(exc, GNS3Conflict):
+        return ApiError(409, str(exc), type=name)
+    return ApiError(502, str(exc), type=name, url=exc.url)
+
+
+def to_api_error(exc: BaseException) -> ApiError:
+    """The answer for `exc` (see the module docstring)."""
+    import tornado.web
+
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, tornado.web.HTTPError):
+        message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
+        status = exc.status_code
+        return ApiError(
+            status, message or exc.reason or HTTPStatus(status).phrase, type="HTTPError"
+        )
+    if not isinstance(exc, Exception):
+        return ApiError(500, "The request was interrupted.", type=type(exc).__name__)
+    gns3 = _gns3_error(exc)
+    if gns3 is not None:
+        return gns3
+
+    from pydantic import ValidationError
+
+    from ..agent.abort import SessionBusy
+    from ..llm_config import LLMConfigError, ModelNotConfigured
+    from ..store import InvalidProjectId, InvalidTitle
+
+    name = type(exc).__name__
+    if isinstance(exc, ValidationError):
+        return validation_error(exc)
+    if isinstance(exc, LLMConfigError):
+        return bad_input(exc.field, exc.rule)
+    if isinstance(exc, InvalidProjectId):
+        return ApiError(400, str(exc), type=name, field="project_id", rule="a GNS3 project UUID")
+    if isinstance(exc, InvalidTitle):
+        return ApiError(400, str(exc), type=name, field="title", rule="1-255 characters")
+    if isinstance(exc, ModelNotConfigured):
+        return ApiError(409, str(exc), type=name, setting=exc.setting)
+    if isinstance(exc, SessionBusy):
+        return ApiError(409, str(exc), type=name)
+    return ApiError(
+        500,
+        f"Internal error ({name}) in the copilot extension; the server log has the details.",
+        type=name,
+    )

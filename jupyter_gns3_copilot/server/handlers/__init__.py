@@ -1,0 +1,53 @@
+"""HTTP handlers of the copilot API: the only code that knows tornado.
+
+`default_handlers` is the route table; jupyter_server prefixes every route with the
+server's base_url (`url_path_join`). Every verb is `@tornado.web.authenticated` and
+`@authorized` on the auth resource "copilot" (read for GET, write for the others).
+"""
+
+from __future__ import annotations
+
+import tornado.web
+
+from .chat import (
+    AbortHandler,
+    ChatStreamHandler,
+    HistoryHandler,
+    PinHandler,
+    SessionHandler,
+    SessionsHandler,
+)
+from .projects import (
+    ProjectCloseHandler,
+    ProjectHandler,
+    ProjectOpenHandler,
+    ProjectsHandler,
+    TopologyHandler,
+)
+from .settings import LLMConfigHandler, ReloadSkillsHandler
+from .status import StatusHandler
+from .tools import ToolRunHandler, ToolsHandler
+
+_PROJECT = r"/copilot/projects/(?P<project_id>[^/]+)"
+_SESSION = _PROJECT + r"/chat/sessions/(?P<session_id>[^/]+)"
+
+default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
+    ("/copilot/status", StatusHandler),
+    ("/copilot/llm-config", LLMConfigHandler),
+    ("/copilot/reload/skills", ReloadSkillsHandler),
+    ("/copilot/tools", ToolsHandler),
+    ("/copilot/projects", ProjectsHandler),
+    (_PROJECT, ProjectHandler),
+    (_PROJECT + "/open", ProjectOpenHandler),
+    (_PROJECT + "/close", ProjectCloseHandler),
+    (_PROJECT + "/topology", TopologyHandler),
+    (_PROJECT + r"/tools/(?P<tool_name>[^/]+)", ToolRunHandler),
+    (_PROJECT + "/chat/stream", ChatStreamHandler),
+    (_PROJECT + "/chat/sessions", SessionsHandler),
+    (_SESSION, SessionHandler),
+    (_SESSION + "/history", HistoryHandler),
+    (_SESSION + "/abort", AbortHandler),
+    (_SESSION + "/pin", PinHandler),
+]
+
+__all__ = ["default_handlers"]

@@ -1,0 +1,280 @@
+"""The base handlers: JSON errors, the caller's identity, projects, and event streams.
+
+Every handler answers JSON or SSE; every error, expected or not, becomes the JSON body of
+`server.errors` with a 4xx/5xx status, never an HTML traceback. Expected errors (4xx, GNS3
+failures) are logged in one line; only bugs get a traceback, in the server log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado.iostream import StreamClosedError
+
+from ..errors import ApiError, bad_input, parse_body, to_api_error
+from ..identity import user_id_for
+from ..turn_result import TurnResult
+
+if TYPE_CHECKING:
+    from ...gns3 import Project
+    from ...service import AgentService
+    from ..app import GNS3Copilot
+
+AUTH_RESOURCE = "copilot"
+DISCONNECT_DRAIN_TIMEOUT = 30.0
+"""Seconds an aborted turn may take to wind down after its client left."""
+MAX_LIST_LIMIT = 1000
+
+
+class CopilotHandler(APIHandler):
+    """Base handler: JSON bodies and errors, the app, the user id, project checks."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @property
+    def copilot(self) -> GNS3Copilot:
+        return self.settings["gns3_copilot"]
+
+    @property
+    def user_id(self) -> str:
+        """The caller's user id (see `server.identity`)."""
+        return user_id_for(self.current_user, self.identity_provider, self.copilot.owner_user_id)
+
+    def api_url(self, *parts: str) -> str:
+        """The path of a copilot route under this server's base_url."""
+        return url_path_join(self.base_url, "copilot", *parts)
+
+    # -- input and output ------------------------------------------------------------------
+
+    def body_as(self, model: type[Any]) -> Any:
+        """The JSON body validated as `model`; 400 naming the field and rule otherwise."""
+        return parse_body(self.request.body, model)
+
+    def query_int(
+        self, name: str, default: int, *, low: int = 1, high: int = MAX_LIST_LIMIT
+    ) -> int:
+        """An integer query argument within `low`..`high`; 400 otherwise."""
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise bad_input(name, f"must be an integer, got {raw!r}") from None
+        if not low <= value <= high:
+            raise bad_input(name, f"must be between {low} and {high}, got {value}")
+        return value
+
+    def write_json(self, data: Any, status: int = 200) -> None:
+        """Finish with `data` (a pydantic model, or JSON-compatible data)."""
+        self.set_status(status)
+        if hasattr(data, "model_dump_json"):
+            self.finish(data.model_dump_json())
+        else:
+            self.finish(json.dumps(data, ensure_ascii=False, default=str))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Answer every error as JSON (see `server.errors`)."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        error = (
+            to_api_error(exc)
+            if exc is not None
+            else ApiError(status_code, self._reason or "Error", type="Error")
+        )
+        self.set_status(error.status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(error.body(), ensure_ascii=False))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """Expected errors in one line; bugs with their traceback."""
+        if value is None:
+            return super().log_exception(typ, value, tb)
+        error = to_api_error(value)
+        if error.expected:
+            self.log.warning(
+                "%d %s %s: %s", error.status, self.request.method, self.request.path, error.message
+            )
+        else:
+            super().log_exception(typ, value, tb)
+
+    # -- projects ----------------------------------------------------------------------------
+
+    def project_id_from(self, raw: str) -> str:
+        """The path's project id in canonical form; 400 unless it is a UUID."""
+        from ...store import validate_project_id
+
+        return validate_project_id(raw)
+
+    async def opened_project(self, project_id: str) -> Project:
+        """The project, which GNS3 must have opened: 404 if GNS3 does not know it (its agent
+        is dropped), 409 saying how to open it if it is closed, 502 if GNS3 fails."""
+        from ...gns3 import GNS3NotFound
+
+        try:
+            project = await self.copilot.project_lookup()(project_id)
+        except GNS3NotFound:
+            if self.copilot.has_agents():
+                await self.copilot.agents().remove_agent(project_id)
+            raise
+        if project.status != "opened":
+            raise ApiError(
+                409,
+                f"GNS3 project {project.name!r} ({project_id}) is {project.status or 'not opened'}"
+                f": open it first (POST {self.api_url('projects', project_id, 'open')}, "
+                f"`%copilot use {project.name}` in a notebook, or in the GNS3 GUI).",
+                type="ProjectNotOpened",
+            )
+        return project
+
+    async def project_agent(self, project_id: str, *, create: bool) -> AgentService | None:
+        """The project's chat service. With `create` False, None when the project has no
+        chat data yet (so reading an unknown project's sessions creates nothing)."""
+        if not create and not self.copilot.project_has_data(project_id):
+            return None
+        return await self.copilot.agents().get_agent(project_id)
+
+
+class EventStreamHandler(CopilotHandler):
+    """A handler that answers with SSE (or, for `stream: false`, one JSON summary).
+
+    The client going away is noticed at once (`on_connection_close`): with
+    `on_disconnect = "abort"` the running turn is asked to stop and given
+    `DISCONNECT_DRAIN_TIMEOUT` to wind down (then it is cancelled); with "finish" it runs
+    to its end unseen. Either way the event generator is read to its end or closed, so
+    the service saves its statistics and leaves no tool call without a result.
+    """
+
+    def initialize(self, **kwargs: Any) -> None:
+        super().initialize(**kwargs)
+        self._client_gone = asyncio.Event()
+
+    def on_connection_close(self) -> None:
+        self._client_gone.set()
+        super().on_connection_close()
+
+    @property
+    def client_gone(self) -> bool:
+        return self._client_gone.is_set()
+
+    def start_event_stream(self) -> None:
+        """Send the SSE headers."""
+        self.set_status(200)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+
+    async def relay(
+        self,
+        events: AsyncIterator[dict[str, Any]],
+        *,
+        session_id: str,
+        stream: bool,
+        abort: Callable[[], object],
+    ) -> TurnResult:
+        """Send `events` as SSE (`stream`) or collect them into one JSON body; finish the
+        response. Returns the collected result (empty when streaming).
+
+        A stream opens with a `heartbeat` event at once: the client has the session id
+        before the model answers (to abort early), and proxies see the answer begin.
+        """
+        from ...events import HeartbeatEvent
+
+        result = TurnResult()
+        writer = _EventWriter(self) if stream else None
+        if writer is not None:
+            self.start_event_stream()
+            writer.send(HeartbeatEvent(session_id=session_id).model_dump())
+
+        async def pump() -> None:
+            async with aclosing(events) as source:
+                async for event in source:
+                    if writer is not None:
+                        writer.send(event)
+                    else:
+                        result.add(event)
+            if writer is not None:
+                await writer.close()
+
+        pumping = asyncio.ensure_future(pump())
+        gone = asyncio.ensure_future(self._client_gone.wait())
+        try:
+            await asyncio.wait({pumping, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not pumping.done():
+                self.log.info(
+                    "Copilot: the client of %s left; %s the turn",
+                    session_id,
+                    "aborting" if self.copilot.on_disconnect == "abort" else "finishing",
+                )
+                if self.copilot.on_disconnect == "abort":
+                    abort()
+                    await asyncio.wait({pumping}, timeout=DISCONNECT_DRAIN_TIMEOUT)
+                    pumping.cancel()
+                await asyncio.gather(pumping, return_exceptions=True)
+            else:
+                pumping.result()
+        finally:
+            gone.cancel()
+            pumping.cancel()
+            if writer is not None:
+                writer.cancel()
+        if not self.client_gone:
+            if stream:
+                self.finish()
+            else:
+                self.write_json(result.body())
+        return result
+
+
+class _EventWriter:
+    """Writes a handler's events as SSE messages, in order, as fast as the client reads.
+
+    `send` never waits: the message is queued and a writer task writes and flushes it.
+    Messages queued while a flush is in progress go out together with the next flush, so
+    a fast stream costs one flush per batch rather than per event, and a slow one adds no
+    delay. A closed connection marks the handler's client gone.
+    """
+
+    def __init__(self, handler: EventStreamHandler) -> None:
+        self._handler = handler
+        self._pending: list[str] = []
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.ensure_future(self._run())
+
+    def send(self, event: dict[str, Any]) -> None:
+        from ...events import sse_message
+
+        if not self._handler.client_gone:
+            self._pending.append(sse_message(event))
+            self._wake.set()
+
+    async def close(self) -> None:
+        """Wait until every queued message is written (or the client left)."""
+        self._closing = True
+        self._wake.set()
+        await asyncio.shield(self._task)
+
+    def cancel(self) -> None:
+        self._task.cancel()
+
+    async def _run(self) -> None:
+        handler = self._handler
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._pending:
+                chunk, self._pending = "".join(self._pending), []
+                try:
+                    handler.write(chunk)
+                    await handler.flush()
+                except StreamClosedError:
+                    handler._client_gone.set()
+                    return
+            if self._closing and not self._pending:
+                return

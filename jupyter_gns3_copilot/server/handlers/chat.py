@@ -1,0 +1,209 @@
+"""The chat routes of seed 000 "API Endpoints", under `{base_url}copilot/projects/{id}/chat/`.
+
+Every route acts on the caller's sessions only: a session of another user is 404, as one
+that does not exist. The stream needs the project opened in GNS3 (409 otherwise); the
+session routes read the copilot's own data and work while the project is closed or GNS3
+is down (so a history stays readable).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+
+from ..errors import ApiError, not_found
+from .base import CopilotHandler, EventStreamHandler
+
+if TYPE_CHECKING:
+    from ...service import AgentService
+
+DEFAULT_LIST_LIMIT = 100
+
+
+def _session_not_found(session_id: str) -> ApiError:
+    return not_found(
+        f"Chat session {session_id!r} not found in this project.", type="SessionNotFound"
+    )
+
+
+class ChatStreamHandler(EventStreamHandler):
+    """`POST .../chat/stream`: one turn of the copilot.
+
+    Body: `ChatRequest` (`server.schemas`). Answers SSE events (`events.py`: content,
+    tool_call, tool_start, progress, tool_end, error, abort, heartbeat, done; each with
+    `session_id`; the stream opens with a heartbeat at once), or with `"stream": false`
+    one JSON summary (`server.turn_result`).
+    Refused before streaming: 400 bad input (field and rule named), 404 a session of
+    another user, 409 the project is not opened / the session is still answering / no
+    model is configured (`error.setting` names what to set), 502 GNS3 unreachable.
+    """
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        from ...llm_config import effective_config
+        from ..schemas import ChatRequest
+
+        app = self.copilot
+        user_id = self.user_id
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(ChatRequest)
+        config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
+        mode = config.copilot_mode
+        if request.copilot_mode is not None:
+            mode = app.llm_admin().check_mode(request.copilot_mode)
+        llm = config.model_settings()
+        await self.opened_project(project_id)
+        agent = await self.project_agent(project_id, create=True)
+        assert agent is not None
+        if request.session_id is not None:
+            owner = await agent.store.sessions.get_session_by_thread(request.session_id)
+            if owner is not None and owner.user_id != user_id:
+                raise _session_not_found(request.session_id)
+            if agent.turns.is_running(request.session_id):
+                raise ApiError(
+                    409,
+                    f"Session {request.session_id} is still answering a message: wait for "
+                    "it to finish, or abort it, before sending another.",
+                    type="SessionBusy",
+                )
+        session_id = request.session_id or str(uuid.uuid4())
+        events = agent.stream_chat(
+            request.message,
+            session_id=session_id,
+            user_id=user_id,
+            llm=llm,
+            mode=mode,
+            temperature=request.temperature,
+            max_iterations=request.max_iterations,
+            max_tool_calls=request.max_tool_calls,
+            heartbeat_interval=app.heartbeat_interval or None,
+        )
+        await self.relay(
+            events,
+            session_id=session_id,
+            stream=request.stream,
+            abort=lambda: agent.turns.request_abort(session_id),
+        )
+
+
+class SessionsHandler(CopilotHandler):
+    """`GET .../chat/sessions?limit=100[&user_id=<self>]`: the caller's sessions (seed 000
+    ChatSession list), pinned first, then most recently updated. `user_id` of anyone else:
+    403."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        user_id = self.user_id
+        asked = self.get_query_argument("user_id", None)
+        if asked is not None and asked != user_id:
+            raise ApiError(
+                403,
+                "You can only list your own chat sessions (user_id must be yours or left out).",
+                type="Forbidden",
+                field="user_id",
+            )
+        limit = self.query_int("limit", DEFAULT_LIST_LIMIT)
+        agent = await self.project_agent(project_id, create=False)
+        sessions = [] if agent is None else await agent.list_sessions(user_id=user_id, limit=limit)
+        self.write_json([session.model_dump(mode="json") for session in sessions])
+
+
+class _SessionHandler(CopilotHandler):
+    async def agent_for(self, project_id: str, session_id: str) -> AgentService:
+        """The project's service; 404 if the project has no chat data."""
+        agent = await self.project_agent(self.project_id_from(project_id), create=False)
+        if agent is None:
+            raise _session_not_found(session_id)
+        return agent
+
+
+class SessionHandler(_SessionHandler):
+    """`PATCH .../chat/sessions/{session_id}` `{"title"}` (1-255 characters): the renamed
+    session. `DELETE`: the session and its checkpoints, 204 (409 while it is streaming)."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def patch(self, project_id: str, session_id: str) -> None:
+        from ..schemas import RenameRequest
+
+        request = self.body_as(RenameRequest)
+        agent = await self.agent_for(project_id, session_id)
+        session = await agent.rename_session(session_id, request.title, user_id=self.user_id)
+        if session is None:
+            raise _session_not_found(session_id)
+        self.write_json(session.model_dump(mode="json"))
+
+    @tornado.web.authenticated
+    @authorized
+    async def delete(self, project_id: str, session_id: str) -> None:
+        agent = await self.agent_for(project_id, session_id)
+        if not await agent.delete_session(session_id, user_id=self.user_id):
+            raise _session_not_found(session_id)
+        self.set_status(204)
+        self.finish()
+
+
+class HistoryHandler(_SessionHandler):
+    """`GET .../chat/sessions/{session_id}/history?limit=100`: seed 000
+    ConversationHistory (the last `limit` messages in the OpenAI format)."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str, session_id: str) -> None:
+        limit = self.query_int("limit", DEFAULT_LIST_LIMIT)
+        agent = await self.agent_for(project_id, session_id)
+        history = await agent.get_history(session_id, user_id=self.user_id, limit=limit)
+        if history is None:
+            raise _session_not_found(session_id)
+        self.write_json(history)
+
+
+class AbortHandler(CopilotHandler):
+    """`POST .../chat/sessions/{session_id}/abort`: stop the session's running turn (or
+    direct tool run). `{"status": "ok", "session_id"}`; `{"status": "not_running", ...}`
+    when it is the caller's session but nothing runs; 404 otherwise."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str, session_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        user_id = self.user_id
+        if self.copilot.tool_runs().abort(session_id, user_id):
+            self.write_json({"status": "ok", "session_id": session_id})
+            return
+        agent = await self.project_agent(project_id, create=False)
+        if agent is None:
+            raise _session_not_found(session_id)
+        if await agent.abort_session(session_id, user_id=user_id):
+            self.write_json({"status": "ok", "session_id": session_id})
+            return
+        if await agent.get_session(session_id, user_id=user_id) is None:
+            raise _session_not_found(session_id)
+        self.write_json({"status": "not_running", "session_id": session_id})
+
+
+class PinHandler(_SessionHandler):
+    """`PUT .../chat/sessions/{session_id}/pin` pins, `DELETE` unpins: the session."""
+
+    async def _pin(self, project_id: str, session_id: str, pinned: bool) -> None:
+        agent = await self.agent_for(project_id, session_id)
+        session = await agent.pin_session(session_id, pinned, user_id=self.user_id)
+        if session is None:
+            raise _session_not_found(session_id)
+        self.write_json(session.model_dump(mode="json"))
+
+    @tornado.web.authenticated
+    @authorized
+    async def put(self, project_id: str, session_id: str) -> None:
+        await self._pin(project_id, session_id, True)
+
+    @tornado.web.authenticated
+    @authorized
+    async def delete(self, project_id: str, session_id: str) -> None:
+        await self._pin(project_id, session_id, False)

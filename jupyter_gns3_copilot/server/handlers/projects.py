@@ -1,0 +1,118 @@
+"""GNS3 projects through the copilot: list, open, close, delete, topology.
+
+Opening a project through these routes creates its chat service (seed 000 "When Project
+Opens"); closing it closes the service and its database; deleting it deletes the project
+in GNS3, then every chat session and checkpoint of it and its data folder ("When Project
+Deletes").
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+
+from ..errors import bad_input
+from .base import CopilotHandler
+
+if TYPE_CHECKING:
+    from ...gns3 import Project
+
+TOPOLOGY_FORMATS = ("json", "text", "svg")
+
+
+def _project_json(project: Project) -> dict[str, object]:
+    return project.model_dump(mode="json", include={"project_id", "name", "status", "filename"})
+
+
+class ProjectsHandler(CopilotHandler):
+    """`GET copilot/projects`: `[{project_id, name, status, filename}]` sorted by name."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self) -> None:
+        projects = await self.copilot.gns3_client().list_projects()
+        projects.sort(key=lambda project: project.name.lower())
+        self.write_json([_project_json(project) for project in projects])
+
+
+class ProjectOpenHandler(CopilotHandler):
+    """`POST copilot/projects/{project_id}/open`: open it in GNS3; the project JSON."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        project = await self.copilot.gns3_client().open_project(project_id)
+        await self.copilot.agents().get_agent(project_id)
+        self.write_json(_project_json(project))
+
+
+class ProjectCloseHandler(CopilotHandler):
+    """`POST copilot/projects/{project_id}/close`: close it in GNS3 (its nodes stop) and
+    close its chat service (running chats are aborted). 204."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        await self.copilot.gns3_client().close_project(project_id)
+        if self.copilot.has_agents():
+            await self.copilot.agents().remove_agent(project_id)
+        self.set_status(204)
+        self.finish()
+
+
+class ProjectHandler(CopilotHandler):
+    """`DELETE copilot/projects/{project_id}`: delete it in GNS3, then its chat sessions,
+    checkpoints and data folder. 204. (Sessions of every user go: the project is gone.) A
+    project GNS3 no longer knows still has its chat data deleted."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def delete(self, project_id: str) -> None:
+        from ...gns3 import GNS3NotFound
+        from ...store import database_path
+
+        project_id = self.project_id_from(project_id)
+        try:
+            await self.copilot.gns3_client().delete_project(project_id)
+        except GNS3NotFound:
+            self.log.info("Copilot: project %s was already gone from GNS3", project_id)
+        if self.copilot.project_has_data(project_id):
+            agents = self.copilot.agents()
+            agent = await agents.get_agent(project_id)
+            deleted = await agent.delete_all_sessions()
+            await agents.remove_agent(project_id)
+            self.log.info("Copilot: project %s deleted with %d chat sessions", project_id, deleted)
+        elif self.copilot.has_agents():
+            await self.copilot.agents().remove_agent(project_id)
+        shutil.rmtree(database_path(self.copilot.data_dir, project_id).parent, ignore_errors=True)
+        self.set_status(204)
+        self.finish()
+
+
+class TopologyHandler(CopilotHandler):
+    """`GET copilot/projects/{project_id}/topology?format=json|text|svg` (default json).
+
+    json: `{project, nodes, links, connections}`; text: the compact text the model reads;
+    svg: a drawing (`image/svg+xml`). The project must be opened (409 otherwise).
+    """
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        fmt = self.get_query_argument("format", "json")
+        if fmt not in TOPOLOGY_FORMATS:
+            raise bad_input("format", f"must be one of {', '.join(TOPOLOGY_FORMATS)}, got {fmt!r}")
+        await self.opened_project(project_id)
+        topology = await self.copilot.gns3_client().get_topology(project_id)
+        if fmt == "json":
+            self.finish(topology.to_json())
+        elif fmt == "text":
+            self.finish(topology.to_text(), set_content_type="text/plain; charset=utf-8")
+        else:
+            self.finish(topology.to_svg(), set_content_type="image/svg+xml")

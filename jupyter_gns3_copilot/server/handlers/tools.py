@@ -1,0 +1,95 @@
+"""The tool catalogue and direct tool runs (no model): what powers `%copilot run`."""
+
+from __future__ import annotations
+
+import uuid
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+
+from ..errors import ApiError, not_found, validation_error
+from .base import CopilotHandler, EventStreamHandler
+
+
+class ToolsHandler(CopilotHandler):
+    """`GET copilot/tools`: `[{name, description, parameters, modes, changes_lab}]`, the
+    tools in catalogue order with their argument JSON schema and the modes allowing them."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self) -> None:
+        from ...tools import MODE_TOOLS, TOOLS, openai_tool_schema
+
+        catalogue = []
+        for name, spec in TOOLS.items():
+            function = openai_tool_schema(spec)["function"]
+            catalogue.append(
+                {
+                    **function,
+                    "modes": [mode for mode, tools in MODE_TOOLS.items() if name in tools],
+                    "changes_lab": spec.changes_lab,
+                }
+            )
+        self.write_json(catalogue)
+
+
+class ToolRunHandler(EventStreamHandler):
+    """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool now.
+
+    Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `session_id`, `stream`). Same
+    mode and command policy as the model's calls. SSE events `tool_start`, `progress`,
+    `tool_end`, `abort`, `heartbeat`, `done` (or one JSON summary with `"stream": false`).
+    Refused before running: 404 unknown tool, 400 invalid arguments (field and rule) or a
+    mode the administrator does not allow, 403 a tool the mode does not allow, 409 the
+    project is not opened or the run id is in use, 502 GNS3 unreachable.
+    """
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str, tool_name: str) -> None:
+        from pydantic import ValidationError
+
+        from ...llm_config import effective_config
+        from ...tools import TOOLS, mode_allows
+        from ...tools.modes import refusal
+        from ..schemas import ToolRunRequest
+        from ..tool_runs import run_tool
+
+        app = self.copilot
+        user_id = self.user_id
+        project_id = self.project_id_from(project_id)
+        spec = TOOLS.get(tool_name)
+        if spec is None:
+            raise not_found(
+                f"No tool named {tool_name!r}. Tools: {', '.join(TOOLS)}.", type="ToolNotFound"
+            )
+        request = self.body_as(ToolRunRequest)
+        mode = effective_config(app.llm_admin(), app.llm_store().get(user_id)).copilot_mode
+        if request.copilot_mode is not None:
+            mode = app.llm_admin().check_mode(request.copilot_mode)
+        if not mode_allows(mode, tool_name):
+            raise ApiError(403, refusal(mode, tool_name)["error"], type="ToolNotAllowed")
+        try:
+            spec.args_model.model_validate(request.arguments)
+        except ValidationError as exc:
+            raise validation_error(exc, prefix=("arguments",)) from exc
+        await self.opened_project(project_id)
+        session_id = request.session_id or str(uuid.uuid4())
+        runs = app.tool_runs()
+        abort = runs.begin(session_id, user_id)
+        if abort is None:
+            raise ApiError(409, f"Run {session_id} is already running.", type="SessionBusy")
+        try:
+            events = run_tool(
+                app.lab(),
+                project_id,
+                tool_name,
+                request.arguments,
+                mode=mode,
+                session_id=session_id,
+                abort=abort,
+                heartbeat_interval=app.heartbeat_interval or None,
+            )
+            await self.relay(events, session_id=session_id, stream=request.stream, abort=abort.set)
+        finally:
+            runs.end(session_id, abort)

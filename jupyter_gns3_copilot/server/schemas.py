@@ -1,0 +1,77 @@
+"""The request bodies of the copilot API (pydantic; unknown fields are refused).
+
+Imported by the handlers when a request arrives, not when the extension loads. No tornado
+here: a client may build its requests with these models too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MESSAGE_MAX_LENGTH = 32_000
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+"""Session ids are UUIDs when the server makes them; a client may choose its own."""
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChatRequest(_Request):
+    """`POST copilot/projects/{project_id}/chat/stream` (seed 000 ChatRequest + seed 003).
+
+    - `message`: 1-32,000 characters, not only whitespace;
+    - `session_id`: continue this session (None: a new one; an id not used yet starts a
+      session under that id);
+    - `stream`: true for SSE, false for one JSON body when the turn is over;
+    - `temperature` (0-2), `max_iterations` (1-100, default 20), `max_tool_calls` (1-50,
+      default unlimited): this turn only;
+    - `mode`: the interaction mode, always "text";
+    - `copilot_mode`: teaching_assistant or lab_automation_assistant, within the modes
+      the administrator allows (default: the user's setting, else the server's default).
+    """
+
+    message: str = Field(min_length=1, max_length=MESSAGE_MAX_LENGTH)
+    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    stream: bool = True
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    mode: Literal["text"] = "text"
+    max_iterations: int | None = Field(default=None, ge=1, le=100)
+    max_tool_calls: int | None = Field(default=None, ge=1, le=50)
+    copilot_mode: str | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain more than whitespace")
+        return value
+
+
+class RenameRequest(_Request):
+    """`PATCH copilot/projects/{project_id}/chat/sessions/{session_id}`: 1-255 characters."""
+
+    title: str = Field(min_length=1, max_length=255)
+
+    @field_validator("title")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain more than whitespace")
+        return value
+
+
+class ToolRunRequest(_Request):
+    """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool, no model.
+
+    `arguments` are the tool's arguments (as the model would send them); `copilot_mode`
+    as in `ChatRequest`; `session_id` names the run in its events (and for abort; default
+    a new UUID); `stream` false answers one JSON body.
+    """
+
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    copilot_mode: str | None = None
+    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    stream: bool = True

@@ -1,0 +1,847 @@
+"""The chat service: one `AgentService` per GNS3 project, managed by `ProjectAgentManager`.
+
+`AgentService.stream_chat(...)` runs one turn of the copilot graph and yields the seed's
+SSE events as dicts (see `events.py`; every event carries `session_id`):
+
+- `content` pieces of the answer (with the assistant `message_id`);
+- `tool_call` events repeating a call with its arguments accumulated so far, the last one
+  for each call with `function.complete: true` (`ToolCallStreamAccumulator`);
+- `tool_start` (with `tool_call_id`), `progress` while a long tool works (node boot,
+  device commands: `message`, `elapsed`, `node`), `tool_end` (with `tool_output`, the
+  JSON text stored in the history);
+- `error` with a readable message (model errors explained by `describe_model_error`; a
+  second turn on a session that is still streaming; the turn stopping at
+  `max_iterations` with tools left unrun);
+- `abort` when the user aborted the turn; `heartbeat` after `heartbeat_interval` seconds
+  without any other event (render nothing);
+- `done`, always last.
+
+Statistics follow seed 000 and are saved as the turn goes (after every model call and
+tool result, and once more when the turn ends), so a consumer that stops reading
+(`aclose()` on the generator, a dropped connection) still leaves correct counts. Stopping
+early cancels the turn like an abort, and tool calls left without a result get one (the
+real result if the tool finished, else `{"status": "aborted"}`), so the history stays
+valid for the model API. A history left invalid by a crash is repaired the same way when
+the session's next turn starts.
+
+Secrets (the model API key, GNS3 credentials) stay in memory: they travel in the run's
+runtime context and in the service's GNS3 client, never in the checkpoint or the sessions
+table. LangGraph, LangChain and the OpenAI client are imported only when a service opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from .agent.abort import AbortRegistry, SessionBusy
+from .events import (
+    AbortEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    HeartbeatEvent,
+    ProgressEvent,
+    ToolCallEvent,
+    ToolCallFunction,
+    ToolCallPayload,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+from .store import ChatSession, ProjectStore, TurnStats
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.graph.state import CompiledStateGraph
+
+    from .agent.graph import AgentContext
+    from .agent.history import ConversationHistory
+    from .agent.models import ModelSettings
+    from .agent.state import TurnLimits
+    from .console import ConsoleCredentials, ConsolePool
+    from .gns3 import GNS3Client
+    from .tools import CommandPolicy, SkillsLibrary, ToolContext
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HEARTBEAT_INTERVAL = 15.0
+"""Seconds of silence after which a `heartbeat` event is sent."""
+STREAM_MODES = ["messages", "updates", "custom"]
+STOP_TIMEOUT = 10.0
+"""Seconds `close()` waits for aborted turns to save their end."""
+CLEANUP_TIMEOUT = 30.0
+"""Seconds the end-of-turn bookkeeping (history repair, statistics) may take."""
+
+
+# -- the tool_call accumulator -----------------------------------------------------------------
+
+
+@dataclass
+class _OpenCall:
+    id: str
+    name: str
+    arguments: str = ""
+
+
+class ToolCallStreamAccumulator:
+    """Turns streamed tool-call fragments into the seed's progressive `tool_call` payloads.
+
+    Seed 000 "Streaming Tool Call Mechanism": a new call (its id and name arrive in its
+    first fragment) gives a payload with empty arguments; each arguments fragment gives a
+    payload with everything accumulated so far; `finish()` (the chunk carrying
+    `finish_reason`) gives a last payload per call with `complete: true`. Calls are keyed
+    by their `index` in the reply. `reset()` starts a new model call.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _OpenCall] = {}
+
+    def reset(self) -> None:
+        """Forget the calls of the previous model call."""
+        self._calls = {}
+
+    def add(self, fragments: list[Mapping[str, Any]]) -> list[ToolCallPayload]:
+        """Payloads for a chunk's `tool_call_chunks` (`{name, args, id, index}` each)."""
+        payloads = []
+        for fragment in fragments:
+            index = fragment.get("index")
+            key = index if isinstance(index, int) else len(self._calls)
+            call = self._calls.get(key)
+            if call is None:
+                call = _OpenCall(
+                    id=fragment.get("id") or f"call_{key}", name=fragment.get("name") or ""
+                )
+                self._calls[key] = call
+                payloads.append(self._payload(call))
+            if fragment.get("args"):
+                call.arguments += fragment["args"]
+                payloads.append(self._payload(call))
+        return payloads
+
+    def finish(self) -> list[ToolCallPayload]:
+        """A `complete: true` payload per open call; the calls are then forgotten."""
+        payloads = [self._payload(call, complete=True) for call in self._calls.values()]
+        self._calls = {}
+        return payloads
+
+    @staticmethod
+    def _payload(call: _OpenCall, complete: bool | None = None) -> ToolCallPayload:
+        return ToolCallPayload(
+            id=call.id,
+            function=ToolCallFunction(name=call.name, arguments=call.arguments, complete=complete),
+        )
+
+
+# -- what the service needs to reach the lab -------------------------------------------------
+
+
+@dataclass
+class LabAccess:
+    """How tools reach the lab: shared by every project and turn, held in memory only.
+
+    `gns3` is the GNS3 client (holding its credentials), `consoles` the console pool,
+    `policy` and `skills` the command policy and skills library (hot-reloadable),
+    `console_credentials` the device login secrets, if any.
+    """
+
+    gns3: GNS3Client
+    consoles: ConsolePool
+    policy: CommandPolicy | None = None
+    skills: SkillsLibrary | None = None
+    console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
+
+    def tool_context(self, project_id: str, mode: str, abort: asyncio.Event) -> ToolContext:
+        """The tool context of one turn."""
+        from .tools import ToolContext
+
+        extra: dict[str, Any] = {}
+        if self.policy is not None:
+            extra["policy"] = self.policy
+        if self.skills is not None:
+            extra["skills"] = self.skills
+        return ToolContext(
+            gns3=self.gns3,
+            project_id=project_id,
+            consoles=self.consoles,
+            mode=mode,
+            abort=abort,
+            console_credentials=self.console_credentials,
+            **extra,
+        )
+
+
+def _event(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(exclude_none=True)
+
+
+class _Finished:
+    """Queue marker: the graph run ended (`error` set if it failed)."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+_HEARTBEAT = object()
+
+
+class _Turn:
+    """The bookkeeping of one running turn: statistics, results seen, title, outcome."""
+
+    def __init__(
+        self,
+        session_id: str,
+        user_message_id: str,
+        *,
+        title: str | None,
+        ready: asyncio.Future[Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        """The session's title when the turn started (None: untitled)."""
+        self.ready = ready
+        """Completes once the session row exists (it is created while the graph starts)."""
+        self.user_message_id = user_message_id
+        self.stats = TurnStats()
+        self.accumulator = ToolCallStreamAccumulator()
+        self.tool_results: dict[str, str] = {}
+        """Tool results reported so far, by call id (used to repair an interrupted turn)."""
+        self.counted_replies: set[str] = set()
+        self.counted_results: set[str] = set()
+        """Assistant message ids and tool call ids already in the statistics."""
+        self.completed = False
+        """Whether the graph run ended by itself without an error."""
+
+    def count(self, messages: Sequence[Any]) -> None:
+        """Count the assistant replies and tool results among `messages` not counted yet."""
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        from .agent.graph import LLM_CALL
+
+        for message in messages:
+            if isinstance(message, AIMessage) and message.id not in self.counted_replies:
+                self.counted_replies.add(message.id or "")
+                self.stats.model_finished(LLM_CALL, message.usage_metadata)
+            elif (
+                isinstance(message, ToolMessage)
+                and message.tool_call_id not in self.counted_results
+            ):
+                self.counted_results.add(message.tool_call_id)
+                self.stats.tool_finished()
+
+
+class AgentService:
+    """The copilot for one GNS3 project: its chats, their history and statistics.
+
+    Create it with `await AgentService.open(project_id, data_dir=..., lab=...)` (the
+    project's database is created or migrated) and `close()` it when the project closes.
+    `title_model` names an optional separate (cheaper) model for titles;
+    `system_prompt` replaces the built-in prompt template (see `agent.prompts`).
+    Every method taking a `user_id` acts only on that user's sessions.
+    """
+
+    def __init__(
+        self,
+        project_id: str,
+        store: ProjectStore,
+        lab: LabAccess,
+        *,
+        title_model: ModelSettings | None = None,
+        system_prompt: str | None = None,
+        default_mode: str | None = None,
+    ) -> None:
+        from .agent.graph import build_graph
+        from .tools import DEFAULT_MODE, check_mode
+
+        self.project_id = project_id
+        self.store = store
+        self.lab = lab
+        self.title_model = title_model
+        self.system_prompt = system_prompt
+        self.default_mode = check_mode(default_mode or DEFAULT_MODE)
+        self.turns = AbortRegistry()
+        self.graph: CompiledStateGraph = build_graph(store.checkpointer)
+        self._consistent: set[str] = set()
+        """Sessions whose last turn in this process left a valid history (no repair check
+        needed before their next turn)."""
+
+    @classmethod
+    async def open(
+        cls,
+        project_id: str,
+        *,
+        data_dir: str | Path,
+        lab: LabAccess,
+        title_model: ModelSettings | None = None,
+        system_prompt: str | None = None,
+        default_mode: str | None = None,
+    ) -> AgentService:
+        """Open the project's database and build the graph."""
+        store = await ProjectStore.open(data_dir, project_id)
+        try:
+            return cls(
+                store.project_id,
+                store,
+                lab,
+                title_model=title_model,
+                system_prompt=system_prompt,
+                default_mode=default_mode,
+            )
+        except BaseException:
+            await store.close()
+            raise
+
+    async def _stop_turns(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Abort the running turns and wait (at most `timeout` seconds) for them to end."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.turns.running() and loop.time() < deadline:
+            for session_id in self.turns.running():
+                self.turns.request_abort(session_id)
+            await asyncio.sleep(0.05)
+        if self.turns.running():
+            log.warning("Turns still running after %.0f s: %s", timeout, self.turns.running())
+
+    async def close(self) -> None:
+        """Abort running turns, let them save their end, and close the database."""
+        await self._stop_turns()
+        await self.store.close()
+
+    def _config(self, session_id: str, user_id: str | None = None) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "configurable": {"thread_id": session_id, "project_id": self.project_id}
+        }
+        if user_id is not None:
+            config["metadata"] = {"user_id": user_id}
+        return config
+
+    # -- streaming ---------------------------------------------------------------------------
+
+    async def stream_chat(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        user_id: str,
+        llm: ModelSettings,
+        mode: str | None = None,
+        temperature: float | None = None,
+        max_iterations: int | None = None,
+        max_tool_calls: int | None = None,
+        heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """One turn: the user's `message` in session `session_id` (None: a new session).
+
+        `llm` says which model to call (with its API key, kept in memory); `mode` the
+        copilot mode (default: the service's); `temperature`, `max_iterations` (1-100,
+        default 20) and `max_tool_calls` (1-50, default unlimited) apply to this turn only
+        (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. Yields event dicts
+        (module docstring); invalid parameters, an unknown or foreign session, a session
+        already streaming and any failure give an `error` event, then `done`.
+        """
+        from .agent.state import TurnLimits
+        from .tools import check_mode
+
+        new_session = session_id is None
+        session_id = session_id or str(uuid.uuid4())
+        try:
+            given = {
+                "max_iterations": max_iterations,
+                "max_tool_calls": max_tool_calls,
+                "temperature": temperature,
+            }
+            limits = TurnLimits(**{key: value for key, value in given.items() if value is not None})
+            mode = check_mode(mode or self.default_mode)
+        except (ValidationError, ValueError) as exc:
+            yield _event(ErrorEvent(session_id=session_id, error=_invalid_parameters(exc)))
+            yield _event(DoneEvent(session_id=session_id))
+            return
+        try:
+            abort = self.turns.begin(session_id)
+        except SessionBusy as exc:
+            yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
+            yield _event(DoneEvent(session_id=session_id))
+            return
+        try:
+            async with aclosing(
+                self._run_turn(
+                    message,
+                    session_id,
+                    new_session,
+                    user_id,
+                    llm,
+                    mode,
+                    limits,
+                    abort,
+                    heartbeat_interval,
+                )
+            ) as events:
+                async for event in events:
+                    yield event
+        except Exception as exc:
+            yield _event(ErrorEvent(session_id=session_id, error=_error_text(exc)))
+            yield _event(DoneEvent(session_id=session_id))
+        finally:
+            self.turns.end(session_id, abort)
+
+    async def _run_turn(
+        self,
+        message: str,
+        session_id: str,
+        new_session: bool,
+        user_id: str,
+        llm: ModelSettings,
+        mode: str,
+        limits: TurnLimits,
+        abort: asyncio.Event,
+        heartbeat_interval: float | None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        from .agent.graph import AgentContext, TopologySource, make_tool_specs, read_topology
+        from .agent.prompts import system_prompt
+        from .agent.state import turn_input, user_message
+
+        topology = TopologySource(lambda: read_topology(self.lab.gns3, self.project_id))
+        topology.prefetch()
+        turn: _Turn | None = None
+        try:
+            session = None
+            if not new_session:
+                session = await self.store.sessions.get_session_by_thread(session_id)
+            if session is not None and session.user_id != user_id:
+                yield _event(
+                    ErrorEvent(
+                        session_id=session_id,
+                        error=f"Chat session {session_id} not found in this project.",
+                    )
+                )
+                yield _event(DoneEvent(session_id=session_id))
+                return
+            message_id = str(uuid.uuid4())
+            config = self._config(session_id, user_id)
+            config["recursion_limit"] = limits.recursion_limit
+            if session is None:
+                # The row is only needed once statistics are saved: create it while the
+                # graph starts.
+                creating = asyncio.ensure_future(
+                    self.store.sessions.create_session(session_id, user_id, metadata={"mode": mode})
+                )
+                turn = _Turn(session_id, message_id, title=None, ready=creating)
+            else:
+                turn = _Turn(session_id, message_id, title=session.title)
+                if session_id not in self._consistent:
+                    await self._repair(config, turn, interrupted=False)
+            self._consistent.discard(session_id)
+            context = AgentContext(
+                model=_chat_model(llm, limits.temperature),
+                settings=llm,
+                tools=self.lab.tool_context(self.project_id, mode, abort),
+                specs=make_tool_specs(mode),
+                topology=topology,
+                system_prompt=system_prompt(mode, self.system_prompt),
+                abort=abort,
+                title_model=(
+                    _chat_model(self.title_model, None, streaming=False)
+                    if self.title_model is not None
+                    else None
+                ),
+            )
+            turn.stats.user_message()
+            inputs = turn_input(user_message(message, message_id), session_id, limits)
+            async with aclosing(
+                self._stream_graph(inputs, config, context, turn, heartbeat_interval)
+            ) as events:
+                async for event in events:
+                    yield event
+        finally:
+            topology.close()
+            if turn is not None and turn.ready is not None:
+                await asyncio.gather(turn.ready, return_exceptions=True)
+
+    async def _stream_graph(
+        self,
+        inputs: Mapping[str, Any],
+        config: dict[str, Any],
+        context: AgentContext,
+        turn: _Turn,
+        heartbeat_interval: float | None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        last_sent = [loop.time()]
+
+        async def run_graph() -> None:
+            try:
+                async for item in self.graph.astream(
+                    inputs, config, context=context, stream_mode=STREAM_MODES
+                ):
+                    queue.put_nowait(item)
+            except asyncio.CancelledError as cancelled:
+                # LangGraph hands over the task still saving the run's last checkpoint;
+                # let it finish before the history is inspected and repaired.
+                for saving in cancelled.args:
+                    if isinstance(saving, asyncio.Task):
+                        await asyncio.gather(saving, return_exceptions=True)
+                raise
+            except Exception as exc:
+                queue.put_nowait(_Finished(exc))
+            else:
+                queue.put_nowait(_Finished())
+
+        async def beat(interval: float) -> None:
+            while True:
+                await asyncio.sleep(max(last_sent[0] + interval - loop.time(), 0.0))
+                if loop.time() - last_sent[0] >= interval:
+                    queue.put_nowait(_HEARTBEAT)
+                    last_sent[0] = loop.time()
+
+        runner = asyncio.ensure_future(run_graph())
+        heart = asyncio.ensure_future(
+            beat(heartbeat_interval) if heartbeat_interval else asyncio.Event().wait()
+        )
+        session_id = turn.session_id
+        error: BaseException | None = None
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, _Finished):
+                    turn.completed = item.error is None
+                    error = item.error
+                    break
+                if item is _HEARTBEAT:
+                    yield _event(HeartbeatEvent(session_id=session_id))
+                    continue
+                for event in await self._translate(item, turn):
+                    last_sent[0] = loop.time()
+                    yield event
+        finally:
+            heart.cancel()
+            if not runner.done():
+                runner.cancel()
+            await asyncio.gather(runner, heart, return_exceptions=True)
+            unread = [queue.get_nowait() for _ in range(queue.qsize())]
+            await asyncio.shield(self._end_turn(config, turn, unread))
+        if error is not None:
+            yield _event(ErrorEvent(session_id=session_id, error=_error_text(error)))
+        elif context.abort.is_set():
+            yield _event(AbortEvent(session_id=session_id))
+        yield _event(DoneEvent(session_id=session_id))
+
+    async def _translate(self, item: tuple[str, Any], turn: _Turn) -> list[dict[str, Any]]:
+        """The SSE events for one item of the graph's stream (statistics updated on the way)."""
+        from .agent.graph import LLM_CALL
+
+        mode, data = item
+        session_id = turn.session_id
+        if mode == "messages":
+            chunk, metadata = data
+            if metadata.get("langgraph_node") != LLM_CALL or chunk.type != "AIMessageChunk":
+                return []
+            events = []
+            if chunk.content:
+                text = chunk.content if isinstance(chunk.content, str) else chunk.text
+                if text:
+                    events.append(
+                        {
+                            "type": "content",
+                            "content": text,
+                            "message_id": chunk.id,
+                            "session_id": session_id,
+                        }
+                        if chunk.id
+                        else _event(ContentEvent(session_id=session_id, content=text))
+                    )
+            if chunk.tool_call_chunks:
+                events += [
+                    _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+                    for p in turn.accumulator.add(chunk.tool_call_chunks)
+                ]
+            if chunk.response_metadata.get("finish_reason"):
+                events += [
+                    _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+                    for p in turn.accumulator.finish()
+                ]
+            return events
+        if mode == "custom":
+            return self._custom_event(data, turn)
+        await self._record_update(data, turn)
+        return []
+
+    def _custom_event(self, data: Mapping[str, Any], turn: _Turn) -> list[dict[str, Any]]:
+        from .agent.graph import LLM_CALL
+
+        kind = data.get("type")
+        session_id = turn.session_id
+        if kind == "llm_start":
+            turn.stats.model_started(LLM_CALL)
+            turn.accumulator.reset()
+            return []
+        if kind == "tool_start":
+            return [_event(ToolStartEvent(session_id=session_id, **_fields(data)))]
+        if kind == "progress":
+            return [_event(ProgressEvent(session_id=session_id, **_fields(data)))]
+        if kind == "tool_end":
+            turn.tool_results[data["tool_call_id"]] = data["tool_output"]
+            return [_event(ToolEndEvent(session_id=session_id, **_fields(data)))]
+        if kind == "iteration_limit":
+            return [_event(ErrorEvent(session_id=session_id, error=data["message"]))]
+        return []
+
+    async def _record_update(self, data: Mapping[str, Any], turn: _Turn) -> None:
+        """Statistics and title from the nodes' state updates, saved at once."""
+        from .agent.graph import LLM_CALL, TITLE_NODE
+
+        for node, update in data.items():
+            if not isinstance(update, Mapping):
+                continue
+            if node == LLM_CALL:
+                turn.accumulator.reset()
+            turn.count(update.get("messages") or [])
+            if node == TITLE_NODE and update.get("conversation_title"):
+                await self._sync_title(turn, update["conversation_title"])
+        await self._flush(turn)
+
+    async def _session_row(self, turn: _Turn) -> None:
+        """Wait until the session row exists."""
+        if turn.ready is not None:
+            await turn.ready
+            turn.ready = None
+
+    async def _flush(self, turn: _Turn) -> None:
+        """Save the statistics not saved yet."""
+        await self._session_row(turn)
+        await turn.stats.flush(self.store.sessions, turn.session_id)
+
+    async def _sync_title(self, turn: _Turn, title: str) -> None:
+        """Store the generated title unless the session already has one (e.g. renamed)."""
+        if turn.title is None:
+            await self._session_row(turn)
+            await self.store.sessions.update_session(turn.session_id, title=title)
+            turn.title = title
+
+    async def _repair(self, config: dict[str, Any], turn: _Turn, *, interrupted: bool) -> None:
+        """Answer the thread's unanswered tool calls (known results first, else aborted)."""
+        from .agent.graph import ABORT_NODE
+        from .agent.history import placeholder_results, unanswered_tool_calls
+        from .agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
+        from .agent.state import stamp
+
+        snapshot = await self.graph.aget_state(config)
+        pending = unanswered_tool_calls(snapshot.values.get("messages", []))
+        if not pending:
+            return
+        log.warning(
+            "Session %s: %d tool call(s) without a result (%s); adding placeholder results",
+            turn.session_id,
+            len(pending),
+            "turn interrupted" if interrupted else "found at turn start",
+        )
+        results = placeholder_results(
+            pending,
+            ABORTED_RESULT if interrupted else INTERRUPTED_RESULT,
+            known=turn.tool_results,
+            metadata=stamp(),
+        )
+        await self.graph.aupdate_state(config, {"messages": results}, as_node=ABORT_NODE)
+        turn.count(results)
+
+    async def _end_turn(self, config: dict[str, Any], turn: _Turn, unread: list[Any]) -> None:
+        """Save what the statistics still owe; after an interrupted or failed run, repair
+        the history first and count every message the turn left in it.
+
+        `unread` holds stream items the consumer never read (it stopped early): their
+        model calls still count.
+        """
+
+        async def save() -> None:
+            for item in unread:
+                if isinstance(item, tuple):
+                    await self._translate(item, turn)
+            if not turn.completed:
+                await self._repair(config, turn, interrupted=True)
+                snapshot = await self.graph.aget_state(config)
+                messages = snapshot.values.get("messages", [])
+                start = next(
+                    (i for i, m in enumerate(messages) if m.id == turn.user_message_id),
+                    len(messages),
+                )
+                turn.count(messages[start + 1 :])
+            await self._flush(turn)
+            self._consistent.add(turn.session_id)
+
+        try:
+            await asyncio.wait_for(save(), CLEANUP_TIMEOUT)
+        except Exception:
+            log.exception("Session %s: saving the end of the turn failed", turn.session_id)
+
+    # -- sessions ------------------------------------------------------------------------
+
+    async def get_history(
+        self, session_id: str, *, user_id: str, limit: int = 100
+    ) -> ConversationHistory | None:
+        """The session's last `limit` messages in the seed's OpenAI format (None: no such
+        session for this user)."""
+        from .agent.history import ConversationHistory, to_openai_messages
+
+        session = await self.store.sessions.get_session_by_thread(session_id, user_id)
+        if session is None:
+            return None
+        snapshot = await self.graph.aget_state(self._config(session_id))
+        values = snapshot.values or {}
+        messages = values.get("messages", [])
+        return ConversationHistory(
+            thread_id=session_id,
+            title=session.title or values.get("conversation_title"),
+            messages=to_openai_messages(messages[-limit:] if limit > 0 else []),
+            created_at=session.created_at,
+            updated_at=session.updated_at,
+            llm_calls=session.llm_calls_count,
+        )
+
+    async def list_sessions(self, *, user_id: str, limit: int = 100) -> list[ChatSession]:
+        """The user's sessions in this project: pinned first, then most recently updated."""
+        return await self.store.sessions.list_sessions(user_id, limit=limit)
+
+    async def get_session(self, session_id: str, *, user_id: str) -> ChatSession | None:
+        """The user's session `session_id`, or None."""
+        return await self.store.sessions.get_session_by_thread(session_id, user_id)
+
+    async def rename_session(
+        self, session_id: str, title: str, *, user_id: str
+    ) -> ChatSession | None:
+        """Set the title (1-255 characters, `InvalidTitle` otherwise); None: no such session."""
+        return await self.store.sessions.rename_session(session_id, title, user_id=user_id)
+
+    async def pin_session(
+        self, session_id: str, pinned: bool = True, *, user_id: str
+    ) -> ChatSession | None:
+        """Pin (or unpin) the session; None: no such session."""
+        return await self.store.sessions.pin_session(session_id, pinned, user_id=user_id)
+
+    async def delete_session(self, session_id: str, *, user_id: str) -> bool:
+        """Delete the session and its checkpoints; False: no such session.
+
+        Raises `SessionBusy` while the session is streaming (abort it first).
+        """
+        if self.turns.is_running(session_id):
+            raise SessionBusy(
+                f"Session {session_id} is answering a message: abort it before deleting it."
+            )
+        deleted = await self.store.sessions.delete_session(session_id, user_id=user_id)
+        if deleted:
+            self._consistent.discard(session_id)
+        return deleted
+
+    async def delete_all_sessions(self) -> int:
+        """Delete every session of the project (project deletion), aborting running turns
+        first; the number deleted."""
+        await self._stop_turns()
+        return await self.store.sessions.delete_all_sessions()
+
+    async def abort_session(self, session_id: str, *, user_id: str) -> bool:
+        """Ask the session's running turn to stop; False if it is not streaming (or not
+        the user's)."""
+        if not self.turns.is_running(session_id):
+            return False
+        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+            return False
+        return self.turns.request_abort(session_id)
+
+
+@functools.lru_cache(maxsize=16)
+def _chat_model(
+    settings: ModelSettings, temperature: float | None, *, streaming: bool = True
+) -> BaseChatModel:
+    """The chat model for these settings, built once (clients are safe to share)."""
+    from .agent.models import make_chat_model
+
+    return make_chat_model(settings, temperature=temperature, streaming=streaming)
+
+
+def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key != "type" and value is not None}
+
+
+def _invalid_parameters(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return f"Invalid chat parameters: {problems}."
+    return str(exc)
+
+
+def _error_text(exc: BaseException) -> str:
+    from .agent.models import ModelCallError
+
+    if isinstance(exc, ModelCallError):
+        return str(exc)
+    log.error("Chat turn failed", exc_info=exc)
+    return f"The copilot failed: {type(exc).__name__}: {exc}"
+
+
+class ProjectAgentManager:
+    """The `AgentService` of every open project (seed 000 "ProjectAgentManager").
+
+    Services share `lab` (GNS3 client, consoles, policy, skills) and keep their data
+    under `<data_dir>/projects/<project_id>/`.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        lab: LabAccess,
+        *,
+        title_model: ModelSettings | None = None,
+        system_prompt: str | None = None,
+        default_mode: str | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.lab = lab
+        self.title_model = title_model
+        self.system_prompt = system_prompt
+        self.default_mode = default_mode
+        self._agents: dict[str, AgentService] = {}
+        self._lock = asyncio.Lock()
+
+    async def get_agent(self, project_id: str) -> AgentService:
+        """The project's service, opened on first use."""
+        from .store import validate_project_id
+
+        project_id = validate_project_id(project_id)
+        agent = self._agents.get(project_id)
+        if agent is not None:
+            return agent
+        async with self._lock:
+            agent = self._agents.get(project_id)
+            if agent is None:
+                agent = await AgentService.open(
+                    project_id,
+                    data_dir=self.data_dir,
+                    lab=self.lab,
+                    title_model=self.title_model,
+                    system_prompt=self.system_prompt,
+                    default_mode=self.default_mode,
+                )
+                self._agents[project_id] = agent
+            return agent
+
+    async def remove_agent(self, project_id: str) -> None:
+        """Close and forget the project's service (project closed); no-op if none."""
+        agent = self._agents.pop(project_id.strip().lower(), None)
+        if agent is not None:
+            await agent.close()
+
+    async def close_all(self) -> None:
+        """Close every service."""
+        agents, self._agents = list(self._agents.values()), {}
+        for agent in agents:
+            await agent.close()

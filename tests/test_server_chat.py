@@ -1,0 +1,539 @@
+"""The chat API through a real Jupyter server: SSE read while it streams, tools on REAL VPCS
+nodes of the local GNS3 lab, the scripted model server (a TEST DOUBLE of the OpenAI API,
+strict about orphaned tool calls), abort, disconnects, sessions and direct tool runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_server_support import (
+    TITLE_REPLY,
+    add_pcs,
+    call,
+    kinds,
+    lab_traits,
+    model_traits,
+    open_stream,
+    parse_sse,
+    server_config,
+)
+
+from jupyter_gns3_copilot.testing.scripted_llm import text
+from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
+
+pytestmark = pytest.mark.lab
+
+PING_30 = {"devices": [{"device": "PC1", "commands": ["ip 10.0.0.1/24", "ping 10.0.0.99 -c 30"]}]}
+"""A tool call that runs for about 30 seconds (VPCS pinging an absent host)."""
+
+
+@pytest.fixture
+def copilot_traits() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "copilot-data"
+
+
+@pytest.fixture
+def jp_server_config(gns3_lab, scripted_llm, data_dir: Path, copilot_traits) -> dict[str, Any]:
+    return server_config(
+        data_dir, **lab_traits(gns3_lab), **model_traits(scripted_llm), **copilot_traits
+    )
+
+
+def chat_path(project: Any, *rest: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "chat", *rest)
+
+
+def tool_call_events(fragments: int) -> list[str]:
+    """A call's tool_call events: the opening one, one per argument fragment, the last."""
+    return ["tool_call"] * (1 + fragments + 1)
+
+
+async def wait_for_history(
+    jp_fetch: Any, project: Any, session_id: str, roles: list[str]
+) -> list[dict[str, Any]]:
+    """The session's messages once their roles are `roles` (the turn ended unseen)."""
+    seen: list[str] = []
+    for _ in range(300):
+        reply = await call(jp_fetch, *chat_path(project, "sessions", session_id, "history"))
+        if reply.code == 200:
+            seen = [message["role"] for message in reply.body["messages"]]
+            if seen == roles:
+                return reply.body["messages"]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the history of {session_id} stayed {seen}")
+
+
+@pytest.mark.slow
+async def test_a_full_turn_streams_the_seed_events_while_tools_run_on_real_vpcs(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given two stopped VPCS and a model that starts them, reads PC1's address and answers;
+    when the user asks through the SSE endpoint; then events arrive while the turn runs,
+    in the seed's exact sequence, each with the session id, the tool outputs are the real
+    devices' answers, and the session's statistics and history follow."""
+    await add_pcs(gns3_project, "PC1", "PC2")
+    show = {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
+    scripted_llm.add(
+        tool_reply(
+            "start_nodes",
+            {"nodes": ["PC1", "PC2"]},
+            id="call_start",
+            usage={"prompt_tokens": 500, "completion_tokens": 20},
+        ),
+        tool_reply(
+            "run_show_commands",
+            show,
+            id="call_show",
+            argument_chunks=4,
+            usage={"prompt_tokens": 700, "completion_tokens": 40},
+        ),
+        text(
+            ["Both PCs ", "are up; ", "PC1 has ", "no address."],
+            chunk_delay=0.05,
+            usage={"prompt_tokens": 900, "completion_tokens": 12},
+        ),
+        text("VPCS check", when=TITLE_REPLY),
+    )
+    stream = open_stream(
+        jp_fetch, *chat_path(gns3_project, "stream"), body={"message": "Start my PCs"}
+    )
+    [opening] = await stream.until("heartbeat")
+    first = await stream.until("tool_call")
+    assert not stream.task.done(), "events must arrive while the turn still runs"
+    events = await stream.finish()
+
+    assert first == [events[1]]
+    assert first[0]["tool_call"]["function"] == {"name": "start_nodes", "arguments": ""}
+    assert kinds(events) == [
+        *tool_call_events(3),
+        "tool_start",
+        "tool_end",
+        *tool_call_events(4),
+        "tool_start",
+        "tool_end",
+        "content",
+        "content",
+        "content",
+        "content",
+        "done",
+    ]
+    session_id = opening["session_id"]
+    assert all(event["session_id"] == session_id for event in events)
+    ends = [event for event in events if event["type"] == "tool_end"]
+    assert [end["tool_call_id"] for end in ends] == ["call_start", "call_show"]
+    shown = json.loads(ends[1]["tool_output"])
+    assert "PC1" in json.dumps(shown) and "IP/MASK" in json.dumps(shown)
+    assert "".join(e["content"] for e in events if e["type"] == "content") == (
+        "Both PCs are up; PC1 has no address."
+    )
+
+    sessions = await call(jp_fetch, *chat_path(gns3_project, "sessions"))
+    assert sessions.code == 200
+    [session] = sessions.body
+    assert session["thread_id"] == session_id
+    assert session["title"] == "VPCS check"
+    assert (session["input_tokens"], session["output_tokens"]) == (2100, 72)
+    assert session["llm_calls_count"] == 3
+    history = await call(jp_fetch, *chat_path(gns3_project, "sessions", session_id, "history"))
+    assert history.code == 200
+    roles = [message["role"] for message in history.body["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert history.body["messages"][1]["tool_calls"][0]["function"]["name"] == "start_nodes"
+    last_two = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", session_id, "history"),
+        params={"limit": 2},
+    )
+    assert [m["role"] for m in last_two.body["messages"]] == ["tool", "assistant"]
+
+
+async def test_sessions_can_be_renamed_pinned_listed_and_deleted(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    scripted_llm.add(
+        text("One."),
+        text("First", when=TITLE_REPLY),
+        text("Two."),
+        text("Second", when=TITLE_REPLY),
+    )
+    ids = []
+    for message in ("first", "second"):
+        events = await open_stream(
+            jp_fetch, *chat_path(gns3_project, "stream"), body={"message": message}
+        ).finish()
+        ids.append(events[-1]["session_id"])
+    first, second = ids
+    listed = await call(jp_fetch, *chat_path(gns3_project, "sessions"))
+    assert [s["thread_id"] for s in listed.body] == [second, first]
+
+    renamed = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", first),
+        method="PATCH",
+        body={"title": "  OSPF lab  "},
+    )
+    assert renamed.code == 200 and renamed.body["title"] == "OSPF lab"
+    pinned = await call(jp_fetch, *chat_path(gns3_project, "sessions", first, "pin"), method="PUT")
+    assert pinned.code == 200 and pinned.body["pinned"] is True
+    listed = await call(jp_fetch, *chat_path(gns3_project, "sessions"), params={"limit": 1})
+    assert [s["thread_id"] for s in listed.body] == [first]
+    unpinned = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", first, "pin"), method="DELETE"
+    )
+    assert unpinned.body["pinned"] is False
+
+    deleted = await call(jp_fetch, *chat_path(gns3_project, "sessions", first), method="DELETE")
+    assert deleted.code == 204
+    again = await call(jp_fetch, *chat_path(gns3_project, "sessions", first, "history"))
+    assert again.code == 404
+    listed = await call(jp_fetch, *chat_path(gns3_project, "sessions"))
+    assert [s["thread_id"] for s in listed.body] == [second]
+
+
+async def test_stream_false_answers_one_json_body(jp_fetch, gns3_project, scripted_llm) -> None:
+    await add_pcs(gns3_project, "PC1")
+    scripted_llm.add(
+        tool_reply("get_topology", {}, id="call_topo"),
+        text(["PC1 is ", "alone."]),
+        text("Topology", when=TITLE_REPLY),
+    )
+    reply = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "What is in my lab?", "stream": False},
+    )
+    assert reply.code == 200
+    assert reply.headers["Content-Type"].startswith("application/json")
+    body = reply.body
+    assert body["status"] == "done" and body["errors"] == []
+    assert body["message"] == "PC1 is alone."
+    [tool] = body["tool_calls"]
+    assert (tool["id"], tool["name"], tool["arguments"]) == ("call_topo", "get_topology", "{}")
+    assert "PC1" in tool["output"]
+    # The session can be continued with the returned id
+    scripted_llm.add(text("Still alone."))
+    follow = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "And now?", "stream": False, "session_id": body["session_id"]},
+    )
+    assert (
+        follow.body["message"] == "Still alone." and follow.body["session_id"] == body["session_id"]
+    )
+
+
+async def test_runtime_limits_and_temperature_reach_the_turn(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    scripted_llm.add(
+        tool_reply("get_topology", {}, id="call_1"),
+        text("Stopped.", when=TITLE_REPLY),
+    )
+    reply = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "look", "stream": False, "max_iterations": 1, "temperature": 0.7},
+    )
+    assert reply.code == 200
+    assert scripted_llm.chat_requests[0].body["temperature"] == 0.7
+    [tool] = reply.body["tool_calls"]
+    assert "not executed" in tool["output"] or "iteration" in tool["output"].lower()
+    assert reply.body["status"] == "error"  # the iteration-limit notice is an error event
+
+
+@pytest.mark.slow
+async def test_abort_from_a_second_request_while_a_tool_runs(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a turn whose tool pings for 30 s; when a second request aborts the session
+    once the tool started; then the tool stops, the stream ends with tool_end (aborted),
+    abort and done, no further model call is made, and the session goes on validly."""
+    await add_pcs(gns3_project, "PC1", start=True)
+    scripted_llm.add(
+        tool_reply("run_vpcs_commands", PING_30, id="call_ping"),
+        text("Stopped as asked.", when={"last_message": "continue"}),
+        text("Ping", when=TITLE_REPLY),
+    )
+    stream = open_stream(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        body={"message": "Ping from PC1", "copilot_mode": "lab_automation_assistant"},
+    )
+    started = await stream.until("tool_start")
+    session_id = started[-1]["session_id"]
+    busy = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "hurry", "session_id": session_id},
+    )
+    assert busy.code == 409 and busy.error["type"] == "SessionBusy"
+    undeletable = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", session_id), method="DELETE"
+    )
+    assert undeletable.code == 409 and "abort it" in undeletable.error["message"]
+    abort = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", session_id, "abort"), method="POST"
+    )
+    assert abort.code == 200 and abort.body == {"status": "ok", "session_id": session_id}
+    events = await stream.finish(timeout=20)
+    assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
+    assert "aborted" in events[-3]["tool_output"]
+    assert len(scripted_llm.chat_requests) == 1
+
+    again = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", session_id, "abort"), method="POST"
+    )
+    assert again.body["status"] == "not_running"
+    follow = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "continue", "session_id": session_id, "stream": False},
+    )
+    assert follow.body["message"] == "Stopped as asked."
+    assert scripted_llm.chat_requests[1].status == 200
+
+
+async def read_until(response: httpx.Response, kind: str) -> list[dict[str, Any]]:
+    """Events of an httpx streaming response up to the first of type `kind`."""
+    buffer, seen = "", []
+    async for chunk in response.aiter_text():
+        events, buffer = parse_sse(buffer + chunk)
+        seen += events
+        if any(event["type"] == kind for event in events):
+            return seen
+    raise AssertionError(f"no {kind} event in {kinds(seen)}")
+
+
+async def leave_during_tool(
+    jp_fetch, jp_http_port: int, jp_base_url: str, jp_auth_header, project: Any, body: dict
+) -> str:
+    """Start a chat with an async httpx client, leave once a tool started; the session id."""
+    await call(jp_fetch, "copilot", "status")  # the server listens
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}" + "/".join(chat_path(project, "stream"))
+    async with (
+        httpx.AsyncClient(headers=jp_auth_header, timeout=60, trust_env=False) as client,
+        client.stream("POST", url, json=body) as response,
+    ):
+        assert response.status_code == 200
+        events = await read_until(response, "tool_start")
+    return events[-1]["session_id"]
+
+
+@pytest.mark.slow
+async def test_a_client_leaving_mid_tool_aborts_the_turn_consistently(
+    jp_fetch, jp_http_port, jp_base_url, jp_auth_header, gns3_project, scripted_llm
+) -> None:
+    """Given on_disconnect = abort (the default); when the client disconnects while a tool
+    runs; then the turn stops soon, its statistics are saved and the tool call has a
+    result, so the next turn is accepted by the strict model server."""
+    await add_pcs(gns3_project, "PC1", start=True)
+    scripted_llm.add(
+        tool_reply(
+            "run_vpcs_commands",
+            PING_30,
+            id="call_ping",
+            usage={"prompt_tokens": 300, "completion_tokens": 30},
+        ),
+        text("Back.", when={"last_message": "again"}),
+        text("Ping", when=TITLE_REPLY),
+    )
+    body = {"message": "Ping", "copilot_mode": "lab_automation_assistant"}
+    session_id = await leave_during_tool(
+        jp_fetch, jp_http_port, jp_base_url, jp_auth_header, gns3_project, body
+    )
+    messages = await wait_for_history(
+        jp_fetch, gns3_project, session_id, ["user", "assistant", "tool"]
+    )
+    assert "aborted" in messages[-1]["content"]
+    await asyncio.sleep(0.5)  # the turn's last statistics are saved after its history
+    [session] = (await call(jp_fetch, *chat_path(gns3_project, "sessions"))).body
+    assert (session["message_count"], session["llm_calls_count"]) == (3, 1)
+    assert (session["input_tokens"], session["output_tokens"]) == (300, 30)
+    assert len(scripted_llm.chat_requests) == 1
+    follow = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "again", "session_id": session_id, "stream": False},
+    )
+    assert follow.body["message"] == "Back."
+
+
+class TestFinishOnDisconnect:
+    @pytest.fixture
+    def copilot_traits(self) -> dict[str, Any]:
+        return {"on_disconnect": "finish"}
+
+    @pytest.mark.slow
+    async def test_a_client_leaving_mid_tool_lets_the_turn_finish(
+        self, jp_fetch, jp_http_port, jp_base_url, jp_auth_header, gns3_project, scripted_llm
+    ) -> None:
+        await add_pcs(gns3_project, "PC1", start=True)
+        ping = {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.99 -c 2"]}]}
+        scripted_llm.add(
+            tool_reply("run_vpcs_commands", ping, id="call_ping"),
+            text("No answer from 10.0.0.99."),
+            text("Ping", when=TITLE_REPLY),
+        )
+        body = {"message": "Ping", "copilot_mode": "lab_automation_assistant"}
+        session_id = await leave_during_tool(
+            jp_fetch, jp_http_port, jp_base_url, jp_auth_header, gns3_project, body
+        )
+        messages = await wait_for_history(
+            jp_fetch, gns3_project, session_id, ["user", "assistant", "tool", "assistant"]
+        )
+        assert messages[-1]["content"] == "No answer from 10.0.0.99."
+        assert json.loads(messages[2]["content"])[0]["status"] == "success"
+
+
+class TestHeartbeat:
+    @pytest.fixture
+    def copilot_traits(self) -> dict[str, Any]:
+        return {"heartbeat_interval": 0.3}
+
+    async def test_heartbeats_fill_a_silent_model(
+        self, jp_fetch, gns3_project, scripted_llm
+    ) -> None:
+        scripted_llm.add(text("Late.", first_byte_delay=1.2), text("T", when=TITLE_REPLY))
+        events = await open_stream(
+            jp_fetch, *chat_path(gns3_project, "stream"), body={"message": "hello"}
+        ).finish()
+        assert kinds(events, progress=True).count("heartbeat") >= 3  # opening + silence
+        assert kinds(events) == ["content", "done"]
+
+    @pytest.mark.slow
+    async def test_heartbeats_fill_a_silent_direct_tool_run(self, jp_fetch, gns3_project) -> None:
+        await add_pcs(gns3_project, "PC1", start=True)
+        ping = {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.99 -c 2"]}]}
+        events = await open_stream(
+            jp_fetch,
+            *tool_path(gns3_project, "run_vpcs_commands"),
+            body={"arguments": ping, "copilot_mode": "lab_automation_assistant"},
+        ).finish()
+        assert kinds(events, progress=True).count("heartbeat") >= 3
+        assert kinds(events) == ["tool_start", "tool_end", "done"]
+
+
+async def test_a_closed_project_is_409_saying_how_to_open_it(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    closed = await call(
+        jp_fetch, "copilot", "projects", gns3_project.project_id, "close", method="POST"
+    )
+    assert closed.code == 204
+    reply = await call(
+        jp_fetch, *chat_path(gns3_project, "stream"), method="POST", body={"message": "hi"}
+    )
+    assert reply.code == 409
+    assert reply.error["type"] == "ProjectNotOpened"
+    assert f"projects/{gns3_project.project_id}/open" in reply.error["message"]
+    assert gns3_project.name in reply.error["message"]
+    opened = await call(
+        jp_fetch, "copilot", "projects", gns3_project.project_id, "open", method="POST"
+    )
+    assert opened.code == 200 and opened.body["status"] == "opened"
+    scripted_llm.add(text("Hello."), text("T", when=TITLE_REPLY))
+    reply = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "hi", "stream": False},
+    )
+    assert reply.body["message"] == "Hello."
+
+
+async def test_model_errors_arrive_as_error_events(jp_fetch, gns3_project, scripted_llm) -> None:
+    from jupyter_gns3_copilot.testing.scripted_llm import error
+
+    scripted_llm.add(error(401))
+    reply = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "hi", "stream": False},
+    )
+    assert reply.code == 200
+    assert reply.body["status"] == "error"
+    assert "API key" in reply.body["errors"][0]
+
+
+# -- direct tool runs ---------------------------------------------------------------------------
+
+
+def tool_path(project: Any, tool: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "tools", tool)
+
+
+@pytest.mark.slow
+async def test_a_direct_tool_run_streams_progress_and_the_device_output(
+    jp_fetch, gns3_project
+) -> None:
+    await add_pcs(gns3_project, "PC1")
+    started = await open_stream(
+        jp_fetch, *tool_path(gns3_project, "start_nodes"), body={"arguments": {"nodes": ["PC1"]}}
+    ).finish()
+    assert kinds(started) == ["tool_start", "tool_end", "done"]
+    assert "progress" in kinds(started, progress=True)
+    assert json.loads(started[-2]["tool_output"])
+
+    shown = await call(
+        jp_fetch,
+        *tool_path(gns3_project, "run_show_commands"),
+        method="POST",
+        body={
+            "arguments": {"devices": [{"device": "PC1", "commands": ["show ip"]}]},
+            "stream": False,
+        },
+    )
+    assert shown.code == 200 and shown.body["status"] == "done"
+    [tool] = shown.body["tool_calls"]
+    assert tool["name"] == "run_show_commands" and "IP/MASK" in tool["output"]
+    # Teaching mode screens commands as for the model: a config command is blocked, reported
+    blocked = await call(
+        jp_fetch,
+        *tool_path(gns3_project, "run_show_commands"),
+        method="POST",
+        body={
+            "arguments": {"devices": [{"device": "PC1", "commands": ["ip 10.0.0.5/24"]}]},
+            "stream": False,
+        },
+    )
+    assert "blocked_commands" in blocked.body["tool_calls"][0]["output"]
+
+
+@pytest.mark.slow
+async def test_a_direct_tool_run_can_be_aborted(jp_fetch, gns3_project) -> None:
+    await add_pcs(gns3_project, "PC1", start=True)
+    stream = open_stream(
+        jp_fetch,
+        *tool_path(gns3_project, "run_vpcs_commands"),
+        body={"arguments": PING_30, "copilot_mode": "lab_automation_assistant"},
+    )
+    started = await stream.until("tool_start")
+    run_id = started[-1]["session_id"]
+    await asyncio.sleep(0.5)
+    abort = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", run_id, "abort"),
+        method="POST",
+    )
+    assert abort.body == {"status": "ok", "session_id": run_id}
+    events = await stream.finish(timeout=15)
+    assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
+    assert "aborted" in events[-3]["tool_output"]

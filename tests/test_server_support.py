@@ -1,0 +1,228 @@
+"""Helpers for the server tests (no tests here): server config, JSON and SSE requests
+through pytest-jupyter's `jp_fetch`, a test identity provider naming users by token, and
+lab set-up.
+
+The server tests import these with `from test_server_support import ...` (pytest puts the
+tests directory on sys.path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.identity import IdentityProvider, User
+
+from jupyter_gns3_copilot.events import parse_event
+
+USER_TOKENS = {"alice-token": "alice", "bob-token": "bob"}
+"""Tokens `TokenUsersIdentityProvider` accepts, and the user each names."""
+TITLE_REPLY = {"tools": False}
+"""Scripted-model `when` for the title request (the only one offering no tools)."""
+
+
+class TokenUsersIdentityProvider(IdentityProvider):
+    """TEST identity provider: `Authorization: token <t>` names the user `USER_TOKENS[t]`;
+    the server's own token is the user "instructor"; anything else is unauthenticated."""
+
+    def get_user(self, handler: Any) -> User | None:
+        token = self.get_token(handler)
+        name = USER_TOKENS.get(token) or ("instructor" if token and token == self.token else None)
+        if name is None:
+            return None
+        handler._token_authenticated = True  # token requests need no XSRF cookie
+        return User(username=name)
+
+
+def as_user(name: str) -> dict[str, str]:
+    """Headers authenticating as `name` with `TokenUsersIdentityProvider`."""
+    token = next(token for token, user in USER_TOKENS.items() if user == name)
+    return {"Authorization": f"token {token}"}
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens (the port was just released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def server_config(data_dir: Path, **traits: Any) -> dict[str, Any]:
+    """A `jp_server_config` enabling the extension with `traits` (GNS3 at a closed port and
+    no model unless given)."""
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_gns3_copilot": True}},
+        "GNS3Copilot": {
+            "gns3_url": closed_port_url(),
+            "gns3_username": "admin",
+            "gns3_password": "x",
+            "llm_model": "",
+            "llm_api_key": "",
+            "llm_base_url": "https://api.openai.com/v1",
+            "data_dir": str(data_dir),
+            **traits,
+        },
+    }
+
+
+def lab_traits(lab: Any) -> dict[str, Any]:
+    """Traits for the local GNS3 lab."""
+    return {"gns3_url": lab.url, "gns3_username": lab.username, "gns3_password": lab.password}
+
+
+def model_traits(llm: Any, **extra: Any) -> dict[str, Any]:
+    """Traits for the scripted model server (admin settings, no retries)."""
+    from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY
+
+    return {
+        "llm_base_url": llm.base_url,
+        "llm_api_key": DEFAULT_TEST_API_KEY,
+        "llm_model": "scripted-model",
+        "llm_max_retries": 0,
+        **extra,
+    }
+
+
+@dataclass
+class Reply:
+    """A JSON answer."""
+
+    code: int
+    body: Any
+    headers: Any = None
+
+    @property
+    def error(self) -> dict[str, Any]:
+        return self.body["error"]
+
+
+async def call(
+    jp_fetch: Any,
+    *parts: str,
+    method: str = "GET",
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Reply:
+    """A request through jp_fetch that never raises for an HTTP status."""
+    kwargs: dict[str, Any] = {"method": method, "raise_error": False}
+    if body is not None:
+        kwargs["body"] = body if isinstance(body, (str, bytes)) else json.dumps(body)
+    elif method in ("POST", "PUT", "PATCH"):
+        kwargs["body"] = b""
+    response = await jp_fetch(*parts, headers=headers, params=params, **kwargs)
+    raw = response.body or b""
+    content_type = response.headers.get("Content-Type", "")
+    parsed: Any = raw.decode() if raw else None
+    if raw and content_type.startswith("application/json"):
+        parsed = json.loads(raw)
+    return Reply(response.code, parsed, response.headers)
+
+
+def parse_sse(text: str) -> tuple[list[dict[str, Any]], str]:
+    """The complete SSE messages in `text` as events, and the incomplete rest."""
+    *complete, rest = text.split("\n\n")
+    events = []
+    for message in complete:
+        data = [line[len("data: ") :] for line in message.splitlines() if line.startswith("data: ")]
+        if data:
+            event = json.loads("\n".join(data))
+            parse_event(event)  # every event matches the shared event models
+            events.append(event)
+    return events, rest
+
+
+@dataclass
+class EventStream:
+    """An SSE request in progress: events are read as the server flushes them."""
+
+    task: asyncio.Future[Any]
+    queue: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)
+    chunks: int = 0
+    _buffer: str = ""
+
+    def on_chunk(self, chunk: bytes) -> None:
+        self.chunks += 1
+        events, self._buffer = parse_sse(self._buffer + chunk.decode())
+        for event in events:
+            self.events.append(event)
+            self.arrivals.append(time.monotonic())
+            self.queue.put_nowait(event)
+
+    async def until(self, kind: str, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Events read from now up to and including the next one of type `kind`."""
+        seen = []
+        while True:
+            event = await asyncio.wait_for(self.queue.get(), timeout)
+            seen.append(event)
+            if event["type"] == kind:
+                return seen
+
+    async def finish(self, timeout: float = 120.0) -> list[dict[str, Any]]:
+        """Wait for the response to end; every event."""
+        response = await asyncio.wait_for(self.task, timeout)
+        assert response.code == 200, response.code
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        assert response.headers["Cache-Control"] == "no-cache"
+        assert response.headers["X-Accel-Buffering"] == "no"
+        return self.events
+
+
+def open_stream(
+    jp_fetch: Any, *parts: str, body: Any, headers: dict[str, str] | None = None
+) -> EventStream:
+    """Start an SSE POST; read it with `until` / `finish`."""
+    stream = EventStream(task=asyncio.Future())
+    stream.task = asyncio.ensure_future(
+        jp_fetch(
+            *parts,
+            method="POST",
+            body=json.dumps(body),
+            headers=headers,
+            streaming_callback=stream.on_chunk,
+            request_timeout=180,
+            raise_error=False,
+        )
+    )
+    return stream
+
+
+def kinds(events: list[dict[str, Any]], *, progress: bool = False) -> list[str]:
+    """The event types, without progress and heartbeat events unless asked."""
+    skipped = set() if progress else {"progress", "heartbeat"}
+    return [event["type"] for event in events if event["type"] not in skipped]
+
+
+async def add_pcs(project: Any, *names: str, start: bool = False) -> None:
+    """Create VPCS nodes `names` in `project` (started, consoles ready, if `start`)."""
+    from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
+    from jupyter_gns3_copilot.gns3 import GNS3Client
+
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        for index, name in enumerate(names):
+            await gns3.create_node_from_template(project.project_id, "VPCS", name, x=index * 150)
+        if start:
+            await gns3.start_all(project.project_id)
+            async with ConsolePool() as pool:
+                for node in await gns3.list_nodes(project.project_id):
+                    await pool.wait_ready(
+                        ConsoleTarget.from_node(node, server_host="127.0.0.1"), timeout=30
+                    )
+
+
+def copilot_app(serverapp: Any) -> Any:
+    """The running `GNS3Copilot` extension app of `serverapp`."""
+    return next(iter(serverapp.extension_manager.extension_apps["jupyter_gns3_copilot"]))
+
+
+def files_under(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` with its bytes."""
+    return {str(path): path.read_bytes() for path in directory.rglob("*") if path.is_file()}
