@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := vpcs chromium
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint system-deps install lab-provision lab-stop clean
+.PHONY: demo test lint system-deps install lab-provision lab lab-stop clean
 
 demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
@@ -44,6 +44,10 @@ system-deps:
 # gns3-server in its own venv (about a minute the first time, a no-op afterwards).
 lab-provision: install system-deps
 	$(VENV)/bin/gns3-copilot-lab provision
+
+# JupyterLab on the demo's setup (local lab + scripted or configured model), for trying it by hand.
+lab: install system-deps lab-provision
+	$(PY) scripts/lab.py
 
 lab-stop: install
 	$(VENV)/bin/gns3-copilot-lab stop

@@ -6,11 +6,44 @@ libraries they need are imported only when Jupyter or IPython asks for them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from .kernel.copilot import Copilot
+
+__all__ = ["Copilot", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Copilot":
+        from .kernel.copilot import Copilot
+
+        return Copilot
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics."""
+    from .kernel.magics import CopilotMagics, keep_question_marks
+
+    ipython.register_magics(CopilotMagics)
+    if keep_question_marks not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_question_marks)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext jupyter_gns3_copilot`: remove the magics and close their client."""
+    from .kernel.magics import CopilotMagics, keep_question_marks
+
+    if keep_question_marks in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(keep_question_marks)
+    magics = ipython.magics_manager.registry.pop(CopilotMagics.__name__, None)
+    if magics is not None:
+        magics.close()
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("copilot", None)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

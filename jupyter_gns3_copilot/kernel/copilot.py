@@ -1,0 +1,548 @@
+"""`Copilot`: the copilot from Python code (and what the `%copilot` magics use).
+
+::
+
+    from jupyter_gns3_copilot import Copilot
+
+    copilot = Copilot()                    # finds this kernel's Jupyter server
+    copilot.use("OSPF lab")                # by name or id; opened if closed
+    turn = copilot.ask("Why can't PC1 ping PC3?")
+    turn.text, turn.tool_results["PC1"].output
+    for event in copilot.stream("And PC2?"):
+        print(event.type)
+    copilot.run("PC1", "show ip").tool_results["PC1"]
+
+One conversation (session) per project: `ask` and `stream` continue it until
+`new_session()` (or `new=True`), and `use(project)` returns to that project's
+conversation. Every call blocks until its answer is complete; interrupting the kernel
+during a turn aborts the turn on the server, then raises `KeyboardInterrupt` as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..events import ChatEvent
+from .client import CopilotClient
+from .discovery import ServerInfo, discover, explicit_server
+from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
+from .turn import Turn, TurnRecorder
+
+MODE_ALIASES = {
+    "teaching": "teaching_assistant",
+    "teach": "teaching_assistant",
+    "teaching_assistant": "teaching_assistant",
+    "lab": "lab_automation_assistant",
+    "automation": "lab_automation_assistant",
+    "lab_automation": "lab_automation_assistant",
+    "lab_automation_assistant": "lab_automation_assistant",
+}
+COMMAND_TOOLS = {
+    "show": "run_show_commands",
+    "config": "run_config_commands",
+    "vpcs": "run_vpcs_commands",
+}
+"""`run(..., tool=...)` short names of the command tools."""
+SESSION_LIST_LIMIT = 1000
+
+EventCallback = Callable[[ChatEvent], None]
+
+
+class ProjectInfo(BaseModel):
+    """A GNS3 project as `copilot/projects` lists it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    project_id: str
+    name: str
+    status: str | None = None
+    filename: str | None = None
+
+
+class SessionInfo(BaseModel):
+    """A chat session (seed 000 ChatSession: id, title, counts, pinned, times...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    thread_id: str
+    title: str | None = None
+    message_count: int = 0
+    llm_calls_count: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    pinned: bool = False
+    updated_at: str | None = None
+    created_at: str | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.thread_id
+
+
+def _check(client: CopilotClient) -> None:
+    # The user's model settings: a copilot route that needs neither GNS3 nor a model.
+    client.get("llm-config")
+
+
+def copilot_mode(mode: str | None) -> str | None:
+    """The copilot mode named by `mode` ("teaching", "lab", or the full names)."""
+    if mode is None:
+        return None
+    try:
+        return MODE_ALIASES[mode.strip().lower().replace("-", "_")]
+    except KeyError:
+        raise UsageError(
+            f"Unknown copilot mode {mode!r}: use teaching (teaching_assistant) or "
+            "lab (lab_automation_assistant)."
+        ) from None
+
+
+class Copilot:
+    """The copilot of one Jupyter server, for one notebook (module docstring).
+
+    `url`/`token`: the Jupyter server (default: found from this kernel, see
+    `kernel.discovery`). `project`: a project to `use` at once.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        project: str | None = None,
+        server: ServerInfo | None = None,
+    ) -> None:
+        if server is None:
+            server = explicit_server(url, token) if url else discover()
+        self._client = CopilotClient(server)
+        self.project: ProjectInfo | None = None
+        self._sessions: dict[str, str] = {}
+        self._fresh_sessions: set[str] = set()
+        self._totals: dict[str, tuple[int, int, int]] = {}
+        self.last_turn: Turn | None = None
+        if project is not None:
+            self.use(project)
+
+    # -- connection ----------------------------------------------------------------------
+
+    @property
+    def server(self) -> ServerInfo:
+        return self._client.server
+
+    @property
+    def client(self) -> CopilotClient:
+        """The HTTP client (for routes this class has no method for)."""
+        return self._client
+
+    def connect(self, url: str | None = None, token: str | None = None) -> ServerInfo:
+        """Talk to the server at `url` (None: find it again) and check that the copilot
+        extension answers there. The project and conversations in use are kept."""
+        server = explicit_server(url, token) if url else discover()
+        client = CopilotClient(server)
+        try:
+            _check(client)
+        except CopilotError:
+            client.close()
+            raise
+        self._client.close()
+        self._client = client
+        return server
+
+    def check(self) -> ServerInfo:
+        """Check that the copilot extension answers on this server (and accepts the token);
+        raise the `CopilotError` saying what to do otherwise."""
+        _check(self._client)
+        return self.server
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Copilot:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        project = f"project {self.project.name!r}" if self.project else "no project"
+        return f"<Copilot {self.server.url} · {project} · session {self.session_id}>"
+
+    # -- server-wide ---------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """The server's health report (versions, GNS3 reachable, model configured)."""
+        return self._client.get("status")
+
+    def config(self, **updates: Any) -> dict[str, Any]:
+        """Your model settings (never the key: `api_key_set` says whether one is set).
+
+        With keyword arguments, change them first (`model`, `base_url`, `temperature`,
+        `copilot_mode`, `api_key`, ...; None resets a setting to the administrator's).
+        """
+        if updates:
+            if "copilot_mode" in updates and updates["copilot_mode"] is not None:
+                updates["copilot_mode"] = copilot_mode(updates["copilot_mode"])
+            return self._client.put("llm-config", json=updates)
+        return self._client.get("llm-config")
+
+    def reload_skills(self) -> dict[str, Any]:
+        """Re-read the device skills and the forbidden-command list on the server."""
+        return self._client.post("reload", "skills")
+
+    def projects(self) -> list[ProjectInfo]:
+        """The GNS3 projects, with their status (opened or closed)."""
+        return [ProjectInfo.model_validate(p) for p in self._client.get("projects")]
+
+    # -- the project in use ----------------------------------------------------------------
+
+    def use(self, project: str, *, session: str | None = None, new: bool = False) -> ProjectInfo:
+        """Work on `project` (a name or id; opened if closed). Its conversation continues
+        unless `new`, or `session` names one to continue."""
+        found = self.find_project(project)
+        # Opening is harmless when the project is open already, and the server then
+        # prepares the project's chat service now rather than at the first question.
+        found = ProjectInfo.model_validate(self._client.post("projects", found.project_id, "open"))
+        self.project = found
+        if session is not None:
+            self._sessions[found.project_id] = session
+        elif new:
+            self.new_session()
+        return found
+
+    def find_project(self, project: str) -> ProjectInfo:
+        """The project named `project` or with that id (or a unique id prefix)."""
+        wanted = project.strip().strip("\"'")
+        if not wanted:
+            raise UsageError("Name the project: `%copilot use <name or id>`.")
+        projects = self.projects()
+        for matches in (
+            lambda p: p.project_id == wanted,
+            lambda p: p.name == wanted,
+            lambda p: p.name.lower() == wanted.lower(),
+        ):
+            found = [p for p in projects if matches(p)]
+            if len(found) == 1:
+                return found[0]
+        by_prefix = [p for p in projects if len(wanted) >= 4 and p.project_id.startswith(wanted)]
+        if len(by_prefix) == 1:
+            return by_prefix[0]
+        names = ", ".join(repr(p.name) for p in projects) or "none"
+        raise ProjectNotFound(f"No GNS3 project named {wanted!r}. Projects: {names}.")
+
+    def _project_id(self) -> str:
+        if self.project is None:
+            raise NoProject(
+                "No project in use: choose one with `%copilot use <name or id>` "
+                "(or `Copilot.use(...)`); `%copilot projects` lists them."
+            )
+        return self.project.project_id
+
+    def topology(self, format: Literal["json", "text", "svg"] = "json") -> Any:
+        """The project's topology: a dict (json), the text the model reads, or SVG."""
+        return self._client.get(
+            "projects", self._project_id(), "topology", params={"format": format}
+        )
+
+    # -- conversations -------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str | None:
+        """The conversation that `ask` continues (None: the next `ask` starts one)."""
+        if self.project is None:
+            return None
+        return self._sessions.get(self.project.project_id)
+
+    def new_session(self) -> None:
+        """Start a new conversation with the next message."""
+        if self.project is not None:
+            self._sessions.pop(self.project.project_id, None)
+
+    def set_session(self, session_id: str) -> None:
+        """Continue the conversation `session_id` with the next message."""
+        self._sessions[self._project_id()] = session_id
+
+    def next_session(
+        self, session: str | None = None, *, new: bool = False, project_id: str | None = None
+    ) -> str:
+        """The session id of the project's next turn, made its current conversation:
+        `session` if given; a new id if `new` or the project has none yet; else the
+        current one."""
+        project_id = project_id or self._project_id()
+        if session is not None:
+            self._sessions[project_id] = session
+        elif new or project_id not in self._sessions:
+            fresh = str(uuid.uuid4())
+            self._sessions[project_id] = fresh
+            self._fresh_sessions.add(fresh)
+        return self._sessions[project_id]
+
+    def chat_request(
+        self,
+        message: str,
+        *,
+        session_id: str,
+        mode: str | None = None,
+        max_iterations: int | None = None,
+        max_tool_calls: int | None = None,
+        temperature: float | None = None,
+    ) -> dict[str, Any]:
+        """The ChatRequest body for `message` (options left out when None)."""
+        if not message.strip():
+            raise UsageError("The message is empty: write what to ask the copilot.")
+        body: dict[str, Any] = {"message": message, "session_id": session_id}
+        options = {
+            "copilot_mode": copilot_mode(mode),
+            "max_iterations": max_iterations,
+            "max_tool_calls": max_tool_calls,
+            "temperature": temperature,
+        }
+        body.update({key: value for key, value in options.items() if value is not None})
+        return body
+
+    def stream(
+        self,
+        message: str,
+        *,
+        mode: str | None = None,
+        max_iterations: int | None = None,
+        max_tool_calls: int | None = None,
+        temperature: float | None = None,
+        session: str | None = None,
+        new: bool = False,
+        project_id: str | None = None,
+        on_open: Callable[[], None] | None = None,
+    ) -> Iterator[ChatEvent]:
+        """Send `message` and yield the turn's events as they arrive (heartbeats
+        included). Leaving the loop early disconnects (the server then aborts the turn).
+        `project_id`: another project than the one in use (its own conversation);
+        `on_open`: called when the server has accepted the message."""
+        project_id = project_id or self._project_id()
+        session_id = self.next_session(session, new=new, project_id=project_id)
+        body = self.chat_request(
+            message,
+            session_id=session_id,
+            mode=mode,
+            max_iterations=max_iterations,
+            max_tool_calls=max_tool_calls,
+            temperature=temperature,
+        )
+        self._fresh_sessions.discard(session_id)
+        return self._client.stream(
+            "projects", project_id, "chat", "stream", json=body, on_open=on_open
+        )
+
+    def ask(
+        self,
+        message: str,
+        *,
+        mode: str | None = None,
+        max_iterations: int | None = None,
+        max_tool_calls: int | None = None,
+        temperature: float | None = None,
+        session: str | None = None,
+        new: bool = False,
+        project_id: str | None = None,
+        on_event: EventCallback | None = None,
+        on_open: Callable[[], None] | None = None,
+    ) -> Turn:
+        """Send `message`, wait for the whole answer, return it as a `Turn`.
+
+        `mode`: teaching / lab (this turn only); `max_iterations` (1-100),
+        `max_tool_calls` (1-50), `temperature` (0-2): this turn's limits; `session`:
+        continue that conversation; `new`: start a new one; `project_id`: another project
+        than the one in use. `on_open` is called when the server has accepted the message
+        (a refusal raises a `CopilotError` before); `on_event` sees every event as it
+        arrives (heartbeats included).
+        """
+        project_id = project_id or self._project_id()
+        session_id = self.next_session(session, new=new, project_id=project_id)
+        fresh = session_id in self._fresh_sessions
+        before = (0, 0, 0) if fresh else self._session_totals(project_id, session_id)
+        events = self.stream(
+            message,
+            mode=mode,
+            max_iterations=max_iterations,
+            max_tool_calls=max_tool_calls,
+            temperature=temperature,
+            session=session_id,
+            project_id=project_id,
+            on_open=on_open,
+        )
+        recorder = TurnRecorder(message, session_id, project_id)
+        turn = self._consume(events, recorder, on_event, abort=(project_id, session_id))
+        self._add_statistics(turn, before)
+        return turn
+
+    def run(
+        self,
+        devices: str | list[str],
+        commands: str | list[str],
+        *,
+        tool: str = "show",
+        mode: str | None = None,
+        on_event: EventCallback | None = None,
+        on_open: Callable[[], None] | None = None,
+    ) -> Turn:
+        """Run `commands` on `devices` now, without the model, and return the result.
+
+        `tool`: "show" (run_show_commands, default), "config" (run_config_commands),
+        "vpcs" (run_vpcs_commands) or a tool's full name; the mode and command policy
+        apply as for the model's calls. `commands` may be one string with commands
+        separated by ";" or new lines. `on_open` and `on_event` as for `ask`.
+        """
+        project_id = self._project_id()
+        names = [devices] if isinstance(devices, str) else list(devices)
+        lines = commands.replace(";", "\n").splitlines() if isinstance(commands, str) else commands
+        lines = [line.strip() for line in lines if line.strip()]
+        if not names or not lines:
+            raise UsageError("Name a device and a command, e.g. `%copilot run PC1: show ip`.")
+        tool_name = COMMAND_TOOLS.get(tool, tool)
+        run_id = str(uuid.uuid4())
+        body: dict[str, Any] = {
+            "arguments": {"devices": [{"device": name, "commands": lines} for name in names]},
+            "session_id": run_id,
+        }
+        if mode is not None:
+            body["copilot_mode"] = copilot_mode(mode)
+        message = f"run {', '.join(names)}: {'; '.join(lines)}"
+        events = self._client.stream(
+            "projects", project_id, "tools", tool_name, json=body, on_open=on_open
+        )
+        recorder = TurnRecorder(message, run_id, project_id)
+        return self._consume(events, recorder, on_event, abort=(project_id, run_id))
+
+    def _consume(
+        self,
+        events: Iterator[ChatEvent],
+        recorder: TurnRecorder,
+        on_event: EventCallback | None,
+        *,
+        abort: tuple[str, str],
+    ) -> Turn:
+        """Read `events` into `recorder`; on a kernel interrupt, abort the turn on the
+        server and re-raise."""
+        try:
+            for event in events:
+                recorder.add(event)
+                if on_event is not None:
+                    on_event(event)
+        except KeyboardInterrupt:
+            self._abort_quietly(*abort)
+            self.last_turn = recorder.finish(aborted=True)
+            raise
+        self.last_turn = recorder.finish()
+        return self.last_turn
+
+    def _abort_quietly(self, project_id: str, session_id: str) -> None:
+        with contextlib.suppress(CopilotError):
+            self._client.post("projects", project_id, "chat", "sessions", session_id, "abort")
+
+    def _session_totals(self, project_id: str, session_id: str) -> tuple[int, int, int]:
+        """The session's (input tokens, output tokens, model calls) so far."""
+        known = self._totals.get(session_id)
+        if known is not None:
+            return known
+        try:
+            found = self._find_session(project_id, session_id)
+        except CopilotError:
+            found = None
+        totals = (
+            (found.input_tokens, found.output_tokens, found.llm_calls_count) if found else (0, 0, 0)
+        )
+        self._totals[session_id] = totals
+        return totals
+
+    def _find_session(self, project_id: str, session_id: str) -> SessionInfo | None:
+        listed = self._client.get(
+            "projects", project_id, "chat", "sessions", params={"limit": SESSION_LIST_LIMIT}
+        )
+        for entry in listed:
+            if entry.get("thread_id") == session_id:
+                return SessionInfo.model_validate(entry)
+        return None
+
+    def _add_statistics(self, turn: Turn, before: tuple[int, int, int]) -> None:
+        """Fill the turn's token and model-call counts from the session's totals."""
+        try:
+            session = self._find_session(turn.project_id, turn.session_id)
+        except CopilotError:
+            return
+        if session is None:
+            return
+        after = (session.input_tokens, session.output_tokens, session.llm_calls_count)
+        self._totals[turn.session_id] = after
+        stats = turn.statistics
+        stats.input_tokens = after[0] - before[0]
+        stats.output_tokens = after[1] - before[1]
+        stats.llm_calls = after[2] - before[2]
+        stats.title = session.title
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def sessions(self, limit: int = 100) -> list[SessionInfo]:
+        """Your conversations in this project: pinned first, then most recent."""
+        listed = self._client.get(
+            "projects", self._project_id(), "chat", "sessions", params={"limit": limit}
+        )
+        return [SessionInfo.model_validate(entry) for entry in listed]
+
+    def _target(self, session: str | None) -> str:
+        target = session or self.session_id
+        if not target:
+            raise NoProject(
+                "No conversation yet in this project: ask something first, or name one "
+                "with --session ID (`%copilot sessions` lists them)."
+            )
+        return target
+
+    def history(self, session: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """The conversation's last `limit` messages (seed 000 ConversationHistory)."""
+        return self._client.get(
+            "projects",
+            self._project_id(),
+            "chat",
+            "sessions",
+            self._target(session),
+            "history",
+            params={"limit": limit},
+        )
+
+    def rename(self, title: str, session: str | None = None) -> SessionInfo:
+        """Give the conversation a title (1-255 characters)."""
+        path = ("projects", self._project_id(), "chat", "sessions", self._target(session))
+        return SessionInfo.model_validate(self._client.patch(*path, json={"title": title}))
+
+    def pin(self, session: str | None = None, *, pinned: bool = True) -> SessionInfo:
+        """Pin the conversation (listed first), or unpin it with `pinned=False`."""
+        path = ("projects", self._project_id(), "chat", "sessions", self._target(session), "pin")
+        answer = self._client.put(*path) if pinned else self._client.delete(*path)
+        return SessionInfo.model_validate(answer)
+
+    def unpin(self, session: str | None = None) -> SessionInfo:
+        return self.pin(session, pinned=False)
+
+    def delete(self, session: str | None = None) -> str:
+        """Delete the conversation and its memory; the next message starts a new one."""
+        target = self._target(session)
+        self._client.delete("projects", self._project_id(), "chat", "sessions", target)
+        if self.session_id == target:
+            self.new_session()
+        self._totals.pop(target, None)
+        return target
+
+    def abort(self, session: str | None = None) -> dict[str, Any]:
+        """Stop the conversation's running turn (`{"status": "ok" | "not_running"}`)."""
+        target = self._target(session)
+        try:
+            return self._client.post(
+                "projects", self._project_id(), "chat", "sessions", target, "abort"
+            )
+        except ApiError as exc:
+            if exc.status == 404 and target in self._fresh_sessions:
+                return {"status": "not_running", "session_id": target}
+            raise

@@ -1,0 +1,602 @@
+"""The `%copilot` and `%%copilot` magics (`%load_ext jupyter_gns3_copilot`).
+
+Every magic blocks until it is done (so "Run All" runs in order). A message streams into
+a chat widget (text where widgets cannot render, or with `--quiet`) and the magic returns
+the `Turn`: `turn = %copilot ...` then `turn.tool_results["PC1"]`. The conversation
+continues across cells: one session per notebook (kernel) and project, unless `--new` or
+`--session ID` says otherwise; the widget's input box continues it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import re
+import shlex
+import sys
+from argparse import Namespace
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from ..events import AbortEvent
+from .copilot import Copilot, ProjectInfo, SessionInfo
+from .errors import CopilotError, NoProject, ProjectNotFound, UsageError
+from .reports import Records, config_text, status_text
+from .transcript import TextStream, history_text
+from .turn import Turn
+
+VALUE_OPTIONS = frozenset(
+    {
+        "--mode",
+        "--max-iterations",
+        "--max-tool-calls",
+        "--temperature",
+        "--session",
+        "--token",
+        "--limit",
+        "--tool",
+    }
+)
+FLAG_OPTIONS = frozenset({"--new", "--quiet", "-h", "--help"})
+_TOKEN = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+)")
+_URL_LIKE = re.compile(r"^(https?|http\+unix)://|^[\w.-]+:\d+(/|$)|^\[[0-9a-f:]+\]:\d+", re.I)
+CONFIG_NUMBERS = {"temperature": float, "context_limit": int}
+TurnRunner = Callable[[Callable[[], None] | None, Callable[..., None]], Turn]
+"""Runs a turn given its `on_open` and `on_event` callbacks (`Copilot.ask` / `run`)."""
+_QUESTION_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<assign>(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?)%copilot[ \t]+"
+    r"(?P<message>[^?\s].*\?)[ \t]*(?P<end>\r?\n?)$"
+)
+
+USAGE = """\
+Ask:        %copilot <message>          (or %%copilot with the message in the cell body)
+            %copilot ask <message>      (a message that starts like a subcommand)
+Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --temperature T
+            --new (new conversation)  --session ID  --quiet (text only)
+Projects:   %copilot projects | use <name or id> | show topology
+Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
+Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
+Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
+"""
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "\"'":
+        inner = token[1:-1]
+        return re.sub(r"\\(.)", r"\1", inner) if token[0] == '"' else inner
+    return token
+
+
+def tokens(text: str) -> list[str]:
+    """`text` split on spaces, a token starting with a quote running to its closing one."""
+    return [_unquote(match.group(1)) for match in _TOKEN.finditer(text)]
+
+
+def split_leading_options(line: str) -> tuple[list[str], str]:
+    """The options at the start of `line` (as argv) and the rest of the line, untouched
+    (a message keeps its quotes and dashes). `--` ends the options."""
+    argv: list[str] = []
+    rest = line
+    while True:
+        match = _TOKEN.match(rest)
+        if match is None or not match.group(1).startswith("-"):
+            return argv, rest.strip()
+        token = match.group(1)
+        rest = rest[match.end() :]
+        if token == "--":
+            return argv, rest.strip()
+        name = token.split("=", 1)[0]
+        if name in FLAG_OPTIONS or (name in VALUE_OPTIONS and "=" in token):
+            argv.append(token)
+        elif name in VALUE_OPTIONS:
+            value = _TOKEN.match(rest)
+            if value is None:
+                raise UsageError(f"Option {name} needs a value.")
+            argv += [token, _unquote(value.group(1))]
+            rest = rest[value.end() :]
+        else:
+            raise UsageError(
+                f"Unknown option {token}. For a message that starts with '-', put `--` "
+                "before it: `%copilot -- <message>`."
+            )
+
+
+def split_options(text: str) -> tuple[list[str], list[str]]:
+    """Options anywhere in `text` (as argv) and the other tokens."""
+    argv: list[str] = []
+    words: list[str] = []
+    items = tokens(text)
+    index = 0
+    while index < len(items):
+        token = items[index]
+        name = token.split("=", 1)[0]
+        if name in VALUE_OPTIONS and "=" not in token:
+            if index + 1 >= len(items):
+                raise UsageError(f"Option {name} needs a value.")
+            argv += [token, items[index + 1]]
+            index += 2
+            continue
+        if name in FLAG_OPTIONS or name in VALUE_OPTIONS:
+            argv.append(token)
+        elif token.startswith("--"):
+            raise UsageError(f"Unknown option {token}. See `%copilot?`.")
+        else:
+            words.append(token)
+        index += 1
+    return argv, words
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """IPython input transformer: `%copilot why can't PC1 ping PC3?` is a question.
+
+    IPython reads a line ending in "?" as a help request (`obj?`) before it sees the
+    magic; this rewrites such `%copilot` lines into the magic call itself. `%copilot?`
+    (nothing between) still shows the magic's help.
+    """
+    return [_keep_question_mark(line) for line in lines]
+
+
+def _keep_question_mark(line: str) -> str:
+    match = _QUESTION_LINE.match(line)
+    if match is None:
+        return line
+    call = f"get_ipython().run_line_magic('copilot', {match['message']!r})"
+    return f"{match['indent']}{match['assign']}{call}{match['end']}"
+
+
+def _in_kernel(shell: Any) -> bool:
+    """Whether widgets can render: a Jupyter kernel (not terminal IPython)."""
+    return getattr(shell, "kernel", None) is not None
+
+
+@magics_class
+class CopilotMagics(Magics):
+    """`%copilot` / `%%copilot` (see `%copilot?`)."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self._copilot: Copilot | None = None
+        self._subcommands: dict[str, Callable[[str, list[str]], Any]] = {
+            "ask": self._ask,
+            "use": self._use,
+            "projects": self._projects,
+            "show": self._show,
+            "sessions": self._sessions,
+            "history": self._history,
+            "rename": self._rename,
+            "pin": self._pin,
+            "unpin": self._unpin,
+            "delete": self._delete,
+            "abort": self._abort,
+            "run": self._run,
+            "status": self._status,
+            "config": self._config,
+            "connect": self._connect,
+        }
+
+    @property
+    def api(self) -> Copilot:
+        """The notebook's `Copilot` (finding the server on first use)."""
+        if self._copilot is None:
+            self._copilot = Copilot()
+        return self._copilot
+
+    def close(self) -> None:
+        """Close the HTTP client (the extension is being unloaded)."""
+        if self._copilot is not None:
+            self._copilot.close()
+            self._copilot = None
+
+    @magic_arguments()
+    @argument("--mode", help="copilot mode for this turn: teaching or lab (lab automation)")
+    @argument("--max-iterations", type=int, help="most model calls in this turn (1-100)")
+    @argument("--max-tool-calls", type=int, help="most tool calls in this turn (1-50)")
+    @argument("--temperature", type=float, help="sampling temperature for this turn (0-2)")
+    @argument("--new", action="store_true", help="start a new conversation")
+    @argument("--session", help="continue the conversation with this session id")
+    @argument("--quiet", action="store_true", help="plain text instead of the chat widget")
+    @argument("--token", help="connect: the Jupyter server's token")
+    @argument("--limit", type=int, help="sessions, history: how many to show")
+    @argument("--tool", help="run: show (default), config, vpcs, or a tool's name")
+    @argument(
+        "words",
+        nargs="*",
+        help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
+        "sessions, history, rename, pin, unpin, delete, abort, run, status, config, connect",
+    )
+    @no_var_expand
+    @line_cell_magic
+    def copilot(self, line: str, cell: str | None = None) -> Any:
+        """Talk to the GNS3 copilot from a notebook.
+
+        %copilot <message> asks the copilot about the project in use and shows the
+        answer as it streams (a chat widget: text, each tool call and each device's
+        output); the cell returns the Turn (text, tool_calls, tool_results by device,
+        statistics, session_id). With %%copilot the cell body is the message. The
+        conversation continues across cells until --new.
+
+        Subcommands:
+          use <project name or id>   work on this GNS3 project (opened if closed)
+          projects                   list the GNS3 projects
+          show topology              the project's diagram and its node/link table
+          sessions                   your conversations in this project
+          history                    the conversation's messages (--session ID, --limit N)
+          rename <title>             rename the conversation
+          pin, unpin, delete, abort  the conversation (or --session ID)
+          run <device>: <command>    run commands now, without the model
+                                     (devices: "PC1, PC2"; commands: "show ip; ping 10.0.0.2")
+          status                     versions, GNS3 and model checks
+          config [key=value ...]     your model settings (the key is never shown);
+                                     `config api_key` asks for a key without echoing it
+          connect [URL] [--token T]  talk to this Jupyter server (default: find it again)
+          ask <message>              a message that starts like a subcommand
+
+        Examples:
+          %copilot use "OSPF lab"
+          turn = %copilot --mode lab address PC1 as 10.0.0.1/24 and ping PC2
+          %copilot run PC1: show ip
+        """
+        argv, rest = split_leading_options(line)
+        if {"-h", "--help"} & set(argv):
+            print(self.copilot.__doc__)
+            return None
+        if cell is not None:
+            if rest:
+                raise UsageError(
+                    "With %%copilot the message is the cell body: the first line takes "
+                    "options only (e.g. `%%copilot --new`)."
+                )
+            return self._chat(cell.strip(), self._options(argv))
+        if not rest:
+            if argv:
+                self._options(argv)
+                raise UsageError("Options given, but no message. See `%copilot?`.")
+            print(USAGE)
+            return None
+        word, _, tail = rest.partition(" ")
+        handler = self._subcommands.get(word.lower())
+        if handler is not None:
+            result = handler(tail.strip(), argv)
+            if result is not _NOT_A_SUBCOMMAND:
+                return result
+        return self._chat(rest, self._options(argv))
+
+    def _options(self, argv: list[str]) -> Namespace:
+        return parse_argstring(self.copilot, " ".join(shlex.quote(arg) for arg in argv))
+
+    def _subcommand_options(self, argv: list[str], tail: str) -> tuple[Namespace, list[str]]:
+        more, words = split_options(tail)
+        return self._options([*argv, *more]), words
+
+    # -- conversation ------------------------------------------------------------------------
+
+    def _ask(self, tail: str, argv: list[str]) -> Any:
+        if not tail:
+            raise UsageError("Write the message after `ask`.")
+        return self._chat(tail, self._options(argv))
+
+    def _chat(self, message: str, options: Namespace) -> Turn:
+        copilot = self.api
+        project = copilot.project
+        if project is None:
+            raise NoProject(
+                "No project in use: choose one with `%copilot use <name or id>` "
+                "(`%copilot projects` lists them)."
+            )
+        session_id = copilot.next_session(options.session, new=options.new)
+        limits = {
+            "mode": options.mode,
+            "max_iterations": options.max_iterations,
+            "max_tool_calls": options.max_tool_calls,
+            "temperature": options.temperature,
+        }
+        copilot.chat_request(message, session_id=session_id, **limits)  # validates early
+
+        def ask(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+            return copilot.ask(
+                message,
+                session=session_id,
+                project_id=project.project_id,
+                on_open=on_open,
+                on_event=on_event,
+                **limits,
+            )
+
+        if options.quiet or not _in_kernel(self.shell):
+            turn = self._text_turn(ask)
+        else:
+            widget = self._widget(project, session_id)
+            widget.on_send = self._continuation(widget, project, limits)
+            turn = self._widget_turn(widget, message, ask, display=True)
+        turn.shown_in_cell(self.shell.execution_count)
+        return turn
+
+    def _widget(self, project: ProjectInfo, session_id: str | None) -> Any:
+        from ..widget import ChatWidget
+
+        return ChatWidget(project.project_id, project_name=project.name, session_id=session_id)
+
+    def _widget_turn(self, widget: Any, message: str, run: TurnRunner, *, display: bool) -> Turn:
+        """Run a turn into `widget`; the widget is displayed (if `display`) and the turn
+        begun once the server accepts the request, so a refusal shows only as the
+        cell's error."""
+        begun = False
+
+        def on_open() -> None:
+            nonlocal begun
+            if display:
+                from IPython.display import display as show
+
+                show(widget)
+            widget.begin_turn(message)
+            begun = True
+
+        try:
+            turn = run(on_open, widget.push)
+        except KeyboardInterrupt:
+            if begun:
+                widget.push(AbortEvent(session_id=widget.session_id))
+                widget.end_turn()
+            raise
+        except CopilotError as exc:
+            if begun:
+                widget.show_error(str(exc))
+                widget.end_turn()
+            raise
+        widget.end_turn(_widget_stats(turn))
+        return turn
+
+    def _continuation(
+        self, widget: Any, project: ProjectInfo, limits: Mapping[str, Any]
+    ) -> Callable[[str], None]:
+        """What the widget's input box calls: the next turn of the widget's session (a
+        refusal propagates to the widget, which shows it)."""
+        copilot = self.api
+
+        def send(text: str) -> None:
+            def ask(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+                return copilot.ask(
+                    text,
+                    session=widget.session_id or None,
+                    project_id=project.project_id,
+                    on_open=on_open,
+                    on_event=on_event,
+                    **limits,
+                )
+
+            with contextlib.suppress(KeyboardInterrupt):
+                self._widget_turn(widget, text, ask, display=False)
+
+        return send
+
+    def _text_turn(self, run: TurnRunner) -> Turn:
+        printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
+        turn = run(None, printer)
+        printer.finish(turn)
+        return turn
+
+    # -- projects ------------------------------------------------------------------------------
+
+    def _use(self, tail: str, argv: list[str]) -> None:
+        options, words = self._subcommand_options(argv, tail)
+        if not words:
+            raise UsageError("Name the project: `%copilot use <name or id>`.")
+        try:
+            project = self.api.use(" ".join(words), session=options.session, new=options.new)
+        except ProjectNotFound as exc:
+            raise ProjectNotFound(
+                f"{exc} (To ask the copilot something that starts with 'use', write "
+                "`%copilot ask use ...`.)"
+            ) from None
+        session = self.api.session_id
+        conversation = f"continuing conversation {session}" if session else "new conversation"
+        print(
+            f"Using project {project.name!r} ({project.status}, id {project.project_id}); "
+            f"{conversation}."
+        )
+
+    def _projects(self, tail: str, argv: list[str]) -> Any:
+        _, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        current = self.api.project.project_id if self.api.project else None
+        return Records(
+            self.api.projects(),
+            [
+                ("", lambda p: "*" if p.project_id == current else ""),
+                ("name", lambda p: p.name),
+                ("status", lambda p: p.status),
+                ("project_id", lambda p: p.project_id),
+            ],
+            empty="No GNS3 projects.",
+        )
+
+    def _show(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if [w.lower() for w in words] not in (["topology"], ["topo"]):
+            return _NOT_A_SUBCOMMAND
+        copilot = self.api
+        svg = copilot.topology("svg")
+        text = copilot.topology("text")
+        if _in_kernel(self.shell) and not options.quiet:
+            from IPython.display import SVG, display
+
+            display(SVG(data=svg))
+        print(text)
+        return None
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def _sessions(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        current = self.api.session_id
+
+        def tokens_of(s: SessionInfo) -> str:
+            return f"{s.input_tokens:,} / {s.output_tokens:,}"
+
+        return Records(
+            self.api.sessions(limit=options.limit or 100),
+            [
+                ("", lambda s: "*" if s.thread_id == current else ""),
+                ("session_id", lambda s: s.thread_id),
+                ("title", lambda s: s.title),
+                ("messages", lambda s: s.message_count),
+                ("tokens in / out", tokens_of),
+                ("pinned", lambda s: s.pinned),
+                ("updated", lambda s: (s.updated_at or "")[:19].replace("T", " ")),
+            ],
+            empty="No conversations in this project yet.",
+        )
+
+    def _history(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        print(history_text(self.api.history(options.session, limit=options.limit or 100)))
+        return None
+
+    def _rename(self, tail: str, argv: list[str]) -> None:
+        options, words = self._subcommand_options(argv, tail)
+        title = " ".join(words).strip()
+        if not title:
+            raise UsageError("Give the new title: `%copilot rename <title>`.")
+        session = self.api.rename(title, options.session)
+        print(f"Conversation {session.thread_id} is now titled {session.title!r}.")
+
+    def _pin(self, tail: str, argv: list[str], *, pinned: bool = True) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        session = self.api.pin(options.session, pinned=pinned)
+        print(f"Conversation {session.thread_id} {'pinned' if pinned else 'unpinned'}.")
+        return None
+
+    def _unpin(self, tail: str, argv: list[str]) -> Any:
+        return self._pin(tail, argv, pinned=False)
+
+    def _delete(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        deleted = self.api.delete(options.session)
+        print(f"Conversation {deleted} deleted; the next message starts a new one.")
+        return None
+
+    def _abort(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        answer = self.api.abort(options.session)
+        if answer.get("status") == "ok":
+            print(f"Stopping the turn of conversation {answer.get('session_id')}.")
+        else:
+            print(f"Nothing is running in conversation {answer.get('session_id')}.")
+        return None
+
+    # -- devices -------------------------------------------------------------------------------
+
+    def _run(self, tail: str, argv: list[str]) -> Any:
+        head, colon, commands = tail.partition(":")
+        if not colon:
+            return _NOT_A_SUBCOMMAND
+        options, words = self._subcommand_options(argv, head)
+        devices = [name for word in words for name in word.split(",") if name.strip()]
+        if not devices or not commands.strip():
+            raise UsageError("Usage: `%copilot run <device>[, <device>]: <command>[; <command>]`.")
+        copilot = self.api
+        project = copilot.project
+        if project is None:
+            raise NoProject("No project in use: choose one with `%copilot use <name or id>`.")
+        tool = options.tool or "show"
+
+        def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+            return copilot.run(
+                devices, commands, tool=tool, mode=options.mode, on_open=on_open, on_event=on_event
+            )
+
+        if options.quiet or not _in_kernel(self.shell):
+            turn = self._text_turn(run)
+        else:
+            message = f"run {', '.join(devices)}: {commands.strip()}"
+            turn = self._widget_turn(self._widget(project, None), message, run, display=True)
+        turn.shown_in_cell(self.shell.execution_count)
+        return turn
+
+    # -- setup -----------------------------------------------------------------------------------
+
+    def _status(self, tail: str, argv: list[str]) -> Any:
+        _, words = self._subcommand_options(argv, tail)
+        if words:
+            return _NOT_A_SUBCOMMAND
+        print(status_text(self.api.status(), self.api.server.describe()))
+        return None
+
+    def _config(self, tail: str, argv: list[str]) -> Any:
+        _, words = self._subcommand_options(argv, tail)
+        updates: dict[str, Any] = {}
+        for word in words:
+            key, equals, value = word.partition("=")
+            key = key.strip().replace("-", "_")
+            if key == "api_key" and not equals:
+                value = getpass.getpass("API key for the model endpoint (not shown): ")
+            elif not equals:
+                if len(words) == 1 and not updates:
+                    return _NOT_A_SUBCOMMAND
+                raise UsageError(f"Write settings as key=value (got {word!r}).")
+            elif key == "api_key":
+                print(
+                    "Note: the key is now in this notebook's source; `%copilot config "
+                    "api_key` asks for it without showing it."
+                )
+            updates[key] = _config_value(key, value)
+        print(config_text(self.api.config(**updates)))
+        return None
+
+    def _connect(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if len(words) > 1 or (words and not _URL_LIKE.search(words[0])):
+            return _NOT_A_SUBCOMMAND
+        url = words[0] if words else None
+        if self._copilot is None:
+            copilot = Copilot(url, options.token) if url else Copilot()
+            copilot.check()
+            self._copilot = copilot
+            server = copilot.server
+        else:
+            server = self._copilot.connect(url, options.token)
+        print(f"Connected to {server.describe()}: the GNS3 Copilot extension answers.")
+        return None
+
+
+def _config_value(key: str, value: str) -> Any:
+    value = value.strip()
+    if value.lower() in ("none", "null", "default", ""):
+        return None
+    convert = CONFIG_NUMBERS.get(key)
+    if convert is None:
+        return value
+    try:
+        return convert(value)
+    except ValueError:
+        raise UsageError(f"{key} must be a number, got {value!r}.") from None
+
+
+def _widget_stats(turn: Turn) -> dict[str, Any]:
+    stats = turn.statistics
+    values = {
+        "title": stats.title,
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "llm_calls": stats.llm_calls,
+        "elapsed": stats.elapsed,
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+_NOT_A_SUBCOMMAND: Any = object()
+"""A subcommand handler's answer when the line is a message after all (e.g. "show me...")."""

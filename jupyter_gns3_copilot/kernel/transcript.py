@@ -1,0 +1,155 @@
+"""Conversations as plain text, written while they stream (terminal IPython, `--quiet`).
+
+`TextStream` is an event callback: it writes the answer's text as it arrives, each tool
+call once its arguments are complete, progress lines, each tool's result per device,
+errors and the outcome. `history_text` renders a stored conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..events import (
+    AbortEvent,
+    ChatEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    ProgressEvent,
+    ToolCallEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+from ..render_text import format_stats
+from .turn import Turn, device_results, parse_json_text
+
+MAX_OUTPUT_LINES = 40
+
+
+class TextStream:
+    """Writes a turn's events as readable text through `write` (e.g. `sys.stdout.write`).
+
+    Call it with each event; `finish(turn)` writes the footer (outcome and statistics).
+    """
+
+    def __init__(self, write: Callable[[str], Any], *, flush: Callable[[], Any] | None = None):
+        self._write = write
+        self._flush = flush
+        self._at_line_start = True
+        self._announced: set[str] = set()
+
+    def __call__(self, event: ChatEvent) -> None:
+        if isinstance(event, ContentEvent):
+            self._text(event.content)
+        elif isinstance(event, ToolCallEvent):
+            function = event.tool_call.function
+            if function.complete and event.tool_call.id not in self._announced:
+                self._announced.add(event.tool_call.id)
+                self._line(f"-> {function.name} {_compact(function.arguments)}")
+        elif isinstance(event, ToolStartEvent):
+            if event.tool_call_id not in self._announced:
+                self._announced.add(event.tool_call_id)
+                self._line(f"-> {event.tool_name}")
+        elif isinstance(event, ProgressEvent):
+            self._line(f"   ... {event.message}")
+        elif isinstance(event, ToolEndEvent):
+            self._line(tool_output_text(event.tool_name, event.tool_output))
+        elif isinstance(event, ErrorEvent):
+            self._line(f"Error: {event.error}")
+        elif isinstance(event, AbortEvent):
+            self._line("(stopped)")
+        elif isinstance(event, DoneEvent):
+            self._end_line()
+        if self._flush is not None:
+            self._flush()
+
+    def finish(self, turn: Turn) -> None:
+        """Write the turn's footer: `[done · 2 model calls · 1,200 in / 80 out tokens · 3.1 s]`."""
+        stats = turn.statistics.model_dump(exclude_none=True, exclude={"first_event", "title"})
+        footer = " · ".join(part for part in (turn.status, format_stats(stats)) if part)
+        self._line(f"[{footer}]")
+        if self._flush is not None:
+            self._flush()
+
+    def _text(self, text: str) -> None:
+        if text:
+            self._write(text)
+            self._at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+            self._at_line_start = True
+
+    def _line(self, text: str) -> None:
+        self._end_line()
+        self._write(text + "\n")
+
+
+def tool_output_text(tool: str, output: str) -> str:
+    """A tool's result: one block per device (status, then output); a result carrying its
+    own `text` rendering (e.g. get_topology) as that text; else pretty JSON."""
+    value = parse_json_text(output)
+    devices = device_results(value, tool)
+    if not devices:
+        if isinstance(value, dict) and isinstance(value.get("text"), str):
+            return "<- " + _indent(_clip(value["text"].rstrip()), "   ").lstrip()
+        return "<- " + _indent(_clip(_pretty(output)), "   ").lstrip()
+    lines = []
+    for device in devices:
+        head = f"<- {device.device_name}: {device.status}"
+        if device.error:
+            head += f" ({device.error})"
+        lines.append(head)
+        if device.blocked_info:
+            lines.append(f"   {device.blocked_info}")
+        if device.output.strip():
+            lines.append(_indent(_clip(device.output.rstrip()), "   | "))
+    return "\n".join(lines)
+
+
+def history_text(history: Mapping[str, Any]) -> str:
+    """A stored conversation (seed 000 ConversationHistory) as text."""
+    title = history.get("title") or "(untitled)"
+    lines = [f"Session {history.get('thread_id', '')} · {title}"]
+    for message in history.get("messages", []):
+        role = message.get("role")
+        content = str(message.get("content") or "")
+        if role == "user":
+            lines += ["", "You: " + content]
+        elif role == "assistant":
+            if content.strip():
+                lines += ["", "Copilot: " + content]
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                lines.append(f"-> {function.get('name', '')} {_compact(function.get('arguments'))}")
+        elif role == "tool":
+            lines.append(tool_output_text(message.get("name") or "", content))
+    return "\n".join(lines)
+
+
+def _compact(arguments: Any) -> str:
+    value = parse_json_text(arguments) if isinstance(arguments, str) else arguments
+    if value in (None, ""):
+        return "{}"
+    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def _pretty(text: str) -> str:
+    value = parse_json_text(text)
+    return text if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _clip(text: str) -> str:
+    lines = text.split("\n")
+    if len(lines) <= MAX_OUTPUT_LINES:
+        return text
+    return "\n".join(
+        [*lines[:MAX_OUTPUT_LINES], f"... ({len(lines) - MAX_OUTPUT_LINES} more lines)"]
+    )
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.split("\n"))

@@ -1,0 +1,313 @@
+"""The result of one copilot turn (`Turn`), built from its stream of events.
+
+`TurnRecorder.add(event)` takes the events of a turn in order; `finish()` gives the
+`Turn`: the final text, every tool call with its arguments and result, the results per
+device (`turn.tool_results["PC1"]`), errors, the outcome, the statistics and the session.
+A `%copilot` magic returns it, so the next cell can use it::
+
+    turn = %copilot why can't PC1 ping PC2?
+    turn.tool_results["PC1"].output
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from ..events import (
+    AbortEvent,
+    ChatEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    HeartbeatEvent,
+    ProgressEvent,
+    ToolCallEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+
+TurnStatus = Literal["done", "aborted", "error", "incomplete"]
+"""done: the turn finished; aborted: it was stopped; error: it reported an error;
+incomplete: the stream ended (or was left) before its `done` event."""
+
+_PREVIEW = 200
+
+
+class DeviceResult(BaseModel):
+    """What one device answered in a tool call (`device_name`, `status`, `output`, ...).
+
+    The fields of the tools' per-device entries (`console.DeviceResult` plus the command
+    policy's `blocked_commands` / `blocked_info`); `tool` names the tool that produced
+    it. `str(result)` is the device's output.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    device_name: str
+    status: str
+    output: str = ""
+    error: str | None = None
+    commands: list[str] = Field(default_factory=list)
+    blocked_info: str | None = None
+    tool: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether every command ran (status "success")."""
+        return self.status == "success"
+
+    def __str__(self) -> str:
+        return self.output
+
+    def __repr__(self) -> str:
+        head = f"{self.device_name}: {self.status}"
+        if self.error:
+            head += f" ({self.error})"
+        if self.blocked_info:
+            head += f" [{self.blocked_info}]"
+        return f"{head}\n{self.output.rstrip()}" if self.output.strip() else head
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call of the turn: what was asked and what came back.
+
+    `arguments` is the parsed JSON object (the raw text if it is not JSON); `output` the
+    tool's result parsed from JSON (the raw text if it is not JSON; None if the tool never
+    ended); `status` the result's own `status` field when it has one (per-device results:
+    the worst device status); `progress` the progress messages, in order.
+    """
+
+    id: str
+    name: str
+    arguments: Any = None
+    output: Any = None
+    status: str | None = None
+    progress: list[str] = Field(default_factory=list)
+
+    def devices(self) -> list[DeviceResult]:
+        """The per-device results in `output` (empty for other kinds of results)."""
+        return device_results(self.output, self.name)
+
+
+class TurnStatistics(BaseModel):
+    """The turn's costs (from the session's statistics, before and after the turn) and
+    timings measured by the client. Token counts and model calls are None when the server
+    could not be asked."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    llm_calls: int | None = None
+    elapsed: float = 0.0
+    """Seconds from sending the request to the end of the stream."""
+    first_event: float | None = None
+    """Seconds from sending the request to the first event."""
+    title: str | None = None
+    """The session's title after the turn."""
+
+
+class Turn(BaseModel):
+    """One turn of the copilot: the message, what came back, how it ended (module doc)."""
+
+    message: str
+    session_id: str
+    project_id: str = ""
+    status: TurnStatus = "incomplete"
+    messages: list[str] = Field(default_factory=list)
+    """The text of every assistant message of the turn, in order."""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    statistics: TurnStatistics = Field(default_factory=TurnStatistics)
+    events: list[ChatEvent] = Field(default_factory=list, repr=False)
+    """Every event of the turn except heartbeats."""
+    _shown_in: int | None = PrivateAttr(default=None)
+
+    def shown_in_cell(self, execution_count: int) -> None:
+        """Say that cell `execution_count` already shows this turn (the magic displayed
+        it live), so that returning it as the cell's result displays nothing more."""
+        self._shown_in = execution_count
+
+    @property
+    def text(self) -> str:
+        """The final answer: the text of the turn's last assistant message."""
+        return self.messages[-1] if self.messages else ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the turn finished without error and was not stopped."""
+        return self.status == "done"
+
+    @property
+    def tool_results(self) -> dict[str, DeviceResult]:
+        """Each device's latest result in this turn, by device name."""
+        results: dict[str, DeviceResult] = {}
+        for call in self.tool_calls:
+            for device in call.devices():
+                results[device.device_name] = device
+        return results
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        stats = self.statistics
+        lines = [f"Turn {self.status} · session {self.session_id} · {_stats_text(stats)}"]
+        if self.text:
+            lines.append(f"  text: {_preview(self.text)!r}")
+        for call in self.tool_calls:
+            devices = ", ".join(d.device_name for d in call.devices())
+            suffix = f" on {devices}" if devices else ""
+            status = f" -> {call.status}" if call.status else ""
+            lines.append(f"  tool call: {call.name}{suffix}{status}")
+        if self.tool_results:
+            lines.append(f"  tool_results: {', '.join(self.tool_results)}")
+        lines.extend(f"  error: {error}" for error in self.errors)
+        return "\n".join(lines)
+
+    def _ipython_display_(self) -> None:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        shell = get_ipython()
+        if shell is not None and self._shown_in == shell.execution_count:
+            self._shown_in = None
+            return
+        bundle = {"text/plain": repr(self), "text/markdown": self._repr_markdown_()}
+        display(bundle, raw=True)
+
+    def _repr_markdown_(self) -> str:
+        from ..render_text import format_stats
+
+        lines = [f"**Turn {self.status}** · session `{self.session_id}`"]
+        footer = format_stats(self.statistics.model_dump(exclude_none=True))
+        if footer:
+            lines[0] += f" · {footer}"
+        if self.tool_results:
+            lines += ["", "| Device | Status | Tool |", "| --- | --- | --- |"]
+            lines += [
+                f"| {r.device_name} | {r.status} | {r.tool} |" for r in self.tool_results.values()
+            ]
+        lines += [f"\n> **Error:** {error}" for error in self.errors]
+        return "\n".join(lines)
+
+
+def _stats_text(stats: TurnStatistics) -> str:
+    parts = []
+    if stats.llm_calls is not None:
+        parts.append(f"{stats.llm_calls} model call{'' if stats.llm_calls == 1 else 's'}")
+    if stats.input_tokens is not None and stats.output_tokens is not None:
+        parts.append(f"{stats.input_tokens:,} in / {stats.output_tokens:,} out tokens")
+    parts.append(f"{stats.elapsed:.1f} s")
+    return ", ".join(parts)
+
+
+def _preview(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
+
+
+def parse_json_text(text: str | None) -> Any:
+    """`text` parsed as JSON, or `text` itself when it is not JSON."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def device_results(output: Any, tool: str = "") -> list[DeviceResult]:
+    """The per-device entries (objects with `device_name` and `status`) of a tool output."""
+    if not isinstance(output, list):
+        return []
+    entries = [e for e in output if isinstance(e, dict) and {"device_name", "status"} <= e.keys()]
+    if len(entries) != len(output):
+        return []
+    return [DeviceResult.model_validate({**entry, "tool": tool}) for entry in entries]
+
+
+def _result_status(output: Any, tool: str) -> str | None:
+    if isinstance(output, dict) and isinstance(output.get("status"), str):
+        return output["status"]
+    devices = device_results(output, tool)
+    if not devices:
+        return None
+    statuses = {device.status for device in devices}
+    for status in ("failed", "partial_success", "success"):
+        if status in statuses:
+            return status
+    return devices[0].status
+
+
+class TurnRecorder:
+    """Builds a `Turn` from its events (`add` each, in order, then `finish`)."""
+
+    def __init__(self, message: str, session_id: str, project_id: str = "") -> None:
+        self.turn = Turn(message=message, session_id=session_id, project_id=project_id)
+        self._started = time.monotonic()
+        self._texts: dict[str | None, list[str]] = {}
+        self._calls: dict[str, ToolCallRecord] = {}
+        self._done = False
+        self._aborted = False
+
+    def add(self, event: ChatEvent) -> None:
+        """Take one event into account."""
+        turn = self.turn
+        if turn.statistics.first_event is None:
+            turn.statistics.first_event = round(time.monotonic() - self._started, 4)
+        if isinstance(event, HeartbeatEvent):
+            return
+        turn.events.append(event)
+        if event.session_id:
+            turn.session_id = event.session_id
+        if isinstance(event, ContentEvent):
+            self._texts.setdefault(event.message_id, []).append(event.content)
+        elif isinstance(event, ToolCallEvent):
+            function = event.tool_call.function
+            call = self._call(event.tool_call.id, function.name)
+            call.arguments = parse_json_text(function.arguments) if function.arguments else None
+        elif isinstance(event, ToolStartEvent):
+            self._call(event.tool_call_id, event.tool_name)
+        elif isinstance(event, ProgressEvent):
+            self._call(event.tool_call_id, event.tool_name).progress.append(event.message)
+        elif isinstance(event, ToolEndEvent):
+            call = self._call(event.tool_call_id, event.tool_name)
+            call.output = parse_json_text(event.tool_output)
+            call.status = _result_status(call.output, call.name)
+        elif isinstance(event, ErrorEvent):
+            turn.errors.append(event.error)
+        elif isinstance(event, AbortEvent):
+            self._aborted = True
+        elif isinstance(event, DoneEvent):
+            self._done = True
+
+    def _call(self, call_id: str | None, name: str) -> ToolCallRecord:
+        """The record of this call: by id; without an id, the latest unfinished call of
+        that tool, else a new record."""
+        if call_id:
+            if call_id not in self._calls:
+                self._calls[call_id] = ToolCallRecord(id=call_id, name=name)
+            return self._calls[call_id]
+        for call in reversed(self._calls.values()):
+            if call.name == name and call.output is None:
+                return call
+        key = f"#{len(self._calls)}"
+        self._calls[key] = ToolCallRecord(id="", name=name)
+        return self._calls[key]
+
+    def finish(self, *, aborted: bool = False) -> Turn:
+        """The turn (`aborted`: the client stopped it, whatever the events said)."""
+        turn = self.turn
+        turn.messages = ["".join(parts) for parts in self._texts.values() if "".join(parts)]
+        turn.tool_calls = list(self._calls.values())
+        if self._aborted or aborted:
+            turn.status = "aborted"
+        elif turn.errors:
+            turn.status = "error"
+        else:
+            turn.status = "done" if self._done else "incomplete"
+        turn.statistics.elapsed = round(time.monotonic() - self._started, 4)
+        return turn

@@ -1,0 +1,350 @@
+"""A whole copilot on this machine: a Jupyter server with the extension, a GNS3 lab, a model.
+
+What `make demo`, `make lab`, the notebook tests and the notebook latency benchmark share:
+
+- `JupyterServer`: `jupyter server` (or `jupyter lab`) as a subprocess on 127.0.0.1 with
+  a fresh token, the copilot extension enabled and configured by traits (secrets go by
+  environment variables, never on the command line or to disk), its own config, runtime
+  and data directories, stopped with everything it started;
+- `ModelEndpoint`: the model the server uses: a real OpenAI-compatible endpoint from
+  `OPENAI_API_KEY` / `OPENAI_BASE_URL` / `GNS3_COPILOT_MODEL`, or the scripted model (a
+  TEST DOUBLE, `testing.scripted_llm`);
+- `NOTEBOOK_PROJECTS` and `prepare_projects`: the GNS3 projects the example notebooks use
+  (`%copilot use "Copilot demo"`), built fresh in the lab.
+
+Not used by the kernel client; it lives next to it because only the notebook side needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from ..kernel.discovery import ServerInfo
+
+SERVER_START_TIMEOUT = 90.0
+SERVER_STOP_TIMEOUT = 20.0
+CONSOLE_READY_TIMEOUT = 60.0
+DEFAULT_REAL_MODEL = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """The chat model the server is configured with (the key is not in repr)."""
+
+    base_url: str
+    model: str
+    api_key: str = field(repr=False)
+    scripted: bool
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> ModelEndpoint | None:
+        """The real model named by `OPENAI_API_KEY` (+ `OPENAI_BASE_URL`,
+        `GNS3_COPILOT_MODEL`), or None when no key is set."""
+        env = os.environ if env is None else env
+        key = env.get("OPENAI_API_KEY", "").strip()
+        if not key:
+            return None
+        return cls(
+            base_url=env.get("OPENAI_BASE_URL", "").strip() or "https://api.openai.com/v1",
+            model=env.get("GNS3_COPILOT_MODEL", "").strip() or DEFAULT_REAL_MODEL,
+            api_key=key,
+            scripted=False,
+        )
+
+    @classmethod
+    def scripted_model(cls, llm: Any) -> ModelEndpoint:
+        """The scripted model server `llm` (a started `ScriptedLLM`)."""
+        from .scripted_llm import DEFAULT_TEST_API_KEY
+
+        return cls(
+            base_url=llm.base_url,
+            model="scripted-model",
+            api_key=DEFAULT_TEST_API_KEY,
+            scripted=True,
+        )
+
+    def describe(self) -> str:
+        if self.scripted:
+            return f"the SCRIPTED model at {self.base_url} (a test double replaying a script)"
+        return f"{self.model} at {self.base_url}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class JupyterServer:
+    """A Jupyter server subprocess with the copilot extension (module docstring).
+
+    `lab`: the GNS3 lab (anything with `url`, `username`, `password`); `model`: the
+    model; `work_dir`: where its config, runtime and data directories and its log
+    (`jupyter.log`) go; `app`: "server" (API only) or "lab" (JupyterLab, for people);
+    `traits`: more `GNS3Copilot` traits.
+    """
+
+    def __init__(
+        self,
+        lab: Any,
+        model: ModelEndpoint,
+        work_dir: str | os.PathLike[str],
+        *,
+        app: Literal["server", "lab"] = "server",
+        root_dir: str | os.PathLike[str] | None = None,
+        port: int | None = None,
+        traits: Mapping[str, object] | None = None,
+    ) -> None:
+        self.lab = lab
+        self.model = model
+        self.work_dir = Path(work_dir).resolve()
+        self.app = app
+        self.root_dir = Path(root_dir or self.work_dir).resolve()
+        self.port = port
+        self.traits = dict(traits or {})
+        self.token = secrets.token_hex(24)
+        self.log_path = self.work_dir / "jupyter.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's base URL (`http://127.0.0.1:<port>/`)."""
+        if self.port is None:
+            raise RuntimeError("the Jupyter server is not started")
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def is_running(self) -> bool:
+        """Whether the server process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def server_info(self) -> ServerInfo:
+        """What a client needs to reach this server."""
+        return ServerInfo(url=self.url, token=self.token, source="explicit")
+
+    def kernel_env(self) -> dict[str, str]:
+        """The variables the extension publishes to its kernels, for kernels started
+        elsewhere (e.g. by nbclient) so that they find this server."""
+        from ..server.kernel_env import SERVER_TOKEN_ENV, SERVER_URL_ENV
+
+        return {SERVER_URL_ENV: self.url, SERVER_TOKEN_ENV: self.token}
+
+    def _command(self) -> list[str]:
+        module = "jupyterlab" if self.app == "lab" else "jupyter_server"
+        traits = {
+            "gns3_url": self.lab.url,
+            "gns3_username": self.lab.username,
+            "llm_base_url": self.model.base_url,
+            "llm_model": self.model.model,
+            "data_dir": str(self.work_dir / "data"),
+            **self.traits,
+        }
+        if self.model.scripted:
+            traits.setdefault("llm_max_retries", 0)
+        command = [
+            sys.executable,
+            "-m",
+            module,
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={self.root_dir}",
+            "--ServerApp.jpserver_extensions=jupyter_gns3_copilot=True",
+            *(f"--GNS3Copilot.{name}={value}" for name, value in traits.items()),
+        ]
+        if os.geteuid() == 0:
+            command.append("--allow-root")
+        return command
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTERHUB_API_TOKEN"):
+            env.pop(name, None)
+        env.update(
+            {
+                "JUPYTER_TOKEN": self.token,
+                "GNS3_PASSWORD": self.lab.password,
+                "OPENAI_API_KEY": self.model.api_key,
+                "JUPYTER_CONFIG_DIR": str(self.work_dir / "config"),
+                "JUPYTER_RUNTIME_DIR": str(self.work_dir / "runtime"),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        return env
+
+    def start(self, timeout: float = SERVER_START_TIMEOUT) -> JupyterServer:
+        """Start the server and wait until the copilot extension answers."""
+        from ..kernel.copilot import Copilot
+        from ..kernel.errors import CopilotError
+
+        if self._process is not None:
+            raise RuntimeError("the Jupyter server is already started")
+        for directory in ("config", "runtime", "data"):
+            (self.work_dir / directory).mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                self._command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self._environment(),
+                cwd=self.root_dir,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        problem = "no answer yet"
+        with Copilot(server=self.server_info) as copilot:
+            while time.monotonic() < deadline:
+                if self._process.poll() is not None:
+                    self._process = None
+                    raise RuntimeError(f"The Jupyter server exited at start:\n{self.log_tail()}")
+                try:
+                    copilot.check()
+                    return self
+                except CopilotError as exc:
+                    problem = str(exc)
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(
+            f"The Jupyter server did not answer within {timeout:.0f} s ({problem}):\n"
+            f"{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = SERVER_STOP_TIMEOUT) -> None:
+        """Stop the server (SIGTERM, then SIGKILL), and whatever it started (its kernels)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout)
+        # Kernels the server started live in its process group (start_new_session).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    def __enter__(self) -> JupyterServer:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+# -- the example notebooks' projects ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProjectRecipe:
+    """A project for an example notebook: VPCS nodes (with their `ip` commands, if any)
+    on one Ethernet switch, started or not."""
+
+    name: str
+    pcs: Mapping[str, str | None] = field(default_factory=dict)
+    start: bool = True
+
+
+DEMO_PROJECT = "Copilot demo"
+BUILD_PROJECT = "Copilot build"
+TROUBLESHOOTING_PROJECT = "Copilot troubleshooting"
+NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
+    "01-getting-started": ProjectRecipe(
+        DEMO_PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
+    ),
+    "02-build-a-lab": ProjectRecipe(BUILD_PROJECT, start=False),
+    "03-troubleshooting": ProjectRecipe(
+        # The planted fault: PC2 is addressed in another subnet than PC1.
+        TROUBLESHOOTING_PROJECT,
+        {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.1.2/24"},
+    ),
+}
+"""The project each example notebook uses, by notebook name."""
+
+
+async def _prepare(lab: Any, recipe: ProjectRecipe) -> str:
+    from ..console import ConsolePool, ConsoleTarget
+    from ..gns3 import GNS3Client
+
+    async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
+        for project in await gns3.list_projects():
+            if project.name == recipe.name:
+                await gns3.close_project(project.project_id)
+                await gns3.delete_project(project.project_id)
+        project = await gns3.create_project(recipe.name)
+        pid = project.project_id
+        if not recipe.pcs:
+            return pid
+        await gns3.create_node_from_template(pid, "Ethernet switch", "Switch1", x=0, y=0)
+        for index, name in enumerate(recipe.pcs):
+            await gns3.create_node_from_template(pid, "VPCS", name, x=-250 + 250 * index, y=-200)
+            await gns3.create_link(pid, name, "e0", "Switch1", f"e{index}")
+        if not recipe.start:
+            return pid
+        await gns3.start_all(pid)
+        host = urlsplit(lab.url).hostname
+        async with ConsolePool() as consoles:
+            targets = {
+                node.name: ConsoleTarget.from_node(node, server_host=host)
+                for node in await gns3.list_nodes(pid)
+                if node.node_type == "vpcs"
+            }
+            await asyncio.gather(
+                *(consoles.wait_ready(t, timeout=CONSOLE_READY_TIMEOUT) for t in targets.values())
+            )
+            setup = [(targets[name], [command]) for name, command in recipe.pcs.items() if command]
+            for result in await consoles.run_many(setup):
+                if result.status != "success":
+                    raise RuntimeError(f"Preparing {recipe.name!r}: {result.device_name}: {result}")
+        return pid
+
+
+def prepare_projects(lab: Any, recipes: Iterable[ProjectRecipe]) -> dict[str, str]:
+    """Build each recipe's project fresh in `lab` (a same-named project is replaced);
+    their ids by name."""
+
+    async def prepare_all() -> dict[str, str]:
+        return {recipe.name: await _prepare(lab, recipe) for recipe in recipes}
+
+    return asyncio.run(prepare_all())
+
+
+def delete_projects(lab: Any, project_ids: Iterable[str]) -> None:
+    """Close and delete these projects (those already gone are skipped)."""
+    from ..gns3 import GNS3Client, GNS3NotFound
+
+    async def delete_all() -> None:
+        async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
+            for project_id in project_ids:
+                with contextlib.suppress(GNS3NotFound):
+                    await gns3.close_project(project_id)
+                    await gns3.delete_project(project_id)
+
+    asyncio.run(delete_all())

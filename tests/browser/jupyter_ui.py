@@ -1,0 +1,134 @@
+"""Driving JupyterLab 4 and Notebook 7 pages from Playwright: open a notebook, wait for a
+usable kernel, run cells, read their outputs, switch themes, save.
+
+Both front ends are reached through `window.jupyterapp` (the servers start with
+`expose_app_in_browser`); its `shell.currentWidget` is the notebook panel in both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+KERNEL_READY_TIMEOUT_MS = 90_000
+CELL_TIMEOUT_MS = 120_000
+
+# The kernel status turns idle 1.5-2 s before its connection is usable, and a cell run in
+# that window is silently dropped: wait for all three (jupyter.md).
+_KERNEL_READY = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const context = panel && panel.sessionContext;
+  const kernel = context && context.session && context.session.kernel;
+  return !!(context && context.isReady && kernel && kernel.connectionStatus === "connected"
+            && kernel.status === "idle");
+}"""
+
+_CELL_OUTPUT_TEXT = """(index) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const outputs = panel.content.widgets[index].model.outputs.toJSON();
+  return JSON.stringify(outputs);
+}"""
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, path)
+
+
+def notebook_url(server_url: str, token: str, name: str, ui: str) -> str:
+    prefix = "lab/tree" if ui == "lab" else "notebooks"
+    return f"{server_url}{prefix}/{name}?token={token}"
+
+
+def open_notebook(page: Any, server_url: str, token: str, name: str, ui: str) -> None:
+    """Open `name` in JupyterLab (`ui="lab"`) or Notebook 7 and wait for its kernel."""
+    page.goto(notebook_url(server_url, token, name, ui))
+    wait_kernel_ready(page)
+
+
+def wait_kernel_ready(page: Any) -> None:
+    page.wait_for_function(_KERNEL_READY, timeout=KERNEL_READY_TIMEOUT_MS, polling=200)
+
+
+def run_cell(page: Any, index: int) -> None:
+    """Start running cell `index` and return at once (see `wait_for_output`): the command's
+    promise, which resolves only when the cell has run, is deliberately not awaited."""
+    page.evaluate(
+        """(index) => {
+          const panel = window.jupyterapp.shell.currentWidget;
+          panel.content.activeCellIndex = index;
+          void window.jupyterapp.commands.execute("notebook:run-cell");
+        }""",
+        index,
+    )
+
+
+def cell_outputs(page: Any, index: int) -> list[dict[str, Any]]:
+    return json.loads(page.evaluate(_CELL_OUTPUT_TEXT, index))
+
+
+def cell_text(page: Any, index: int) -> str:
+    """The stream and text/plain outputs of a cell; raises with the traceback on errors."""
+    texts = []
+    for output in cell_outputs(page, index):
+        if output.get("output_type") == "error":
+            raise AssertionError(
+                f"cell {index} failed: {output.get('ename')}: {output.get('evalue')}\n"
+                + "\n".join(output.get("traceback", []))
+            )
+        if output.get("output_type") == "stream":
+            texts.append(output["text"])
+        elif "text/plain" in output.get("data", {}):
+            texts.append(output["data"]["text/plain"])
+    return "".join(texts)
+
+
+def wait_for_output(page: Any, index: int, marker: str, timeout_ms: int = CELL_TIMEOUT_MS) -> str:
+    """Wait until cell `index` prints `marker` (or fails); return its text output."""
+    page.wait_for_function(
+        """([index, marker]) => {
+          const panel = window.jupyterapp.shell.currentWidget;
+          const outputs = panel.content.widgets[index].model.outputs.toJSON();
+          return outputs.some((o) => o.output_type === "error" ||
+            (o.output_type === "stream" && String(o.text).includes(marker)));
+        }""",
+        arg=[index, marker],
+        timeout=timeout_ms,
+        polling=100,
+    )
+    return cell_text(page, index)
+
+
+def set_theme(page: Any, dark: bool) -> None:
+    theme = "JupyterLab Dark" if dark else "JupyterLab Light"
+    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme})", theme)
+    page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light",
+                           arg="false" if dark else "true")
+    page.wait_for_timeout(300)  # let the theme's CSS variables apply before screenshots
+
+
+def save_notebook(page: Any) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000
+    )
+
+
+def screenshot(page: Any, element: Any, path: Path) -> None:
+    """A screenshot of `element`, with the window made tall enough to show all of it (the
+    notebook scrolls inside its own panel, so a taller element would be cut)."""
+    size = page.viewport_size
+    height = element.bounding_box()["height"]
+    tall = max(size["height"], int(height) + 400)
+    page.set_viewport_size({"width": size["width"], "height": tall})
+    element.evaluate("(el) => el.scrollIntoView({block: 'center'})")  # clear of sticky bars
+    page.wait_for_timeout(200)
+    element.screenshot(path=path, animations="disabled", caret="hide")
+    page.set_viewport_size(size)

@@ -1,0 +1,302 @@
+"""The chat widget in a real browser, in JupyterLab 4 and Notebook 7.
+
+A notebook cell plays a scripted chat stream into a ChatWidget (scripted_chat.py, standing
+in for the %copilot magics) while the page is watched: tool-call arguments must appear
+progressively, results as per-device tables, the footer with statistics; Enter in the input
+box must reach the kernel's `on_send` and continue the conversation; Stop must POST the
+server's abort endpoint (with the XSRF header) while the cell is still running; light and
+dark themes must stay readable; the saved notebook must re-render from widget state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jupyter_ui
+import nbformat
+import pytest
+import scripted_chat
+
+HERE = Path(__file__).parent
+
+# Records every state the tool-call arguments and progress lines go through (a
+# MutationObserver sees each change, however short-lived).
+WATCH_WIDGET = """() => {
+  window.__gns3cSeen = {args: [], progress: []};
+  const seen = window.__gns3cSeen;
+  const record = () => {
+    for (const pre of document.querySelectorAll(".gns3c-tool-args")) {
+      const entry = {text: pre.textContent, complete: pre.dataset.complete === "true"};
+      if (!seen.args.some((e) => e.text === entry.text && e.complete === entry.complete)) {
+        seen.args.push(entry);
+      }
+    }
+    for (const li of document.querySelectorAll(".gns3c-progress li")) {
+      if (!seen.progress.includes(li.textContent)) seen.progress.push(li.textContent);
+    }
+  };
+  new MutationObserver(record).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+# Text/background contrast (WCAG) of the main kinds of text in the widget; backgrounds are
+# composited up the ancestors, so translucent theme colours count as they look.
+CONTRASTS = """() => {
+  const parse = (c) => {  // rgb(a)(...) or color(srgb ...) as color-mix() computes
+    const m = c.match(/^(rgba?|color)\\((?:srgb )?([^)]+)\\)/);
+    if (!m) throw new Error("unparsed colour " + c);
+    const p = m[2].split(/[ ,/]+/).filter(Boolean).map(Number);
+    const scale = m[1] === "color" ? 255 : 1;
+    return [p[0] * scale, p[1] * scale, p[2] * scale, p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, bottom) => {
+    const a = top[3];
+    return [0, 1, 2].map((i) => top[i] * a + bottom[i] * (1 - a)).concat(1);
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+      layers.push(parse(getComputedStyle(node).backgroundColor));
+    }
+    return layers.reverse().reduce((acc, layer) => over(layer, acc), [255, 255, 255, 1]);
+  };
+  const lum = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (el) => {
+    const bg = background(el);
+    const fg = over(parse(getComputedStyle(el).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+  };
+  const root = document.querySelector(".gns3c");
+  const out = {};
+  for (const selector of [".gns3c-md p", ".gns3c-user-text", ".gns3c-tool-name",
+      ".gns3c-device-name", ".gns3c-status-success", ".gns3c-status-partial_success",
+      ".gns3c-status-failed", ".gns3c-footer span", ".gns3c-output", ".gns3c-tool-args",
+      ".gns3c-brand", ".gns3c-note", ".gns3c-device-error", ".gns3c-device-blocked",
+      ".gns3c-badge", ".gns3c-header", ".gns3c-kv th", ".gns3c-md a"]) {
+    const el = root.querySelector(selector);
+    if (el) out[selector] = Math.round(ratio(el) * 100) / 100;
+  }
+  return out;
+}"""
+
+
+def _cells(stop_file: Path) -> list[str]:
+    return [
+        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        "from IPython.display import display\n"
+        "from scripted_chat import ScriptedChat\n"
+        "chat = ScriptedChat()\n"
+        "display(chat.widget)\n"
+        "print('DEMO-DONE', chat.demo_turn())",
+        "print('SENT', chat.sent)",
+        f"print('LONG-DONE', chat.long_turn({str(stop_file)!r}))",
+    ]
+
+
+def _contrast_ok(page: Any, theme: str) -> None:
+    contrasts = page.evaluate(CONTRASTS)
+    assert len(contrasts) >= 10, contrasts
+    low = {selector: value for selector, value in contrasts.items() if value < 4.5}
+    assert not low, f"text hard to read in the {theme} theme (contrast < 4.5): {low}"
+
+
+def _play_demo_turn(page: Any, widget: Any, ui: str, screenshots: Path) -> None:
+    """Cell 0 streams a turn; check what showed up while it ran and after."""
+    page.evaluate(WATCH_WIDGET)
+    jupyter_ui.run_cell(page, 0)
+    page.locator(".gns3c-tool-args[data-complete='false']", has_text='"commands"').wait_for()
+    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-streaming.png")
+    output = jupyter_ui.wait_for_output(page, 0, "DEMO-DONE")
+    assert "DEMO-DONE done" in output
+
+    seen = page.evaluate("() => window.__gns3cSeen")
+    arguments = scripted_chat.ARGUMENTS
+    partial = [e["text"] for e in seen["args"]
+               if not e["complete"] and e["text"] and arguments.startswith(e["text"])
+               and e["text"] != arguments]
+    assert len(partial) >= 3, f"arguments did not stream progressively: {seen['args']}"
+    assert partial == sorted(partial, key=len), partial
+    assert {"text": arguments, "complete": True} in seen["args"]
+    args_view = widget.locator(".gns3c-tool-args-view").nth(1)
+    assert args_view.locator("tr", has_text="commands").locator("code").all_inner_texts() == [
+        "show ip", "ping 10.0.0.3 -c 2"]
+    assert any("waiting for PC3's console" in text for text in seen["progress"])
+
+    # Per-device results as a table, long output folded, the raw JSON one click away.
+    rows = widget.locator(".gns3c-devices tbody tr")
+    assert rows.count() == 3
+    assert [rows.nth(i).get_attribute("data-status") for i in range(3)] == [
+        "success", "partial_success", "failed"]
+    assert [rows.nth(i).locator(".gns3c-status").inner_text() for i in range(3)] == [
+        "success", "partial", "failed"]
+    assert "10.0.0.1/24" in rows.nth(0).locator("pre").inner_text()
+    long_output = rows.nth(1).locator("details.gns3c-long")
+    assert not long_output.get_attribute("open") and long_output.count() == 1
+    assert "reload" in rows.nth(1).locator(".gns3c-device-blocked").inner_text()
+    assert "Connection timeout" in rows.nth(2).locator(".gns3c-device-error").inner_text()
+    device_card = widget.locator(".gns3c-tool", has=page.locator(".gns3c-devices"))
+    assert "1 success, 1 partial, 1 failed" in device_card.locator(".gns3c-badge").inner_text()
+    raw = device_card.locator("details.gns3c-raw")
+    raw.locator("summary").click()
+    assert '"device_name": "PC3"' in raw.locator("pre").inner_text()
+    raw.locator("summary").click()
+    topology = widget.locator(".gns3c-kv")
+    assert "PC1, PC2, PC3, SW1" in topology.locator("tr", has_text="nodes").inner_text()
+
+    # Safe Markdown: formatting rendered, raw HTML and javascript: links left as text.
+    answer = widget.locator(".gns3c-md").last
+    assert answer.locator("h4", has_text="Diagnosis").count() == 1
+    assert answer.locator("strong", has_text="PC3 does not answer.").count() == 1
+    assert answer.locator("li").count() == 2
+    assert answer.locator("pre", has_text="host (10.0.0.3) not reachable").count() == 1
+    docs = answer.locator("a", has_text="the VPCS docs")
+    assert docs.get_attribute("href") == "https://docs.gns3.com/docs/emulators/vpcs/"
+    assert docs.get_attribute("rel") == "noopener noreferrer"
+    assert widget.locator("img").count() == 0
+    assert widget.locator("a[href^='javascript']").count() == 0
+    assert scripted_chat.INJECTION in answer.inner_text()
+    assert page.evaluate("() => window.__gns3cInjected") is None
+
+    footer = widget.locator(".gns3c-turn").first.locator(".gns3c-footer").inner_text()
+    for expected in ("PC reachability", "8,500 in / 1,200 out tokens", "2 model calls"):
+        assert expected in footer
+    assert "OSPF lab" in widget.locator(".gns3c-header").inner_text()
+    assert "PC reachability" in widget.locator(".gns3c-session").inner_text()
+
+
+def _continue_from_input_box(page: Any, widget: Any) -> None:
+    """Enter sends (Shift+Enter does not); the kernel's on_send continues the chat."""
+    box = widget.locator("textarea.gns3c-input")
+    assert box.get_attribute("aria-label")
+    box.click()
+    box.type("first line")
+    box.press("Shift+Enter")
+    box.type("second line")
+    assert box.input_value() == "first line\nsecond line"
+    assert widget.locator(".gns3c-turn").count() == 1
+    box.fill("Does PC2 answer pings?")
+    box.press("Enter")
+    second = widget.locator(".gns3c-turn").nth(1)
+    second.locator(".gns3c-user-text", has_text="Does PC2 answer pings?").wait_for()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.gns3c-turn')[1]?.dataset.status === 'done'")
+    assert "PC2 answers pings" in second.locator(".gns3c-md").inner_text()
+    assert box.input_value() == ""
+    jupyter_ui.run_cell(page, 1)
+    output = jupyter_ui.wait_for_output(page, 1, "SENT")
+    assert "SENT ['Does PC2 answer pings?']" in output
+
+
+def _stop_running_turn(page: Any, widget: Any, server: Any, stop_file: Path, ui: str,
+                       screenshots: Path) -> None:
+    """Stop, pressed while cell 2 still runs, POSTs the server's abort endpoint itself."""
+    requests: list[dict[str, Any]] = []
+
+    def handle(route: Any, request: Any) -> None:
+        # Forward to the real server (its verdict proves auth + XSRF), then tell the
+        # scripted stream to end as an aborted real stream would. Until the chat API's
+        # abort route exists the server answers 404: the browser then gets a stub reply.
+        response = route.fetch()
+        requests.append({"url": request.url, "method": request.method,
+                         "headers": request.headers, "server_status": response.status})
+        stop_file.touch()
+        if response.status < 400:
+            route.fulfill(response=response)
+        else:
+            route.fulfill(status=200, json={"status": "aborting"})
+
+    page.route("**/copilot/projects/*/chat/sessions/*/abort", handle)
+    jupyter_ui.run_cell(page, 2)
+    running = widget.locator(".gns3c-turn").nth(2)
+    running.locator(".gns3c-progress li", has_text="ping round").first.wait_for()
+    assert "null" not in running.locator(".gns3c-progress").inner_text()
+    stop = widget.locator("button.gns3c-stop")
+    assert stop.is_visible() and stop.is_enabled()
+    assert widget.locator("textarea.gns3c-input").is_disabled()
+    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-running.png")
+    stop.click()
+    output = jupyter_ui.wait_for_output(page, 2, "LONG-DONE")
+    assert "LONG-DONE aborted" in output
+    page.wait_for_function(
+        "() => document.querySelectorAll('.gns3c-turn')[2]?.dataset.status === 'aborted'")
+    assert "Stopped" in running.locator(".gns3c-note").inner_text()
+    assert running.locator(".gns3c-tool .gns3c-badge").inner_text() == "stopped"
+    assert not stop.is_visible()
+
+    assert len(requests) == 1, requests
+    request = requests[0]
+    path = (f"copilot/projects/{scripted_chat.PROJECT_ID}/chat/sessions/"
+            f"{scripted_chat.SESSION_ID}/abort")
+    assert request["method"] == "POST"
+    assert request["url"] == server.url + path
+    xsrf = {c["name"]: c["value"] for c in page.context.cookies()}.get("_xsrf")
+    assert xsrf and request["headers"].get("x-xsrftoken") == xsrf
+    assert request["server_status"] not in (401, 403), request
+    # Control: the same request without the XSRF header is refused by the server.
+    assert page.request.post(server.url + path, data="{}").status == 403
+    page.unroute("**/copilot/projects/*/chat/sessions/*/abort")
+
+
+@pytest.mark.parametrize("ui", ["lab", "notebook"])
+def test_chat_widget_streams_continues_and_stops(
+    jupyter_server: Any, page: Any, screenshots: Path, ui: str
+) -> None:
+    name = f"chat-{ui}.ipynb"
+    stop_file = jupyter_server.root_dir / f"stop-{ui}"
+    jupyter_ui.write_notebook(jupyter_server.root_dir / name, _cells(stop_file))
+    jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, ui)
+    jupyter_ui.set_theme(page, dark=False)
+    widget = page.locator(".gns3c").first
+
+    _play_demo_turn(page, widget, ui, screenshots)
+    _contrast_ok(page, "light")
+    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-light.png")
+    _continue_from_input_box(page, widget)
+    _stop_running_turn(page, widget, jupyter_server, stop_file, ui, screenshots)
+
+    jupyter_ui.set_theme(page, dark=True)
+    _contrast_ok(page, "dark")
+    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-dark.png")
+    jupyter_ui.set_theme(page, dark=False)
+    # The widget's module is loaded from a blob: URL; errors of the front ends themselves
+    # (Notebook 7 logs a few while switching themes) are not ours to fail on.
+    assert [e for e in page.page_errors if "blob:" in e or "gns3c" in e] == []
+
+    if ui == "lab":
+        _saved_notebook_rerenders(page, jupyter_server, name, screenshots)
+
+
+def _saved_notebook_rerenders(page: Any, server: Any, name: str, screenshots: Path) -> None:
+    """Saved with widget state, reopened on a fresh kernel: the conversation is back."""
+    jupyter_ui.save_notebook(page)
+    saved = nbformat.read(server.root_dir / name, as_version=4)
+    state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    chats = [m["state"] for m in state.values() if m["state"].get("project_id")]
+    assert [t["status"] for t in chats[0]["turns"]] == ["done", "done", "aborted"]
+    markdown = next(output.data["text/markdown"] for output in saved.cells[0].outputs
+                    if "text/markdown" in output.get("data", {}))
+    assert "Does PC2 answer pings?" in markdown and "| PC3 | failed |" in markdown
+
+    with server.api() as api:
+        for session in api.get("api/sessions").json():
+            api.delete(f"api/sessions/{session['id']}").raise_for_status()
+    page.reload()
+    jupyter_ui.wait_kernel_ready(page)
+    widget = page.locator(".gns3c").first
+    widget.wait_for()
+    turns = widget.locator(".gns3c-turn")
+    assert turns.count() == 3
+    assert [turns.nth(i).get_attribute("data-status") for i in range(3)] == [
+        "done", "done", "aborted"]
+    assert widget.locator(".gns3c-devices tbody tr").count() == 3
+    assert "8,500 in / 1,200 out tokens" in turns.first.locator(".gns3c-footer").inner_text()
+    assert "Stopped" in turns.nth(2).locator(".gns3c-note").inner_text()
+    jupyter_ui.screenshot(page, widget, screenshots / "lab-reloaded.png")

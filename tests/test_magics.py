@@ -1,0 +1,421 @@
+"""The `%copilot` magics in a real IPython shell: option parsing, messages vs subcommands,
+questions ending in "?", the requests each magic makes, text output where widgets cannot
+render, one-line errors, and the help.
+
+The copilot API is played by the tiny HTTP server of `test_kernel_client` (a TEST DOUBLE
+that answers scripted routes and records requests); the real server, kernel and widget
+are exercised end to end by `test_notebooks`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from test_kernel_client import TinyServer, json_route, send, sse_route
+
+from jupyter_gns3_copilot.events import sse_message
+from jupyter_gns3_copilot.kernel.errors import NoProject, ProjectNotFound, UsageError
+from jupyter_gns3_copilot.kernel.magics import (
+    keep_question_marks,
+    split_leading_options,
+    split_options,
+)
+from jupyter_gns3_copilot.kernel.turn import Turn
+
+PROJECT_ID = "0b0b0b0b-1111-2222-3333-444444444444"
+BASE = "/a%40b/copilot"
+PROJECT = f"{BASE}/projects/{PROJECT_ID}"
+
+# -- parsing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "argv", "rest"),
+    [
+        ("why can't PC1 ping PC3?", [], "why can't PC1 ping PC3?"),
+        ("--new --mode lab build it", ["--new", "--mode", "lab"], "build it"),
+        ("--temperature=0.5 --quiet hi -c 3", ["--temperature=0.5", "--quiet"], "hi -c 3"),
+        ('--session "a b" hello', ["--session", "a b"], "hello"),
+        ("-- --new is an option?", [], "--new is an option?"),
+        ("--max-tool-calls 3", ["--max-tool-calls", "3"], ""),
+    ],
+)
+def test_leading_options_are_split_from_the_message(line: str, argv: list[str], rest: str) -> None:
+    assert split_leading_options(line) == (argv, rest)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"), [("--bogus hi", "Unknown option --bogus"), ("--mode", "needs a value")]
+)
+def test_bad_options_are_usage_errors(line: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=problem):
+        split_leading_options(line)
+
+
+def test_subcommand_options_may_come_anywhere() -> None:
+    assert split_options('PC1, PC2 --tool vpcs "R 1"') == (
+        ["--tool", "vpcs"],
+        ["PC1,", "PC2", "R 1"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "%copilot why can't PC1 ping PC3?",
+            "get_ipython().run_line_magic('copilot', \"why can't PC1 ping PC3?\")",
+        ),
+        (
+            "turn = %copilot is PC1 up?\n",
+            "turn = get_ipython().run_line_magic('copilot', 'is PC1 up?')\n",
+        ),
+        ("%copilot?", "%copilot?"),
+        ("%copilot use lab", "%copilot use lab"),
+        ("print('why?')", "print('why?')"),
+    ],
+)
+def test_a_copilot_line_ending_in_a_question_mark_stays_a_question(
+    line: str, expected: str
+) -> None:
+    assert keep_question_marks([line]) == [expected]
+
+
+# -- the magics in a shell ----------------------------------------------------------------
+
+
+class CopilotDouble:
+    """Routes of the copilot API on a `TinyServer` for one project "Demo lab": every chat
+    turn answers "Hello." and costs 100/10 tokens and one model call; direct runs answer
+    per device."""
+
+    def __init__(self, server: TinyServer) -> None:
+        self.server = server
+        self.turns: dict[str, int] = {}
+        project = {"project_id": PROJECT_ID, "name": "Demo lab", "status": "closed"}
+        routes = server.routes
+        routes[("GET", f"{BASE}/projects")] = json_route(200, [project])
+        routes[("POST", f"{PROJECT}/open")] = json_route(200, {**project, "status": "opened"})
+        routes[("POST", f"{PROJECT}/chat/stream")] = self.chat
+        routes[("GET", f"{PROJECT}/chat/sessions")] = self.sessions
+        routes[("GET", f"{BASE}/llm-config")] = json_route(200, CONFIG_VIEW)
+        routes[("PUT", f"{BASE}/llm-config")] = json_route(200, CONFIG_VIEW)
+        routes[("GET", f"{PROJECT}/topology")] = self.topology
+        for tool in ("run_show_commands", "run_vpcs_commands"):
+            routes[("POST", f"{PROJECT}/tools/{tool}")] = self.tool_run
+
+    def chat(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        session_id = json.loads(body)["session_id"]
+        self.turns[session_id] = self.turns.get(session_id, 0) + 1
+        sse_route(
+            [
+                message("content", session_id, content="Hello.", message_id="m1"),
+                message("done", session_id),
+            ]
+        )(handler, body)
+
+    def sessions(self, handler: BaseHTTPRequestHandler, _body: bytes) -> None:
+        listed = [
+            {
+                "thread_id": sid,
+                "title": "Greeting",
+                "input_tokens": 100 * n,
+                "output_tokens": 10 * n,
+                "llm_calls_count": n,
+                "message_count": 2 * n,
+            }
+            for sid, n in self.turns.items()
+        ]
+        send(handler, 200, json.dumps(listed), "application/json")
+
+    def topology(self, handler: BaseHTTPRequestHandler, _body: bytes) -> None:
+        if "format=svg" in handler.path:
+            send(handler, 200, "<svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml")
+        else:
+            send(handler, 200, "Project Demo lab: 2 nodes", "text/plain")
+
+    def tool_run(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        request = json.loads(body)
+        run_id, tool = request["session_id"], handler.path.rsplit("/", 1)[-1]
+        entries = [
+            {
+                "device_name": d["device"],
+                "status": "success",
+                "output": "\n".join(d["commands"]),
+                "commands": d["commands"],
+            }
+            for d in request["arguments"]["devices"]
+        ]
+        sse_route(
+            [
+                message("tool_start", run_id, tool_name=tool, tool_call_id="direct_1"),
+                message(
+                    "tool_end",
+                    run_id,
+                    tool_name=tool,
+                    tool_call_id="direct_1",
+                    tool_output=json.dumps(entries),
+                ),
+                message("done", run_id),
+            ]
+        )(handler, body)
+
+    def bodies(self, method: str, path: str) -> list[Any]:
+        return [
+            json.loads(r["body"]) if r["body"] else None
+            for r in self.server.requests
+            if r["method"] == method and r["path"].split("?")[0] == path
+        ]
+
+
+CONFIG_VIEW = {
+    "provider": "",
+    "base_url": "http://llm.local/v1",
+    "model": "m1",
+    "title_model": "",
+    "temperature": None,
+    "context_limit": 32,
+    "context_strategy": "balanced",
+    "copilot_mode": "teaching_assistant",
+    "api_key_set": True,
+    "api_key_source": "admin",
+    "sources": {"model": "admin"},
+    "user_settings": [],
+    "ignored": [],
+    "configured": True,
+    "missing": [],
+    "allowed_modes": ["teaching_assistant", "lab_automation_assistant"],
+    "allowed_base_urls": [],
+}
+
+
+def message(kind: str, session_id: str, **fields: Any) -> str:
+    return sse_message({"type": kind, "session_id": session_id, **fields})
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[CopilotDouble]:
+    server = TinyServer().start()
+    monkeypatch.setenv("GNS3_COPILOT_SERVER_URL", server.url)
+    monkeypatch.setenv("GNS3_COPILOT_SERVER_TOKEN", "kernel-token")
+    for name in ("JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_SERVICE_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        yield CopilotDouble(server)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def shell(api: CopilotDouble) -> Iterator[InteractiveShell]:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jupyter_gns3_copilot")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "jupyter_gns3_copilot")
+        ip.user_ns.pop("turn", None)
+
+
+def run(shell: InteractiveShell, source: str) -> Any:
+    """Run a cell; its result (raising what it raised)."""
+    result = shell.run_cell(source, store_history=True)
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result
+
+
+def test_a_message_streams_as_text_outside_a_kernel_and_returns_the_turn(
+    shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Given a project in use; when a bare `%copilot` question ends in "?"; then the whole
+    question is sent, the answer is printed as text (no widget outside a kernel), the
+    Turn is returned without being displayed a second time, and its statistics are the
+    session's growth over the turn."""
+    run(shell, '%copilot use "Demo lab"')
+    assert "Using project 'Demo lab' (opened" in capsys.readouterr().out
+    turn = run(shell, "%copilot why can't PC1 ping PC3?")
+    out = capsys.readouterr().out
+    [body] = api.bodies("POST", f"{PROJECT}/chat/stream")
+    assert body["message"] == "why can't PC1 ping PC3?"
+    assert "Hello." in out and "[done" in out
+    assert "Turn done" not in out, "the magic's own output is the turn's display"
+    assert isinstance(turn, Turn) and turn.text == "Hello."
+    stats = turn.statistics
+    assert (stats.input_tokens, stats.output_tokens, stats.llm_calls) == (100, 10, 1)
+    assert stats.title == "Greeting"
+
+    run(shell, "turn = %copilot and now?")
+    assert shell.user_ns["turn"].statistics.input_tokens == 100
+    second = api.bodies("POST", f"{PROJECT}/chat/stream")[1]
+    assert second["session_id"] == body["session_id"], "the conversation continues"
+    capsys.readouterr()
+    run(shell, "turn")
+    assert "Turn done · session" in capsys.readouterr().out
+
+
+def test_options_shape_the_request(shell: InteractiveShell, api: CopilotDouble) -> None:
+    run(shell, "%copilot use Demo lab")
+    run(shell, "%copilot hi")
+    run(
+        shell,
+        "%copilot --new --mode lab --max-iterations 5 --max-tool-calls 2 "
+        "--temperature 0.3 --quiet build it",
+    )
+    run(shell, "%copilot --session s1 hello")
+    run(shell, "%%copilot --quiet\nfirst line\nsecond line")
+    first, new, named, cell = api.bodies("POST", f"{PROJECT}/chat/stream")
+    assert new["session_id"] != first["session_id"]
+    assert {key: new[key] for key in new if key not in ("session_id",)} == {
+        "message": "build it",
+        "copilot_mode": "lab_automation_assistant",
+        "max_iterations": 5,
+        "max_tool_calls": 2,
+        "temperature": 0.3,
+    }
+    assert named["session_id"] == "s1"
+    assert cell == {"message": "first line\nsecond line", "session_id": "s1"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%copilot show me the topology",
+        "%copilot run a ping test",
+        "%copilot status of PC1",
+        "%copilot connect PC1 to SW1",
+        "%copilot use",
+    ],
+)
+def test_lines_that_only_start_like_a_subcommand_are_messages(
+    shell: InteractiveShell, line: str
+) -> None:
+    expected: type[Exception] = UsageError if line.endswith("use") else NoProject
+    with pytest.raises(expected):
+        run(shell, line)
+
+
+def test_run_sends_commands_to_devices_without_the_model(
+    shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%copilot use Demo lab")
+    turn = run(shell, "%copilot run PC1, PC2: show ip; show arp")
+    [body] = api.bodies("POST", f"{PROJECT}/tools/run_show_commands")
+    assert body["arguments"] == {
+        "devices": [
+            {"device": "PC1", "commands": ["show ip", "show arp"]},
+            {"device": "PC2", "commands": ["show ip", "show arp"]},
+        ]
+    }
+    assert turn.tool_results["PC2"].output == "show ip\nshow arp"
+    assert "<- PC1: success" in capsys.readouterr().out
+    run(shell, "%copilot run --tool vpcs --mode lab PC1: ip 10.0.0.1/24")
+    [vpcs] = api.bodies("POST", f"{PROJECT}/tools/run_vpcs_commands")
+    assert vpcs["copilot_mode"] == "lab_automation_assistant"
+
+
+def test_informational_subcommands(
+    shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    projects = run(shell, "%copilot projects")
+    assert [p.name for p in projects] == ["Demo lab"]
+    assert "| Demo lab | closed |" in projects._repr_markdown_()
+    run(shell, "%copilot use 0b0b0b0b")
+    run(shell, "%copilot show topology")
+    assert "Project Demo lab: 2 nodes" in capsys.readouterr().out
+    run(shell, "%copilot config")
+    out = capsys.readouterr().out
+    assert "model: m1  [admin]" in out and "api_key: set  [admin]" in out
+    run(shell, "%copilot config temperature=0.5 model=m2 title_model=default")
+    assert api.bodies("PUT", f"{BASE}/llm-config") == [
+        {"temperature": 0.5, "model": "m2", "title_model": None}
+    ]
+    run(shell, "%copilot --session s1 hi")
+    sessions = run(shell, "%copilot sessions")
+    assert [s.thread_id for s in sessions] == ["s1"]
+    assert re.search(r"\*\s+s1\s+Greeting", repr(sessions))
+
+
+def test_session_subcommands_act_on_the_current_conversation(
+    shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = f"{PROJECT}/chat/sessions/s1"
+    routes = api.server.routes
+    entry = {"thread_id": "s1", "title": "Renamed", "pinned": True}
+    routes[("PATCH", session)] = json_route(200, entry)
+    routes[("PUT", f"{session}/pin")] = json_route(200, entry)
+    routes[("DELETE", f"{session}/pin")] = json_route(200, {**entry, "pinned": False})
+    routes[("POST", f"{session}/abort")] = json_route(
+        200, {"status": "not_running", "session_id": "s1"}
+    )
+    routes[("GET", f"{session}/history")] = json_route(
+        200,
+        {
+            "thread_id": "s1",
+            "title": "Renamed",
+            "messages": [
+                {"id": "1", "role": "user", "content": "hi"},
+                {"id": "2", "role": "assistant", "content": "Hello."},
+            ],
+        },
+    )
+    routes[("DELETE", session)] = lambda h, _b: (h.send_response(204), h.end_headers())
+    run(shell, "%copilot use Demo lab")
+    run(shell, "%copilot --session s1 hi")
+    capsys.readouterr()
+    for line in ("rename Bob's lab", "pin", "unpin", "abort", "history", "delete"):
+        run(shell, f"%copilot {line}")
+    out = capsys.readouterr().out
+    assert api.bodies("PATCH", session) == [{"title": "Bob's lab"}]
+    assert "Conversation s1 pinned." in out and "Conversation s1 unpinned." in out
+    assert "Nothing is running in conversation s1." in out
+    assert "You: hi" in out and "Copilot: Hello." in out
+    assert "Conversation s1 deleted" in out
+    with pytest.raises(NoProject, match="No conversation yet"):
+        run(shell, "%copilot history")
+
+
+def test_connect_checks_the_extension_with_the_token(
+    shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, f"%copilot connect {api.server.url} --token other-token")
+    assert "Connected to http://127.0.0.1:" in capsys.readouterr().out
+    assert api.server.requests[-1]["headers"]["Authorization"] == "token other-token"
+
+
+def test_expected_errors_show_as_one_line(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = shell.run_cell("%copilot use Nowhere", store_history=True)
+    assert isinstance(result.error_in_exec, ProjectNotFound)
+    out = capsys.readouterr().out
+    assert "ProjectNotFound" in out and "No GNS3 project named 'Nowhere'" in out
+    assert "Traceback" not in out and len(out.strip().splitlines()) == 1
+
+
+def test_help_lists_every_subcommand_and_option(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = shell.find_line_magic("copilot").__doc__
+    for word in (
+        "use <project name or id>",
+        "show topology",
+        "run <device>: <command>",
+        "--max-iterations",
+        "--quiet",
+        "--session",
+        "connect [URL]",
+    ):
+        assert word in doc
+    run(shell, "%copilot")
+    assert "%copilot <message>" in capsys.readouterr().out
+    run(shell, "%copilot --help")
+    assert "show topology" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="cell body"):
+        run(shell, "%%copilot hello\nbody")

@@ -1,0 +1,479 @@
+"""The example notebooks, executed headlessly (nbclient, widget state stored) against a
+real Jupyter server running the extension, the local GNS3 lab (real gns3-server and VPCS)
+and the scripted model (a TEST DOUBLE replaying `tests/notebook_scripts/<notebook>.json`).
+
+The kernel finds the server through the variables the extension publishes (set here in
+the kernel's environment, since nbclient, not the server, starts it); each notebook uses
+its project by name, as a user would, and the test prepares that project beforehand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from jupyter_gns3_copilot.testing.local_stack import (
+    NOTEBOOK_PROJECTS,
+    JupyterServer,
+    ModelEndpoint,
+    delete_projects,
+    prepare_projects,
+)
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+SCRIPTS = Path(__file__).resolve().parent / "notebook_scripts"
+NAMES = sorted(NOTEBOOK_PROJECTS)
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+CELL_TIMEOUT = 180
+
+
+# -- structure (no lab needed) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_notebook_is_clean_and_has_its_project_and_script(name: str) -> None:
+    """Each example notebook is valid, saved without outputs, loads the extension, uses
+    its project by name, and has a scripted-model script that loads."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(not cell.outputs and cell.execution_count is None for cell in code)
+    assert code[0].source.startswith("%load_ext jupyter_gns3_copilot")
+    project = NOTEBOOK_PROJECTS[name].name
+    assert any(f'%copilot use "{project}"' in cell.source for cell in code)
+    assert ScriptedLLM(SCRIPTS / f"{name}.json").remaining > 0
+    assert notebook.cells[0].cell_type == "markdown"
+
+
+# -- execution ----------------------------------------------------------------------------
+
+
+@dataclass
+class NotebookStack:
+    lab: Any
+    llm: ScriptedLLM
+    server: JupyterServer
+
+
+@pytest.fixture(scope="module")
+def notebook_stack(
+    gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[NotebookStack]:
+    """One Jupyter server with the extension for every notebook of this module (starting
+    one takes seconds), on the session's lab and one scripted model whose script each
+    test replaces."""
+    with ScriptedLLM(models=["scripted-model"]) as llm:
+        work = tmp_path_factory.mktemp("notebook-server")
+        with JupyterServer(gns3_lab, ModelEndpoint.scripted_model(llm), work) as server:
+            yield NotebookStack(gns3_lab, llm, server)
+
+
+@dataclass
+class Executed:
+    """An executed notebook and what its cells show."""
+
+    notebook: Any
+
+    def cell(self, source_start: str) -> Any:
+        """The code cell whose source is `source_start`, else the first starting with it."""
+        code = [cell for cell in self.notebook.cells if cell.cell_type == "code"]
+        for cell in code:
+            if cell.source == source_start:
+                return cell
+        for cell in code:
+            if cell.source.startswith(source_start):
+                return cell
+        raise AssertionError(f"no code cell starts with {source_start!r}")
+
+    def text(self, source_start: str) -> str:
+        """Everything the cell printed or displayed as text."""
+        parts = []
+        for output in self.cell(source_start).outputs:
+            if output.output_type == "stream":
+                parts.append(output.text)
+            elif output.output_type == "error":
+                parts.append(f"{output.ename}: {output.evalue}")
+            else:
+                parts.append(output.get("data", {}).get("text/plain", ""))
+        return "\n".join(parts)
+
+    def mimetypes(self, source_start: str) -> set[str]:
+        return {
+            mimetype
+            for output in self.cell(source_start).outputs
+            for mimetype in output.get("data", {})
+        }
+
+    def widget_turns(self, source_start: str) -> list[dict[str, Any]]:
+        """The saved conversation of the chat widget the cell displayed."""
+        views = [
+            output["data"][WIDGET_VIEW]
+            for output in self.cell(source_start).outputs
+            if WIDGET_VIEW in output.get("data", {})
+        ]
+        assert len(views) == 1, f"expected one widget in {source_start!r}"
+        state = self.notebook.metadata["widgets"][WIDGET_STATE]["state"]
+        return state[views[0]["model_id"]]["state"]["turns"]
+
+
+def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
+    """Prepare the notebook's project and script, run the notebook, clean up."""
+    from nbclient import NotebookClient
+
+    recipe = NOTEBOOK_PROJECTS[name]
+    project_ids = prepare_projects(stack.lab, [recipe])
+    stack.llm.reset(SCRIPTS / f"{name}.json")
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    client = NotebookClient(
+        notebook,
+        kernel_name="python3",
+        store_widget_state=True,
+        timeout=CELL_TIMEOUT,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    try:
+        client.execute(env={**os.environ, **stack.server.kernel_env()})
+    finally:
+        nbformat.write(notebook, tmp_path / f"{name}.executed.ipynb")
+        delete_projects(stack.lab, project_ids.values())
+    assert stack.llm.remaining == 0, "every scripted reply was used"
+    return Executed(notebook)
+
+
+def tool_items(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in turn["items"] if item["kind"] == "tool"]
+
+
+def answer(turn: dict[str, Any]) -> str:
+    return "".join(item["text"] for item in turn["items"] if item["kind"] == "text")
+
+
+def device_outputs(item: dict[str, Any]) -> dict[str, str]:
+    return {entry["device_name"]: entry["output"] for entry in json.loads(item["output"])}
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
+    notebook_stack: NotebookStack, tmp_path: Path
+) -> None:
+    """Given the project "Copilot demo" (PC1 10.0.0.1/24, PC2 10.0.0.2/24 on a switch);
+    when 01-getting-started runs top to bottom; then every step shows what it should:
+    the status, the project, the diagram and table, a streamed answer with its tool calls
+    on the real PCs, a direct run, the result object, and the continued conversation."""
+    run = execute(notebook_stack, "01-getting-started", tmp_path)
+
+    assert "GNS3: http://127.0.0.1:" in run.text("%copilot status")
+    assert "published by the copilot extension" in run.text("%copilot status")
+    assert "Using project 'Copilot demo' (opened" in run.text('%copilot use "Copilot demo"')
+    assert "image/svg+xml" in run.mimetypes("%copilot show topology")
+    assert "PC1 e0 <-> Switch1 e0" in run.text("%copilot show topology")
+
+    [turn] = run.widget_turns("turn = %copilot")
+    assert turn["status"] == "done" and turn["user"].endswith("which address does PC1 have?")
+    tools = tool_items(turn)
+    assert [item["name"] for item in tools] == ["get_topology", "run_show_commands"]
+    assert all(item["state"] == "done" and item["complete"] for item in tools)
+    assert "IP/MASK     : 10.0.0.1/24" in device_outputs(tools[1])["PC1"]
+    assert "10.0.0.1/24" in answer(turn)
+    assert turn["stats"]["llm_calls"] == 3 and turn["stats"]["input_tokens"] == 7200
+    assert "Copilot:" in run.text("turn = %copilot"), "text fallback for viewers without widgets"
+
+    [direct] = run.widget_turns("%copilot run PC1, PC2")
+    outputs = device_outputs(tool_items(direct)[0])
+    assert "10.0.0.2/24" in outputs["PC2"] and "10.0.0.1/24" in outputs["PC1"]
+
+    assert "Turn done · session" in run.text("turn")
+    assert "10.0.0.1/24" in run.text("print(turn.text)")
+    assert "'success'" in run.text("print(turn.text)")
+    assert "IP/MASK     : 10.0.0.1/24" in run.text('print(turn.tool_results["PC1"].output)')
+    assert "title='Lab overview and PC1 address'" in run.text("turn.statistics")
+
+    [follow_up] = run.widget_turns("%%copilot")
+    assert "ttl=" in device_outputs(tool_items(follow_up)[0])["PC1"]
+    sessions = run.text("%copilot sessions")
+    assert "Lab overview and PC1 address" in sessions and len(sessions.splitlines()) == 3
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_build_a_lab_creates_addresses_and_verifies_it(
+    notebook_stack: NotebookStack, tmp_path: Path
+) -> None:
+    """Given an empty project; when 02-build-a-lab runs in lab automation mode; then the
+    copilot builds two VPCS on a switch, addresses them, and PC1 really pings PC2."""
+    run = execute(notebook_stack, "02-build-a-lab", tmp_path)
+
+    [build] = run.widget_turns("build = %copilot --mode lab")
+    assert [item["name"] for item in tool_items(build)] == [
+        "create_nodes",
+        "create_links",
+        "start_nodes",
+    ]
+    topology = run.text("%copilot show topology")
+    for line in ("PC1 e0 <-> Switch1 e0", "PC2 e0 <-> Switch1 e1"):
+        assert line in topology
+    assert topology.count("started") == 3
+
+    [verify] = run.widget_turns("verify = %copilot --mode lab")
+    ping = tool_items(verify)[-1]
+    assert "ttl=" in device_outputs(ping)["PC1"]
+    assert "('run_vpcs_commands', 'success')" in run.text("assert ")
+    assert "IP/MASK     : 10.0.0.2/24" in run.text("%copilot run PC2: show ip")
+    offered = {
+        tool["function"]["name"]
+        for request in notebook_stack.llm.chat_requests
+        for tool in (request.body or {}).get("tools", [])
+    }
+    assert "run_vpcs_commands" in offered
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_troubleshooting_diagnoses_and_teaches_without_configuring(
+    notebook_stack: NotebookStack, tmp_path: Path
+) -> None:
+    """Given PC2 planted in another subnet; when 03-troubleshooting runs in teaching mode;
+    then the copilot reads both PCs and explains the fault, the model is offered no tool
+    that configures, a direct configuration is refused in one readable line, and after
+    the student's own fix the ping works."""
+    run = execute(notebook_stack, "03-troubleshooting", tmp_path)
+
+    [diagnosis] = run.widget_turns("diagnosis = %copilot --mode teaching")
+    tools = tool_items(diagnosis)
+    assert {item["name"] for item in tools} == {"run_show_commands"}
+    assert "IP/MASK     : 10.0.1.2/24" in device_outputs(tools[0])["PC2"]
+    assert "10.0.1.2/24" in answer(diagnosis)
+    first_request = notebook_stack.llm.chat_requests[0].body or {}
+    offered = {tool["function"]["name"] for tool in first_request.get("tools", [])}
+    assert "run_show_commands" in offered
+    assert not offered & {"run_config_commands", "run_vpcs_commands"}
+
+    refused = run.cell("%copilot run --mode teaching")
+    [error] = [output for output in refused.outputs if output.output_type == "error"]
+    assert error.ename == "ApiError"
+    assert "not allowed in teaching_assistant mode" in error.evalue
+    assert error.traceback == [error.traceback[0]], "one line, no Python traceback"
+    assert not any(WIDGET_VIEW in output.get("data", {}) for output in refused.outputs)
+
+    assert "ttl=" in run.text("check = %copilot run PC1: ping")
+    [confirm] = run.widget_turns("%%copilot")
+    assert confirm["status"] == "done" and "10.0.0.2/24" in answer(confirm)
+
+
+# -- a kernel driven like a front end -------------------------------------------------------
+
+
+class FrontEnd:
+    """A real ipykernel, driven over its channels as JupyterLab would drive it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        from jupyter_client.manager import KernelManager
+
+        self.manager = KernelManager(kernel_name="python3")
+        self.manager.start_kernel(env=env)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def send(self, msg_type: str, content: dict[str, Any]) -> str:
+        message = self.client.session.msg(msg_type, content)
+        self.client.shell_channel.send(message)
+        return message["header"]["msg_id"]
+
+    def execute(self, code: str) -> str:
+        return self.send(
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        )
+
+    def messages_until_idle(self, parent: str, timeout: float = 120) -> list[dict[str, Any]]:
+        """The iopub messages answering `parent`, up to its idle status."""
+        seen = []
+        while True:
+            msg = self.client.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != parent:
+                continue
+            seen.append(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return seen
+
+    def run(self, code: str) -> list[dict[str, Any]]:
+        messages = self.messages_until_idle(self.execute(code))
+        errors = [m["content"] for m in messages if m["msg_type"] == "error"]
+        assert not errors, errors
+        return messages
+
+    def stop(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def front_end(notebook_stack: NotebookStack) -> Iterator[tuple[FrontEnd, str]]:
+    """A kernel using a fresh empty project "Copilot kernel tests"; the project's id."""
+    from jupyter_gns3_copilot.testing.local_stack import ProjectRecipe
+
+    ids = prepare_projects(notebook_stack.lab, [ProjectRecipe("Copilot kernel tests")])
+    kernel = FrontEnd({**os.environ, **notebook_stack.server.kernel_env()})
+    try:
+        kernel.run('%load_ext jupyter_gns3_copilot\n%copilot use "Copilot kernel tests"')
+        yield kernel, ids["Copilot kernel tests"]
+    finally:
+        kernel.stop()
+        delete_projects(notebook_stack.lab, ids.values())
+
+
+def widget_model_id(messages: list[dict[str, Any]]) -> str:
+    [view] = [
+        m["content"]["data"][WIDGET_VIEW]
+        for m in messages
+        if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"]
+    ]
+    return view["model_id"]
+
+
+def widget_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The widget's `turns` state as last updated in `messages`."""
+    updates = [
+        m["content"]["data"]["state"]["turns"]
+        for m in messages
+        if m["msg_type"] == "comm_msg" and "turns" in m["content"]["data"].get("state", {})
+    ]
+    return updates[-1]
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_the_widgets_input_box_continues_the_same_conversation(
+    notebook_stack: NotebookStack, front_end: tuple[FrontEnd, str]
+) -> None:
+    """Given a `%copilot` answer shown in its widget; when the browser sends a message
+    from the widget's input box (the comm message the widget's JavaScript sends); then
+    the kernel runs the next turn into the same widget, in the same server session."""
+    kernel, _ = front_end
+    llm = notebook_stack.llm
+    llm.reset(
+        [
+            text("Hi there.", when={"tools": True, "last_message": "^hello$"}),
+            text("Greeting", when={"tools": False}),
+            text("Hi again.", when={"tools": True, "last_message": "^and again$"}),
+        ]
+    )
+    model_id = widget_model_id(kernel.run("%copilot hello"))
+    parent = kernel.send(
+        "comm_msg",
+        {
+            "comm_id": model_id,
+            "data": {"method": "custom", "content": {"type": "send", "text": "and again"}},
+        },
+    )
+    turns = widget_turns(kernel.messages_until_idle(parent))
+    assert [(t["user"], t["status"]) for t in turns] == [("hello", "done"), ("and again", "done")]
+    assert answer(turns[1]) == "Hi again."
+    last = llm.chat_requests[-1].body or {}
+    texts = [str(message.get("content")) for message in last["messages"]]
+    assert "hello" in texts and "Hi there." in texts, "the second turn saw the first"
+    assert llm.remaining == 0
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_interrupting_the_kernel_aborts_the_turn_on_the_server(
+    notebook_stack: NotebookStack, front_end: tuple[FrontEnd, str]
+) -> None:
+    """Given a long answer streaming into a cell; when the user interrupts the kernel;
+    then the cell ends with KeyboardInterrupt (so "Run All" stops), the widget shows the
+    turn as aborted, and the server's turn is over (nothing left running)."""
+    from jupyter_gns3_copilot import Copilot
+
+    kernel, project_id = front_end
+    notebook_stack.llm.reset(
+        [
+            text("word " * 60, chunks=60, chunk_delay=0.25, when={"tools": True}),
+            text("Long story", when={"tools": False}),
+        ]
+    )
+    parent = kernel.execute("%copilot tell me a long story")
+    seen = []
+    while True:
+        msg = kernel.client.get_iopub_msg(timeout=60)
+        if msg["parent_header"].get("msg_id") != parent:
+            continue
+        seen.append(msg)
+        data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+        if data.get("content", {}).get("type") == "ops":
+            break
+    kernel.manager.interrupt_kernel()
+    seen += kernel.messages_until_idle(parent)
+    [error] = [m["content"] for m in seen if m["msg_type"] == "error"]
+    assert error["ename"] == "KeyboardInterrupt"
+    [turn] = widget_turns(seen)
+    assert turn["status"] == "aborted"
+
+    with Copilot(server=notebook_stack.server.server_info) as copilot:
+        copilot.use(project_id)
+        [session] = copilot.sessions()
+        assert copilot.abort(session.thread_id)["status"] == "not_running"
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_the_copilot_class_works_from_plain_python(
+    notebook_stack: NotebookStack, front_end: tuple[FrontEnd, str]
+) -> None:
+    """Given the real server; when user code drives `Copilot` (no magics, no kernel);
+    then every call reaches its route: projects, use, topology, stream, ask, a direct run
+    refused by the mode, sessions, rename, pin, history, delete, and a readable error for
+    an unknown session."""
+    from jupyter_gns3_copilot import Copilot
+    from jupyter_gns3_copilot.kernel.errors import ApiError
+
+    _, project_id = front_end
+    notebook_stack.llm.reset(
+        [
+            text("First answer.", when={"tools": True, "last_message": "^one$"}),
+            text("Plain Python", when={"tools": False}),
+            text("Second answer.", when={"tools": True, "last_message": "^two$"}),
+        ]
+    )
+    with Copilot(server=notebook_stack.server.server_info) as copilot:
+        assert "Copilot kernel tests" in [p.name for p in copilot.projects()]
+        assert copilot.use("copilot KERNEL tests").project_id == project_id
+        assert copilot.topology("text").startswith("Project Copilot kernel tests")
+        assert copilot.topology("svg").startswith("<svg")
+        kinds = [event.type for event in copilot.stream("one")]
+        assert kinds[0] == "heartbeat" and kinds[-1] == "done" and "content" in kinds
+        turn = copilot.ask("two")
+        assert turn.text == "Second answer." and turn.session_id == copilot.session_id
+        assert turn.statistics.llm_calls == 1
+        with pytest.raises(ApiError, match="not allowed in teaching_assistant mode"):
+            copilot.run("PC1", "ip 10.0.0.1/24", tool="vpcs", mode="teaching")
+        [session] = copilot.sessions()
+        assert session.title == "Plain Python" and session.message_count == 4
+        assert copilot.rename("Renamed").title == "Renamed"
+        assert copilot.pin().pinned and not copilot.unpin().pinned
+        history = copilot.history()
+        assert [m["role"] for m in history["messages"]] == ["user", "assistant"] * 2
+        assert copilot.delete() == session.thread_id
+        assert copilot.session_id is None and copilot.sessions() == []
+        with pytest.raises(ApiError) as caught:
+            copilot.history("no-such-session")
+        assert caught.value.status == 404
