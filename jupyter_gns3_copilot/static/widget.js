@@ -1001,6 +1001,10 @@ function render({ model, el }) {
       store.views.delete(listener);
       for (const view of turns.splice(0)) view.dispose();
       log.replaceChildren();
+      // A view put back within the same frame never looks hidden to the observer, so
+      // look once more after the frame (and after a timer, for pages that paint no frames).
+      requestAnimationFrame(() => attached());
+      setTimeout(() => attached(), 100);
     }
     return false;
   }
