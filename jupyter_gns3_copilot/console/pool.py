@@ -124,7 +124,7 @@ class ConsolePool:
                 for command in commands:
                     before = asyncio.get_running_loop().time()
                     try:
-                        result = await _abortable(
+                        result = await abortable(
                             console.send(command, timeout=per_command_timeout, confirm=confirm),
                             abort_event,
                         )
@@ -224,7 +224,7 @@ class ConsolePool:
                 )
             if progress is not None:
                 progress(elapsed, f"waiting for {target.name}'s console: {problem}")
-            await _abortable(asyncio.sleep(poll_interval), abort_event)
+            await abortable(asyncio.sleep(poll_interval), abort_event)
 
     async def aclose(self) -> None:
         """Close every kept session."""
@@ -244,8 +244,8 @@ class ConsolePool:
         if kept is not None and kept.is_open and kept.target == target:
             try:
                 if asyncio.get_running_loop().time() - kept.last_used > _TRUST_RECENT:
-                    await _abortable(kept.wake(timeout=prompt_timeout), abort_event)
-                await _abortable(kept.exit_config(timeout=prompt_timeout), abort_event)
+                    await abortable(kept.wake(timeout=prompt_timeout), abort_event)
+                await abortable(kept.exit_config(timeout=prompt_timeout), abort_event)
                 return kept
             except ConsoleAborted:
                 raise
@@ -258,7 +258,7 @@ class ConsolePool:
             connect_timeout=min(timeout or self.connect_timeout, self.connect_timeout),
             prompt_timeout=prompt_timeout,
         )
-        await _abortable(fresh.open(), abort_event)
+        await abortable(fresh.open(), abort_event)
         return fresh
 
 
@@ -311,14 +311,14 @@ async def _locked(
     lock: asyncio.Lock | asyncio.Semaphore, abort_event: asyncio.Event | None
 ) -> AsyncIterator[None]:
     """Hold `lock`, giving up with `ConsoleAborted` if `abort_event` is set while waiting."""
-    await _abortable(lock.acquire(), abort_event)
+    await abortable(lock.acquire(), abort_event)
     try:
         yield
     finally:
         lock.release()
 
 
-async def _abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None) -> _T:
+async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None) -> _T:
     """Await `awaitable`, or cancel it and raise `ConsoleAborted` once `abort_event` is set.
 
     A result that is already there wins over a simultaneous abort, so an acquired lock is

@@ -11,7 +11,6 @@ an error result. Cancellation (`asyncio.CancelledError`) always propagates.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -21,7 +20,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from ..console import ConsoleCredentials, ConsolePool, ConsoleTarget
+from ..console import ConsoleAborted, ConsoleCredentials, ConsolePool, ConsoleTarget
+from ..console.pool import abortable
 from ..gns3 import GNS3Client, Node
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
@@ -186,25 +186,10 @@ class ToolContext:
 
     async def until_aborted(self, awaitable: Awaitable[_T]) -> _T:
         """Await `awaitable`, or cancel it and raise `ToolAborted` once `abort` is set."""
-        if self.abort is None:
-            return await awaitable
-        if self.abort.is_set():
-            if asyncio.iscoroutine(awaitable):
-                awaitable.close()
-            raise ToolAborted()
-        task = asyncio.ensure_future(awaitable)
-        stop = asyncio.ensure_future(self.abort.wait())
         try:
-            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stop.cancel()
-            if not task.done():
-                task.cancel()
-        if task.done() and not task.cancelled():
-            return task.result()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise ToolAborted()
+            return await abortable(awaitable, self.abort)
+        except ConsoleAborted:
+            raise ToolAborted() from None
 
     def reporter(self, tool: str) -> Callable[..., None]:
         """A `report(message, node=None)` function for one call of `tool`.
