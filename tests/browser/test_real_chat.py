@@ -1,6 +1,7 @@
-"""A real `%copilot` conversation in JupyterLab 4, end to end: kernel -> server extension
-(SSE) -> chat widget, against the local GNS3 lab (real gns3-server and VPCS) and the
-scripted model (a TEST DOUBLE replaying `tests/notebook_scripts/browser-real-chat.json`).
+"""A real `%copilot` conversation in JupyterLab 4 and Notebook 7, end to end: kernel ->
+server extension (SSE) -> chat widget, against the local GNS3 lab (real gns3-server and
+VPCS) and the scripted model (a TEST DOUBLE replaying
+`tests/notebook_scripts/browser-real-chat.json`).
 
 Asserted in one notebook: `%copilot show topology` draws the diagram; a question's tool
 call arguments appear progressively and its result on the real PC1 renders as a table row;
@@ -48,8 +49,7 @@ CELLS = [
     f"long = %copilot {LONG}",
     "print('LONG', long.status, long.session_id)",
 ]
-# Front-end settings of the test server: the app reachable as `window.jupyterapp` (what
-# jupyter_ui drives), no news pop-up over the screenshots.
+# Front-end settings of the test server: no news pop-up over the screenshots.
 USER_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false", "checkForUpdates": False},
@@ -85,13 +85,15 @@ def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
 
 @pytest.fixture
 def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[RealStack]:
-    """JupyterLab with the copilot extension on the lab and the scripted model, and the
-    project PC1 (10.0.0.1/24) + PC2 (10.0.0.2/24) on a switch, started."""
+    """`jupyter lab` (Notebook 7 pages included) with the copilot extension on the lab and
+    the scripted model, and the project PC1 (10.0.0.1/24) + PC2 (10.0.0.2/24) on a switch,
+    started. Both front ends expose the app as `window.jupyterapp` (what jupyter_ui drives)."""
     work = tmp_path / "server"
     (work / "config").mkdir(parents=True)
+    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(work / "user-settings"),
+                 "workspaces_dir": str(work / "workspaces")}
     (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({
-        "LabApp": {"expose_app_in_browser": True, "user_settings_dir": str(work / "user-settings"),
-                   "workspaces_dir": str(work / "workspaces")}}))
+        "LabApp": front_end, "JupyterNotebookApp": front_end}))
     for name, values in USER_SETTINGS.items():
         path = work / "user-settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,14 +116,14 @@ def _wait_turn(page: Any, widget: int, turn: int, status: str, timeout_ms: int =
                            polling=100)
 
 
-def _show_topology(page: Any, screenshots: Path) -> None:
+def _show_topology(page: Any, ui: str, screenshots: Path) -> None:
     jupyter_ui.run_cell(page, 1)
     assert "Using project 'Copilot browser chat'" in jupyter_ui.wait_for_output(
         page, 1, "Using project")
     jupyter_ui.run_cell(page, 2)
     assert "PC1 e0 <-> Switch1 e0" in jupyter_ui.wait_for_output(page, 2, "<->")
     cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
-    # JupyterLab 4 shows SVG outputs as an <img> of a data: URL of the SVG document.
+    # JupyterLab 4 and Notebook 7 show SVG outputs as an <img> of a data: URL of the SVG document.
     image = cell.locator(".jp-RenderedSVG img")
     image.wait_for()
     page.wait_for_function("(img) => img.complete && img.naturalWidth > 0",
@@ -131,17 +133,17 @@ def _show_topology(page: Any, screenshots: Path) -> None:
     for name in ("PC1", "PC2", "Switch1"):
         assert f">{name}</text>" in svg, f"{name} is not in the diagram"
     jupyter_ui.screenshot(page, cell.locator(".jp-RenderedSVG"),
-                          screenshots / "real-chat-topology.png")
+                          screenshots / f"real-chat-{ui}-topology.png")
 
 
-def _question_with_a_tool(page: Any, screenshots: Path) -> Any:
+def _question_with_a_tool(page: Any, ui: str, screenshots: Path) -> Any:
     """The tool call's arguments stream in (seen partial at least twice), then PC1's
     real `show ip` output comes back as a table row."""
     page.evaluate(WATCH_WIDGET)
     jupyter_ui.run_cell(page, 3)
     widget = page.locator(".gns3c").nth(0)
     widget.locator(".gns3c-tool-args[data-complete='false']").first.wait_for()
-    jupyter_ui.screenshot(page, widget, screenshots / "real-chat-streaming.png")
+    jupyter_ui.screenshot(page, widget, screenshots / f"real-chat-{ui}-streaming.png")
     _wait_turn(page, 0, 0, "done")
 
     seen = page.evaluate("() => window.__gns3cSeen")["args"]
@@ -164,7 +166,7 @@ def _question_with_a_tool(page: Any, screenshots: Path) -> Any:
     return widget
 
 
-def _stop_long_turn(page: Any, stack: RealStack, screenshots: Path) -> str:
+def _stop_long_turn(page: Any, stack: RealStack, ui: str, screenshots: Path) -> str:
     """Stop while the long answer streams: the browser POSTs the real abort route, the
     server leaves the model's stream, the turn shows as stopped and the cell ends."""
     aborts: list[Any] = []
@@ -176,7 +178,7 @@ def _stop_long_turn(page: Any, stack: RealStack, screenshots: Path) -> str:
     assert running.get_attribute("data-status") == "running"
     stop = widget.locator("button.gns3c-stop")
     assert stop.is_visible() and stop.is_enabled()
-    jupyter_ui.screenshot(page, widget, screenshots / "real-chat-running.png")
+    jupyter_ui.screenshot(page, widget, screenshots / f"real-chat-{ui}-running.png")
     stop.click()
 
     _wait_turn(page, 1, 0, "aborted", timeout_ms=20_000)
@@ -184,7 +186,7 @@ def _stop_long_turn(page: Any, stack: RealStack, screenshots: Path) -> str:
     assert "Stopped" in running.locator(".gns3c-note").inner_text()
     assert "Chapter 80" not in running.inner_text(), "the whole answer streamed: not stopped"
     assert not stop.is_visible()
-    jupyter_ui.screenshot(page, widget, screenshots / "real-chat-stopped.png")
+    jupyter_ui.screenshot(page, widget, screenshots / f"real-chat-{ui}-stopped.png")
 
     jupyter_ui.run_cell(page, 5)
     output = jupyter_ui.wait_for_output(page, 5, "LONG")
@@ -204,7 +206,7 @@ def _stop_long_turn(page: Any, stack: RealStack, screenshots: Path) -> str:
 
 
 def _continue_from_input_box(page: Any, widget: Any, stack: RealStack,
-                             session_id: str, screenshots: Path) -> None:
+                             session_id: str, ui: str, screenshots: Path) -> None:
     """Enter in the first widget's input box asks the next turn of the same session."""
     box = widget.locator("textarea.gns3c-input")
     assert box.is_enabled()
@@ -215,7 +217,7 @@ def _continue_from_input_box(page: Any, widget: Any, stack: RealStack,
     _wait_turn(page, 0, 1, "done")
     assert "10.0.0.2/24" in second.locator(".gns3c-md").inner_text()
     assert box.input_value() == ""
-    jupyter_ui.screenshot(page, widget, screenshots / "real-chat-continued.png")
+    jupyter_ui.screenshot(page, widget, screenshots / f"real-chat-{ui}-continued.png")
 
     with stack.api() as api:
         response = api.get(f"copilot/projects/{stack.project_id}/chat/sessions/"
@@ -225,21 +227,22 @@ def _continue_from_input_box(page: Any, widget: Any, stack: RealStack,
     assert users == [QUESTION, LONG, FOLLOW_UP], users
 
 
+@pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_real_chat_streams_stops_and_continues(
-    real_stack: RealStack, page: Any, screenshots: Path
+    real_stack: RealStack, page: Any, screenshots: Path, ui: str
 ) -> None:
-    """Given JupyterLab with the extension, the lab project and the scripted model; when
-    a notebook shows the topology, asks, stops a long turn and continues from the input
-    box; then each step shows in the browser as it happens, and the server did it."""
+    """Given JupyterLab or Notebook 7 with the extension, the lab project and the scripted
+    model; when a notebook shows the topology, asks, stops a long turn and continues from
+    the input box; then each step shows in the browser as it happens, and the server did it."""
     server = real_stack.server
-    jupyter_ui.open_notebook(page, server.url, server.token, NOTEBOOK, "lab")
+    jupyter_ui.open_notebook(page, server.url, server.token, NOTEBOOK, ui)
     jupyter_ui.run_cell(page, 0)
     jupyter_ui.wait_for_output(page, 0, "LOADED")
 
-    _show_topology(page, screenshots)
-    widget = _question_with_a_tool(page, screenshots)
-    session_id = _stop_long_turn(page, real_stack, screenshots)
-    _continue_from_input_box(page, widget, real_stack, session_id, screenshots)
+    _show_topology(page, ui, screenshots)
+    widget = _question_with_a_tool(page, ui, screenshots)
+    session_id = _stop_long_turn(page, real_stack, ui, screenshots)
+    _continue_from_input_box(page, widget, real_stack, session_id, ui, screenshots)
 
     assert real_stack.llm.remaining == 0, "every scripted reply was used"
     assert [e for e in page.page_errors if "blob:" in e or "gns3c" in e] == []
