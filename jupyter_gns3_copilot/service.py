@@ -32,7 +32,6 @@ table. LangGraph, LangChain and the OpenAI client are imported only when a servi
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -60,7 +59,6 @@ from .events import (
 from .store import ChatSession, ProjectStore, TurnStats
 
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
     from langgraph.graph.state import CompiledStateGraph
 
     from .agent.graph import AgentContext
@@ -405,6 +403,7 @@ class AgentService:
         heartbeat_interval: float | None,
     ) -> AsyncIterator[dict[str, Any]]:
         from .agent.graph import AgentContext, TopologySource, make_tool_specs, read_topology
+        from .agent.models import shared_chat_model
         from .agent.prompts import system_prompt
         from .agent.state import turn_input, user_message
 
@@ -440,7 +439,7 @@ class AgentService:
                     await self._repair(config, turn, interrupted=False)
             self._consistent.discard(session_id)
             context = AgentContext(
-                model=_chat_model(llm, limits.temperature),
+                model=shared_chat_model(llm, temperature=limits.temperature),
                 settings=llm,
                 tools=self.lab.tool_context(self.project_id, mode, abort),
                 specs=make_tool_specs(mode),
@@ -448,7 +447,7 @@ class AgentService:
                 system_prompt=system_prompt(mode, self.system_prompt),
                 abort=abort,
                 title_model=(
-                    _chat_model(self.title_model, None, streaming=False)
+                    shared_chat_model(self.title_model, streaming=False)
                     if self.title_model is not None
                     else None
                 ),
@@ -753,16 +752,6 @@ class AgentService:
         if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return False
         return self.turns.request_abort(session_id)
-
-
-@functools.lru_cache(maxsize=16)
-def _chat_model(
-    settings: ModelSettings, temperature: float | None, *, streaming: bool = True
-) -> BaseChatModel:
-    """The chat model for these settings, built once (clients are safe to share)."""
-    from .agent.models import make_chat_model
-
-    return make_chat_model(settings, temperature=temperature, streaming=streaming)
 
 
 def _fields(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from typing import Any
@@ -17,6 +18,7 @@ from jupyter_gns3_copilot.agent.models import (
     default_context_limit,
     describe_model_error,
     make_chat_model,
+    shared_chat_model,
     tiktoken_model_name,
 )
 from jupyter_gns3_copilot.testing.scripted_llm import (
@@ -337,3 +339,33 @@ def test_fixture_settings_point_at_the_fixture_server(
     assert make_chat_model(scripted_model_settings).invoke("hi").content == "hello"
     auth = scripted_llm.requests[0].headers["authorization"]
     assert auth == f"Bearer {DEFAULT_TEST_API_KEY}"
+
+
+def test_a_base_url_reused_in_a_new_event_loop_still_works() -> None:
+    """Regression: langchain-openai's process-wide pool kept connections of a closed loop,
+    so a second loop reaching the same base URL (a reused port) got "Event loop is closed"."""
+    with ScriptedLLM() as first:
+        port = first.port
+        first.add(text("first"))
+        settings = settings_for(first)
+        assert asyncio.run(make_chat_model(settings).ainvoke("hi")).content == "first"
+    with ScriptedLLM(port=port) as second:
+        second.add(text("second"))
+        assert asyncio.run(make_chat_model(settings).ainvoke("hi")).content == "second"
+
+
+def test_shared_chat_model_is_one_per_loop_and_arguments() -> None:
+    settings = ModelSettings(model="gpt-4o", base_url="http://127.0.0.1:9/v1")
+
+    async def models() -> tuple[object, ...]:
+        return (
+            shared_chat_model(settings),
+            shared_chat_model(settings),
+            shared_chat_model(settings, temperature=0.5),
+            shared_chat_model(settings, streaming=False),
+        )
+
+    first = asyncio.run(models())
+    assert first[0] is first[1]
+    assert len({id(model) for model in first}) == 3
+    assert asyncio.run(models())[0] is not first[0]

@@ -16,10 +16,12 @@ this module stays cheap.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
 import socket
+import weakref
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -202,6 +204,7 @@ def make_chat_model(
     """
     if temperature is not None and not 0.0 <= temperature <= 2.0:
         raise ValueError(f"temperature must be between 0.0 and 2.0, got {temperature}")
+    import openai
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
@@ -214,7 +217,36 @@ def make_chat_model(
         streaming=streaming,
         stream_usage=True,
         tiktoken_model_name=tiktoken_model_name(settings.model),
+        # Its own connection pool: langchain-openai otherwise shares one per base URL across
+        # the whole process, and pooled connections break in any event loop but their own.
+        http_async_client=openai.DefaultAsyncHttpxClient(),
     )
+
+
+_MODELS_PER_LOOP = 32
+_loop_models: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[ModelSettings, float | None, bool], ChatOpenAI]
+] = weakref.WeakKeyDictionary()
+
+
+def shared_chat_model(
+    settings: ModelSettings, *, temperature: float | None = None, streaming: bool = True
+) -> ChatOpenAI:
+    """`make_chat_model(...)` built once per running event loop and arguments, so turns
+    reuse its connections; at most `_MODELS_PER_LOOP` are kept per loop (oldest dropped).
+
+    Must be called with an event loop running: the model's connections belong to it.
+    """
+    models = _loop_models.setdefault(asyncio.get_running_loop(), {})
+    key = (settings, temperature, streaming)
+    model = models.get(key)
+    if model is None:
+        if len(models) >= _MODELS_PER_LOOP:
+            del models[next(iter(models))]
+        model = models[key] = make_chat_model(
+            settings, temperature=temperature, streaming=streaming
+        )
+    return model
 
 
 ModelErrorKind = Literal[
