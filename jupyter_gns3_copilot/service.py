@@ -56,6 +56,7 @@ from .events import (
     ToolEndEvent,
     ToolStartEvent,
 )
+from .single_flight import SingleFlight
 from .store import ChatSession, ProjectStore, TurnStats
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from .agent.models import ModelSettings
     from .agent.state import TurnLimits
     from .console import ConsoleCredentials, ConsolePool
-    from .gns3 import GNS3Client
+    from .gns3 import GNS3Client, Topology
     from .tools import CommandPolicy, SkillsLibrary, ToolContext
 
 log = logging.getLogger(__name__)
@@ -256,7 +257,7 @@ class AgentService:
         system_prompt: str | None = None,
         default_mode: str | None = None,
     ) -> None:
-        from .agent.graph import build_graph
+        from .agent.graph import build_graph, read_topology
         from .tools import DEFAULT_MODE, check_mode
 
         self.project_id = project_id
@@ -267,6 +268,10 @@ class AgentService:
         self.default_mode = check_mode(default_mode or DEFAULT_MODE)
         self.turns = AbortRegistry()
         self.graph: CompiledStateGraph = build_graph(store.checkpointer)
+        self._topology_reads: SingleFlight[str, Topology] = SingleFlight(
+            lambda project_id: read_topology(lab.gns3, project_id)
+        )
+        """Topology reads shared by turns starting together (one GNS3 read per burst)."""
         self._consistent: set[str] = set()
         """Sessions whose last turn in this process left a valid history (no repair check
         needed before their next turn)."""
@@ -402,12 +407,15 @@ class AgentService:
         abort: asyncio.Event,
         heartbeat_interval: float | None,
     ) -> AsyncIterator[dict[str, Any]]:
-        from .agent.graph import AgentContext, TopologySource, make_tool_specs, read_topology
+        from .agent.graph import AgentContext, TopologySource, make_tool_specs
         from .agent.models import shared_chat_model
         from .agent.prompts import system_prompt
         from .agent.state import turn_input, user_message
 
-        topology = TopologySource(lambda: read_topology(self.lab.gns3, self.project_id))
+        topology = TopologySource(
+            lambda: self._topology_reads(self.project_id),
+            on_lab_changed=lambda: self._topology_reads.forget(self.project_id),
+        )
         topology.prefetch()
         turn: _Turn | None = None
         try:

@@ -16,8 +16,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.messages import AIMessage
+from test_agent_graph import CountingTransport
 
 from jupyter_gns3_copilot.agent.models import ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
@@ -38,11 +40,18 @@ TITLE_REPLY = {"tools": False}
 
 
 @contextlib.asynccontextmanager
-async def copilot(project: Any, data_dir: Path, **options: Any) -> AsyncIterator[AgentService]:
-    """An AgentService for `project`, with a real GNS3 client and console pool."""
+async def copilot(
+    project: Any, data_dir: Path, transport: httpx.AsyncBaseTransport | None = None, **options: Any
+) -> AsyncIterator[AgentService]:
+    """An AgentService for `project`, with a real GNS3 client (through `transport` if given)
+    and console pool."""
     async with (
         GNS3Client(
-            project.url, username=project.username, password=project.password, token=project.token
+            project.url,
+            username=project.username,
+            password=project.password,
+            token=project.token,
+            transport=transport,
         ) as gns3,
         ConsolePool() as pool,
     ):
@@ -764,14 +773,16 @@ async def test_concurrent_sessions_of_one_project_stream_side_by_side(
     tmp_path: Path,
 ) -> None:
     """Given two users chatting at once in one project; then both turns complete with
-    their own statistics."""
+    their own statistics, and share one read of the topology, which both prompts show."""
     scripted_llm.add(
         text(["x"] * 5, chunk_delay=0.05, usage={"prompt_tokens": 10, "completion_tokens": 5}),
         text(["y"] * 5, chunk_delay=0.05, usage={"prompt_tokens": 20, "completion_tokens": 5}),
         text("T1", when=TITLE_REPLY),
         text("T2", when=TITLE_REPLY),
     )
-    async with copilot(gns3_project, tmp_path) as service:
+    await add_pcs(gns3_project, "PC1")
+    transport = CountingTransport()
+    async with copilot(gns3_project, tmp_path, transport) as service:
         results = await asyncio.gather(
             collect(service.stream_chat("a", user_id="u1", llm=scripted_model_settings)),
             collect(service.stream_chat("b", user_id="u2", llm=scripted_model_settings)),
@@ -782,6 +793,8 @@ async def test_concurrent_sessions_of_one_project_stream_side_by_side(
         ]
     assert all(kinds(events)[-1] == "done" and "error" not in kinds(events) for events in results)
     assert sorted(s.input_tokens for s in sessions if s) == [10, 20]
+    assert len([path for path in transport.paths if path.endswith("/links")]) == 1
+    assert all("PC1" in r.messages[0]["content"] for r in scripted_llm.chat_requests[:2])
 
 
 async def test_closing_the_service_aborts_running_turns(

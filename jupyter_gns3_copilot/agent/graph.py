@@ -116,15 +116,21 @@ class TopologySource:
     `fetch` returns the project's `Topology`. `prefetch()` starts fetching in the
     background (the service calls it as a turn starts, so the fetch overlaps the
     session bookkeeping); `text()` waits for it; `invalidate()` marks it stale after a
-    tool changed the lab. A failed or slow fetch yields None (the prompt then says no
-    topology is available) and is logged.
+    tool changed the lab, and calls `on_lab_changed` (the service then stops sharing
+    reads begun before the change with other turns). A failed or slow fetch yields None
+    (the prompt then says no topology is available) and is logged.
     """
 
     def __init__(
-        self, fetch: Callable[[], Awaitable[Topology]], timeout: float = TOPOLOGY_TIMEOUT
+        self,
+        fetch: Callable[[], Awaitable[Topology]],
+        timeout: float = TOPOLOGY_TIMEOUT,
+        *,
+        on_lab_changed: Callable[[], object] | None = None,
     ) -> None:
         self._fetch = fetch
         self._timeout = timeout
+        self._on_lab_changed = on_lab_changed
         self._task: asyncio.Task[str | None] | None = None
 
     async def _load(self) -> str | None:
@@ -149,6 +155,8 @@ class TopologySource:
     def invalidate(self) -> None:
         """Fetch again on the next `text()` (a tool changed the lab)."""
         self._task = None
+        if self._on_lab_changed is not None:
+            self._on_lab_changed()
 
     def close(self) -> None:
         """Cancel a fetch still running (the turn is over)."""

@@ -25,10 +25,10 @@ from .handlers import default_handlers
 from .kernel_env import publish_server_to_kernels
 
 if TYPE_CHECKING:
-    from ..gns3 import GNS3Client
+    from ..gns3 import GNS3Client, Project
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..service import LabAccess, ProjectAgentManager
-    from .project_lookup import ProjectLookup
+    from ..single_flight import SingleFlight
     from .tool_runs import ToolRuns
 
 MODES = ("teaching_assistant", "lab_automation_assistant")
@@ -196,7 +196,7 @@ class GNS3Copilot(ExtensionApp):
         self._llm_store: LLMConfigStore | None = None
         self._llm_admin: LLMAdminConfig | None = None
         self._tool_runs: ToolRuns | None = None
-        self._project_lookup: ProjectLookup | None = None
+        self._project_lookup: SingleFlight[str, Project] | None = None
 
     def initialize_handlers(self) -> None:
         """Register the API routes (jupyter_server prefixes them with base_url)."""
@@ -227,12 +227,12 @@ class GNS3Copilot(ExtensionApp):
             )
         return self._gns3_client
 
-    def project_lookup(self) -> ProjectLookup:
-        """GNS3 project lookups, shared between concurrent requests."""
+    def project_lookup(self) -> SingleFlight[str, Project]:
+        """GNS3 project lookups by id, shared between concurrent requests."""
         if self._project_lookup is None:
-            from .project_lookup import ProjectLookup
+            from ..single_flight import SingleFlight
 
-            self._project_lookup = ProjectLookup(self.gns3_client().get_project)
+            self._project_lookup = SingleFlight(self.gns3_client().get_project)
         return self._project_lookup
 
     def lab(self) -> LabAccess:

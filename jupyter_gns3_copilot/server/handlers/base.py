@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -186,10 +186,10 @@ class EventStreamHandler(CopilotHandler):
         from ...events import HeartbeatEvent
 
         result = TurnResult()
-        writer = _EventWriter(self) if stream else None
-        if writer is not None:
+        writer = None
+        if stream:
             self.start_event_stream()
-            writer.send(HeartbeatEvent(session_id=session_id).model_dump())
+            writer = _EventWriter(self, HeartbeatEvent(session_id=session_id).model_dump())
 
         async def pump() -> None:
             async with aclosing(events) as source:
@@ -234,18 +234,24 @@ class EventStreamHandler(CopilotHandler):
 class _EventWriter:
     """Writes a handler's events as SSE messages, in order, as fast as the client reads.
 
-    `send` never waits: the message is queued and a writer task writes and flushes it.
-    Messages queued while a flush is in progress go out together with the next flush, so
-    a fast stream costs one flush per batch rather than per event, and a slow one adds no
-    delay. A closed connection marks the handler's client gone.
+    The `first` event is written and flushed at once, in the constructor: under load one
+    turn of the event loop can take a long time, and the stream's opening is what the
+    client (and any proxy) waits for. After it, `send` never waits: the message is queued
+    and a writer task writes and flushes it. Messages queued while a flush is in progress
+    go out together with the next flush, so a fast stream costs one flush per batch rather
+    than per event, and a slow one adds no delay. A closed connection marks the handler's
+    client gone.
     """
 
-    def __init__(self, handler: EventStreamHandler) -> None:
+    def __init__(self, handler: EventStreamHandler, first: dict[str, Any]) -> None:
+        from ...events import sse_message
+
         self._handler = handler
         self._pending: list[str] = []
         self._wake = asyncio.Event()
         self._closing = False
-        self._task = asyncio.ensure_future(self._run())
+        handler.write(sse_message(first))
+        self._task = asyncio.ensure_future(self._run(handler.flush()))
 
     def send(self, event: dict[str, Any]) -> None:
         from ...events import sse_message
@@ -263,18 +269,18 @@ class _EventWriter:
     def cancel(self) -> None:
         self._task.cancel()
 
-    async def _run(self) -> None:
+    async def _run(self, first_flush: Awaitable[None]) -> None:
         handler = self._handler
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            if self._pending:
-                chunk, self._pending = "".join(self._pending), []
-                try:
+        try:
+            await first_flush
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                if self._pending:
+                    chunk, self._pending = "".join(self._pending), []
                     handler.write(chunk)
                     await handler.flush()
-                except StreamClosedError:
-                    handler._client_gone.set()
+                if self._closing and not self._pending:
                     return
-            if self._closing and not self._pending:
-                return
+        except StreamClosedError:
+            handler._client_gone.set()

@@ -58,7 +58,10 @@ class ProjectCloseHandler(CopilotHandler):
     @authorized
     async def post(self, project_id: str) -> None:
         project_id = self.project_id_from(project_id)
-        await self.copilot.gns3_client().close_project(project_id)
+        try:
+            await self.copilot.gns3_client().close_project(project_id)
+        finally:
+            self.copilot.project_lookup().forget(project_id)
         if self.copilot.has_agents():
             await self.copilot.agents().remove_agent(project_id)
         self.set_status(204)
@@ -81,6 +84,8 @@ class ProjectHandler(CopilotHandler):
             await self.copilot.gns3_client().delete_project(project_id)
         except GNS3NotFound:
             self.log.info("Copilot: project %s was already gone from GNS3", project_id)
+        finally:
+            self.copilot.project_lookup().forget(project_id)
         if self.copilot.project_has_data(project_id):
             agents = self.copilot.agents()
             agent = await agents.get_agent(project_id)
