@@ -242,7 +242,6 @@ class AgentService:
 
     Create it with `await AgentService.open(project_id, data_dir=..., lab=...)` (the
     project's database is created or migrated) and `close()` it when the project closes.
-    `title_model` names an optional separate (cheaper) model for titles;
     `system_prompt` replaces the built-in prompt template (see `agent.prompts`).
     Every method taking a `user_id` acts only on that user's sessions.
     """
@@ -253,7 +252,6 @@ class AgentService:
         store: ProjectStore,
         lab: LabAccess,
         *,
-        title_model: ModelSettings | None = None,
         system_prompt: str | None = None,
         default_mode: str | None = None,
     ) -> None:
@@ -263,7 +261,6 @@ class AgentService:
         self.project_id = project_id
         self.store = store
         self.lab = lab
-        self.title_model = title_model
         self.system_prompt = system_prompt
         self.default_mode = check_mode(default_mode or DEFAULT_MODE)
         self.turns = AbortRegistry()
@@ -283,7 +280,6 @@ class AgentService:
         *,
         data_dir: str | Path,
         lab: LabAccess,
-        title_model: ModelSettings | None = None,
         system_prompt: str | None = None,
         default_mode: str | None = None,
     ) -> AgentService:
@@ -294,7 +290,6 @@ class AgentService:
                 store.project_id,
                 store,
                 lab,
-                title_model=title_model,
                 system_prompt=system_prompt,
                 default_mode=default_mode,
             )
@@ -335,6 +330,7 @@ class AgentService:
         session_id: str | None = None,
         user_id: str,
         llm: ModelSettings,
+        title_llm: ModelSettings | None = None,
         mode: str | None = None,
         temperature: float | None = None,
         max_iterations: int | None = None,
@@ -343,7 +339,8 @@ class AgentService:
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
-        `llm` says which model to call (with its API key, kept in memory); `mode` the
+        `llm` says which model to call (with its API key, kept in memory), `title_llm`
+        which one names a new session (None: `llm`, without tools); `mode` the
         copilot mode (default: the service's); `temperature`, `max_iterations` (1-100,
         default 20) and `max_tool_calls` (1-50, default unlimited) apply to this turn only
         (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. Yields event dicts
@@ -381,6 +378,7 @@ class AgentService:
                     new_session,
                     user_id,
                     llm,
+                    title_llm,
                     mode,
                     limits,
                     abort,
@@ -402,6 +400,7 @@ class AgentService:
         new_session: bool,
         user_id: str,
         llm: ModelSettings,
+        title_llm: ModelSettings | None,
         mode: str,
         limits: TurnLimits,
         abort: asyncio.Event,
@@ -455,9 +454,7 @@ class AgentService:
                 system_prompt=system_prompt(mode, self.system_prompt),
                 abort=abort,
                 title_model=(
-                    shared_chat_model(self.title_model, streaming=False)
-                    if self.title_model is not None
-                    else None
+                    shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
                 ),
             )
             turn.stats.user_message()
@@ -797,13 +794,11 @@ class ProjectAgentManager:
         data_dir: str | Path,
         lab: LabAccess,
         *,
-        title_model: ModelSettings | None = None,
         system_prompt: str | None = None,
         default_mode: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.lab = lab
-        self.title_model = title_model
         self.system_prompt = system_prompt
         self.default_mode = default_mode
         self._agents: dict[str, AgentService] = {}
@@ -824,7 +819,6 @@ class ProjectAgentManager:
                     project_id,
                     data_dir=self.data_dir,
                     lab=self.lab,
-                    title_model=self.title_model,
                     system_prompt=self.system_prompt,
                     default_mode=self.default_mode,
                 )

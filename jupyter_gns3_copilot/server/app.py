@@ -285,24 +285,10 @@ class GNS3Copilot(ExtensionApp):
     def agents(self) -> ProjectAgentManager:
         """The chat service of every project in use (imports LangGraph on first call)."""
         if self._agents is None:
-            from ..llm_config import ModelNotConfigured, effective_config
             from ..service import ProjectAgentManager
 
-            admin = self.llm_admin()
-            title_model = None
-            # The service takes one title model for every user. It is the admin's only when
-            # no user can leave the admin's endpoint: a user who chose their own endpoint
-            # must not have their first exchange sent to the admin's for a title.
-            if admin.title_model and admin.allowed_base_urls == (admin.base_url,):
-                try:
-                    title_model = effective_config(admin).title_model_settings()
-                except ModelNotConfigured:
-                    title_model = None
             self._agents = ProjectAgentManager(
-                self.data_dir,
-                self.lab(),
-                title_model=title_model,
-                default_mode=admin.effective_default_mode,
+                self.data_dir, self.lab(), default_mode=self.llm_admin().effective_default_mode
             )
         return self._agents
 

@@ -76,6 +76,7 @@ class ChatStreamHandler(EventStreamHandler):
             session_id=session_id,
             user_id=user_id,
             llm=llm,
+            title_llm=config.title_model_settings(),
             mode=mode,
             temperature=request.temperature,
             max_iterations=request.max_iterations,
