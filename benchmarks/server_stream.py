@@ -44,7 +44,8 @@ from jupyter_gns3_copilot.agent.models import ModelSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
-from jupyter_gns3_copilot.service import AgentService, LabAccess
+from jupyter_gns3_copilot.service import AgentService
+from jupyter_gns3_copilot.tools import LabAccess
 
 SERVER_START_TIMEOUT = 90.0
 MODEL = "scripted-model"

@@ -43,7 +43,8 @@ from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
-from jupyter_gns3_copilot.service import AgentService, LabAccess
+from jupyter_gns3_copilot.service import AgentService
+from jupyter_gns3_copilot.tools import LabAccess
 
 PROMPT = "Stream me a long answer."
 UNREACHABLE_GNS3 = "http://127.0.0.1:9"

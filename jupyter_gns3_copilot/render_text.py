@@ -43,14 +43,21 @@ def device_results(output: str | None) -> list[dict[str, Any]] | None:
 
 
 def format_stats(stats: Mapping[str, Any]) -> str:
-    """A turn's footer: `Title · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s`."""
+    """A turn's footer: `Title · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s`.
+
+    Model calls that reported no usage at all (a call cut short by Stop, or an endpoint
+    that does not send usage) show "tokens not reported" rather than a misleading 0.
+    """
     parts: list[str] = []
     if stats.get("title"):
         parts.append(str(stats["title"]))
     if stats.get("input_tokens") is not None or stats.get("output_tokens") is not None:
         tokens_in = int(stats.get("input_tokens") or 0)
         tokens_out = int(stats.get("output_tokens") or 0)
-        parts.append(f"{tokens_in:,} in / {tokens_out:,} out tokens")
+        if tokens_in or tokens_out or not stats.get("llm_calls"):
+            parts.append(f"{tokens_in:,} in / {tokens_out:,} out tokens")
+        else:
+            parts.append("tokens not reported")
     if stats.get("llm_calls") is not None:
         calls = int(stats["llm_calls"])
         parts.append(f"{calls} model call{'' if calls == 1 else 's'}")

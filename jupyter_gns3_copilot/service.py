@@ -5,7 +5,7 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
 
 - `content` pieces of the answer (with the assistant `message_id`);
 - `tool_call` events repeating a call with its arguments accumulated so far, the last one
-  for each call with `function.complete: true` (`ToolCallStreamAccumulator`);
+  for each call with `function.complete: true` (`agent.tool_call_stream`);
 - `tool_start` (with `tool_call_id`), `progress` while a long tool works (node boot,
   device commands: `message`, `elapsed`, `node`), `tool_end` (with `tool_output`, the
   JSON text stored in the history);
@@ -36,13 +36,13 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from .agent.abort import AbortRegistry, SessionBusy
+from .agent.tool_call_stream import ToolCallStreamAccumulator
 from .events import (
     AbortEvent,
     ContentEvent,
@@ -51,8 +51,6 @@ from .events import (
     HeartbeatEvent,
     ProgressEvent,
     ToolCallEvent,
-    ToolCallFunction,
-    ToolCallPayload,
     ToolEndEvent,
     ToolStartEvent,
 )
@@ -66,9 +64,8 @@ if TYPE_CHECKING:
     from .agent.history import ConversationHistory
     from .agent.models import ModelSettings
     from .agent.state import TurnLimits
-    from .console import ConsoleCredentials, ConsolePool
-    from .gns3 import GNS3Client, Topology
-    from .tools import CommandPolicy, SkillsLibrary, ToolContext
+    from .gns3 import Topology
+    from .tools.lab_access import LabAccess
 
 log = logging.getLogger(__name__)
 
@@ -79,103 +76,6 @@ STOP_TIMEOUT = 10.0
 """Seconds `close()` waits for aborted turns to save their end."""
 CLEANUP_TIMEOUT = 30.0
 """Seconds the end-of-turn bookkeeping (history repair, statistics) may take."""
-
-
-# -- the tool_call accumulator -----------------------------------------------------------------
-
-
-@dataclass
-class _OpenCall:
-    id: str
-    name: str
-    arguments: str = ""
-
-
-class ToolCallStreamAccumulator:
-    """Turns streamed tool-call fragments into the seed's progressive `tool_call` payloads.
-
-    Seed 000 "Streaming Tool Call Mechanism": a new call (its id and name arrive in its
-    first fragment) gives a payload with empty arguments; each arguments fragment gives a
-    payload with everything accumulated so far; `finish()` (the chunk carrying
-    `finish_reason`) gives a last payload per call with `complete: true`. Calls are keyed
-    by their `index` in the reply. `reset()` starts a new model call.
-    """
-
-    def __init__(self) -> None:
-        self._calls: dict[int, _OpenCall] = {}
-
-    def reset(self) -> None:
-        """Forget the calls of the previous model call."""
-        self._calls = {}
-
-    def add(self, fragments: list[Mapping[str, Any]]) -> list[ToolCallPayload]:
-        """Payloads for a chunk's `tool_call_chunks` (`{name, args, id, index}` each)."""
-        payloads = []
-        for fragment in fragments:
-            index = fragment.get("index")
-            key = index if isinstance(index, int) else len(self._calls)
-            call = self._calls.get(key)
-            if call is None:
-                call = _OpenCall(
-                    id=fragment.get("id") or f"call_{key}", name=fragment.get("name") or ""
-                )
-                self._calls[key] = call
-                payloads.append(self._payload(call))
-            if fragment.get("args"):
-                call.arguments += fragment["args"]
-                payloads.append(self._payload(call))
-        return payloads
-
-    def finish(self) -> list[ToolCallPayload]:
-        """A `complete: true` payload per open call; the calls are then forgotten."""
-        payloads = [self._payload(call, complete=True) for call in self._calls.values()]
-        self._calls = {}
-        return payloads
-
-    @staticmethod
-    def _payload(call: _OpenCall, complete: bool | None = None) -> ToolCallPayload:
-        return ToolCallPayload(
-            id=call.id,
-            function=ToolCallFunction(name=call.name, arguments=call.arguments, complete=complete),
-        )
-
-
-# -- what the service needs to reach the lab -------------------------------------------------
-
-
-@dataclass
-class LabAccess:
-    """How tools reach the lab: shared by every project and turn, held in memory only.
-
-    `gns3` is the GNS3 client (holding its credentials), `consoles` the console pool,
-    `policy` and `skills` the command policy and skills library (hot-reloadable),
-    `console_credentials` the device login secrets, if any.
-    """
-
-    gns3: GNS3Client
-    consoles: ConsolePool
-    policy: CommandPolicy | None = None
-    skills: SkillsLibrary | None = None
-    console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
-
-    def tool_context(self, project_id: str, mode: str, abort: asyncio.Event) -> ToolContext:
-        """The tool context of one turn."""
-        from .tools import ToolContext
-
-        extra: dict[str, Any] = {}
-        if self.policy is not None:
-            extra["policy"] = self.policy
-        if self.skills is not None:
-            extra["skills"] = self.skills
-        return ToolContext(
-            gns3=self.gns3,
-            project_id=project_id,
-            consoles=self.consoles,
-            mode=mode,
-            abort=abort,
-            console_credentials=self.console_credentials,
-            **extra,
-        )
 
 
 def _event(model: BaseModel) -> dict[str, Any]:

@@ -42,9 +42,9 @@ from jupyter_gns3_copilot.agent.prompts import (
     tool_limit_message,
 )
 from jupyter_gns3_copilot.agent.state import TurnLimits, turn_input, user_message
+from jupyter_gns3_copilot.agent.tool_call_stream import ToolCallStreamAccumulator
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.service import ToolCallStreamAccumulator
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, text, tool_call
 from jupyter_gns3_copilot.testing.scripted_llm import tool_calls as tool_replies
 from jupyter_gns3_copilot.testing.scripted_llm_script import ToolCall

@@ -26,11 +26,12 @@ from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESUL
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.events import parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.service import AgentService, LabAccess, ProjectAgentManager
+from jupyter_gns3_copilot.service import AgentService, ProjectAgentManager
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, html_page, text
 from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
 from jupyter_gns3_copilot.testing.scripted_llm import tool_calls as tool_replies
 from jupyter_gns3_copilot.testing.scripted_llm_script import ToolCall
+from jupyter_gns3_copilot.tools import LabAccess
 
 pytestmark = pytest.mark.lab
 

@@ -448,4 +448,8 @@ def test_device_results_are_recognised_only_in_their_shape() -> None:
 def test_stats_format_like_the_widget_footer() -> None:
     assert format_stats({"llm_calls": 1, "elapsed": 75}) == "1 model call · 1 min 15 s"
     assert format_stats({"output_tokens": 5}) == "0 in / 5 out tokens"
+    # A call cut short (or an endpoint without usage) reports nothing: not a real zero.
+    stopped = {"input_tokens": 0, "output_tokens": 0, "llm_calls": 1}
+    assert format_stats(stopped) == "tokens not reported · 1 model call"
+    assert format_stats({**stopped, "llm_calls": 0}) == "0 in / 0 out tokens · 0 model calls"
     assert format_stats({}) == ""

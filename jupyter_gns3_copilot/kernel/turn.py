@@ -199,7 +199,10 @@ def _stats_text(stats: TurnStatistics) -> str:
     if stats.llm_calls is not None:
         parts.append(f"{stats.llm_calls} model call{'' if stats.llm_calls == 1 else 's'}")
     if stats.input_tokens is not None and stats.output_tokens is not None:
-        parts.append(f"{stats.input_tokens:,} in / {stats.output_tokens:,} out tokens")
+        if stats.input_tokens or stats.output_tokens or not stats.llm_calls:
+            parts.append(f"{stats.input_tokens:,} in / {stats.output_tokens:,} out tokens")
+        else:
+            parts.append("tokens not reported")
     parts.append(f"{stats.elapsed:.1f} s")
     return ", ".join(parts)
 

@@ -27,8 +27,9 @@ from .kernel_env import publish_server_to_kernels
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
     from ..llm_config import LLMAdminConfig, LLMConfigStore
-    from ..service import LabAccess, ProjectAgentManager
+    from ..service import ProjectAgentManager
     from ..single_flight import SingleFlight
+    from ..tools import LabAccess
     from .tool_runs import ToolRuns
 
 MODES = ("teaching_assistant", "lab_automation_assistant")
@@ -239,8 +240,7 @@ class GNS3Copilot(ExtensionApp):
         """How tools reach the lab: the GNS3 client, the console pool, policy and skills."""
         if self._lab is None:
             from ..console import ConsolePool
-            from ..service import LabAccess
-            from ..tools import CommandPolicy, SkillsLibrary
+            from ..tools import CommandPolicy, LabAccess, SkillsLibrary
 
             self._lab = LabAccess(
                 gns3=self.gns3_client(),

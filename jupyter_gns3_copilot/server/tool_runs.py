@@ -27,8 +27,7 @@ from ..events import (
 )
 
 if TYPE_CHECKING:
-    from ..service import LabAccess
-    from ..tools import ToolOutcome
+    from ..tools import LabAccess, ToolOutcome
 
 ABORT_GRACE = 2.0
 """Seconds a tool gets to stop on its own after an abort before it is cancelled."""

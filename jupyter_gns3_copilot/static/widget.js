@@ -68,10 +68,13 @@ function formatStats(stats) {
   const parts = [];
   if (!stats) return parts;
   if (stats.input_tokens != null || stats.output_tokens != null) {
-    parts.push(
-      formatInt(stats.input_tokens || 0) + " in / " + formatInt(stats.output_tokens || 0) +
-        " out tokens",
-    );
+    const tokensIn = stats.input_tokens || 0;
+    const tokensOut = stats.output_tokens || 0;
+    if (tokensIn || tokensOut || !stats.llm_calls) {
+      parts.push(formatInt(tokensIn) + " in / " + formatInt(tokensOut) + " out tokens");
+    } else {
+      parts.push("tokens not reported");
+    }
   }
   if (stats.llm_calls != null) {
     parts.push(stats.llm_calls + " model call" + (stats.llm_calls === 1 ? "" : "s"));

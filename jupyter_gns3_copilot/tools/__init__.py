@@ -23,6 +23,7 @@ from .base import (
     ToolResult,
     ToolSpec,
 )
+from .lab_access import LabAccess
 from .modes import (
     DEFAULT_MODE,
     LAB_AUTOMATION,
@@ -52,6 +53,7 @@ __all__ = [
     "TOOLS",
     "BlockedCommand",
     "CommandPolicy",
+    "LabAccess",
     "Mode",
     "NoArguments",
     "PolicyStatus",

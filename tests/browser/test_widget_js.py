@@ -214,6 +214,14 @@ def test_a_saved_conversation_renders_from_state(stub: Any) -> None:
     assert not widget.locator(".gns3c-composer").is_visible()  # nobody to send to
 
 
+def test_a_stopped_turn_without_usage_says_tokens_were_not_reported(stub: Any) -> None:
+    stopped = {**FINISHED, "status": "aborted",
+               "stats": {"input_tokens": 0, "output_tokens": 0, "llm_calls": 1, "elapsed": 1.0}}
+    widget = render(stub, {"turns": [stopped]})
+    assert widget.locator(".gns3c-footer").inner_text().split("\n") == [
+        "tokens not reported", "1 model call", "1.0 s"]
+
+
 def test_live_messages_stream_into_the_view_and_the_state_has_the_last_word(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
