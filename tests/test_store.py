@@ -417,3 +417,37 @@ async def test_project_ids_get_separate_databases(tmp_path: Path) -> None:
         await one.sessions.create_session("t1", "alice")
         assert await two.sessions.get_session_by_thread("t1") is None
         assert one.path != two.path
+
+
+UNCLOSED_STORE = """
+import asyncio, sys
+from jupyter_gns3_copilot.store import ProjectStore
+
+async def main():
+    store = await ProjectStore.open(sys.argv[1], sys.argv[2])
+    await store.sessions.create_session("s1", "u1")
+    # Like jupyter_server ending on an interrupt: the loop stops, nothing is closed.
+    asyncio.get_running_loop().stop()
+
+loop = asyncio.new_event_loop()
+loop.create_task(main())
+loop.run_forever()
+print("exiting")
+"""
+
+
+def test_a_store_never_closed_does_not_keep_the_process_alive(tmp_path: Path) -> None:
+    """Given a process whose loop ends with a store still open; then it exits (an aiosqlite
+    worker thread used to keep it waiting forever) and the committed row is on disk."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", UNCLOSED_STORE, str(tmp_path), PROJECT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "exiting", done.stderr
+    path = database_path(tmp_path, PROJECT)
+    assert rows(path, "SELECT thread_id, user_id FROM chat_sessions") == [("s1", "u1")]

@@ -8,8 +8,10 @@ repository's) holds the saver's lock until it commits, so any number of sessions
 project can stream at once without "database is locked". `busy_timeout` covers a second
 process (another Jupyter server on the same data directory).
 
-Close the store when done: an open aiosqlite connection keeps a non-daemon thread that
-stops the interpreter from exiting.
+Close the store when done (`close()` waits for writes in progress). A host that exits
+without closing it (jupyter_server ends on an interrupt without running its extensions'
+cleanup) is not held up: the connection's worker thread is a daemon thread, and SQLite
+rolls back a transaction left unfinished, as after a crash.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,7 +100,7 @@ class ProjectStore:
         project_id = validate_project_id(project_id)
         path = database_path(data_dir, project_id)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path, timeout=busy_timeout)
+        conn = await _daemon_connection(aiosqlite.connect(path, timeout=busy_timeout))
         try:
             await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             async with conn.execute("PRAGMA journal_mode = WAL") as cursor:
@@ -142,3 +145,16 @@ class ProjectStore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def _daemon_connection(conn: aiosqlite.Connection) -> aiosqlite.Connection:
+    """`conn` (not yet started) with a daemon worker thread.
+
+    aiosqlite starts a non-daemon thread per connection; one never closed keeps the
+    interpreter waiting forever at exit. aiosqlite offers no option for this, so the
+    thread object it made is marked before it starts (left as is if that ever changes).
+    """
+    thread = getattr(conn, "_thread", None)
+    if isinstance(thread, threading.Thread) and not thread.is_alive():
+        thread.daemon = True
+    return conn
