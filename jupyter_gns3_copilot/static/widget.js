@@ -822,8 +822,9 @@ async function requestAbort(projectId, sessionId) {
   if (!response.ok) {
     let detail = "";
     try {
+      // The copilot's errors are {"error": {"message"}}; Jupyter's own {"message"}.
       const body = await response.json();
-      detail = body.message || body.detail || body.error || "";
+      detail = (body.error && body.error.message) || body.message || "";
     } catch {
       // not JSON: the status is all we can report
     }

@@ -106,7 +106,7 @@ def _stub_page(browser_context: Any) -> Iterator[Any]:
             page.abort_requests.append({"url": request.url, "method": request.method,
                                         "headers": request.headers})
             body = {"status": "aborting"} if page.abort_status < 400 else {
-                "message": "Session not found"}
+                "error": {"message": "Session not found", "type": "SessionNotFound"}}
             route.fulfill(status=page.abort_status, json=body)
         else:
             route.fulfill(status=404)
