@@ -42,25 +42,35 @@ def device_results(output: str | None) -> list[dict[str, Any]] | None:
     return None
 
 
-def format_stats(stats: Mapping[str, Any]) -> str:
-    """A turn's footer: `Title · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s`.
+def format_tokens(tokens_in: int, tokens_out: int, llm_calls: int | None) -> str:
+    """`8,500 in / 1,200 out tokens`; "tokens not reported" when model calls were made but
+    reported no usage at all (a call cut short by Stop, or an endpoint that sends no usage),
+    rather than a misleading 0."""
+    if tokens_in or tokens_out or not llm_calls:
+        return f"{tokens_in:,} in / {tokens_out:,} out tokens"
+    return "tokens not reported"
 
-    Model calls that reported no usage at all (a call cut short by Stop, or an endpoint
-    that does not send usage) show "tokens not reported" rather than a misleading 0.
-    """
+
+def format_calls(llm_calls: int) -> str:
+    """`1 model call`, `2 model calls`."""
+    return f"{llm_calls} model call{'' if llm_calls == 1 else 's'}"
+
+
+def format_stats(stats: Mapping[str, Any]) -> str:
+    """A turn's footer: `Title · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s`."""
     parts: list[str] = []
     if stats.get("title"):
         parts.append(str(stats["title"]))
     if stats.get("input_tokens") is not None or stats.get("output_tokens") is not None:
-        tokens_in = int(stats.get("input_tokens") or 0)
-        tokens_out = int(stats.get("output_tokens") or 0)
-        if tokens_in or tokens_out or not stats.get("llm_calls"):
-            parts.append(f"{tokens_in:,} in / {tokens_out:,} out tokens")
-        else:
-            parts.append("tokens not reported")
+        parts.append(
+            format_tokens(
+                int(stats.get("input_tokens") or 0),
+                int(stats.get("output_tokens") or 0),
+                stats.get("llm_calls"),
+            )
+        )
     if stats.get("llm_calls") is not None:
-        calls = int(stats["llm_calls"])
-        parts.append(f"{calls} model call{'' if calls == 1 else 's'}")
+        parts.append(format_calls(int(stats["llm_calls"])))
     if stats.get("elapsed") is not None:
         parts.append(_format_seconds(float(stats["elapsed"])))
     return " · ".join(parts)

@@ -29,6 +29,7 @@ from ..events import (
     ToolEndEvent,
     ToolStartEvent,
 )
+from ..render_text import format_calls, format_tokens
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -197,12 +198,9 @@ class Turn(BaseModel):
 def _stats_text(stats: TurnStatistics) -> str:
     parts = []
     if stats.llm_calls is not None:
-        parts.append(f"{stats.llm_calls} model call{'' if stats.llm_calls == 1 else 's'}")
+        parts.append(format_calls(stats.llm_calls))
     if stats.input_tokens is not None and stats.output_tokens is not None:
-        if stats.input_tokens or stats.output_tokens or not stats.llm_calls:
-            parts.append(f"{stats.input_tokens:,} in / {stats.output_tokens:,} out tokens")
-        else:
-            parts.append("tokens not reported")
+        parts.append(format_tokens(stats.input_tokens, stats.output_tokens, stats.llm_calls))
     parts.append(f"{stats.elapsed:.1f} s")
     return ", ".join(parts)
 
