@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .agent.models import DEFAULT_BASE_URL, ContextStrategy, ModelSettings, default_context_limit
-from .status import ModelStatus
+from .status import ModelStatus, context_limit_status
 from .tools.modes import MODE_TOOLS, TEACHING
 
 if TYPE_CHECKING:
@@ -309,6 +309,7 @@ class EffectiveLLMConfig(BaseModel):
             api_key_set=self.api_key_source is not None,
             missing=[item.setting for item in self.missing],
             problems=[item.message for item in self.missing],
+            context=context_limit_status(self.model, self.context_limit) if self.model else None,
         )
 
     def view(self) -> LLMConfigView:

@@ -1,4 +1,4 @@
-"""The copilot's health report: package versions and whether GNS3 answers.
+"""The copilot's health report: package versions, whether GNS3 answers, the user's model.
 
 Core module (no Jupyter imports): the server's `copilot/status` route and the kernel's
 `%copilot status` both show this report.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -40,11 +40,52 @@ class GNS3Status(BaseModel):
     error: str | None = None
 
 
+class ContextLimitStatus(BaseModel):
+    """The context window a chat counts on (thousands of tokens), and where it comes from.
+
+    `source` is "setting" (an admin or user set `context_limit`), "model_family" (the
+    default of the model's known family, named in `family`) or "guess" (no known family,
+    e.g. a gateway's alias: `DEFAULT_CONTEXT_LIMIT` is assumed); `guessed` is true for the
+    last, and `note` then says which setting fixes it.
+    """
+
+    limit: int
+    source: Literal["setting", "model_family", "guess"]
+    family: str | None = None
+    guessed: bool = False
+    note: str | None = None
+
+
+def context_limit_status(model: str, context_limit: int | None) -> ContextLimitStatus:
+    """Where the context limit of `model` comes from (`context_limit` None: not set)."""
+    from .agent.models import DEFAULT_CONTEXT_LIMIT, SETTING_HELP, model_family
+
+    if context_limit is not None:
+        return ContextLimitStatus(limit=context_limit, source="setting")
+    family = model_family(model)
+    if family is not None:
+        return ContextLimitStatus(
+            limit=family.context_limit, source="model_family", family=family.name
+        )
+    return ContextLimitStatus(
+        limit=DEFAULT_CONTEXT_LIMIT,
+        source="guess",
+        guessed=True,
+        note=(
+            f"The model {model!r} belongs to no known family (a gateway alias?), so the "
+            f"copilot assumes a context window of {DEFAULT_CONTEXT_LIMIT}k tokens. Set "
+            f"context_limit ({SETTING_HELP['context_limit']}) to the model's real window, in "
+            "thousands of tokens."
+        ),
+    )
+
+
 class ModelStatus(BaseModel):
     """Whether a chat model is configured for the asking user, and which; never the key.
 
     `missing` names the settings a chat still needs (e.g. "llm_model"), with `problems`
-    saying how to set them.
+    saying how to set them. `context` says which context limit a chat counts on and
+    whether it is a guess (None while no model is set).
     """
 
     configured: bool
@@ -55,6 +96,7 @@ class ModelStatus(BaseModel):
     api_key_set: bool
     missing: list[str] = []
     problems: list[str] = []
+    context: ContextLimitStatus | None = None
 
 
 class StatusReport(BaseModel):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -14,16 +16,22 @@ from pydantic import ValidationError
 from jupyter_gns3_copilot.agent.models import (
     DEFAULT_CONTEXT_LIMIT,
     ModelCallError,
+    ModelRetries,
     ModelSettings,
     default_context_limit,
     describe_model_error,
+    empty_answer_error,
     make_chat_model,
+    retry_after,
     shared_chat_model,
     tiktoken_model_name,
 )
 from jupyter_gns3_copilot.testing.scripted_llm import (
     DEFAULT_TEST_API_KEY,
+    Completion,
     ScriptedLLM,
+    StreamError,
+    broken_stream,
     error,
     html_page,
     text,
@@ -181,12 +189,85 @@ async def test_non_streaming_model(scripted_llm: ScriptedLLM) -> None:
     assert scripted_llm.requests[0].body["stream"] is False
 
 
-async def test_rate_limit_is_retried(scripted_llm: ScriptedLLM) -> None:
+async def test_the_chat_model_makes_one_attempt_retries_are_the_callers(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    """The openai client's own retries are off (they would wait up to two minutes per
+    retry and multiply behind a retrying gateway): `ModelRetries` decides instead."""
     fast_retry = {"retry-after-ms": "1"}
-    scripted_llm.add(error(429, headers=fast_retry), error(429, headers=fast_retry), text("ok"))
-    reply = await make_chat_model(settings_for(scripted_llm, max_retries=2)).ainvoke("hi")
-    assert reply.content == "ok"
-    assert [r.status for r in scripted_llm.requests] == [429, 429, 200]
+    scripted_llm.add(error(429, headers=fast_retry), text("ok"))
+    with pytest.raises(Exception) as raised:
+        await make_chat_model(settings_for(scripted_llm, max_retries=2)).ainvoke("hi")
+    assert describe_model_error(raised.value).kind == "rate_limit"
+    assert [r.status for r in scripted_llm.requests] == [429]
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand (no waiting in a unit test)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def failure(server: ScriptedLLM, reply: Any) -> BaseException:
+    """The exception a real model call raises for `reply` (one attempt)."""
+    server.add(reply)
+    with pytest.raises(Exception) as raised:
+        await make_chat_model(settings_for(server)).ainvoke("hi")
+    return raised.value
+
+
+async def test_retries_honour_retry_after_within_the_budget(scripted_llm: ScriptedLLM) -> None:
+    settings = settings_for(scripted_llm, max_retries=5, retry_budget=10)
+    asked_ms = await failure(scripted_llm, error(429, headers={"retry-after-ms": "2500"}))
+    asked_s = await failure(scripted_llm, error(503, headers={"retry-after": "4"}))
+    clock = FakeClock()
+    retries = ModelRetries(settings, clock=clock)
+    assert retries.next_delay(asked_ms) == 2.5
+    clock.now += 3.0
+    assert retries.next_delay(asked_s) == 4.0
+    clock.now += 4.5
+    # 7.5 s spent: a 4 s wait would start the retry after the 10 s budget, so we stop.
+    assert retries.next_delay(asked_s) is None
+    assert retries.retries == 2 and retries.refused_wait == 4.0
+    explained = retries.explain(describe_model_error(asked_s, settings))
+    assert "asked to wait 4 s before trying again, longer than the copilot waits (10 s)" in (
+        str(explained)
+    )
+    assert explained.kind == "server_error" and explained.status == 503
+
+
+async def test_retries_stop_at_max_retries_and_on_final_errors(scripted_llm: ScriptedLLM) -> None:
+    server_error = await failure(scripted_llm, error(500))
+    bad_request = await failure(scripted_llm, error(400))
+    no_quota = await failure(scripted_llm, error(429, code="insufficient_quota"))
+    told_not_to = await failure(scripted_llm, error(503, headers={"x-should-retry": "false"}))
+    settings = settings_for(scripted_llm, max_retries=2)
+    retries = ModelRetries(settings, clock=FakeClock())
+    for final in (bad_request, no_quota, told_not_to):
+        assert retries.next_delay(final) is None
+    first, second = retries.next_delay(server_error), retries.next_delay(server_error)
+    # No header: exponential backoff (0.5 s, then 1 s) less at most 25 % jitter.
+    assert first is not None and 0.375 <= first <= 0.5
+    assert second is not None and 0.75 <= second <= 1.0
+    assert retries.next_delay(server_error) is None  # max_retries reached
+    assert "(Retried 2 times.)" in str(retries.explain(describe_model_error(server_error)))
+    assert ModelRetries(settings_for(scripted_llm)).next_delay(server_error) is None
+
+
+def test_retry_after_headers() -> None:
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after": "1.5"}) == 1.5
+    assert retry_after({"llm_provider-retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "-3"}) == 0.0
+    assert retry_after({"retry-after": "1e999"}) == float("inf")
+    assert retry_after({"retry-after": "soon"}) is None
+    assert retry_after({}) is None
+    in_a_minute = email.utils.formatdate(time.time() + 60, usegmt=True)
+    assert 55 <= (retry_after({"retry-after": in_a_minute}) or 0) <= 61
 
 
 ERROR_CASES = [
@@ -199,8 +280,39 @@ ERROR_CASES = [
     pytest.param(
         error(429),
         "rate_limit",
-        ["limiting the request rate (HTTP 429", "still after 1 retry"],
+        ["limiting the request rate (HTTP 429", "Wait a moment"],
         id="429",
+    ),
+    pytest.param(
+        # What LiteLLM 1.108 answers when its upstream refuses the gateway's own key.
+        error(
+            401,
+            "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect "
+            f"API key provided: {SECRET}.\n\nLiteLLM: model group 'school-default' failed "
+            "with the error above. No fallback was attempted.",
+            type="authentication_error",
+            code="401",
+        ),
+        "upstream_auth",
+        [
+            "accepted your API key, but its upstream provider (OpenAI) refused the "
+            "gateway's own key (HTTP 401)",
+            "tell the administrator of the gateway",
+        ],
+        id="401-upstream",
+    ),
+    pytest.param(
+        # What LiteLLM answers when it refuses the user's own (virtual) key.
+        error(
+            401,
+            "Authentication Error, Invalid proxy server token passed. Received API Key = "
+            f"{SECRET}, Key Hash (Token) = 0123abcd. Unable to find token in cache",
+            type="auth_error",
+            code="401",
+        ),
+        "auth",
+        ["rejected the API key (HTTP 401)", "OPENAI_API_KEY"],
+        id="401-gateway",
     ),
     pytest.param(
         error(429, "You exceeded your current quota", code="insufficient_quota"),
@@ -249,11 +361,8 @@ ERROR_CASES = [
 async def test_errors_become_clear_messages(
     scripted_llm: ScriptedLLM, reply: Any, kind: str, phrases: list[str]
 ) -> None:
-    retried = 1 if kind == "rate_limit" else 0
-    scripted_llm.add(*[reply] * (retried + 1))
-    if retried:
-        reply.headers["retry-after-ms"] = "1"
-    settings = settings_for(scripted_llm, max_retries=retried)
+    scripted_llm.add(reply)
+    settings = settings_for(scripted_llm)
     with pytest.raises(Exception) as raised:
         await make_chat_model(settings).ainvoke("hi")
 
@@ -321,6 +430,58 @@ async def test_connection_lost_midway(scripted_llm: ScriptedLLM) -> None:
     described = describe_model_error(raised.value, settings)
     assert described.kind == "connection_lost"
     assert "broke during the answer" in str(described)
+
+
+async def test_a_gateway_error_event_mid_stream_is_a_broken_connection(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    """LiteLLM ends a stream whose upstream died with `data: {"error": {...}}`; the user
+    gets the same message as for a connection broken during the answer."""
+    scripted_llm.add(broken_stream(["Part of ", "the answer"], chunks=2))
+    settings = settings_for(scripted_llm)
+    received = []
+    with pytest.raises(Exception) as raised:
+        async for chunk in make_chat_model(settings).astream("hi"):
+            received.append(chunk.content)
+    assert "".join(received) == "Part of the answer"
+    for described in (
+        describe_model_error(raised.value, settings),
+        describe_model_error(raised.value),
+    ):
+        assert described.kind == "connection_lost"
+        assert str(described).startswith(
+            f"The connection to the model endpoint at {scripted_llm.base_url} broke during "
+            "the answer (an error event in the stream; the endpoint reported: "
+            "litellm.APIConnectionError"
+        )
+        assert str(described).endswith("Try again.")
+        assert "The model call failed" not in str(described)
+
+
+async def test_a_context_overflow_reported_mid_stream_says_so(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.add(
+        Completion(
+            stream_error=StreamError(
+                message="maximum context length exceeded", code="context_length_exceeded"
+            )
+        )
+    )
+    with pytest.raises(Exception) as raised:
+        async for _ in make_chat_model(settings_for(scripted_llm)).astream("hi"):
+            pass
+    assert describe_model_error(raised.value).kind == "context_length"
+
+
+def test_an_empty_answer_is_explained() -> None:
+    settings = ModelSettings(model="school-default", base_url="http://gw.example:4000/v1")
+    stopped = empty_answer_error(settings, "stop")
+    assert stopped.kind == "empty_reply"
+    assert str(stopped).startswith(
+        'The model returned an empty answer: no text and no tool call (finish reason "stop").'
+    )
+    assert "http://gw.example:4000/v1" in str(stopped)
+    assert "output limit" in str(empty_answer_error(settings, "length"))
+    assert "content filter" in str(empty_answer_error(None, "content_filter"))
 
 
 def test_no_key_is_sent_as_a_placeholder_and_explained(scripted_llm: ScriptedLLM) -> None:

@@ -16,6 +16,7 @@ from jupyter_gns3_copilot.testing.scripted_llm import (
     ScriptedLLM,
     ScriptError,
     ToolCall,
+    broken_stream,
     error,
     html_page,
     load_script,
@@ -251,6 +252,38 @@ def test_html_page_reply(scripted_llm: ScriptedLLM) -> None:
     assert login.text == "<!DOCTYPE html><p>Sign in</p>"
 
 
+def test_broken_stream_ends_with_a_gateway_error_event(scripted_llm: ScriptedLLM) -> None:
+    """As LiteLLM 1.108 does when its upstream dies mid-answer: the content so far, then
+    `data: {"error": {...}}` with the status as a string, and no finish chunk or [DONE]."""
+    scripted_llm.add(
+        broken_stream(["Hello ", "there "], chunks=2),
+        broken_stream("x", message="upstream overloaded", code="503"),
+    )
+    events, _ = read_sse(scripted_llm, chat(stream_options={"include_usage": True}))
+    assert deltas(events[:-1]) == [
+        {"role": "assistant", "content": ""},
+        {"content": "Hello "},
+        {"content": "there "},
+    ]
+    assert events[-1]["error"]["code"] == "500"
+    assert events[-1]["error"]["type"] is None
+    assert "peer closed connection" in events[-1]["error"]["message"]
+    assert "[DONE]" not in events
+    # A request that does not stream gets the error as an HTTP status.
+    failed = httpx.post(f"{scripted_llm.base_url}/chat/completions", json=chat())
+    assert failed.status_code == 503
+    assert failed.json()["error"]["message"] == "upstream overloaded"
+
+
+def test_empty_answer_is_a_finish_without_content(scripted_llm: ScriptedLLM) -> None:
+    """What a gateway makes of an upstream that sent a web page with HTTP 200."""
+    scripted_llm.add(text(""))
+    events, _ = read_sse(scripted_llm, chat())
+    assert deltas(events) == [{"role": "assistant", "content": ""}, {}]
+    assert events[-2]["choices"][0]["finish_reason"] == "stop"
+    assert events[-1] == "[DONE]"
+
+
 def test_running_out_of_replies_is_a_clear_500(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.add(text("only one"))
     with httpx.Client(base_url=scripted_llm.base_url) as client:
@@ -368,6 +401,7 @@ def test_json_script_file(tmp_path: Path, make_scripted_llm: Any) -> None:
             {"when": {"tools": False}, "content": "PC1 ping check"},
             {"type": "error", "status": 429, "headers": {"retry-after-ms": "10"}},
             {"type": "html", "status": 404},
+            {"content": "Half", "stream_error": {"message": "upstream died", "code": "502"}},
         ],
     }
     path = tmp_path / "script.json"
@@ -378,9 +412,11 @@ def test_json_script_file(tmp_path: Path, make_scripted_llm: Any) -> None:
         "completion",
         "error",
         "html",
+        "completion",
     ]
+    assert load_script(path)[-1].stream_error.code == "502"  # type: ignore[union-attr]
     path.with_name("bare.json").write_text(json.dumps(script["replies"]))
-    assert len(load_script(path.with_name("bare.json"))) == 5
+    assert len(load_script(path.with_name("bare.json"))) == 6
 
     server = make_scripted_llm(path)
     events, _ = read_sse(server, chat(stream_options={"include_usage": True}))

@@ -84,3 +84,70 @@ class TestWithWrongPassword:
         assert gns3["authenticated"] is False
         assert "GNS3_PASSWORD" in gns3["error"]
         assert "wrong" not in gns3["error"]
+
+
+# -- the context limit: a setting, a known family's default, or a guess --------------------
+
+
+def test_context_limit_status_says_when_it_is_a_guess() -> None:
+    from jupyter_gns3_copilot.status import context_limit_status
+
+    alias = context_limit_status("school-default", None)
+    assert (alias.limit, alias.source, alias.guessed) == (32, "guess", True)
+    assert alias.note is not None and "'school-default'" in alias.note
+    assert "c.GNS3Copilot.context_limit or PUT copilot/llm-config" in alias.note
+    family = context_limit_status("openai/gpt-4o", None)
+    assert (family.limit, family.source, family.family, family.guessed) == (
+        128,
+        "model_family",
+        "gpt-4o",
+        False,
+    )
+    assert family.note is None
+    chosen = context_limit_status("school-default", 200)
+    assert (chosen.limit, chosen.source, chosen.guessed, chosen.note) == (
+        200,
+        "setting",
+        False,
+        None,
+    )
+
+
+ALIAS = {"llm_model": "school-default", "llm_base_url": "http://127.0.0.1:9/v1"}
+
+
+class TestContextLimitInTheReport:
+    @pytest.fixture(params=[{}, {"context_limit": 128}], ids=["alias", "alias-with-limit"])
+    def model_traits(self, request: pytest.FixtureRequest) -> dict[str, object]:
+        return {**ALIAS, **request.param}
+
+    @pytest.fixture
+    def jp_server_config(self, gns3_traits, model_traits, tmp_path):  # type: ignore[no-untyped-def]
+        return {
+            "ServerApp": {"jpserver_extensions": {"jupyter_gns3_copilot": True}},
+            "GNS3Copilot": {
+                **gns3_traits,
+                **model_traits,
+                "data_dir": str(tmp_path / "copilot-data"),
+            },
+        }
+
+    async def test_status_says_whether_the_context_limit_is_a_guess(
+        self, jp_fetch, model_traits
+    ) -> None:
+        body = json.loads((await jp_fetch("copilot", "status")).body)
+        # The report's other keys are still there.
+        assert {"version", "python", "packages", "gns3", "model", "user", "data_dir"} <= set(body)
+        assert body["model"]["model"] == "school-default"
+        context = body["model"]["context"]
+        if "context_limit" in model_traits:
+            assert context == {
+                "limit": 128,
+                "source": "setting",
+                "family": None,
+                "guessed": False,
+                "note": None,
+            }
+        else:
+            assert (context["limit"], context["source"], context["guessed"]) == (32, "guess", True)
+            assert "context_limit" in context["note"]

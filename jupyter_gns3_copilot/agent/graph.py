@@ -72,7 +72,7 @@ from .history import (
     requested_calls,
     unanswered_tool_calls,
 )
-from .models import ModelSettings, describe_model_error
+from .models import ModelRetries, ModelSettings, describe_model_error, empty_answer_error
 from .prompts import (
     ABORTED_RESULT,
     TITLE_PROMPT,
@@ -246,12 +246,15 @@ def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
 
 
 async def _stream_reply(
-    model: Any, messages: list[BaseMessage], abort: asyncio.Event, config: RunnableConfig
-) -> tuple[list[AIMessageChunk], bool]:
-    """The reply's chunks, and whether an abort cut it short."""
-    chunks: list[AIMessageChunk] = []
+    model: Any,
+    messages: list[BaseMessage],
+    abort: asyncio.Event,
+    config: RunnableConfig,
+    chunks: list[AIMessageChunk],
+) -> bool:
+    """Stream the reply into `chunks`; whether an abort cut it short."""
     if abort.is_set():
-        return chunks, True
+        return True
 
     async def read() -> None:
         async for chunk in model.astream(messages, config):
@@ -266,9 +269,41 @@ async def _stream_reply(
             task.cancel()
         await asyncio.gather(reading, aborting, return_exceptions=True)
     if reading.cancelled():
-        return chunks, True
+        return True
     reading.result()
-    return chunks, False
+    return False
+
+
+async def _reply_with_retries(
+    ctx: AgentContext, messages: list[BaseMessage], config: RunnableConfig
+) -> tuple[list[AIMessageChunk], bool]:
+    """The reply's chunks, and whether an abort cut it short.
+
+    An attempt that fails before its first chunk is retried as `ModelRetries` decides (an
+    abort ends the wait); once a chunk has arrived, a failure is final, since part of the
+    answer was already shown. Raises `ModelCallError`.
+    """
+    retries = ModelRetries(ctx.settings)
+    while True:
+        chunks: list[AIMessageChunk] = []
+        try:
+            return chunks, await _stream_reply(ctx.bound_model, messages, ctx.abort, config, chunks)
+        except Exception as exc:
+            delay = None if chunks else retries.next_delay(exc)
+            if delay is None:
+                raise retries.explain(describe_model_error(exc, ctx.settings)) from exc
+            log.info(
+                "Model call failed (%s); retry %d of %d in %.2f s",
+                type(exc).__name__,
+                retries.retries,
+                ctx.settings.max_retries,
+                delay,
+            )
+        try:
+            await asyncio.wait_for(ctx.abort.wait(), delay)
+        except TimeoutError:
+            continue
+        return [], True
 
 
 def _merge(chunks: list[AIMessageChunk], aborted: bool) -> AIMessage | None:
@@ -290,6 +325,15 @@ def _merge(chunks: list[AIMessageChunk], aborted: bool) -> AIMessage | None:
         response_metadata=merged.response_metadata,
         usage_metadata=merged.usage_metadata,
         metadata=stamp(),
+    )
+
+
+def _is_empty(reply: AIMessage) -> bool:
+    """A reply with no text (blank counts as none) and no tool call, valid or not."""
+    return (
+        not content_text(reply.content).strip()
+        and not reply.tool_calls
+        and not reply.invalid_tool_calls
     )
 
 
@@ -341,13 +385,12 @@ async def llm_call(
         tool_tokens=ctx.tool_tokens,
     )
     runtime.stream_writer({"type": "llm_start"})
-    try:
-        chunks, aborted = await _stream_reply(ctx.bound_model, prepared.messages, ctx.abort, config)
-    except Exception as exc:
-        raise describe_model_error(exc, ctx.settings) from exc
+    chunks, aborted = await _reply_with_retries(ctx, prepared.messages, config)
     reply = _merge(chunks, aborted)
     if reply is None and not aborted:
         raise describe_model_error(ValueError("No generation chunks were returned"), ctx.settings)
+    if reply is not None and not aborted and _is_empty(reply):
+        raise empty_answer_error(ctx.settings, reply.response_metadata.get("finish_reason"))
     log.info(
         "LLM call completed: tool_calls=%d%s",
         len(reply.tool_calls) if reply else 0,

@@ -2,10 +2,18 @@
 readable errors.
 
 `ModelSettings` holds what reaching a model takes (endpoint, key, model name, sampling,
-timeouts) and how much of its context window the copilot may fill (`context_limit`, in
-thousands of tokens, and `context_strategy`, see seed 004). `make_chat_model` builds the
-LangChain chat model; `describe_model_error` turns whatever a model call raised into a
-`ModelCallError` whose text says what went wrong and which setting to fix.
+timeouts, retries) and how much of its context window the copilot may fill
+(`context_limit`, in thousands of tokens, and `context_strategy`, see seed 004).
+`make_chat_model` builds the LangChain chat model; `describe_model_error` turns whatever a
+model call raised into a `ModelCallError` whose text says what went wrong and which setting
+to fix; `empty_answer_error` explains an answer with neither text nor tool calls.
+
+Retries are the copilot's own, not the openai client's (`make_chat_model` turns those
+off): `ModelRetries` decides, for one model call, whether a failure that came before the
+answer began is tried again, honouring the endpoint's `retry-after-ms` / `retry-after` and
+never retrying later than `retry_budget` seconds after the first attempt started. The
+openai client would wait up to two minutes per retry, and a gateway that retries too
+multiplies the wait.
 
 The API key is a `SecretStr`: it is never part of a repr, a log line or an error message
 (`describe_model_error` also scrubs it from texts an endpoint sends back).
@@ -17,11 +25,16 @@ this module stays cheap.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
+import math
+import random
 import re
 import socket
+import time
 import weakref
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -49,6 +62,22 @@ SETTING_HELP = {
     "context_limit": "c.GNS3Copilot.context_limit or PUT copilot/llm-config",
 }
 """Where a user sets each model setting, named in error messages."""
+
+DEFAULT_RETRY_BUDGET = 10.0
+"""Seconds after a model call's first attempt within which a retry may still start: the
+student sees an error after about this long at most (plus one attempt's own time)."""
+_RETRY_STATUSES = frozenset({408, 409, 429})
+"""Statuses retried besides 5xx (the openai client's choice too)."""
+_BACKOFF_FIRST = 0.5
+_BACKOFF_MAX = 8.0
+"""Seconds of the exponential backoff used when the endpoint names no wait."""
+_UPSTREAM_AUTH = re.compile(
+    r"litellm\.AuthenticationError|\b([A-Z][A-Za-z]*)Exception - |\bupstream\b|\bprovider\b",
+    re.IGNORECASE,
+)
+"""A 401 body saying that the gateway's upstream provider refused the gateway's own key
+(LiteLLM: `litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect
+API key provided ...`), not that the gateway refused the user's key."""
 
 _EMPTY_STREAM_MESSAGES = ("No generation chunks were returned", "No generations found in stream.")
 """What langchain raises when a stream carried no chunk (e.g. a 200 web page)."""
@@ -155,7 +184,11 @@ class ModelSettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     """Seconds to wait for the connection and for each part of an answer."""
     max_retries: int = Field(default=2, ge=0, le=10)
-    """Retries on connection errors, 408, 409, 429 and 5xx (with the client's backoff)."""
+    """Retries of a model call that failed before its answer began: connection errors,
+    timeouts, 408, 409, 429 and 5xx (see `ModelRetries`)."""
+    retry_budget: float = Field(default=DEFAULT_RETRY_BUDGET, ge=0, le=300)
+    """Seconds after the first attempt within which a retry may start; a wait the endpoint
+    asks for (`retry-after`) that ends later stops the retries at once."""
     context_limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, gt=0)
     """Thousands of tokens (128 = 128,000 tokens)."""
     context_strategy: ContextStrategy = DEFAULT_CONTEXT_STRATEGY
@@ -201,6 +234,9 @@ def make_chat_model(
     `stream_usage=True` makes it ask for the usage chunk, which ChatOpenAI omits for a
     custom base URL otherwise. Note that langchain-openai drops a temperature other than 1
     for gpt-5 reasoning models (not gpt-5-chat), which accept no other value.
+
+    The model makes one attempt per call: retrying is the caller's (`ModelRetries`), so
+    `settings.max_retries` is not given to the openai client.
     """
     if temperature is not None and not 0.0 <= temperature <= 2.0:
         raise ValueError(f"temperature must be between 0.0 and 2.0, got {temperature}")
@@ -213,7 +249,7 @@ def make_chat_model(
         api_key=settings.api_key if settings.api_key.get_secret_value() else SecretStr(NO_API_KEY),
         temperature=settings.temperature if temperature is None else temperature,
         timeout=settings.timeout,
-        max_retries=settings.max_retries,
+        max_retries=0,
         streaming=streaming,
         stream_usage=True,
         tiktoken_model_name=tiktoken_model_name(settings.model),
@@ -254,6 +290,7 @@ ModelErrorKind = Literal[
     "timeout",
     "connection_lost",
     "auth",
+    "upstream_auth",
     "forbidden",
     "not_found",
     "rate_limit",
@@ -341,6 +378,18 @@ def describe_model_error(
         )
     if isinstance(exc, openai.APIStatusError):
         return fail(*_status_message(exc, endpoint, base_url, model, settings))
+    if _is_stream_error_event(exc):
+        if _is_context_overflow(exc):
+            return fail(_context_overflow_message(_server_detail(exc), model), "context_length")
+        # A gateway whose upstream died mid-answer says so in an error event; for the user
+        # it is the same as a connection broken during the answer.
+        detail = _server_detail(exc, first_line=True)
+        reported = f"; the endpoint reported: {detail}" if detail else ""
+        return fail(
+            f"The connection to {endpoint} broke during the answer (an error event in the "
+            f"stream{reported}). Try again.",
+            "connection_lost",
+        )
     if isinstance(exc, openai.APIConnectionError) or _is_transport_error(exc):
         return fail(
             f"The connection to {endpoint} broke during the answer ({_transport_reason(exc)}). "
@@ -353,6 +402,159 @@ def describe_model_error(
             "empty_reply",
         )
     return fail(f"The model call failed: {type(exc).__name__}: {exc}", "unexpected")
+
+
+def empty_answer_error(
+    settings: ModelSettings | None = None, finish_reason: str | None = None
+) -> ModelCallError:
+    """The error for an answer that came to an end with neither text nor tool calls.
+
+    A gateway does this when its upstream sent something that was no answer (an HTML page
+    with HTTP 200 became an empty stream ending with finish reason "stop"); the user must
+    see an error, not an empty reply.
+    """
+    base_url = settings.base_url if settings else None
+    where = f" at {base_url}" if base_url else ""
+    reason = f' (finish reason "{finish_reason}")' if finish_reason else ""
+    if finish_reason == "length":
+        advice = "It reached its output limit before writing anything: try again."
+    elif finish_reason == "content_filter":
+        advice = "The endpoint's content filter withheld it: rephrase the message."
+    else:
+        advice = (
+            "Try again; if it keeps happening, tell whoever runs the model endpoint"
+            f"{where} (a gateway answers like this when its upstream sent no answer)."
+        )
+    return ModelCallError(
+        f"The model returned an empty answer: no text and no tool call{reason}. {advice}",
+        kind="empty_reply",
+        base_url=base_url,
+    )
+
+
+class ModelRetries:
+    """Whether a failed model call is tried again, and after how long (one per call).
+
+    `next_delay(exc)` after each failure that came before the answer began: the seconds to
+    wait before the next attempt, or None to give up. A retry is made for connection
+    errors, timeouts, HTTP 408, 409, 429 (not "insufficient_quota") and 5xx, or whenever
+    the endpoint's `x-should-retry` header says "true" ("false" forbids it); at most
+    `max_retries` times; after the wait the endpoint asks for (`retry-after-ms`, then
+    `retry-after` in seconds or as a date) or else an exponential backoff (0.5 s, 1 s, 2 s,
+    ... at most 8 s, less up to 25 % jitter); and only if the retry starts within
+    `retry_budget` seconds of the first attempt. `explain(error)` adds what the retries
+    did to the final error.
+    """
+
+    def __init__(
+        self, settings: ModelSettings, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.settings = settings
+        self._clock = clock
+        self._started = clock()
+        self.retries = 0
+        """Retries made so far."""
+        self.refused_wait: float | None = None
+        """A wait the endpoint asked for that did not fit in the budget (seconds)."""
+
+    def next_delay(self, exc: BaseException) -> float | None:
+        """Seconds to wait before retrying after `exc` (the retry is counted), or None."""
+        if self.retries >= self.settings.max_retries or not _retryable(exc):
+            return None
+        left = self.settings.retry_budget - (self._clock() - self._started)
+        asked = _asked_wait(exc)
+        if asked is not None and asked > 0:
+            if asked > left:
+                self.refused_wait = asked
+                return None
+            delay = asked
+        else:
+            backoff = min(_BACKOFF_FIRST * 2.0**self.retries, _BACKOFF_MAX)
+            delay = backoff * (1 - 0.25 * random.random())
+            if delay > left:
+                return None
+        self.retries += 1
+        return delay
+
+    def explain(self, error: ModelCallError) -> ModelCallError:
+        """`error` with a sentence on the retries made or refused (unchanged if none)."""
+        if self.refused_wait is not None:
+            wait = _seconds_text(self.refused_wait)
+            later = "later" if math.isinf(self.refused_wait) else f"in {wait}"
+            note = (
+                f" The endpoint asked to wait {wait} before trying again, longer than the "
+                f"copilot waits ({self.settings.retry_budget:g} s): try again {later}."
+            )
+        elif self.retries:
+            times = "once" if self.retries == 1 else f"{self.retries} times"
+            note = f" (Retried {times}.)"
+        else:
+            return error
+        return ModelCallError(
+            error.message + note, kind=error.kind, status=error.status, base_url=error.base_url
+        )
+
+
+def _retryable(exc: BaseException) -> bool:
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):  # timeouts included
+        return True
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    should_retry = exc.response.headers.get("x-should-retry")
+    if should_retry in ("true", "false"):
+        return should_retry == "true"
+    if exc.status_code == 429 and getattr(exc, "code", None) == "insufficient_quota":
+        return False
+    return exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
+
+
+def _asked_wait(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    return retry_after(response.headers) if response is not None else None
+
+
+_RETRY_AFTER_HEADERS = (
+    ("retry-after-ms", 0.001),
+    ("retry-after", 1.0),
+    # LiteLLM passes its upstream's headers on with this prefix, and sends no retry-after
+    # of its own when it hands on an upstream 429.
+    ("llm_provider-retry-after-ms", 0.001),
+    ("llm_provider-retry-after", 1.0),
+)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the endpoint asks to wait before a retry: `retry-after-ms`, `retry-after`
+    (seconds or an HTTP date), or the same headers of a LiteLLM gateway's upstream
+    (`llm_provider-` prefix); None when none is usable. An overflowing number is
+    `math.inf`."""
+    for name, scale in _RETRY_AFTER_HEADERS:
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if math.isnan(seconds):
+            continue
+        return max(seconds, 0.0)
+    value = headers.get("retry-after")
+    try:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    return None if when is None else max(when.timestamp() - time.time(), 0.0)
+
+
+def _seconds_text(seconds: float) -> str:
+    if math.isinf(seconds):
+        return "indefinitely"
+    if seconds < 120:
+        return f"{math.ceil(seconds)} s"
+    return f"{math.ceil(seconds / 60)} min"
 
 
 def _capitalized(text: str) -> str:
@@ -373,6 +575,16 @@ def _status_message(
     named_model = f"model {model!r}" if model else "the model"
     if status == 401:
         # The endpoint's own 401 text is left out: some echo (part of) the key.
+        upstream = _upstream_provider(exc)
+        if upstream is not None:
+            provider = f" ({upstream})" if upstream else ""
+            return (
+                f"{subject} accepted your API key, but its upstream provider{provider} "
+                "refused the gateway's own key (HTTP 401). Your key is not the problem: tell "
+                "the administrator of the gateway.",
+                "upstream_auth",
+                status,
+            )
         if settings is not None and not settings.api_key.get_secret_value():
             advice = f"No API key is set: set one ({SETTING_HELP['api_key']})."
         else:
@@ -401,23 +613,14 @@ def _status_message(
                 "quota",
                 status,
             )
-        retried = ""
-        if settings is not None and settings.max_retries:
-            retries = settings.max_retries
-            retried = f", still after {retries} {'retry' if retries == 1 else 'retries'}"
         return (
-            f"{subject} is limiting the request rate ({answered}){retried}. Wait a moment "
+            f"{subject} is limiting the request rate ({answered}). Wait a moment "
             "and try again, or check the account's rate limits.",
             "rate_limit",
             status,
         )
     if status == 400 and _is_context_overflow(exc):
-        return (
-            f"The conversation is too long for {named_model} ({answered}). Start a new chat "
-            f"or lower the context limit ({SETTING_HELP['context_limit']}).",
-            "context_length",
-            status,
-        )
+        return _context_overflow_message(answered, model), "context_length", status
     if status >= 500:
         return (
             f"{subject} failed ({answered}). Try again later; if it persists, check the "
@@ -426,6 +629,36 @@ def _status_message(
             status,
         )
     return f"{subject} rejected the request ({answered}).", "bad_request", status
+
+
+def _context_overflow_message(answered: str, model: str | None) -> str:
+    named_model = f"model {model!r}" if model else "the model"
+    shown = f" ({answered})" if answered else ""
+    return (
+        f"The conversation is too long for {named_model}{shown}. Start a new chat "
+        f"or lower the context limit ({SETTING_HELP['context_limit']})."
+    )
+
+
+def _upstream_provider(exc: Any) -> str | None:
+    """For a 401 refused upstream of a gateway: the provider's name if the body names it,
+    else ""; None when the body does not say the refusal came from upstream."""
+    message = _server_detail(exc)
+    match = _UPSTREAM_AUTH.search(message)
+    if match is None:
+        return None
+    named = re.search(r"\b([A-Z][A-Za-z]*)Exception - ", message)
+    return named.group(1) if named else ""
+
+
+def _is_stream_error_event(exc: BaseException) -> bool:
+    """An error the endpoint sent inside a stream (`data: {"error": {...}}`), which the
+    openai client raises as a bare `APIError` (no HTTP status, no broken connection)."""
+    import openai
+
+    return isinstance(exc, openai.APIError) and not isinstance(
+        exc, (openai.APIStatusError, openai.APIConnectionError, openai.APIResponseValidationError)
+    )
 
 
 def _failed_request(exc: BaseException) -> Any:
@@ -481,11 +714,15 @@ def _scrub(text: str, secrets: list[str]) -> str:
     return text
 
 
-def _server_detail(exc: Any) -> str:
+def _server_detail(exc: Any, *, first_line: bool = False) -> str:
+    """The error body's message on one line, at most 300 characters (only its first line
+    with `first_line`: gateways append tracebacks)."""
     body = getattr(exc, "body", None)
     message = body.get("message") if isinstance(body, dict) else None
     if not isinstance(message, str):
         return ""
+    if first_line:
+        message = message.strip().split("\n", 1)[0]
     message = " ".join(message.split())
     return message if len(message) <= 300 else message[:297] + "..."
 

@@ -29,8 +29,9 @@ requests after the script ran out, get HTTP 500 "scripted model: no reply left f
 its headers, Authorization included so tests can check that the key travels; headers are
 never logged and are left out of `repr`.
 
-Python scripts are built from `text`, `tool_call`, `tool_calls`, `error` and `html_page`
-(or the `Completion`, `ToolCall`, `ErrorReply` and `HtmlReply` models)::
+Python scripts are built from `text`, `tool_call`, `tool_calls`, `error`, `html_page` and
+`broken_stream` (or the `Completion`, `ToolCall`, `ErrorReply`, `HtmlReply` and
+`StreamError` models)::
 
     with ScriptedLLM([
         tool_call("run_show_commands", {"devices": [{"device": "PC1", "commands": ["show ip"]}]}),
@@ -50,7 +51,11 @@ object whose `type` selects its kind (fields not listed are errors):
   `chunk_delay` (seconds before every event after the role chunk, default 0), `usage`
   (`{"prompt_tokens", "completion_tokens", "total_tokens"?}`; estimated at 4 characters
   a token when omitted), `finish_reason` (default "tool_calls" with tool calls, else
-  "stop"), `model` (default: the requested model);
+  "stop"), `model` (default: the requested model), `stream_error` (`{"message", "code"
+  (a status as a string, default "500"), "error_type"}`: after the content and tool calls
+  the stream ends with `data: {"error": {...}}` and no `[DONE]`, as a gateway does when its
+  upstream dies mid-answer; a non-streamed request gets that error as HTTP `code`). An
+  empty `content` without tool calls is a gateway's empty answer (finish reason "stop");
 - `"error"`: `status` (400-599), `message`, `error_type`, `code`, `param` (defaults
   typical of the status), `headers` (e.g. `{"retry-after-ms": "10"}`);
 - `"html"`: `status` (default 502) and `body` (default an nginx "502 Bad Gateway" page),
@@ -106,9 +111,11 @@ from .scripted_llm_script import (
     HtmlReply,
     Script,
     ScriptError,
+    StreamError,
     ToolCall,
     Usage,
     When,
+    broken_stream,
     error,
     error_body,
     html_page,
@@ -128,9 +135,11 @@ __all__ = [
     "Script",
     "ScriptError",
     "ScriptedLLM",
+    "StreamError",
     "ToolCall",
     "Usage",
     "When",
+    "broken_stream",
     "error",
     "html_page",
     "load_script",
@@ -494,13 +503,22 @@ class ScriptedLLM:
                 writer, reply.status, reply.body.encode(), "text/html; charset=utf-8"
             )
         renderer = CompletionRenderer(reply, record.body)
+        streaming = record.body.get("stream") is True
+        if not streaming and reply.stream_error is not None:
+            record.status = reply.stream_error.status()
+            body = _json_bytes(reply.stream_error.body())
+            return await _send(writer, record.status, body, "application/json")
         record.status = 200
-        if record.body.get("stream") is not True:
+        if not streaming:
             return await _send(writer, 200, _json_bytes(renderer.completion()), "application/json")
         options = record.body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         completed = await _stream(
-            reader, writer, renderer.chunks(include_usage=include_usage), reply.chunk_delay
+            reader,
+            writer,
+            renderer.chunks(include_usage=include_usage),
+            reply.chunk_delay,
+            done=reply.stream_error is None,
         )
         record.disconnected = not completed
         return completed
@@ -637,11 +655,14 @@ async def _stream(
     writer: asyncio.StreamWriter,
     chunks: Iterable[dict[str, Any]],
     chunk_delay: float,
+    *,
+    done: bool = True,
 ) -> bool:
-    """Send chunks as server-sent events, one flushed HTTP chunk each; False if the client left."""
+    """Send chunks as server-sent events, one flushed HTTP chunk each, then `data: [DONE]`
+    if `done`; False if the client left."""
     lines = _head(200, "text/event-stream; charset=utf-8", {"cache-control": "no-cache"})
     lines.append("transfer-encoding: chunked")
-    events = itertools.chain((_json_bytes(chunk) for chunk in chunks), [b"[DONE]"])
+    events = itertools.chain((_json_bytes(chunk) for chunk in chunks), [b"[DONE]"] if done else [])
     try:
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         for position, event in enumerate(events):

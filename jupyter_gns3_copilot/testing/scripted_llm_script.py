@@ -129,6 +129,36 @@ class ToolCall(_Strict):
         return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
 
 
+class StreamError(_Strict):
+    """An error event that ends a streamed answer midway, as a gateway sends when its
+    upstream dies during the answer (LiteLLM: `data: {"error": {message, type, param,
+    code}}`, `code` a status as a string, and the stream ends without `data: [DONE]`)."""
+
+    message: str = (
+        "litellm.APIConnectionError: APIConnectionError: OpenAIException - peer closed "
+        "connection without sending complete message body (incomplete chunked read)"
+    )
+    error_type: str | None = None
+    """The event's `type` (LiteLLM 1.108 sends null)."""
+    code: str = "500"
+
+    def body(self) -> dict[str, Any]:
+        """The event's JSON object, `{"error": {...}}` (also the body of a non-streamed
+        answer)."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.error_type,
+                "param": None,
+                "code": self.code,
+            }
+        }
+
+    def status(self) -> int:
+        """The HTTP status a non-streamed request gets instead (`code`, else 500)."""
+        return int(self.code) if self.code.isdigit() and 400 <= int(self.code) <= 599 else 500
+
+
 class Completion(_Reply):
     """A successful reply: assistant text and/or tool calls, streamed or not.
 
@@ -136,7 +166,10 @@ class Completion(_Reply):
     given list of pieces); per tool call a first delta with id, type and name and empty
     arguments, then its argument fragments; the `finish_reason` chunk; the usage chunk
     (`choices: []`) only if the request asked for it; `data: [DONE]`. `chunk_delay` is
-    slept before every event after the role chunk.
+    slept before every event after the role chunk. With `stream_error`, its error event
+    replaces everything after the content and tool calls (a non-streamed request gets it
+    as an HTTP error). An empty `content` without tool calls is the empty answer a gateway
+    makes of an upstream that sent no answer (finish reason "stop", no text).
     """
 
     type: Literal["completion"] = "completion"
@@ -150,6 +183,8 @@ class Completion(_Reply):
     """Defaults to "tool_calls" when the reply has tool calls, else "stop"."""
     model: str | None = None
     """The model name the reply claims; defaults to the requested model."""
+    stream_error: StreamError | None = None
+    """End the stream with this error event after the content and tool calls."""
 
     def content_text(self) -> str:
         """The whole assistant text."""
@@ -323,6 +358,31 @@ def tool_call(
     )
 
 
+def broken_stream(
+    content: str | Sequence[str] = "",
+    *,
+    message: str | None = None,
+    code: str = "500",
+    chunks: int = 1,
+    chunk_delay: float = 0.0,
+    when: When | Mapping[str, Any] | None = None,
+) -> Completion:
+    """A streamed answer that a gateway ends with an error event after `content` (its
+    upstream died mid-answer); `message` defaults to LiteLLM's for a cut connection."""
+    stream_error = (
+        StreamError(code=code) if message is None else StreamError(message=message, code=code)
+    )
+    return Completion.model_validate(
+        {
+            "content": content if isinstance(content, str) else list(content),
+            "chunks": chunks,
+            "chunk_delay": chunk_delay,
+            "stream_error": stream_error,
+            "when": when,
+        }
+    )
+
+
 def error(
     status: int,
     message: str | None = None,
@@ -396,6 +456,9 @@ class CompletionRenderer:
             for fragment in _split(call.arguments_text(), call.chunks):
                 fragment_delta = {"index": index, "function": {"arguments": fragment}}
                 yield self._chunk({"tool_calls": [fragment_delta]}, include_usage)
+        if self.reply.stream_error is not None:
+            yield self.reply.stream_error.body()
+            return
         yield self._chunk({}, include_usage, finish_reason=self.reply.resolved_finish_reason())
         if include_usage:
             yield {**self._envelope("chat.completion.chunk"), "choices": [], "usage": self.usage}
