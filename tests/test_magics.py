@@ -419,3 +419,16 @@ def test_help_lists_every_subcommand_and_option(
     assert "show topology" in capsys.readouterr().out
     with pytest.raises(UsageError, match="cell body"):
         run(shell, "%%copilot hello\nbody")
+
+
+def test_status_text_says_when_the_context_limit_is_a_guess() -> None:
+    """Given a status report whose model's context limit is a guess, the text names the fix."""
+    from jupyter_gns3_copilot.kernel.reports import status_text
+
+    note = "The context limit of 'class-alias' is a guess (32K); set context_limit."
+    model = {"model": "class-alias", "base_url": "http://gw/v1", "configured": True}
+    guessed = {**model, "context": {"limit": 32, "source": "guess", "guessed": True, "note": note}}
+    known = {**model, "context": {"limit": 128, "source": "model_family", "guessed": False}}
+
+    assert note in status_text({"model": guessed}, "http://jupyter/")
+    assert "context" not in status_text({"model": known}, "http://jupyter/")

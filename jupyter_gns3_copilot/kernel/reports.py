@@ -83,6 +83,9 @@ def status_text(report: Mapping[str, Any], server: str) -> str:
             f"mode {model.get('copilot_mode')}{configured}"
         )
         lines += [f"  {problem}" for problem in model.get("problems") or []]
+        context = model.get("context") or {}
+        if context.get("guessed") and context.get("note"):
+            lines.append(f"  {context['note']}")
     lines.append(f"User: {report.get('user')} · data: {report.get('data_dir')}")
     packages = report.get("packages") or {}
     lines.append(
