@@ -2,7 +2,15 @@
 
 Every handler answers JSON or SSE; every error, expected or not, becomes the JSON body of
 `server.errors` with a 4xx/5xx status, never an HTML traceback. Expected errors (4xx, GNS3
-failures) are logged in one line; only bugs get a traceback, in the server log.
+failures, a closed copilot) are logged in one line; only bugs get a traceback, in the
+server log.
+
+Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
+503 when the extension's configuration is invalid (`server.configuration`), 413 when the
+declared body is over `MAX_BODY_BYTES`. Bodies are streamed in (`stream_request_body`)
+and kept only up to that size, so a client cannot make the server hold a large body; one
+sent without a declared length and found too large is refused with 413 where the body is
+read (`body_as`).
 """
 
 from __future__ import annotations
@@ -16,8 +24,16 @@ from typing import TYPE_CHECKING, Any
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.iostream import StreamClosedError
+from tornado.web import stream_request_body
 
-from ..errors import ApiError, bad_input, parse_body, to_api_error
+from ..errors import (
+    MAX_BODY_BYTES,
+    ApiError,
+    bad_input,
+    body_too_large,
+    parse_body,
+    to_api_error,
+)
 from ..identity import user_id_for
 from ..turn_result import TurnResult
 
@@ -32,10 +48,34 @@ DISCONNECT_DRAIN_TIMEOUT = 30.0
 MAX_LIST_LIMIT = 1000
 
 
+@stream_request_body
 class CopilotHandler(APIHandler):
     """Base handler: JSON bodies and errors, the app, the user id, project checks."""
 
     auth_resource = AUTH_RESOURCE
+
+    def initialize(self, **kwargs: Any) -> None:
+        super().initialize(**kwargs)
+        self._body = bytearray()
+        self._body_size = 0
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        """Refuse before the body is read: 503 while the configuration is invalid (to a
+        caller jupyter_server identified; others get its 403), 413 for a declared body
+        over `MAX_BODY_BYTES`."""
+        await super().prepare()
+        problem = self.copilot.config_problem
+        if problem is not None and self.current_user is not None:
+            raise problem.api_error()
+        declared = self.request.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise body_too_large(int(declared))
+
+    def data_received(self, chunk: bytes) -> None:
+        """Keep the body up to `MAX_BODY_BYTES`; count the rest."""
+        self._body_size += len(chunk)
+        if self._body_size <= MAX_BODY_BYTES:
+            self._body.extend(chunk)
 
     @property
     def copilot(self) -> GNS3Copilot:
@@ -53,8 +93,11 @@ class CopilotHandler(APIHandler):
     # -- input and output ------------------------------------------------------------------
 
     def body_as(self, model: type[Any]) -> Any:
-        """The JSON body validated as `model`; 400 naming the field and rule otherwise."""
-        return parse_body(self.request.body, model)
+        """The JSON body validated as `model`; 400 naming the field and rule otherwise, 413
+        when it was too large."""
+        if self._body_size > MAX_BODY_BYTES:
+            raise body_too_large(self._body_size)
+        return parse_body(bytes(self._body), model)
 
     def query_int(
         self, name: str, default: int, *, low: int = 1, high: int = MAX_LIST_LIMIT
@@ -131,6 +174,19 @@ class CopilotHandler(APIHandler):
                 type="ProjectNotOpened",
             )
         return project
+
+    def refuse_if_others_use(self, project_id: str, action: str) -> None:
+        """409 when users other than the caller have a turn or tool run in progress on the
+        project (`server.project_users`); they are counted, not named."""
+        others = len(self.copilot.project_users.others(project_id, self.user_id))
+        if others:
+            who = "1 other user is" if others == 1 else f"{others} other users are"
+            raise ApiError(
+                409,
+                f"Cannot {action} this project: {who} using it (a chat turn or tool run in "
+                "progress). Try again when they have finished.",
+                type="ProjectInUse",
+            )
 
     async def project_agent(self, project_id: str, *, create: bool) -> AgentService | None:
         """The project's chat service. With `create` False, None when the project has no
