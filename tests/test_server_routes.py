@@ -460,6 +460,13 @@ async def test_deeply_nested_json_is_400_naming_the_depth(
     assert "Traceback" not in caplog.text and "RecursionError" not in caplog.text
 
 
+@pytest.mark.parametrize(("method", "parts"), BODY_ROUTES)
+async def test_a_number_of_5000_digits_is_400(jp_fetch, method: str, parts: tuple) -> None:
+    reply = await call(jp_fetch, *parts, method=method, body='{"title": ' + "9" * 5_000 + "}")
+    assert reply.code == 400 and reply.error["field"] == "body"
+    assert "digits" in reply.error["rule"]
+
+
 async def test_brackets_inside_strings_are_not_nesting(jp_fetch) -> None:
     # A message full of brackets (and escaped quotes) is an ordinary message: the chat
     # goes on to its next check (no model configured), not a 400.

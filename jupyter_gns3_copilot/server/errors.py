@@ -148,6 +148,8 @@ def parse_body(raw: bytes, model: type[Any]) -> Any:
         raise bad_input(
             "body", f"must be a JSON object ({exc.msg} at character {exc.pos})"
         ) from None
+    except ValueError as exc:  # a number of more digits than Python converts
+        raise bad_input("body", f"must be a JSON object the server can read ({exc})") from None
     if not isinstance(data, dict):
         raise bad_input("body", f"must be a JSON object, not {type(data).__name__}")
     try:
