@@ -7,10 +7,10 @@ server log.
 
 Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
 503 when the extension's configuration is invalid (`server.configuration`), 413 when the
-declared body is over `MAX_BODY_BYTES`. Bodies are streamed in (`stream_request_body`)
-and kept only up to that size, so a client cannot make the server hold a large body; one
-sent without a declared length and found too large is refused with 413 where the body is
-read (`body_as`).
+body is over `MAX_BODY_BYTES`. The body is read whole first, as for every Jupyter route
+(up to the server's own `max_body_size`): a handler that answered before reading it
+(`stream_request_body`) would make tornado close the connection, which clients reusing
+it see as a reset instead of the JSON error.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.iostream import StreamClosedError
-from tornado.web import stream_request_body
 
 from ..errors import (
     MAX_BODY_BYTES,
@@ -48,34 +47,21 @@ DISCONNECT_DRAIN_TIMEOUT = 30.0
 MAX_LIST_LIMIT = 1000
 
 
-@stream_request_body
 class CopilotHandler(APIHandler):
     """Base handler: JSON bodies and errors, the app, the user id, project checks."""
 
     auth_resource = AUTH_RESOURCE
 
-    def initialize(self, **kwargs: Any) -> None:
-        super().initialize(**kwargs)
-        self._body = bytearray()
-        self._body_size = 0
-
     async def prepare(self) -> None:  # type: ignore[override]
-        """Refuse before the body is read: 503 while the configuration is invalid (to a
-        caller jupyter_server identified; others get its 403), 413 for a declared body
-        over `MAX_BODY_BYTES`."""
+        """Refuse before the verb runs: 503 while the configuration is invalid (to a caller
+        jupyter_server identified; others get its 403), 413 for a body over
+        `MAX_BODY_BYTES`."""
         await super().prepare()
         problem = self.copilot.config_problem
         if problem is not None and self.current_user is not None:
             raise problem.api_error()
-        declared = self.request.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise body_too_large(int(declared))
-
-    def data_received(self, chunk: bytes) -> None:
-        """Keep the body up to `MAX_BODY_BYTES`; count the rest."""
-        self._body_size += len(chunk)
-        if self._body_size <= MAX_BODY_BYTES:
-            self._body.extend(chunk)
+        if len(self.request.body) > MAX_BODY_BYTES:
+            raise body_too_large(len(self.request.body))
 
     @property
     def copilot(self) -> GNS3Copilot:
@@ -93,11 +79,8 @@ class CopilotHandler(APIHandler):
     # -- input and output ------------------------------------------------------------------
 
     def body_as(self, model: type[Any]) -> Any:
-        """The JSON body validated as `model`; 400 naming the field and rule otherwise, 413
-        when it was too large."""
-        if self._body_size > MAX_BODY_BYTES:
-            raise body_too_large(self._body_size)
-        return parse_body(bytes(self._body), model)
+        """The JSON body validated as `model`; 400 naming the field and rule otherwise."""
+        return parse_body(self.request.body, model)
 
     def query_int(
         self, name: str, default: int, *, low: int = 1, high: int = MAX_LIST_LIMIT
