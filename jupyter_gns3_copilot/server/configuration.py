@@ -29,6 +29,7 @@ from typing import Any
 from .errors import ApiError
 
 _TRAIT_NAME = re.compile(r"The '(\w+)' trait")
+UNNAMED = "configuration"
 
 
 @dataclass(frozen=True)
@@ -36,15 +37,17 @@ class ConfigProblem:
     """One invalid setting: its trait name and what is wrong with it."""
 
     setting: str
+    """A trait name, or "configuration" when the error names none."""
     reason: str
 
     def api_error(self) -> ApiError:
         """The 503 every copilot route answers while the problem stands."""
+        where = "" if self.setting == UNNAMED else f"c.GNS3Copilot.{self.setting}: "
         return ApiError(
             503,
             f"The GNS3 Copilot is closed because its configuration is invalid: "
-            f"c.GNS3Copilot.{self.setting}: {self.reason}. The administrator must fix it "
-            "and restart the Jupyter server.",
+            f"{where}{self.reason}. The administrator must fix it and restart the Jupyter "
+            "server.",
             type="ConfigurationError",
             setting=self.setting,
             rule=self.reason,
@@ -54,7 +57,7 @@ class ConfigProblem:
 def problem_from_link_error(exc: BaseException) -> ConfigProblem:
     """The problem behind an exception raised while jupyter_server linked the extension."""
     match = _TRAIT_NAME.search(str(exc))
-    setting = match.group(1) if match else "configuration"
+    setting = match.group(1) if match else UNNAMED
     return ConfigProblem(setting, str(exc).rstrip(".") or type(exc).__name__)
 
 
