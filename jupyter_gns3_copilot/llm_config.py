@@ -4,7 +4,8 @@ Security").
 
 - `LLMAdminConfig`: what the server's configuration says (endpoint, key, model, sampling,
   context window, default mode) and the limits users stay within (`allowed_modes`,
-  `allowed_base_urls`).
+  `allowed_base_urls`; with none listed, any endpoint but link-local and cloud metadata
+  addresses (`endpoint_policy`), or under JupyterHub only the admin's own).
 - `UserLLMSettings`: what one user set; every field is optional (None: use the admin's).
 - `LLMConfigUpdate`: a change a user asks for (`PUT copilot/llm-config`): a field left out
   stays as it is, a field set to null goes back to the admin's value; `api_key` is
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .agent.models import DEFAULT_BASE_URL, ContextStrategy, ModelSettings, default_context_limit
+from .endpoint_policy import refused_endpoint
 from .status import ModelStatus, context_limit_status
 from .tools.modes import MODE_TOOLS, TEACHING
 
@@ -83,8 +85,10 @@ def _known_mode(value: str) -> str:
 class LLMAdminConfig(BaseModel):
     """The administrator's model settings and the limits users stay within.
 
-    `allowed_base_urls` empty: users may use any endpoint. `api_key` is the admin's key,
-    only used with `base_url`. `title_model` empty: titles use the chat model.
+    `allowed_base_urls` empty: users may use any endpoint except link-local and cloud
+    metadata addresses, or, under JupyterHub (`jupyterhub`), only `base_url`. `api_key` is
+    the admin's key, only used with `base_url`. `title_model` empty: titles use the chat
+    model.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -102,6 +106,7 @@ class LLMAdminConfig(BaseModel):
     default_mode: str = TEACHING
     allowed_modes: tuple[str, ...] = tuple(MODE_TOOLS)
     allowed_base_urls: tuple[str, ...] = ()
+    jupyterhub: bool = False
 
     @field_validator("base_url")
     @classmethod
@@ -135,16 +140,37 @@ class LLMAdminConfig(BaseModel):
             )
         return mode
 
+    @property
+    def user_base_urls(self) -> tuple[str, ...]:
+        """The endpoints users may choose; empty: any but link-local and metadata ones."""
+        if self.allowed_base_urls:
+            return self.allowed_base_urls
+        return (self.base_url,) if self.jupyterhub else ()
+
     def check_base_url(self, url: str, field: str = "base_url") -> str:
-        """`url` normalised, if it is http(s) and allowed; LLMConfigError otherwise."""
+        """`url` normalised, if it is http(s) and allowed; LLMConfigError naming the rule
+        otherwise (see the class docstring)."""
         url = normalize_base_url(url)
         if not url.startswith(("http://", "https://")) or len(url) <= len("https://"):
             raise LLMConfigError(field, f"must start with http:// or https://, got {url!r}")
-        if self.allowed_base_urls and url not in self.allowed_base_urls:
+        if self.allowed_base_urls:
+            if url not in self.allowed_base_urls:
+                raise LLMConfigError(
+                    field,
+                    f"must be one of the endpoints the administrator allows "
+                    f"({', '.join(self.allowed_base_urls)}; c.GNS3Copilot.allowed_base_urls)",
+                )
+        elif url != self.base_url and self.jupyterhub:
             raise LLMConfigError(
                 field,
-                f"must be one of the endpoints the administrator allows "
-                f"({', '.join(self.allowed_base_urls)}; c.GNS3Copilot.allowed_base_urls)",
+                f"under JupyterHub only the administrator's endpoint ({self.base_url}) may be "
+                "used unless c.GNS3Copilot.allowed_base_urls lists others",
+            )
+        elif url != self.base_url and (reason := refused_endpoint(url)) is not None:
+            raise LLMConfigError(
+                field,
+                f"{reason}: refused unless the administrator lists it in "
+                "c.GNS3Copilot.allowed_base_urls",
             )
         return url
 
@@ -423,7 +449,7 @@ def effective_config(
         ignored=tuple(ignored),
         missing=tuple(missing),
         allowed_modes=admin.allowed_modes,
-        allowed_base_urls=admin.allowed_base_urls,
+        allowed_base_urls=admin.user_base_urls,
     )
 
 
@@ -448,10 +474,14 @@ class LLMConfigStore:
     Files are named after a hash of the user id, so any user name is a safe file name.
     Settings are cached in memory after the first read; `put`/`delete` update both. A file
     that cannot be decrypted (the key file was replaced) is logged and treated as empty:
-    the user sets their settings again. Safe to share between threads.
+    the user sets their settings again. Safe to share between threads. `data_dir` must be
+    absolute (ValueError otherwise): an empty or relative one would write into whatever
+    directory the server runs in, such as the notebook root.
     """
 
     def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        if not str(data_dir).strip() or not Path(data_dir).expanduser().is_absolute():
+            raise ValueError(f"data_dir must be an absolute path, got {str(data_dir)!r}")
         self.data_dir = Path(data_dir).expanduser()
         self.users_dir = self.data_dir / USERS_DIR_NAME
         self.key_file = self.data_dir / KEY_FILE_NAME

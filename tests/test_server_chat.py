@@ -5,7 +5,6 @@ strict about orphaned tool calls), abort, disconnects, sessions and direct tool 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,8 @@ from test_server_support import (
     TITLE_REPLY,
     add_pcs,
     call,
+    copilot_app,
+    eventually,
     kinds,
     lab_traits,
     model_traits,
@@ -63,15 +64,42 @@ async def wait_for_history(
     jp_fetch: Any, project: Any, session_id: str, roles: list[str]
 ) -> list[dict[str, Any]]:
     """The session's messages once their roles are `roles` (the turn ended unseen)."""
-    seen: list[str] = []
-    for _ in range(300):
+
+    async def messages() -> list[dict[str, Any]] | None:
         reply = await call(jp_fetch, *chat_path(project, "sessions", session_id, "history"))
-        if reply.code == 200:
-            seen = [message["role"] for message in reply.body["messages"]]
-            if seen == roles:
-                return reply.body["messages"]
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"the history of {session_id} stayed {seen}")
+        if reply.code == 200 and [m["role"] for m in reply.body["messages"]] == roles:
+            return list(reply.body["messages"])
+        return None
+
+    return await eventually(messages, f"the history of {session_id} becoming {roles}")
+
+
+async def wait_for_statistics(
+    jp_fetch: Any, project: Any, expected: dict[str, int]
+) -> dict[str, Any]:
+    """The project's only session once its statistics include `expected` (they are saved
+    after the history when a turn ends unseen)."""
+
+    async def session() -> dict[str, Any] | None:
+        [row] = (await call(jp_fetch, *chat_path(project, "sessions"))).body
+        return row if {key: row[key] for key in expected} == expected else None
+
+    return await eventually(session, f"the statistics becoming {expected}")
+
+
+async def wait_until_console_busy(app: Any, project: Any, device: str) -> None:
+    """Wait until the copilot holds `device`'s console (a command of a run is on it)."""
+    from jupyter_gns3_copilot.console import ConsoleTarget
+    from jupyter_gns3_copilot.gns3 import GNS3Client
+
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        [node] = [n for n in await gns3.list_nodes(project.project_id) if n.name == device]
+    lock = app.lab().consoles.lock(ConsoleTarget.from_node(node, server_host="127.0.0.1"))
+
+    async def busy() -> bool:
+        return lock.locked()
+
+    await eventually(busy, f"{device}'s console being used")
 
 
 @pytest.mark.slow
@@ -361,10 +389,11 @@ async def test_a_client_leaving_mid_tool_aborts_the_turn_consistently(
         jp_fetch, gns3_project, session_id, ["user", "assistant", "tool"]
     )
     assert "aborted" in messages[-1]["content"]
-    await asyncio.sleep(0.5)  # the turn's last statistics are saved after its history
-    [session] = (await call(jp_fetch, *chat_path(gns3_project, "sessions"))).body
-    assert (session["message_count"], session["llm_calls_count"]) == (3, 1)
-    assert (session["input_tokens"], session["output_tokens"]) == (300, 30)
+    await wait_for_statistics(
+        jp_fetch,
+        gns3_project,
+        {"message_count": 3, "llm_calls_count": 1, "input_tokens": 300, "output_tokens": 30},
+    )
     assert len(scripted_llm.chat_requests) == 1
     follow = await call(
         jp_fetch,
@@ -518,7 +547,7 @@ async def test_a_direct_tool_run_streams_progress_and_the_device_output(
 
 
 @pytest.mark.slow
-async def test_a_direct_tool_run_can_be_aborted(jp_fetch, gns3_project) -> None:
+async def test_a_direct_tool_run_can_be_aborted(jp_fetch, jp_serverapp, gns3_project) -> None:
     await add_pcs(gns3_project, "PC1", start=True)
     stream = open_stream(
         jp_fetch,
@@ -527,7 +556,7 @@ async def test_a_direct_tool_run_can_be_aborted(jp_fetch, gns3_project) -> None:
     )
     started = await stream.until("tool_start")
     run_id = started[-1]["session_id"]
-    await asyncio.sleep(0.5)
+    await wait_until_console_busy(copilot_app(jp_serverapp), gns3_project, "PC1")
     abort = await call(
         jp_fetch,
         *chat_path(gns3_project, "sessions", run_id, "abort"),

@@ -183,3 +183,71 @@ def test_a_file_copied_to_another_user_is_not_theirs(tmp_path: Path) -> None:
     store.path_for("mallory").parent.mkdir(exist_ok=True)
     store.path_for("mallory").write_bytes(store.path_for("alice").read_bytes())
     assert LLMConfigStore(tmp_path).get("mallory") == UserLLMSettings()
+
+
+# -- endpoints a user may choose (issue 8 §6) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "rule"),
+    [
+        ("http://169.254.169.254/latest", "cloud metadata address"),
+        ("http://2852039166/v1", "cloud metadata address (169.254.169.254)"),
+        ("http://0xa9fea9fe/v1", "cloud metadata address (169.254.169.254)"),
+        ("http://[::ffff:169.254.169.254]/v1", "cloud metadata address (169.254.169.254)"),
+        ("http://[fd00:ec2::254]/v1", "cloud metadata address"),
+        ("http://169.254.10.20:8000/v1", "link-local address"),
+        ("http://[fe80::1%25eth0]:8000/v1", "link-local address"),
+        ("http://metadata.google.internal./computeMetadata/v1", "cloud metadata service"),
+        ("http://METADATA/v1", "cloud metadata service"),
+        ("http://100.100.100.200/v1", "cloud metadata address"),
+    ],
+)
+def test_link_local_and_metadata_endpoints_are_refused_naming_the_rule(
+    url: str, rule: str
+) -> None:
+    with pytest.raises(LLMConfigError) as info:
+        admin().check_base_url(url)
+    assert info.value.field == "base_url"
+    assert rule in info.value.rule
+    assert "c.GNS3Copilot.allowed_base_urls" in info.value.rule
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:11434/v1", "http://10.1.2.3:8000/v1", "https://llm.example/v1"],
+)
+def test_other_endpoints_stay_open_when_the_admin_lists_none(url: str) -> None:
+    assert admin().check_base_url(url) == url
+
+
+def test_the_admin_may_allow_a_link_local_endpoint_by_listing_it() -> None:
+    listed = admin(allowed_base_urls=("http://169.254.10.20:8000/v1",))
+    assert listed.check_base_url("http://169.254.10.20:8000/v1/") == "http://169.254.10.20:8000/v1"
+    # And the admin's own endpoint is the admin's choice, wherever it is
+    own = admin(base_url="http://169.254.10.20:8000/v1")
+    assert own.check_base_url("http://169.254.10.20:8000/v1") == "http://169.254.10.20:8000/v1"
+
+
+def test_under_jupyterhub_users_keep_the_admins_endpoint_unless_others_are_listed() -> None:
+    hub = admin(jupyterhub=True)
+    assert hub.user_base_urls == ("http://models.school.example/v1",)
+    assert hub.check_base_url("http://models.school.example/v1") == (
+        "http://models.school.example/v1"
+    )
+    with pytest.raises(LLMConfigError) as info:
+        hub.check_base_url("https://llm.example/v1")
+    assert "under JupyterHub only the administrator's endpoint" in info.value.rule
+    listed = admin(jupyterhub=True, allowed_base_urls=("https://llm.example/v1",))
+    assert listed.check_base_url("https://llm.example/v1") == "https://llm.example/v1"
+    # A user's stored endpoint the rules no longer allow is ignored, not used
+    config = effective_config(hub, UserLLMSettings(base_url="https://llm.example/v1"))
+    assert config.base_url == "http://models.school.example/v1"
+    assert config.ignored == ("base_url",)
+    assert config.view().allowed_base_urls == ["http://models.school.example/v1"]
+
+
+@pytest.mark.parametrize("data_dir", ["", "relative/dir"])
+def test_the_store_refuses_a_data_dir_that_is_not_absolute(data_dir: str) -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        LLMConfigStore(data_dir)

@@ -1,6 +1,8 @@
 """Projects through the extension and the chat services' lifecycle (seed 000 "Project
 Lifecycle Integration"), against the real local GNS3 lab: list, open, close, delete,
-topology in three formats, services closed with their projects and at server stop."""
+topology in three formats, services closed with their projects and at server stop; who
+may close and delete (issue 8 §5). Several users come from `TokenUsersIdentityProvider`,
+a TEST identity provider mapping tokens to user names."""
 
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ from typing import Any
 import pytest
 from test_server_support import (
     TITLE_REPLY,
+    TokenUsersIdentityProvider,
     add_pcs,
+    as_user,
     call,
     copilot_app,
+    kinds,
     lab_traits,
     model_traits,
+    open_stream,
     server_config,
 )
 
@@ -29,8 +35,23 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def jp_server_config(gns3_lab, scripted_llm, data_dir: Path) -> dict[str, Any]:
-    return server_config(data_dir, **lab_traits(gns3_lab), **model_traits(scripted_llm))
+def copilot_traits() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(
+    gns3_lab, scripted_llm, data_dir: Path, copilot_traits: dict[str, Any]
+) -> dict[str, Any]:
+    config = server_config(
+        data_dir, **lab_traits(gns3_lab), **model_traits(scripted_llm), **copilot_traits
+    )
+    config["ServerApp"]["identity_provider_class"] = TokenUsersIdentityProvider
+    return config
+
+
+ALICE, BOB = as_user("alice"), as_user("bob")
+LAB_MODE = {"copilot_mode": "lab_automation_assistant"}
 
 
 def project_path(project: Any, *rest: str) -> tuple[str, ...]:
@@ -108,9 +129,94 @@ async def test_close_and_open_through_the_extension_manage_the_chat_service(
     assert reopened is not service and not reopened.store.closed
 
 
-async def test_deleting_a_project_deletes_its_sessions_and_data(
-    jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm, data_dir: Path
+async def test_deleting_needs_the_admin_setting_and_lab_mode(
+    jp_fetch, gns3_project, gns3_http
 ) -> None:
+    # Given the default settings (allow_project_delete off) and a user in teaching mode
+    reply = await call(jp_fetch, *project_path(gns3_project), method="DELETE")
+    # Then deleting is 403 naming both, and the project is still in GNS3
+    assert reply.code == 403
+    assert reply.error["type"] == "ProjectDeleteForbidden"
+    assert reply.error["setting"] == "allow_project_delete"
+    assert "c.GNS3Copilot.allow_project_delete" in reply.error["message"]
+    assert "lab_automation_assistant" in reply.error["message"]
+    # Lab mode alone is not enough either
+    assert (await call(jp_fetch, "copilot", "llm-config", method="PUT", body=LAB_MODE)).code == 200
+    again = await call(jp_fetch, *project_path(gns3_project), method="DELETE")
+    assert again.code == 403 and "lab_automation_assistant" not in again.error["message"]
+    assert gns3_http.get(f"/v3/projects/{gns3_project.project_id}").status_code == 200
+
+
+class TestDeleteAllowed:
+    @pytest.fixture
+    def copilot_traits(self) -> dict[str, Any]:
+        return {"allow_project_delete": True}
+
+    async def test_teaching_mode_still_may_not_delete(self, jp_fetch, gns3_project) -> None:
+        reply = await call(jp_fetch, *project_path(gns3_project), method="DELETE")
+        assert reply.code == 403
+        assert "it needs the lab_automation_assistant copilot mode" in reply.error["message"]
+        assert "setting" not in reply.error
+
+    async def test_deleting_a_project_deletes_its_sessions_and_data(
+        self, jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm, data_dir: Path
+    ) -> None:
+        await deleting_a_project_deletes_its_sessions_and_data(
+            jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm, data_dir
+        )
+
+    @pytest.mark.slow
+    async def test_close_and_delete_wait_for_other_users(
+        self, jp_fetch, gns3_project, scripted_llm
+    ) -> None:
+        # Given Bob in the middle of a turn (a slowly streamed answer)
+        scripted_llm.add(text("word " * 100, chunks=100, chunk_delay=0.2))
+        bob = open_stream(
+            jp_fetch,
+            *project_path(gns3_project, "chat", "stream"),
+            body={"message": "talk"},
+            headers=BOB,
+        )
+        await bob.until("content")
+        session_id = bob.events[0]["session_id"]
+        settings = await call(
+            jp_fetch, "copilot", "llm-config", method="PUT", body=LAB_MODE, headers=ALICE
+        )
+        assert settings.code == 200
+        # When Alice closes or deletes the project, then 409 counts Bob without naming him
+        for method, rest in (("POST", ("close",)), ("DELETE", ())):
+            reply = await call(
+                jp_fetch, *project_path(gns3_project, *rest), method=method, headers=ALICE
+            )
+            assert reply.code == 409, reply.body
+            assert reply.error["type"] == "ProjectInUse"
+            assert "1 other user is using it" in reply.error["message"]
+            assert "bob" not in reply.error["message"]
+        # And Bob's turn went on; once it is over, Alice may close the project
+        assert kinds(bob.events) == ["content"] * len(kinds(bob.events))
+        aborted = await call(
+            jp_fetch,
+            *project_path(gns3_project, "chat", "sessions", session_id, "abort"),
+            method="POST",
+            headers=BOB,
+        )
+        assert aborted.body["status"] == "ok"
+        assert kinds(await bob.finish())[-2:] == ["abort", "done"]
+        closed = await call(
+            jp_fetch, *project_path(gns3_project, "close"), method="POST", headers=ALICE
+        )
+        assert closed.code == 204
+
+
+async def deleting_a_project_deletes_its_sessions_and_data(
+    jp_fetch: Any,
+    jp_serverapp: Any,
+    gns3_project: Any,
+    gns3_http: Any,
+    scripted_llm: Any,
+    data_dir: Path,
+) -> None:
+    assert (await call(jp_fetch, "copilot", "llm-config", method="PUT", body=LAB_MODE)).code == 200
     session_id = await chat_once(jp_fetch, gns3_project, scripted_llm)
     folder = data_dir / "projects" / gns3_project.project_id
     assert (folder / "copilot_checkpoints.db").exists()

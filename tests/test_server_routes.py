@@ -194,6 +194,40 @@ class TestAdminLimits:
         assert chat.code == 400 and chat.error["field"] == "copilot_mode"
 
 
+async def test_a_metadata_endpoint_is_refused_naming_the_rule(jp_fetch) -> None:
+    reply = await call(
+        jp_fetch,
+        "copilot",
+        "llm-config",
+        method="PUT",
+        body={"base_url": "http://169.254.169.254/latest", "api_key": "sk-x"},
+    )
+    assert reply.code == 400 and reply.error["field"] == "base_url"
+    assert "cloud metadata address" in reply.error["rule"]
+    assert "allowed_base_urls" in reply.error["rule"]
+
+
+class TestUnderJupyterHub:
+    @pytest.fixture
+    def copilot_traits(self, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+        # JupyterHub gives every server it spawns this variable (nothing else reads it here)
+        monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/alice/")
+        return {"llm_base_url": "http://models.school.example/v1", "llm_model": "m"}
+
+    async def test_users_keep_the_admins_endpoint(self, jp_fetch) -> None:
+        view = await call(jp_fetch, "copilot", "llm-config")
+        assert view.body["allowed_base_urls"] == ["http://models.school.example/v1"]
+        reply = await call(
+            jp_fetch,
+            "copilot",
+            "llm-config",
+            method="PUT",
+            body={"base_url": "https://llm.example/v1", "api_key": "sk-x"},
+        )
+        assert reply.code == 400 and reply.error["field"] == "base_url"
+        assert "under JupyterHub" in reply.error["rule"]
+
+
 # -- status ----------------------------------------------------------------------------------
 
 
@@ -396,3 +430,76 @@ async def test_reload_skills_reports_what_is_in_force(jp_fetch) -> None:
     assert reply.body["skills"] > 0
     assert {"vpcs", "cisco_ios"} <= set(reply.body["device_types"])
     assert reply.body["command_policy"]["rules"] > 0
+
+
+# -- bounded bodies ----------------------------------------------------------------------------
+
+BODY_ROUTES = [
+    ("PUT", ("copilot", "llm-config")),
+    ("POST", CHAT),
+    ("PATCH", ("copilot", "projects", PROJECT, "chat", "sessions", SESSION)),
+    ("POST", ("copilot", "projects", PROJECT, "tools", "get_topology")),
+]
+DEEP_ARRAY = "[" * 100_000 + "]" * 100_000
+DEEP_OBJECT = '{"a":' * 5_000 + "1" + "}" * 5_000
+
+
+@pytest.mark.parametrize(("method", "parts"), BODY_ROUTES)
+@pytest.mark.parametrize(
+    "body",
+    [DEEP_ARRAY, DEEP_OBJECT, '{"arguments": {"devices": ' + DEEP_ARRAY + "}}"],
+    ids=["array-100000-deep", "object-5000-deep", "deep-inside-an-object"],
+)
+async def test_deeply_nested_json_is_400_naming_the_depth(
+    jp_fetch, caplog: pytest.LogCaptureFixture, method: str, parts: tuple, body: str
+) -> None:
+    reply = await call(jp_fetch, *parts, method=method, body=body)
+    assert reply.code == 400, reply.body
+    assert reply.error["field"] == "body"
+    assert "deeper than 32" in reply.error["rule"]
+    assert "Traceback" not in caplog.text and "RecursionError" not in caplog.text
+
+
+@pytest.mark.parametrize(("method", "parts"), BODY_ROUTES)
+async def test_a_number_of_5000_digits_is_400(jp_fetch, method: str, parts: tuple) -> None:
+    reply = await call(jp_fetch, *parts, method=method, body='{"title": ' + "9" * 5_000 + "}")
+    assert reply.code == 400 and reply.error["field"] == "body"
+    assert "digits" in reply.error["rule"]
+
+
+async def test_brackets_inside_strings_are_not_nesting(jp_fetch) -> None:
+    # A message full of brackets (and escaped quotes) is an ordinary message: the chat
+    # goes on to its next check (no model configured), not a 400.
+    message = '\\"[{' * 5_000
+    body = '{"message": "' + message + '"}'
+    reply = await call(jp_fetch, *CHAT, method="POST", body=body)
+    assert reply.code == 409 and reply.error["type"] == "ModelNotConfigured"
+
+
+@pytest.mark.parametrize(("method", "parts"), BODY_ROUTES)
+async def test_a_body_over_1_mb_is_413(jp_fetch, method: str, parts: tuple) -> None:
+    body = json.dumps({"message": "x" * 1_000_001})
+    reply = await call(jp_fetch, *parts, method=method, body=body)
+    assert reply.code == 413
+    assert reply.headers["Content-Type"].startswith("application/json")
+    assert reply.error["type"] == "BodyTooLarge"
+    assert "1,000,000 bytes" in reply.error["message"]
+
+
+async def test_a_chunked_body_over_1_mb_is_413(jp_fetch) -> None:
+    # Sent without a Content-Length
+    async def produce(write: Any) -> None:
+        await write(b'{"message": "')
+        for _ in range(20):
+            await write(b"x" * 100_000)
+        await write(b'"}')
+
+    response = await jp_fetch(*CHAT, method="POST", body_producer=produce, raise_error=False)
+    assert response.code == 413
+    assert json.loads(response.body)["error"]["type"] == "BodyTooLarge"
+
+
+async def test_a_body_of_exactly_1_mb_is_read(jp_fetch) -> None:
+    padding = 1_000_000 - len('{"message": ""}')
+    reply = await call(jp_fetch, *CHAT, method="POST", body='{"message": "' + "x" * padding + '"}')
+    assert reply.code == 400 and reply.error["field"] == "message"  # too long, but read

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import secrets
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from jupyter_server.auth.identity import IdentityProvider, User
 
 from jupyter_gns3_copilot.events import parse_event
@@ -195,6 +202,21 @@ def open_stream(
     return stream
 
 
+async def eventually(
+    probe: Callable[[], Awaitable[Any]], what: str, *, timeout: float = 30.0
+) -> Any:
+    """Poll `probe` until it returns something truthy, and return it; AssertionError naming
+    `what` after `timeout` seconds. For state the server changes in the background with no
+    event a client can wait on (statistics saved after a turn, a console taken)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not (value := await probe()):
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:.0f} s")
+        await asyncio.sleep(0.05)  # the polling interval, not a wait for the state
+    return value
+
+
 def kinds(events: list[dict[str, Any]], *, progress: bool = False) -> list[str]:
     """The event types, without progress and heartbeat events unless asked."""
     skipped = set() if progress else {"progress", "heartbeat"}
@@ -226,3 +248,65 @@ def copilot_app(serverapp: Any) -> Any:
 def files_under(directory: Path) -> dict[str, bytes]:
     """Every file under `directory` with its bytes."""
     return {str(path): path.read_bytes() for path in directory.rglob("*") if path.is_file()}
+
+
+@contextmanager
+def jupyter_process(
+    work_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60.0
+) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """`python -m jupyter_server` with the extension and `args` as a subprocess on
+    127.0.0.1, its notebook root `work_dir/root` (also its working directory) and its
+    Jupyter directories under `work_dir`. Yields (base URL, auth headers, log path) once it
+    answers; stopped (by its pid) on exit. For what only a real command line shows."""
+    from jupyter_gns3_copilot.testing.local_stack import free_port
+
+    root = work_dir / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(16)
+    port = free_port()
+    log_path = work_dir / "jupyter.log"
+    environment = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(work_dir / "config"),
+        "JUPYTER_DATA_DIR": str(work_dir / "data"),
+        "JUPYTER_RUNTIME_DIR": str(work_dir / "runtime"),
+        "JUPYTER_TOKEN": token,
+        **(env or {}),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.jpserver_extensions=jupyter_gns3_copilot=True",
+        "--allow-root",
+        *args,
+    ]
+    url = f"http://127.0.0.1:{port}/"
+    headers = {"Authorization": f"token {token}"}
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command, cwd=root, env=environment, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert process.poll() is None, log_path.read_text()
+            try:
+                if httpx.get(url + "api", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)  # polling a starting process: nothing to wait on
+        yield url, headers, log_path
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(20)

@@ -4,6 +4,11 @@ Every trait is settable as `c.GNS3Copilot.<trait>` in `jupyter_server_config.py`
 makes sense the default comes from an environment variable (trait -> environment ->
 built-in default), which is how a JupyterHub operator configures a whole class.
 
+A configuration that fails validation closes the copilot instead of running it with
+defaults (`server.configuration`): `config_problem` is set and every route answers 503.
+The package's own loggers (`jupyter_gns3_copilot.*`) write through the server's log
+handlers, with the server's format and level.
+
 Loading the extension imports no core module: the GNS3 client, the model settings, the
 command policy, the skills library and the agent manager are created on first use (the
 agent manager, which imports LangGraph, when the first project is opened or chatted
@@ -13,16 +18,19 @@ with), so `jupyter lab` starts as fast without the copilot as with it.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Enum, Float, Int, List, TraitError, Unicode, default, validate
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
+from .configuration import ConfigProblem, env_list, find_problem, problem_from_link_error
 from .handlers import default_handlers
 from .kernel_env import publish_server_to_kernels
+from .project_users import ProjectUsers
 
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
@@ -34,14 +42,24 @@ if TYPE_CHECKING:
 
 MODES = ("teaching_assistant", "lab_automation_assistant")
 """The copilot modes (`tools.modes.MODE_TOOLS`), named here so loading imports no tools."""
+ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
+ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
+JUPYTERHUB_ENV = ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_PREFIX")
+"""Variables JupyterHub gives every single-user server it spawns."""
+PACKAGE_LOGGER = "jupyter_gns3_copilot"
+
+
+def under_jupyterhub() -> bool:
+    """Whether this server was spawned by JupyterHub (from its variables)."""
+    return any(os.environ.get(name) for name in JUPYTERHUB_ENV)
 
 
 class GNS3Copilot(ExtensionApp):
     """The GNS3 Copilot server extension."""
 
     name = "jupyter_gns3_copilot"
-    # Not a launchable app with a page of its own: it only adds API routes.
-    open_browser = False
+    config_problem: ConfigProblem | None = None
+    """Set when the configuration is invalid: every route then answers 503 with it."""
 
     # -- GNS3 ------------------------------------------------------------------------------
     gns3_url = Unicode(help="URL of the GNS3 v3 server (env GNS3_URL).").tag(config=True)
@@ -102,16 +120,24 @@ class GNS3Copilot(ExtensionApp):
     default_mode = Enum(
         list(MODES), "teaching_assistant", help="Copilot mode for users who choose none."
     ).tag(config=True)
+    # Unicode items, not Enum: a mode from the environment that is not one of MODES must
+    # close the routes (`server.configuration`), not fail the loading with no routes at all.
     allowed_modes = List(
-        Enum(list(MODES)),
-        default_value=list(MODES),
-        minlen=1,
-        help="Copilot modes users may choose (e.g. only teaching_assistant for a class).",
+        Unicode(),
+        help="Copilot modes users may choose (e.g. only teaching_assistant for a class; env "
+        f"{ALLOWED_MODES_ENV}, comma-separated).",
     ).tag(config=True)
     allowed_base_urls = List(
         Unicode(),
-        default_value=[],
-        help="Model endpoints users may choose (empty: any). Add llm_base_url to keep it.",
+        help="Model endpoints users may choose (env "
+        f"{ALLOWED_BASE_URLS_ENV}, comma-separated). Empty: any except link-local and cloud "
+        "metadata addresses, or under JupyterHub only llm_base_url. Add llm_base_url to "
+        "keep it.",
+    ).tag(config=True)
+    allow_project_delete = Bool(
+        False,
+        help="Whether users in lab_automation_assistant mode may delete GNS3 projects "
+        "(DELETE copilot/projects/{id}); nobody may when False.",
     ).tag(config=True)
 
     # -- data, streaming, policy -----------------------------------------------------------
@@ -137,13 +163,13 @@ class GNS3Copilot(ExtensionApp):
         "name no user (default: the server's OS user name)."
     ).tag(config=True)
 
-    @validate("llm_base_url", "allowed_base_urls")
-    def _http_urls(self, proposal: Any) -> Any:
-        value = proposal["value"]
-        for url in [value] if isinstance(value, str) else value:
-            if not url.strip().startswith(("http://", "https://")):
-                raise TraitError(f"{proposal['trait'].name}: {url!r} must start with http(s)://")
-        return value
+    @default("allowed_modes")
+    def _default_allowed_modes(self) -> list[str]:
+        return env_list(ALLOWED_MODES_ENV) or list(MODES)
+
+    @default("allowed_base_urls")
+    def _default_allowed_base_urls(self) -> list[str]:
+        return env_list(ALLOWED_BASE_URLS_ENV)
 
     @default("gns3_url")
     def _default_gns3_url(self) -> str:
@@ -188,9 +214,30 @@ class GNS3Copilot(ExtensionApp):
 
     # -- wiring ----------------------------------------------------------------------------
 
+    def _link_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Load the configuration; a value that fails validation closes the copilot (the
+        error is raised on: jupyter_server logs it and loads the extension anyway)."""
+        try:
+            super()._link_jupyter_server_extension(serverapp)
+        except Exception as exc:
+            self.config_problem = problem_from_link_error(exc)
+            raise
+
     def initialize_settings(self) -> None:
-        """Expose this app to the handlers as `settings["gns3_copilot"]`."""
+        """Expose this app to the handlers as `settings["gns3_copilot"]`; check the
+        configuration; route the package's loggers into the server's log."""
         self.settings["gns3_copilot"] = self
+        self.project_users = ProjectUsers()
+        package_log = logging.getLogger(PACKAGE_LOGGER)
+        package_log.parent = self.serverapp.log
+        package_log.setLevel(logging.NOTSET)  # also clears the loggers' cached levels
+        self.config_problem = self.config_problem or find_problem(self, MODES)
+        if self.config_problem is not None:
+            self.log.error(
+                "GNS3 Copilot is CLOSED (every copilot route answers 503): c.GNS3Copilot.%s: %s",
+                self.config_problem.setting,
+                self.config_problem.reason,
+            )
         self._gns3_client: GNS3Client | None = None
         self._lab: LabAccess | None = None
         self._agents: ProjectAgentManager | None = None
@@ -271,6 +318,7 @@ class GNS3Copilot(ExtensionApp):
                 default_mode=self.default_mode,
                 allowed_modes=tuple(self.allowed_modes),
                 allowed_base_urls=tuple(self.allowed_base_urls),
+                jupyterhub=under_jupyterhub(),
             )
         return self._llm_admin
 

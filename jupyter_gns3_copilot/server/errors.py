@@ -8,9 +8,12 @@ The body is `{"error": {"message": str, "type": str, ...}}` with, where they app
 | --- | --- |
 | bad input (body, query, path) | 400 |
 | a session, project or tool that does not exist (or is another user's) | 404 |
-| `user_id` of another user | 403 |
+| `user_id` of another user; deleting a project without the mode and the admin setting | 403 |
 | project not opened, session still streaming, model not configured, GNS3 refused | 409 |
+| closing or deleting a project other users are using | 409 |
+| a request body over `MAX_BODY_BYTES` | 413 |
 | GNS3 unreachable, timing out, refusing our credentials, failing | 502 |
+| the extension's configuration is invalid (`server.configuration`) | 503 |
 | anything else | 500 (the traceback goes to the server log only) |
 
 Core errors are recognised by class, imported here only when an error is mapped, so the
@@ -20,8 +23,18 @@ extension loads without them.
 from __future__ import annotations
 
 import json
+import re
 from http import HTTPStatus
+from itertools import accumulate
 from typing import Any
+
+MAX_BODY_BYTES = 1_000_000
+"""The largest request body any route accepts (1 MB): 413 above it."""
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a body may have (the API's bodies need a few)."""
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = bytes(range(256)).translate(None, b"[]{}")
 
 
 class ApiError(Exception):
@@ -53,8 +66,11 @@ class ApiError(Exception):
 
     @property
     def expected(self) -> bool:
-        """Whether this is an answer, not a bug (4xx and 502: no traceback in the log)."""
-        return self.status < 500 or self.status == HTTPStatus.BAD_GATEWAY
+        """Whether this is an answer, not a bug (4xx, 502, 503: no traceback in the log)."""
+        return self.status < 500 or self.status in (
+            HTTPStatus.BAD_GATEWAY,
+            HTTPStatus.SERVICE_UNAVAILABLE,
+        )
 
     def body(self) -> dict[str, Any]:
         """The JSON body."""
@@ -94,10 +110,37 @@ def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
     )
 
 
+def body_too_large(size: int | None = None) -> ApiError:
+    """413 for a body over `MAX_BODY_BYTES` (`size` when known)."""
+    told = f" ({size:,} bytes)" if size is not None else ""
+    return ApiError(
+        413,
+        f"The request body{told} is larger than the {MAX_BODY_BYTES:,} bytes the copilot accepts.",
+        type="BodyTooLarge",
+        field="body",
+        rule=f"at most {MAX_BODY_BYTES:,} bytes",
+    )
+
+
+def nests_deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than `limit` in the JSON text `raw` (strings
+    skipped), found without parsing it: `json.loads` recurses once per level and fails on
+    deep input."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _BRACKETS)
+    steps = (1 if byte in b"[{" else -1 for byte in brackets)
+    return any(depth > limit for depth in accumulate(steps))
+
+
 def parse_body(raw: bytes, model: type[Any]) -> Any:
-    """The request body validated as `model` (an empty body is `{}`); 400 otherwise."""
+    """The request body validated as `model` (an empty body is `{}`); 400 for anything
+    else, naming the problem: not JSON, not an object, nested deeper than
+    `MAX_JSON_DEPTH`, or a field breaking its rule. 413 above `MAX_BODY_BYTES`."""
     from pydantic import ValidationError
 
+    if len(raw) > MAX_BODY_BYTES:
+        raise body_too_large(len(raw))
+    if nests_deeper_than(raw, MAX_JSON_DEPTH):
+        raise bad_input("body", f"must not nest arrays and objects deeper than {MAX_JSON_DEPTH}")
     text = raw.decode("utf-8", errors="replace").strip() if raw else ""
     try:
         data = json.loads(text) if text else {}
@@ -105,6 +148,8 @@ def parse_body(raw: bytes, model: type[Any]) -> Any:
         raise bad_input(
             "body", f"must be a JSON object ({exc.msg} at character {exc.pos})"
         ) from None
+    except ValueError as exc:  # a number of more digits than Python converts
+        raise bad_input("body", f"must be a JSON object the server can read ({exc})") from None
     if not isinstance(data, dict):
         raise bad_input("body", f"must be a JSON object, not {type(data).__name__}")
     try:

@@ -2,7 +2,15 @@
 
 Every handler answers JSON or SSE; every error, expected or not, becomes the JSON body of
 `server.errors` with a 4xx/5xx status, never an HTML traceback. Expected errors (4xx, GNS3
-failures) are logged in one line; only bugs get a traceback, in the server log.
+failures, a closed copilot) are logged in one line; only bugs get a traceback, in the
+server log.
+
+Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
+503 when the extension's configuration is invalid (`server.configuration`), 413 when the
+body is over `MAX_BODY_BYTES`. The body is read whole first, as for every Jupyter route
+(up to the server's own `max_body_size`): a handler that answered before reading it
+(`stream_request_body`) would make tornado close the connection, which clients reusing
+it see as a reset instead of the JSON error.
 """
 
 from __future__ import annotations
@@ -17,7 +25,14 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.iostream import StreamClosedError
 
-from ..errors import ApiError, bad_input, parse_body, to_api_error
+from ..errors import (
+    MAX_BODY_BYTES,
+    ApiError,
+    bad_input,
+    body_too_large,
+    parse_body,
+    to_api_error,
+)
 from ..identity import user_id_for
 from ..turn_result import TurnResult
 
@@ -36,6 +51,17 @@ class CopilotHandler(APIHandler):
     """Base handler: JSON bodies and errors, the app, the user id, project checks."""
 
     auth_resource = AUTH_RESOURCE
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        """Refuse before the verb runs: 503 while the configuration is invalid (to a caller
+        jupyter_server identified; others get its 403), 413 for a body over
+        `MAX_BODY_BYTES`."""
+        await super().prepare()
+        problem = self.copilot.config_problem
+        if problem is not None and self.current_user is not None:
+            raise problem.api_error()
+        if len(self.request.body) > MAX_BODY_BYTES:
+            raise body_too_large(len(self.request.body))
 
     @property
     def copilot(self) -> GNS3Copilot:
@@ -131,6 +157,19 @@ class CopilotHandler(APIHandler):
                 type="ProjectNotOpened",
             )
         return project
+
+    def refuse_if_others_use(self, project_id: str, action: str) -> None:
+        """409 when users other than the caller have a turn or tool run in progress on the
+        project (`server.project_users`); they are counted, not named."""
+        others = len(self.copilot.project_users.others(project_id, self.user_id))
+        if others:
+            who = "1 other user is" if others == 1 else f"{others} other users are"
+            raise ApiError(
+                409,
+                f"Cannot {action} this project: {who} using it (a chat turn or tool run in "
+                "progress). Try again when they have finished.",
+                type="ProjectInUse",
+            )
 
     async def project_agent(self, project_id: str, *, create: bool) -> AgentService | None:
         """The project's chat service. With `create` False, None when the project has no

@@ -83,12 +83,13 @@ class ChatStreamHandler(EventStreamHandler):
             max_tool_calls=request.max_tool_calls,
             heartbeat_interval=app.heartbeat_interval or None,
         )
-        await self.relay(
-            events,
-            session_id=session_id,
-            stream=request.stream,
-            abort=lambda: agent.turns.request_abort(session_id),
-        )
+        with app.project_users.using(project_id, user_id):
+            await self.relay(
+                events,
+                session_id=session_id,
+                stream=request.stream,
+                abort=lambda: agent.turns.request_abort(session_id),
+            )
 
 
 class SessionsHandler(CopilotHandler):

@@ -4,6 +4,11 @@ Opening a project through these routes creates its chat service (seed 000 "When 
 Opens"); closing it closes the service and its database; deleting it deletes the project
 in GNS3, then every chat session and checkpoint of it and its data folder ("When Project
 Deletes").
+
+Who may: anyone may open a project. Closing or deleting one that other users of this
+server are using (a chat turn or tool run in progress) is refused with 409, naming them by
+count. Deleting also needs the caller's copilot mode to be lab_automation_assistant and
+the administrator's `allow_project_delete` (403 saying which is missing).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import TYPE_CHECKING
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import bad_input
+from ..errors import ApiError, bad_input
 from .base import CopilotHandler
 
 if TYPE_CHECKING:
@@ -52,12 +57,14 @@ class ProjectOpenHandler(CopilotHandler):
 
 class ProjectCloseHandler(CopilotHandler):
     """`POST copilot/projects/{project_id}/close`: close it in GNS3 (its nodes stop) and
-    close its chat service (running chats are aborted). 204."""
+    close its chat service (the caller's running chats are aborted). 204; 409 while other
+    users are using it."""
 
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str) -> None:
         project_id = self.project_id_from(project_id)
+        self.refuse_if_others_use(project_id, "close")
         try:
             await self.copilot.gns3_client().close_project(project_id)
         finally:
@@ -71,7 +78,9 @@ class ProjectCloseHandler(CopilotHandler):
 class ProjectHandler(CopilotHandler):
     """`DELETE copilot/projects/{project_id}`: delete it in GNS3, then its chat sessions,
     checkpoints and data folder. 204. (Sessions of every user go: the project is gone.) A
-    project GNS3 no longer knows still has its chat data deleted."""
+    project GNS3 no longer knows still has its chat data deleted. 403 unless the caller is
+    in lab_automation_assistant mode and `allow_project_delete` is on; 409 while other
+    users are using it."""
 
     @tornado.web.authenticated
     @authorized
@@ -80,6 +89,8 @@ class ProjectHandler(CopilotHandler):
         from ...store import database_path
 
         project_id = self.project_id_from(project_id)
+        self._check_delete_allowed()
+        self.refuse_if_others_use(project_id, "delete")
         try:
             await self.copilot.gns3_client().delete_project(project_id)
         except GNS3NotFound:
@@ -97,6 +108,28 @@ class ProjectHandler(CopilotHandler):
         shutil.rmtree(database_path(self.copilot.data_dir, project_id).parent, ignore_errors=True)
         self.set_status(204)
         self.finish()
+
+    def _check_delete_allowed(self) -> None:
+        """403 naming what is missing: the admin setting, the caller's mode, or both."""
+        from ...llm_config import effective_config
+        from ...tools.modes import LAB_AUTOMATION
+
+        app = self.copilot
+        mode = effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).copilot_mode
+        missing = []
+        if not app.allow_project_delete:
+            missing.append(
+                "the administrator has not allowed it (c.GNS3Copilot.allow_project_delete)"
+            )
+        if mode != LAB_AUTOMATION:
+            missing.append(f"it needs the {LAB_AUTOMATION} copilot mode (yours is {mode})")
+        if missing:
+            raise ApiError(
+                403,
+                f"Deleting a GNS3 project is not allowed: {'; and '.join(missing)}.",
+                type="ProjectDeleteForbidden",
+                setting=None if app.allow_project_delete else "allow_project_delete",
+            )
 
 
 class TopologyHandler(CopilotHandler):

@@ -12,7 +12,9 @@ class StatusHandler(CopilotHandler):
     """`GET copilot/status`: versions, GNS3 reachability, the caller's model, data directory.
 
     The first thing to check when something does not work. Never returns a secret: the
-    model part says whether a key is set, not which.
+    model part says whether a key is set, not which. While the configuration is invalid it
+    answers the 503 of every route (`CopilotHandler.prepare`): the error names the setting,
+    and no report is made from a configuration that is not the administrator's.
     """
 
     @tornado.web.authenticated

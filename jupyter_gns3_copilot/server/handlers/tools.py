@@ -90,6 +90,9 @@ class ToolRunHandler(EventStreamHandler):
                 abort=abort,
                 heartbeat_interval=app.heartbeat_interval or None,
             )
-            await self.relay(events, session_id=session_id, stream=request.stream, abort=abort.set)
+            with app.project_users.using(project_id, user_id):
+                await self.relay(
+                    events, session_id=session_id, stream=request.stream, abort=abort.set
+                )
         finally:
             runs.end(session_id, abort)

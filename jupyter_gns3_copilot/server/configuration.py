@@ -1,0 +1,115 @@
+"""Fail closed on a bad configuration: what is wrong with the extension's settings.
+
+jupyter_server links an extension by loading its configuration into the app's traits; a
+value that fails validation (`--GNS3Copilot.allowed_modes=["teaching_assistant"]`, a
+spelling traitlets rejects) raises there, and jupyter_server only logs it and goes on:
+the handlers are still registered, by then with whatever traits were set before the bad
+one and defaults for the rest (no mode restriction, an empty GNS3 URL...). So the app
+records a `ConfigProblem` instead (the link error, or the first value checked here that
+breaks its rule), and every copilot route answers 503 naming the setting and the reason
+until the administrator fixes it and restarts the server. Nothing is read or written
+while the copilot is closed.
+
+Values checked at load, whatever their source (configuration file, command line or
+environment): `data_dir` (absolute, never empty: an empty one would put the key file and
+users' settings into the notebook root), `llm_base_url` and `allowed_base_urls` (http(s)
+URLs), `allowed_modes` (known modes, at least one). An unknown option is not a problem:
+traitlets warns about it, as everywhere in Jupyter.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ApiError
+
+_TRAIT_NAME = re.compile(r"The '(\w+)' trait")
+UNNAMED = "configuration"
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One invalid setting: its trait name and what is wrong with it."""
+
+    setting: str
+    """A trait name, or "configuration" when the error names none."""
+    reason: str
+
+    def api_error(self) -> ApiError:
+        """The 503 every copilot route answers while the problem stands."""
+        where = "" if self.setting == UNNAMED else f"c.GNS3Copilot.{self.setting}: "
+        return ApiError(
+            503,
+            f"The GNS3 Copilot is closed because its configuration is invalid: "
+            f"{where}{self.reason}. The administrator must fix it and restart the Jupyter "
+            "server.",
+            type="ConfigurationError",
+            setting=self.setting,
+            rule=self.reason,
+        )
+
+
+def problem_from_link_error(exc: BaseException) -> ConfigProblem:
+    """The problem behind an exception raised while jupyter_server linked the extension."""
+    match = _TRAIT_NAME.search(str(exc))
+    setting = match.group(1) if match else UNNAMED
+    return ConfigProblem(setting, str(exc).rstrip(".") or type(exc).__name__)
+
+
+def env_list(name: str) -> list[str]:
+    """The comma-separated, non-empty items of environment variable `name`."""
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+def _data_dir(value: str) -> None:
+    if not value.strip():
+        raise ValueError("must not be empty (the copilot writes users' settings there)")
+    if not Path(value).expanduser().is_absolute():
+        raise ValueError(f"must be an absolute path, got {value!r}")
+
+
+def _http_url(value: str) -> None:
+    if not value.strip().startswith(("http://", "https://")):
+        raise ValueError(f"{value!r} must start with http:// or https://")
+
+
+def _http_urls(values: Iterable[str]) -> None:
+    for value in values:
+        _http_url(value)
+
+
+def _modes(known: tuple[str, ...]) -> Callable[[Iterable[str]], None]:
+    def check(values: Iterable[str]) -> None:
+        values = list(values)
+        if not values:
+            raise ValueError("must name at least one mode")
+        unknown = [mode for mode in values if mode not in known]
+        if unknown:
+            raise ValueError(
+                f"unknown mode {unknown[0]!r}; known modes: {', '.join(known)} (command "
+                "line: --GNS3Copilot.allowed_modes=teaching_assistant, repeated for more; "
+                "environment: GNS3_COPILOT_ALLOWED_MODES=mode,mode)"
+            )
+
+    return check
+
+
+def find_problem(app: Any, modes: tuple[str, ...]) -> ConfigProblem | None:
+    """The first setting of `app` (a `GNS3Copilot`) that breaks its rule, or None."""
+    checks: dict[str, Callable[[Any], None]] = {
+        "data_dir": _data_dir,
+        "llm_base_url": _http_url,
+        "allowed_base_urls": _http_urls,
+        "allowed_modes": _modes(modes),
+    }
+    for setting, check in checks.items():
+        try:
+            check(getattr(app, setting))
+        except ValueError as exc:
+            return ConfigProblem(setting, str(exc))
+    return None
