@@ -4,6 +4,8 @@
 two callers never interleave on one device (one `asyncio.Lock` per `host:port`), keeps
 sessions open for reuse (reconnecting transparently when a cached one has died), runs
 command lists on many devices concurrently, and waits for a started node's prompt.
+A command that runs too long or is aborted is interrupted by its session, which waits for
+the prompt before the lock is released, so the next caller finds the console usable.
 A pool belongs to the event loop it is first used on.
 """
 
@@ -22,7 +24,7 @@ from .errors import (
     ConsoleTimeoutError,
 )
 from .models import CommandResult, ConsoleTarget, DeviceResult
-from .session import ConsoleSession
+from .session import ConsoleSession, OutputCallback
 
 DEFAULT_CONCURRENCY = 32
 """Devices worked on at once by `run_many`: far above a classroom lab's size, low enough
@@ -39,6 +41,10 @@ ProgressCallback = Callable[[float, str], None]
 
 Job = tuple[ConsoleTarget, Sequence[str]]
 """One device and the commands to run on it, in order."""
+
+CommandOutputCallback = Callable[[ConsoleTarget, str, str], None]
+"""`on_output(target, command, output_so_far)` while a command's output arrives (at most
+once per `session.OUTPUT_INTERVAL` per command)."""
 
 _T = TypeVar("_T")
 
@@ -108,13 +114,16 @@ class ConsolePool:
         per_command_timeout: float = 30.0,
         abort_event: asyncio.Event | None = None,
         confirm: bool = True,
+        on_output: CommandOutputCallback | None = None,
     ) -> DeviceResult:
         """Run `commands` in order on one device and report them as a `DeviceResult`.
 
         Never raises a `ConsoleError`: connection problems make the result `failed`.
         Commands the device rejects are reported and the next ones still run; after a
-        timeout, a lost connection or an abort, the remaining commands are not sent (the
-        device may still be busy) and are listed as not run.
+        timeout, a lost connection or an abort, the remaining commands are not sent and
+        are listed as not run. A command overdue or aborted is interrupted first (see
+        `ConsoleSession.send`); its error says whether the console is back at its prompt.
+        `on_output` receives each command's output while it arrives.
         """
         commands = list(commands)
         results: list[CommandResult] = []
@@ -123,13 +132,26 @@ class ConsolePool:
             async with self.session(target, abort_event=abort_event) as console:
                 for command in commands:
                     before = asyncio.get_running_loop().time()
+                    report = _command_reporter(on_output, target, command)
                     try:
                         result = await abortable(
-                            console.send(command, timeout=per_command_timeout, confirm=confirm),
+                            console.send(
+                                command,
+                                timeout=per_command_timeout,
+                                confirm=confirm,
+                                on_output=report,
+                            ),
                             abort_event,
                         )
                     except ConsoleError as exc:
                         stop_reason = str(exc)
+                        if isinstance(exc, ConsoleAborted):
+                            stop_reason += (
+                                " The command was interrupted and the console is back at its "
+                                "prompt."
+                                if console.is_open
+                                else f" The command was interrupted; {console.unresponsive()}."
+                            )
                         results.append(
                             CommandResult(
                                 command=command,
@@ -154,12 +176,14 @@ class ConsolePool:
         per_command_timeout: float = 30.0,
         abort_event: asyncio.Event | None = None,
         confirm: bool = True,
+        on_output: CommandOutputCallback | None = None,
     ) -> list[DeviceResult]:
         """Run each device's command list concurrently; results come in input order.
 
         At most `concurrency` devices are worked on at once; jobs for the same console
-        take turns on its lock. Setting `abort_event` stops every wait promptly: devices
-        not finished report `failed`/`partial_success` with an "aborted" error.
+        take turns on its lock. Setting `abort_event` stops every wait promptly (running
+        commands are interrupted first): devices not finished report
+        `failed`/`partial_success` with an "aborted" error. `on_output` as in `run`.
         """
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}.")
@@ -174,6 +198,7 @@ class ConsolePool:
                         per_command_timeout=per_command_timeout,
                         abort_event=abort_event,
                         confirm=confirm,
+                        on_output=on_output,
                     )
             except ConsoleAborted as exc:
                 return device_result(target, list(commands), [], str(exc))
@@ -322,7 +347,9 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
     """Await `awaitable`, or cancel it and raise `ConsoleAborted` once `abort_event` is set.
 
     A result that is already there wins over a simultaneous abort, so an acquired lock is
-    never lost.
+    never lost. The cancelled work is awaited before returning, also when the caller itself
+    is cancelled: a console command gets to interrupt itself and see its prompt (bounded by
+    the session's `interrupt_timeout`) while the caller still holds the console's lock.
     """
     if abort_event is None:
         return await awaitable
@@ -334,11 +361,20 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
         aborted.cancel()
         if not task.done():
             task.cancel()
-    if task.done() and not task.cancelled():
+            await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved here when the caller's cancellation wins
+    if not task.cancelled():
         return task.result()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
     raise ConsoleAborted("Stopped: the request was aborted.")
+
+
+def _command_reporter(
+    on_output: CommandOutputCallback | None, target: ConsoleTarget, command: str
+) -> OutputCallback | None:
+    if on_output is None:
+        return None
+    return lambda output: on_output(target, command, output)
 
 
 def device_result(
