@@ -31,12 +31,13 @@ from .models import (
     DeviceResult,
 )
 from .pool import DEFAULT_CONCURRENCY, ConsolePool, Job, ProgressCallback, run_many, wait_ready
-from .session import ConsoleSession
+from .session import MAX_COMMAND_CHARS, ConsoleSession
 from .text import clean_terminal_text
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DIALECTS",
+    "MAX_COMMAND_CHARS",
     "BlockedCommand",
     "CommandResult",
     "ConsoleAborted",

@@ -24,7 +24,7 @@ from .errors import (
     ConsoleTimeoutError,
 )
 from .models import CommandResult, ConsoleTarget, DeviceResult
-from .session import ConsoleSession, OutputCallback
+from .session import ConsoleSession
 
 DEFAULT_CONCURRENCY = 32
 """Devices worked on at once by `run_many`: far above a classroom lab's size, low enough
@@ -132,7 +132,7 @@ class ConsolePool:
             async with self.session(target, abort_event=abort_event) as console:
                 for command in commands:
                     before = asyncio.get_running_loop().time()
-                    report = _command_reporter(on_output, target, command)
+                    report = _OutputSoFar(on_output, target, command)
                     try:
                         result = await abortable(
                             console.send(
@@ -156,7 +156,7 @@ class ConsolePool:
                             CommandResult(
                                 command=command,
                                 prompt=console.prompt,
-                                output=getattr(exc, "partial_output", ""),
+                                output=getattr(exc, "partial_output", "") or report.output,
                                 ok=False,
                                 error=stop_reason,
                                 elapsed=asyncio.get_running_loop().time() - before,
@@ -369,12 +369,21 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
     raise ConsoleAborted("Stopped: the request was aborted.")
 
 
-def _command_reporter(
-    on_output: CommandOutputCallback | None, target: ConsoleTarget, command: str
-) -> OutputCallback | None:
-    if on_output is None:
-        return None
-    return lambda output: on_output(target, command, output)
+class _OutputSoFar:
+    """`on_output` of one command: remembers the output (an aborted command's partial
+    output) and passes it on to the pool caller's callback, if any."""
+
+    def __init__(
+        self, on_output: CommandOutputCallback | None, target: ConsoleTarget, command: str
+    ) -> None:
+        self.output = ""
+        self._forward = on_output
+        self._target, self._command = target, command
+
+    def __call__(self, output: str) -> None:
+        self.output = output
+        if self._forward is not None:
+            self._forward(self._target, self._command, output)
 
 
 def device_result(

@@ -1,0 +1,190 @@
+"""Reliability: a console is never left wedged (issue 8 §1), on REAL VPCS consoles.
+
+Two VPCS linked back to back in the local GNS3 lab (`gns3_project`), so a ping to the
+neighbour answers every second for as long as it runs. Each test starts a ping that would
+run for a day through `run_show_commands`, ends it early the way a turn can (its command
+deadline, the abort event, a cancelled task), and proves the console answers the next
+command at once, from the same pool and from a second pool (another user's turn).
+Every console byte goes through GNS3's telnet proxy to the real VPCS program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+ENDLESS_PING = "ping 10.0.0.2 -c 99999"
+
+
+def client_for(project: Any) -> GNS3Client:
+    return GNS3Client(
+        project.url, username=project.username, password=project.password, token=project.token
+    )
+
+
+def show_ip(device: str = "PC1") -> dict[str, Any]:
+    return {"devices": [{"device": device, "commands": ["show ip"]}]}
+
+
+def endless_ping() -> dict[str, Any]:
+    return {"devices": [{"device": "PC1", "commands": [ENDLESS_PING]}]}
+
+
+@contextlib.asynccontextmanager
+async def two_pcs(project: Any) -> AsyncIterator[ToolContext]:
+    """PC1 (10.0.0.1) and PC2 (10.0.0.2) linked, started and addressed; a lab-mode context."""
+    async with client_for(project) as gns3, ConsolePool() as pool:
+        ctx = ToolContext(
+            gns3=gns3, project_id=project.project_id, consoles=pool, mode=LAB_AUTOMATION
+        )
+        for index, name in enumerate(("PC1", "PC2")):
+            await gns3.create_node_from_template(project.project_id, "VPCS", name, x=index * 150)
+        await gns3.create_link(project.project_id, "PC1", "e0", "PC2", "e0")
+        started = await execute_tool(ctx, "start_nodes", {"nodes": ["PC1", "PC2"]})
+        assert started.ok, started.result
+        addressed = await execute_tool(
+            ctx,
+            "run_vpcs_commands",
+            {
+                "devices": [
+                    {"device": "PC1", "commands": ["ip 10.0.0.1/24"]},
+                    {"device": "PC2", "commands": ["ip 10.0.0.2/24"]},
+                ]
+            },
+        )
+        assert addressed.ok, addressed.result
+        yield ctx
+
+
+async def assert_usable_by_anyone(ctx: ToolContext) -> float:
+    """`show ip` on PC1 succeeds from the same pool and from a fresh one (another user);
+    returns the seconds the first of them took."""
+    before = time.monotonic()
+    same = await execute_tool(ctx, "run_show_commands", show_ip())
+    took = time.monotonic() - before
+    [entry] = same.result
+    assert entry["status"] == "success", entry
+    assert "IP/MASK     : 10.0.0.1/24" in entry["output"]
+    async with ConsolePool() as other_pool:
+        other = ToolContext(
+            gns3=ctx.gns3, project_id=ctx.project_id, consoles=other_pool, mode=TEACHING
+        )
+        [entry] = (await execute_tool(other, "run_show_commands", show_ip())).result
+    assert entry["status"] == "success", entry
+    return took
+
+
+async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
+    gns3_project: Any,
+) -> None:
+    """Given a ping of 99999 probes and a 3 s command timeout (lab mode, no cap); when the
+    deadline passes, then the result says it was interrupted with Ctrl-C and the console
+    is back, with the replies so far; `show ip` then works at once, for anyone."""
+    async with two_pcs(gns3_project) as lab:
+        lab.command_timeout = 3
+        before = time.monotonic()
+        outcome = await execute_tool(lab, "run_show_commands", endless_ping())
+        interrupted_after = time.monotonic() - before - lab.command_timeout
+        [entry] = outcome.result
+        assert entry["status"] == "failed"
+        assert entry["error"] == (
+            f"{ENDLESS_PING}: PC1: no prompt within 3 s after '{ENDLESS_PING}'; interrupted it "
+            "(Ctrl-C), and the console is back at its prompt."
+        )
+        assert "10.0.0.2 icmp_seq=1 ttl=64" in entry["output"]
+        lab.command_timeout = 30
+        took = await assert_usable_by_anyone(lab)
+        print(f"\nfrom deadline to prompt: {interrupted_after:.3f} s; next show ip: {took:.3f} s")
+
+
+async def test_an_aborted_ping_is_interrupted_before_the_tool_returns(gns3_project: Any) -> None:
+    """Given a long ping streaming its replies; when the turn's abort event is set, then
+    the tool returns aborted, saying the command was interrupted and the console is back;
+    `show ip` then works at once, for anyone."""
+    async with two_pcs(gns3_project) as lab:
+        lab.abort = asyncio.Event()
+        replies = asyncio.Event()
+
+        def progress(event: dict[str, Any]) -> None:
+            if "icmp_seq=2" in event["message"]:
+                replies.set()
+
+        lab.progress = progress
+        pinging = asyncio.ensure_future(execute_tool(lab, "run_show_commands", endless_ping()))
+        await replies.wait()
+        lab.abort.set()
+        [entry] = (await pinging).result
+        assert entry["status"] == "failed"
+        assert entry["error"] == (
+            f"{ENDLESS_PING}: Stopped: the request was aborted. The command was interrupted "
+            "and the console is back at its prompt."
+        )
+        assert "icmp_seq=2 " in entry["output"]
+        lab.abort = None
+        await assert_usable_by_anyone(lab)
+
+
+async def test_a_turn_cancelled_mid_command_leaves_the_console_usable(gns3_project: Any) -> None:
+    """Given a long ping streaming its replies; when the task running the tool is
+    cancelled (a turn torn down, no abort event), then the cancellation ends only after
+    the ping was interrupted, and `show ip` works at once, for anyone."""
+    async with two_pcs(gns3_project) as lab:
+        replies = asyncio.Event()
+        lab.progress = lambda event: replies.set() if "icmp_seq=2" in event["message"] else None
+        pinging = asyncio.ensure_future(execute_tool(lab, "run_show_commands", endless_ping()))
+        await replies.wait()
+        pinging.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pinging
+        await assert_usable_by_anyone(lab)
+
+
+async def test_teaching_mode_caps_an_endless_ping_and_streams_its_replies(
+    gns3_project: Any,
+) -> None:
+    """Given teaching mode; when a ping of 99999 probes is asked for, then it is sent as
+    `-c 10` and the result says so, and progress events carry the growing output while
+    the replies arrive, before the tool ends."""
+    async with two_pcs(gns3_project) as lab:
+        lab.mode = TEACHING
+        events: list[tuple[float, dict[str, Any]]] = []
+        lab.progress = lambda event: events.append((time.monotonic(), event))
+        outcome = await execute_tool(lab, "run_show_commands", endless_ping())
+        [entry] = outcome.result
+        assert entry["status"] == "success", entry
+        assert entry["capped_commands"] == [
+            {
+                "command": ENDLESS_PING,
+                "sent": "ping 10.0.0.2 -c 10",
+                "reason": "capped to `-c 10` in teaching mode (at most 10 probes)",
+            }
+        ]
+        assert entry["capped_info"] == (
+            f"`{ENDLESS_PING}` was sent as `ping 10.0.0.2 -c 10`: capped to `-c 10` in "
+            "teaching mode (at most 10 probes)"
+        )
+        assert entry["commands"] == [ENDLESS_PING]
+        assert entry["output"].startswith("PC1> ping 10.0.0.2 -c 10\n")
+        assert "icmp_seq=10 " in entry["output"] and "icmp_seq=11 " not in entry["output"]
+
+        streamed = [event for _, event in events if event["message"] != "PC1: success"]
+        assert len(streamed) >= 2
+        assert all(e["node"] == "PC1" and e["tool"] == "run_show_commands" for e in streamed)
+        assert all(e["message"].startswith("PC1> ping 10.0.0.2 -c 10\n") for e in streamed)
+        lengths = [len(e["message"]) for e in streamed]
+        assert lengths == sorted(lengths) and lengths[0] < lengths[-1]
+        assert "icmp_seq=1 " in streamed[0]["message"]
+        span = events[-1][0] - events[0][0]
+        rate = len(streamed) / span if span else float("inf")
+        print(f"\n{len(streamed)} progress events over {span:.1f} s ({rate:.2f}/s)")
