@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import telnetlib3
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -188,3 +189,30 @@ async def test_teaching_mode_caps_an_endless_ping_and_streams_its_replies(
         span = events[-1][0] - events[0][0]
         rate = len(streamed) / span if span else float("inf")
         print(f"\n{len(streamed)} progress events over {span:.1f} s ({rate:.2f}/s)")
+
+
+async def test_a_ping_someone_left_running_is_interrupted_by_the_next_user(
+    gns3_project: Any,
+) -> None:
+    """Given a ping of 99999 probes typed into PC1's console by someone else (a raw telnet
+    client, as GNS3's console window is) and left running after they disconnect; when
+    another user runs `show ip`, then waking the console interrupts the ping and the
+    command succeeds."""
+    async with two_pcs(gns3_project) as lab:
+        pc1 = await lab.gns3.find_node(lab.project_id, "PC1")
+        target = lab.console_target_for(pc1)
+        reader, writer = await telnetlib3.open_connection(
+            target.host, target.port, encoding="utf-8", force_binary=True, connect_maxwait=1.0
+        )
+        writer.write(ENDLESS_PING + "\n")
+        seen = ""
+        while "icmp_seq=2 " not in seen:
+            seen += await asyncio.wait_for(reader.read(4096), 10)
+        writer.close()
+        async with ConsolePool() as other_pool:
+            other = ToolContext(
+                gns3=lab.gns3, project_id=lab.project_id, consoles=other_pool, mode=TEACHING
+            )
+            [entry] = (await execute_tool(other, "run_show_commands", show_ip())).result
+        assert entry["status"] == "success", entry
+        assert "IP/MASK     : 10.0.0.1/24" in entry["output"]

@@ -87,16 +87,19 @@ class ConsolePool:
         *,
         abort_event: asyncio.Event | None = None,
         timeout: float | None = None,
+        interrupt_busy: bool = True,
     ) -> AsyncIterator[ConsoleSession]:
         """Hold `target`'s console lock and yield an open session at its prompt.
 
         A kept session idle for a while is checked with an Enter first, and brought out of
-        configuration mode; a dead one is replaced by a new connection. `timeout` bounds
+        configuration mode; a dead one is replaced by a new connection. A console busy
+        with a command someone left running is interrupted while waking, unless
+        `interrupt_busy` is false (see `ConsoleSession.wake`). `timeout` bounds
         connecting and waking (default: the pool's timeouts). Raises the `ConsoleError` of a failed
         connection or login, or `ConsoleAborted` when `abort_event` is set meanwhile.
         """
         async with _locked(self.lock(target), abort_event):
-            session = await self._checkout(target, abort_event, timeout)
+            session = await self._checkout(target, abort_event, timeout, interrupt_busy)
             try:
                 yield session
             finally:
@@ -231,7 +234,9 @@ class ConsolePool:
         while True:
             attempt = max(0.05, min(deadline - loop.time(), _READY_ATTEMPT))
             try:
-                async with self.session(target, abort_event=abort_event, timeout=attempt):
+                async with self.session(
+                    target, abort_event=abort_event, timeout=attempt, interrupt_busy=False
+                ):
                     pass
             except (ConsoleConnectError, ConsoleClosedError, ConsoleTimeoutError) as exc:
                 problem = str(exc)
@@ -263,13 +268,17 @@ class ConsolePool:
         target: ConsoleTarget,
         abort_event: asyncio.Event | None,
         timeout: float | None,
+        interrupt_busy: bool,
     ) -> ConsoleSession:
         prompt_timeout = min(timeout or self.prompt_timeout, self.prompt_timeout)
         kept = self._sessions.pop(target.key, None)
         if kept is not None and kept.is_open and kept.target == target:
             try:
                 if asyncio.get_running_loop().time() - kept.last_used > _TRUST_RECENT:
-                    await abortable(kept.wake(timeout=prompt_timeout), abort_event)
+                    await abortable(
+                        kept.wake(timeout=prompt_timeout, interrupt_busy=interrupt_busy),
+                        abort_event,
+                    )
                 await abortable(kept.exit_config(timeout=prompt_timeout), abort_event)
                 return kept
             except ConsoleAborted:
@@ -283,7 +292,7 @@ class ConsolePool:
             connect_timeout=min(timeout or self.connect_timeout, self.connect_timeout),
             prompt_timeout=prompt_timeout,
         )
-        await abortable(fresh.open(), abort_event)
+        await abortable(fresh.open(interrupt_busy=interrupt_busy), abort_event)
         return fresh
 
 

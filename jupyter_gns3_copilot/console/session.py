@@ -47,6 +47,8 @@ OutputCallback = Callable[[str], None]
 _READ_SIZE = 65536
 _WAKE_REPEAT = 1.0
 """Seconds of silence after which waking presses Enter again (a booting device)."""
+_BUSY_AFTER = 2.0
+"""Seconds of output without a prompt after which waking may interrupt a running command."""
 _LOST_LINE_WAIT = 0.5
 """Silence at a prompt, without the command's echo, after which the line counts as lost."""
 _ECHO_TAIL = 30
@@ -103,20 +105,22 @@ class ConsoleSession:
             and not reader.at_eof()
         )
 
-    async def open(self, *, prompt_timeout: float | None = None) -> None:
+    async def open(
+        self, *, prompt_timeout: float | None = None, interrupt_busy: bool = False
+    ) -> None:
         """Connect, wake the prompt (logging in if asked), raise privilege, run setup.
 
         Bounded by `connect_timeout` for the connection and `prompt_timeout` (default:
-        the session's) for each later step. Raises `ConsoleConnectError`,
-        `ConsoleTimeoutError`, `ConsoleClosedError` or `ConsoleAuthError`; the session is
-        closed again when opening fails.
+        the session's) for each later step; `interrupt_busy` as in `wake`. Raises
+        `ConsoleConnectError`, `ConsoleTimeoutError`, `ConsoleClosedError` or
+        `ConsoleAuthError`; the session is closed again when opening fails.
         """
         if self.is_open:
             return
         timeout = prompt_timeout or self.prompt_timeout
         await self._connect()
         try:
-            await self.wake(timeout=timeout)
+            await self.wake(timeout=timeout, interrupt_busy=interrupt_busy)
             await self.enable(timeout=timeout)
             for command in self.dialect.setup_commands:
                 await self.send(command, timeout=timeout)
@@ -132,16 +136,20 @@ class ConsoleSession:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
 
-    async def wake(self, *, timeout: float | None = None) -> str:
+    async def wake(self, *, timeout: float | None = None, interrupt_busy: bool = False) -> str:
         """Press Enter until the prompt shows, and return it.
 
         A reconnected console prints nothing until Enter is pressed, and a booting device
         may ignore the first Enters, so Enter is pressed again after each second of
         silence. Login prompts are answered from the target's credentials, a pager is
-        advanced, and a question showing up (e.g. `[confirm]`) is declined.
+        advanced, and a question showing up (e.g. `[confirm]`) is declined. With
+        `interrupt_busy`, a console that prints but shows no prompt for `_BUSY_AFTER`
+        seconds (a command someone left running, e.g. a ping typed in GNS3's own console
+        window) gets the dialect's interrupt keys once; not meant for a booting device.
         """
         dialect = self.dialect
         deadline = self._deadline(timeout or self.prompt_timeout)
+        busy_at: float | None = self._now() + _BUSY_AFTER if interrupt_busy else None
         screen = TerminalText()
         answered_login = False
         at_prompt: re.Match[str] | None = None
@@ -151,6 +159,14 @@ class ConsoleSession:
             while True:
                 if at_prompt is not None:
                     quiet_until = self._now() + dialect.wake_settle
+                elif (
+                    busy_at is not None
+                    and self._now() >= busy_at
+                    and screen.text.strip()
+                    and not answered_login
+                ):
+                    self._write("".join(dialect.interrupt))
+                    busy_at = None
                 chunk = await self._read(min(deadline, quiet_until))
                 if chunk is None:
                     if at_prompt is not None:
