@@ -5,7 +5,9 @@ neighbour answers every second for as long as it runs. Each test starts a ping t
 run for a day through `run_show_commands`, ends it early the way a turn can (its command
 deadline, the abort event, a cancelled task), and proves the console answers the next
 command at once, from the same pool and from a second pool (another user's turn).
-Every console byte goes through GNS3's telnet proxy to the real VPCS program.
+Every console byte goes through GNS3's telnet proxy to the real VPCS program. The
+first test needs no lab: the direct tool route refuses an oversized command before any
+console is involved (GNS3 is configured at a closed port).
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import telnetlib3
+from test_server_support import call, server_config
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
-
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 ENDLESS_PING = "ping 10.0.0.2 -c 99999"
 
@@ -86,6 +88,27 @@ async def assert_usable_by_anyone(ctx: ToolContext) -> float:
     return took
 
 
+@pytest.fixture
+def jp_server_config(tmp_path: Path) -> dict[str, Any]:
+    return server_config(tmp_path / "copilot-data")
+
+
+async def test_the_tool_route_refuses_an_oversized_command_naming_the_limit(jp_fetch) -> None:
+    reply = await call(
+        jp_fetch,
+        *("copilot", "projects", "0b7e7a53-5c3e-4b8e-9a53-1a2b3c4d5e6f", "tools"),
+        "run_show_commands",
+        method="POST",
+        body={"arguments": {"devices": [{"device": "PC1", "commands": ["x" * 100_000]}]}},
+    )
+    assert reply.code == 400, reply.body
+    assert reply.error["field"] == "arguments.devices.0.commands"
+    assert "a console command may have at most 512" in reply.error["message"]
+    assert "100000 characters" in reply.error["message"]
+
+
+@pytest.mark.lab
+@pytest.mark.slow
 async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
     gns3_project: Any,
 ) -> None:
@@ -109,6 +132,8 @@ async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
         print(f"\nfrom deadline to prompt: {interrupted_after:.3f} s; next show ip: {took:.3f} s")
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 async def test_an_aborted_ping_is_interrupted_before_the_tool_returns(gns3_project: Any) -> None:
     """Given a long ping streaming its replies; when the turn's abort event is set, then
     the tool returns aborted, saying the command was interrupted and the console is back;
@@ -136,6 +161,8 @@ async def test_an_aborted_ping_is_interrupted_before_the_tool_returns(gns3_proje
         await assert_usable_by_anyone(lab)
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 async def test_a_turn_cancelled_mid_command_leaves_the_console_usable(gns3_project: Any) -> None:
     """Given a long ping streaming its replies; when the task running the tool is
     cancelled (a turn torn down, no abort event), then the cancellation ends only after
@@ -151,6 +178,8 @@ async def test_a_turn_cancelled_mid_command_leaves_the_console_usable(gns3_proje
         await assert_usable_by_anyone(lab)
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 async def test_teaching_mode_caps_an_endless_ping_and_streams_its_replies(
     gns3_project: Any,
 ) -> None:
@@ -191,6 +220,8 @@ async def test_teaching_mode_caps_an_endless_ping_and_streams_its_replies(
         print(f"\n{len(streamed)} progress events over {span:.1f} s ({rate:.2f}/s)")
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 async def test_a_ping_someone_left_running_is_interrupted_by_the_next_user(
     gns3_project: Any,
 ) -> None:
