@@ -11,8 +11,10 @@ dialect against a real /bin/sh on a pseudo-terminal behind a telnetlib3 server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+from collections.abc import AsyncIterator
 
 import pytest
 import telnetlib3
@@ -424,7 +426,9 @@ async def shell_on_a_pty(
         await shell.wait()
 
 
-async def test_linux_dialect_on_a_real_shell() -> None:
+@contextlib.asynccontextmanager
+async def linux_shell() -> AsyncIterator[ConsoleTarget]:
+    """A telnet server on 127.0.0.1 giving each connection a real shell; its target."""
     shells: list[asyncio.Future[None]] = []
 
     async def shell(
@@ -443,14 +447,18 @@ async def test_linux_dialect_on_a_real_shell() -> None:
     )
     try:
         port = server.sockets[0].getsockname()[1]
-        target = ConsoleTarget(name="host1", host="127.0.0.1", port=port, dialect="linux")
-        [result] = await run_many(
-            [(target, ["echo hello", r"printf '\033[31mred\033[0m\n'", "no-such-command"])]
-        )
+        yield ConsoleTarget(name="host1", host="127.0.0.1", port=port, dialect="linux")
     finally:
         server.close()
         await server.wait_closed()
         await asyncio.wait_for(asyncio.gather(*shells), 10)
+
+
+async def test_linux_dialect_on_a_real_shell() -> None:
+    async with linux_shell() as target:
+        [result] = await run_many(
+            [(target, ["echo hello", r"printf '\033[31mred\033[0m\n'", "no-such-command"])]
+        )
     assert result.status == "partial_success"
     assert result.output.split("\n\n")[:2] == [
         "$ echo hello\nhello",
@@ -458,6 +466,18 @@ async def test_linux_dialect_on_a_real_shell() -> None:
     ]
     assert (result.error or "").startswith("no-such-command: /bin/sh: ")
     assert (result.error or "").endswith("no-such-command: not found")
+
+
+async def test_an_overdue_shell_command_is_stopped_with_ctrl_c() -> None:
+    async with linux_shell() as target, ConsolePool() as pool:
+        [late] = await pool.run_many([(target, ["sleep 600"])], per_command_timeout=0.5)
+        after = await pool.run(target, ["echo $((6 * 7))"])
+    assert late.status == "failed"
+    assert late.error == (
+        "sleep 600: host1: no prompt within 0.5 s after 'sleep 600'; interrupted it (Ctrl-C), "
+        "and the console is back at its prompt."
+    )
+    assert after.status == "success" and after.output == "$ echo $((6 * 7))\n42"
 
 
 # -- no device needed ---------------------------------------------------------------------
