@@ -632,9 +632,11 @@ async def test_abort_stops_configuration_in_the_middle_of_a_slow_command() -> No
             [entry] = (await configuring).result
             assert entry["status"] == "partial_success"
             assert entry["error"] == (
-                "hostname SLOW: Stopped: the request was aborted.\nnot run after that: hostname R9"
+                "hostname SLOW: Stopped: the request was aborted. The command was interrupted "
+                "and the console is back at its prompt.\nnot run after that: hostname R9"
             )
             assert "hostname R9" not in router.commands
+            assert router.interrupts == ["\x1e"]
 
             abort.clear()
             again = await call(

@@ -149,12 +149,7 @@ class ConsolePool:
                     except ConsoleError as exc:
                         stop_reason = str(exc)
                         if isinstance(exc, ConsoleAborted):
-                            stop_reason += (
-                                " The command was interrupted and the console is back at its "
-                                "prompt."
-                                if console.is_open
-                                else f" The command was interrupted; {console.unresponsive()}."
-                            )
+                            stop_reason += " " + console.interrupted_state()
                         results.append(
                             CommandResult(
                                 command=command,

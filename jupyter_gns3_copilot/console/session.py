@@ -491,6 +491,12 @@ class ConsoleSession:
         names = {"\x03": "Ctrl-C", "\x1e": "Ctrl-Shift-6"}
         return " then ".join(names.get(key, repr(key)) for key in self.dialect.interrupt)
 
+    def interrupted_state(self) -> str:
+        """A sentence on the console after a command was interrupted (e.g. on an abort)."""
+        if self.is_open:
+            return "The command was interrupted and the console is back at its prompt."
+        return f"The command was interrupted; {self.unresponsive()}."
+
     def unresponsive(self) -> str:
         """What to say when a device did not come back to its prompt after an interrupt."""
         return (

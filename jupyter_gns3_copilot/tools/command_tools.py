@@ -320,6 +320,8 @@ async def _configure(ctx: ToolContext, plan: _Plan, running: CommandOutputCallba
                         results.append(await ctx.until_aborted(sent))
                 except (ConsoleError, ToolAborted) as exc:
                     stop_reason = str(exc)
+                    if isinstance(exc, ToolAborted) and action is None:
+                        stop_reason += " " + console.interrupted_state()
                     output = getattr(exc, "partial_output", "")
                     results.append(
                         CommandResult(
