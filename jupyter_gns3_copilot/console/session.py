@@ -443,10 +443,10 @@ class ConsoleSession:
                     answered_at = len(text)
         except _Overdue as overdue:
             where = f"{self.target.name}: no prompt within {timeout:g} s after {command!r}"
-            if await self._interrupt(screen, max((echo_end or 0) - 1, 0)):
+            keys = await self._interrupt(screen, max((echo_end or 0) - 1, 0))
+            if keys is not None:
                 outcome = (
-                    f"; interrupted it ({self._interrupt_names()}), and the console is back "
-                    "at its prompt"
+                    f"; interrupted it ({_key_names(keys)}), and the console is back at its prompt"
                 )
             else:
                 outcome = f"; {self.unresponsive()}"
@@ -458,8 +458,8 @@ class ConsoleSession:
             self._abandon()
             raise
 
-    async def _interrupt(self, screen: TerminalText, search_from: int) -> bool:
-        """Stop the running command and wait for the prompt; whether it came back.
+    async def _interrupt(self, screen: TerminalText, search_from: int) -> tuple[str, ...] | None:
+        """Stop the running command and wait for the prompt; the keys it took, or None.
 
         Types the dialect's interrupt keys one after the other, each followed by a wait
         for the prompt (together at most `interrupt_timeout` seconds). Without a prompt
@@ -469,7 +469,7 @@ class ConsoleSession:
         keys = self.dialect.interrupt
         back = False
         try:
-            for key in keys:
+            for count, key in enumerate(keys, 1):
                 self._write(key)
                 until = self._now() + self.interrupt_timeout / len(keys)
                 while (chunk := await self._read(until)) is not None:
@@ -479,17 +479,13 @@ class ConsoleSession:
                         self.prompt = match["prompt"]
                         self.last_used = self._now()
                         back = True
-                        return True
+                        return keys[:count]
         except ConsoleError:
             pass
         finally:
             if not back:
                 self._abandon()
-        return False
-
-    def _interrupt_names(self) -> str:
-        names = {"\x03": "Ctrl-C", "\x1e": "Ctrl-Shift-6"}
-        return " then ".join(names.get(key, repr(key)) for key in self.dialect.interrupt)
+        return None
 
     def interrupted_state(self) -> str:
         """A sentence on the console after a command was interrupted (e.g. on an abort)."""
@@ -501,9 +497,9 @@ class ConsoleSession:
         """What to say when a device did not come back to its prompt after an interrupt."""
         return (
             f"it did not come back to its prompt within {self.interrupt_timeout:g} s after "
-            f"{self._interrupt_names()}, so the console was closed. If the next command on "
-            f"{self.target.name} fails the same way, reload the node (the reload_nodes tool, "
-            "or Reload in GNS3)"
+            f"{_key_names(self.dialect.interrupt)}, so the console was closed. If the next "
+            f"command on {self.target.name} fails the same way, reload the node (the "
+            "reload_nodes tool, or Reload in GNS3)"
         )
 
     def _report(self, on_output: OutputCallback, output: str) -> None:
@@ -583,6 +579,11 @@ class ConsoleSession:
 
     def _deadline(self, timeout: float) -> float:
         return self._now() + timeout
+
+
+def _key_names(keys: tuple[str, ...]) -> str:
+    names = {"\x03": "Ctrl-C", "\x1e": "Ctrl-Shift-6"}
+    return " then ".join(names.get(key, repr(key)) for key in keys)
 
 
 class _Overdue(Exception):
