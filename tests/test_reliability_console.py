@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 import telnetlib3
-from test_server_support import call, server_config
+from test_server_support import call, kinds, lab_traits, open_stream, server_config
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -89,8 +90,10 @@ async def assert_usable_by_anyone(ctx: ToolContext) -> float:
 
 
 @pytest.fixture
-def jp_server_config(tmp_path: Path) -> dict[str, Any]:
-    return server_config(tmp_path / "copilot-data")
+def jp_server_config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    """The extension; GNS3 is the local lab for `lab` tests, a closed port otherwise."""
+    lab = request.getfixturevalue("gns3_lab") if request.node.get_closest_marker("lab") else None
+    return server_config(tmp_path / "copilot-data", **(lab_traits(lab) if lab else {}))
 
 
 async def test_the_tool_route_refuses_an_oversized_command_naming_the_limit(jp_fetch) -> None:
@@ -251,3 +254,54 @@ async def test_a_ping_someone_left_running_is_interrupted_by_the_next_user(
             [entry] = (await execute_tool(other, "run_show_commands", show_ip())).result
         assert entry["status"] == "success", entry
         assert "IP/MASK     : 10.0.0.1/24" in entry["output"]
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+async def test_over_http_a_capped_ping_streams_its_replies_and_stops_on_abort(
+    jp_fetch, gns3_project: Any
+) -> None:
+    """Given the direct tool route in teaching mode (the issue's own request: a ping of
+    99999 probes); when its SSE stream is read, then progress events carry the growing
+    output while the ping still runs (an abort sent after the second one still finds it
+    running), the result says the ping was capped and interrupted, and the next request
+    on PC1 works."""
+    async with two_pcs(gns3_project):
+        tool = ("copilot", "projects", gns3_project.project_id, "tools", "run_show_commands")
+        stream = open_stream(jp_fetch, *tool, body={"arguments": endless_ping()})
+        run_id = (await stream.until("tool_start"))[-1]["session_id"]
+        outputs: list[str] = []
+        while len(outputs) < 2:
+            [*_, event] = await stream.until("progress")
+            if event.get("node") == "PC1" and "icmp_seq=" in event["message"]:
+                outputs.append(event["message"])
+        abort = await call(
+            jp_fetch,
+            *("copilot", "projects", gns3_project.project_id, "chat", "sessions", run_id),
+            "abort",
+            method="POST",
+        )
+        assert abort.body == {"status": "ok", "session_id": run_id}
+        events = await stream.finish(timeout=30)
+        assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
+        [entry] = json.loads(events[-3]["tool_output"])
+        assert entry["capped_info"].startswith(
+            f"`{ENDLESS_PING}` was sent as `ping 10.0.0.2 -c 10`"
+        )
+        assert entry["error"].endswith(
+            "Stopped: the request was aborted. The command was interrupted and the console is "
+            "back at its prompt."
+        )
+        assert outputs[0].startswith("PC1> ping 10.0.0.2 -c 10\n")
+        assert len(outputs[0]) < len(outputs[1]) and outputs[1].startswith(outputs[0])
+
+        shown = await call(
+            jp_fetch,
+            *tool,
+            method="POST",
+            body={"arguments": show_ip(), "stream": False},
+        )
+        assert (
+            shown.code == 200
+            and "IP/MASK     : 10.0.0.1/24" in shown.body["tool_calls"][0]["output"]
+        )
