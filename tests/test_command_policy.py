@@ -236,6 +236,53 @@ def test_teaching_mode_refuses_ios_changes(policy: CommandPolicy, command: str, 
     assert why in blocked(policy, command, "cisco_ios", read_only=True)
 
 
+@pytest.mark.parametrize(
+    ("dialect", "command", "sent", "what"),
+    [
+        ("vpcs", "ping 10.0.0.2 -c 99999", "ping 10.0.0.2 -c 10", "`-c 10`"),
+        ("vpcs", "ping 10.0.0.2 -t", "ping 10.0.0.2 -c 10", "`-c 10`"),
+        ("vpcs", "p  10.0.0.2  -t", "p 10.0.0.2 -c 10", "`-c 10`"),
+        ("vpcs", "ping 10.0.0.2 -t -c 3", "ping 10.0.0.2 -c 3", "its `-c` count without `-t`"),
+        ("cisco_ios", "ping 10.0.0.2 repeat 100000", "ping 10.0.0.2 repeat 10", "`repeat 10`"),
+        ("cisco_ios", "ping 10.0.0.2 rep 50 size 100", "ping 10.0.0.2 rep 10 size 100", None),
+        ("linux", "ping -c 99999 10.0.0.2", "ping -c 10 10.0.0.2", "`-c 10`"),
+        ("linux", "ping -c99999 10.0.0.2", "ping -c10 10.0.0.2", "`-c 10`"),
+    ],
+)
+def test_teaching_mode_caps_endless_pings(
+    policy: CommandPolicy, dialect: str, command: str, sent: str, what: str | None
+) -> None:
+    screening = policy.screen([command, "show ip"], dialect=dialect, read_only=True)
+    if dialect == "linux":
+        screening = policy.screen([command], dialect=dialect, read_only=True)
+    assert screening.allowed[0] == sent and not screening.blocked
+    [capped] = screening.capped
+    assert (capped.command, capped.sent) == (command, sent)
+    assert capped.reason.startswith(f"capped to {what or '`repeat 10`'} in teaching mode")
+    assert capped.reason.endswith("(at most 10 probes)")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "command"),
+    [
+        ("vpcs", "ping 10.0.0.2"),
+        ("vpcs", "ping 10.0.0.2 -c 10"),
+        ("vpcs", "show ip"),
+        ("cisco_ios", "ping 10.0.0.2 repeat 5"),
+        ("cisco_ios", "show ip route"),
+        ("linux", "ping -c 3 10.0.0.2 | grep -c ttl"),
+    ],
+)
+def test_bounded_commands_and_lab_mode_are_left_as_typed(
+    policy: CommandPolicy, dialect: str, command: str
+) -> None:
+    assert policy.screen([command], dialect=dialect, read_only=True).capped == []
+    endless = {"vpcs": "ping 10.0.0.2 -t", "cisco_ios": "ping 10.0.0.2 repeat 99999"}
+    if dialect in endless:
+        lab = policy.screen([endless[dialect]], dialect=dialect)
+        assert lab.allowed == [endless[dialect]] and lab.capped == []
+
+
 def test_teaching_mode_never_runs_configuration_lines(policy: CommandPolicy) -> None:
     reason = blocked(policy, "interface g0/0", "cisco_ios", read_only=True, context="config")
     assert "never enters configuration mode" in reason

@@ -11,8 +11,10 @@ dialect against a real /bin/sh on a pseudo-terminal behind a telnetlib3 server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+from collections.abc import AsyncIterator
 
 import pytest
 import telnetlib3
@@ -44,6 +46,18 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def seen_closed(pool: ConsolePool, target: ConsoleTarget) -> None:
+    """Return once the pool's kept session for `target` has read the device's close.
+
+    Reaches into the pool: no public API waits for a peer's close, and the test must not
+    guess it with a sleep.
+    """
+    reader = pool._sessions[target.key]._reader
+    assert reader is not None
+    while await asyncio.wait_for(reader.read(4096), 5):
+        pass
 
 
 # -- one session on the IOS double -------------------------------------------------------
@@ -154,16 +168,63 @@ async def test_configuration_mode_helpers() -> None:
     assert "CONFIG_I" not in brief.output
 
 
-async def test_a_slow_command_times_out_and_closes_the_session() -> None:
+async def test_an_overdue_command_is_interrupted_and_the_console_stays_usable() -> None:
     async with (
         IOSDouble(delays={"show clock": 30}) as device,
-        ConsoleSession(device.target()) as console,
+        ConsoleSession(device.target(), interrupt_timeout=5) as console,
+    ):
+        with pytest.raises(ConsoleTimeoutError) as caught:
+            await console.send("show clock", timeout=0.3)
+        assert console.is_open and console.prompt == "R1#"
+        after = await console.send("show version")
+    assert str(caught.value) == (
+        "R1: no prompt within 0.3 s after 'show clock'; interrupted it (Ctrl-Shift-6), and "
+        "the console is back at its prompt."
+    )
+    assert caught.value.partial_output == ""
+    assert device.interrupts == ["\x1e"]  # the break sequence was enough
+    assert after.ok and after.output.startswith("Cisco IOS Software")
+
+
+async def test_a_device_deaf_to_interrupts_is_closed_with_advice() -> None:
+    async with (
+        IOSDouble(delays={"show clock": 30}, unbreakable={"show clock"}) as device,
+        ConsoleSession(device.target(), interrupt_timeout=0.4) as console,
     ):
         with pytest.raises(ConsoleTimeoutError) as caught:
             await console.send("show clock", timeout=0.3)
         assert not console.is_open
-    assert "R1: no prompt within 0.3 s after 'show clock'" in str(caught.value)
-    assert caught.value.partial_output == ""
+    assert device.interrupts == ["\x1e", "\x03"]
+    message = str(caught.value)
+    assert message.startswith(
+        "R1: no prompt within 0.3 s after 'show clock'; it did not come back to its prompt "
+        "within 0.4 s after Ctrl-Shift-6 then Ctrl-C, so the console was closed."
+    )
+    assert "reload the node (the reload_nodes tool, or Reload in GNS3)" in message
+
+
+async def test_a_cancelled_command_is_interrupted_before_the_cancellation_ends() -> None:
+    async with IOSDouble(delays={"show clock": 30}) as device, ConsolePool() as pool:
+        target = device.target()
+        running = asyncio.ensure_future(pool.run(target, ["show clock"]))
+        await device.wait_for_command("show clock")
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert device.interrupts == ["\x1e"]
+        after = await pool.run(target, ["show version"])
+    assert after.status == "success"
+    assert [entry.connection for entry in device.received][-1] == 1  # the same session
+
+
+async def test_overlong_and_multi_line_commands_never_reach_the_console() -> None:
+    async with IOSDouble() as device, ConsoleSession(device.target()) as console:
+        with pytest.raises(ValueError, match="at most 512 characters; this one has 100000"):
+            await console.send("x" * 100_000)
+        with pytest.raises(ValueError, match="Send one line at a time"):
+            await console.send("show clock\nshow version")
+        assert (await console.send("show clock")).ok
+    assert device.commands == ["enable", "terminal length 0", "show clock"]
 
 
 # -- the pool: locks, fan-out, readiness ---------------------------------------------------
@@ -228,8 +289,8 @@ async def test_run_many_keeps_input_order_and_reports_statuses() -> None:
     assert rejected.error == "show bogus: % Invalid input detected at '^' marker."
     assert "\n\nR1# show version\nCisco IOS Software" in rejected.output
     assert (timed_out.error or "").splitlines() == [
-        "show clock: R3: no prompt within 0.5 s after 'show clock'; the console was closed "
-        "and will be reopened.",
+        "show clock: R3: no prompt within 0.5 s after 'show clock'; interrupted it "
+        "(Ctrl-Shift-6), and the console is back at its prompt.",
         "not run after that: show ip interface brief",
     ]
     assert timed_out.output.startswith("R3# show version\nCisco IOS Software")
@@ -257,8 +318,10 @@ async def test_an_abort_stops_waiting_at_once() -> None:
         [result] = await asyncio.wait_for(running, 5)
     assert result.status == "partial_success"
     assert result.error == (
-        "show clock: Stopped: the request was aborted.\nnot run after that: show version"
+        "show clock: Stopped: the request was aborted. The command was interrupted and the "
+        "console is back at its prompt.\nnot run after that: show version"
     )
+    assert device.interrupts == ["\x1e"]
 
 
 async def test_every_run_starts_outside_configuration_mode() -> None:
@@ -275,7 +338,7 @@ async def test_a_dropped_console_is_reconnected_transparently() -> None:
     async with IOSDouble() as device, ConsolePool() as pool:
         first = await pool.run(device.target(), ["show clock"])
         device.drop_connections()  # as a node restart does
-        await asyncio.sleep(0.05)
+        await seen_closed(pool, device.target())
         second = await pool.run(device.target(), ["show clock"])
         third = await pool.run(device.target(), ["show clock"])
     assert [r.status for r in (first, second, third)] == ["success"] * 3
@@ -295,16 +358,19 @@ async def test_wait_ready_polls_until_the_console_answers() -> None:
     target = ConsoleTarget(name="R1", host="127.0.0.1", port=port, dialect="cisco_ios")
     device = IOSDouble(port=port)
     messages: list[str] = []
+    refused = asyncio.Event()
+
+    def progress(_: float, message: str) -> None:
+        messages.append(message)
+        refused.set()
 
     async def boot() -> None:
-        await asyncio.sleep(0.3)
+        await refused.wait()  # the device comes up after wait_ready found it down
         await device.start()
 
     booting = asyncio.ensure_future(boot())
     try:
-        seconds = await wait_ready(
-            target, timeout=10, poll_interval=0.05, progress=lambda _, m: messages.append(m)
-        )
+        seconds = await wait_ready(target, timeout=10, poll_interval=0.05, progress=progress)
     finally:
         await booting
         await device.aclose()
@@ -360,7 +426,9 @@ async def shell_on_a_pty(
         await shell.wait()
 
 
-async def test_linux_dialect_on_a_real_shell() -> None:
+@contextlib.asynccontextmanager
+async def linux_shell() -> AsyncIterator[ConsoleTarget]:
+    """A telnet server on 127.0.0.1 giving each connection a real shell; its target."""
     shells: list[asyncio.Future[None]] = []
 
     async def shell(
@@ -379,14 +447,18 @@ async def test_linux_dialect_on_a_real_shell() -> None:
     )
     try:
         port = server.sockets[0].getsockname()[1]
-        target = ConsoleTarget(name="host1", host="127.0.0.1", port=port, dialect="linux")
-        [result] = await run_many(
-            [(target, ["echo hello", r"printf '\033[31mred\033[0m\n'", "no-such-command"])]
-        )
+        yield ConsoleTarget(name="host1", host="127.0.0.1", port=port, dialect="linux")
     finally:
         server.close()
         await server.wait_closed()
         await asyncio.wait_for(asyncio.gather(*shells), 10)
+
+
+async def test_linux_dialect_on_a_real_shell() -> None:
+    async with linux_shell() as target:
+        [result] = await run_many(
+            [(target, ["echo hello", r"printf '\033[31mred\033[0m\n'", "no-such-command"])]
+        )
     assert result.status == "partial_success"
     assert result.output.split("\n\n")[:2] == [
         "$ echo hello\nhello",
@@ -394,6 +466,18 @@ async def test_linux_dialect_on_a_real_shell() -> None:
     ]
     assert (result.error or "").startswith("no-such-command: /bin/sh: ")
     assert (result.error or "").endswith("no-such-command: not found")
+
+
+async def test_an_overdue_shell_command_is_stopped_with_ctrl_c() -> None:
+    async with linux_shell() as target, ConsolePool() as pool:
+        [late] = await pool.run_many([(target, ["sleep 600"])], per_command_timeout=0.5)
+        after = await pool.run(target, ["echo $((6 * 7))"])
+    assert late.status == "failed"
+    assert late.error == (
+        "sleep 600: host1: no prompt within 0.5 s after 'sleep 600'; interrupted it (Ctrl-C), "
+        "and the console is back at its prompt."
+    )
+    assert after.status == "success" and after.output == "$ echo $((6 * 7))\n42"
 
 
 # -- no device needed ---------------------------------------------------------------------

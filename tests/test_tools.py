@@ -164,6 +164,39 @@ def test_fixed_argument_shapes() -> None:
         assert item["required"] == ["device", "commands"]
 
 
+@pytest.mark.parametrize("tool", ["run_show_commands", "run_config_commands"])
+async def test_oversized_command_arguments_never_reach_a_console(tool: str) -> None:
+    """Given a reachable console; when a call carries a 100,000-character command, 101
+    lines for one device or 65 devices, then it is refused naming the limit, and the
+    device receives nothing."""
+    async with IOSDouble() as router:
+        ctx = offline_context(mode=LAB_AUTOMATION, console_targets={"R1": router.target()})
+        async with ctx.gns3, ctx.consoles:
+            huge = await call(
+                ctx, tool, {"devices": [{"device": "R1", "commands": ["x" * 100_000]}]}
+            )
+            many = await call(
+                ctx, tool, {"devices": [{"device": "R1", "commands": ["show clock\n" * 101]}]}
+            )
+            wide = await call(
+                ctx, tool, {"devices": [{"device": "R1", "commands": ["show clock"]}] * 65}
+            )
+        assert router.commands == []
+    assert not (huge.ok or many.ok or wide.ok)
+    assert huge.result["error"] == (
+        f"Invalid arguments for {tool}: devices.0.commands: Value error, command 1 has a line "
+        "of 100000 characters; a console command may have at most 512."
+    )
+    assert many.result["error"] == (
+        f"Invalid arguments for {tool}: devices.0.commands: Value error, 101 command lines for "
+        "one device; at most 100 per call (split the work into several calls)."
+    )
+    assert wide.result["error"] == (
+        f"Invalid arguments for {tool}: devices: List should have at most 64 items after "
+        "validation, not 65."
+    )
+
+
 async def test_execute_tool_answers_every_expected_problem_without_raising() -> None:
     ctx = offline_context(mode=TEACHING)
     async with ctx.gns3, ctx.consoles:
@@ -599,9 +632,11 @@ async def test_abort_stops_configuration_in_the_middle_of_a_slow_command() -> No
             [entry] = (await configuring).result
             assert entry["status"] == "partial_success"
             assert entry["error"] == (
-                "hostname SLOW: Stopped: the request was aborted.\nnot run after that: hostname R9"
+                "hostname SLOW: Stopped: the request was aborted. The command was interrupted "
+                "and the console is back at its prompt.\nnot run after that: hostname R9"
             )
             assert "hostname R9" not in router.commands
+            assert router.interrupts == ["\x1e"]
 
             abort.clear()
             again = await call(

@@ -8,7 +8,10 @@ Typical use::
 
 Telnet itself is handled by telnetlib3; this package adds what device automation needs on
 top: prompt detection per dialect (VPCS, Cisco IOS-like, Linux shell), clean output,
-paging and confirmation prompts, login/enable, one lock per console, bounded waits.
+paging and confirmation prompts, login/enable, one lock per console, bounded waits and
+bounded input (`MAX_COMMAND_CHARS`), output reported while a command runs, and commands
+that run too long or are aborted interrupted on the device (Ctrl-C, IOS break sequence)
+so that a console is never left busy.
 """
 
 from .dialects import DIALECTS, Dialect, DialectName, dialect_by_name, resolve_dialect
@@ -31,12 +34,13 @@ from .models import (
     DeviceResult,
 )
 from .pool import DEFAULT_CONCURRENCY, ConsolePool, Job, ProgressCallback, run_many, wait_ready
-from .session import ConsoleSession
+from .session import MAX_COMMAND_CHARS, ConsoleSession
 from .text import clean_terminal_text
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DIALECTS",
+    "MAX_COMMAND_CHARS",
     "BlockedCommand",
     "CommandResult",
     "ConsoleAborted",

@@ -60,6 +60,9 @@ class Dialect:
     config_prompt: re.Pattern[str] | None = None
     setup_commands: tuple[str, ...] = ()
     """Commands run once per connection after login/enable (e.g. disable paging)."""
+    interrupt: tuple[str, ...] = ("\x03",)
+    """Keys that stop a running command, tried in turn until the prompt comes back
+    (Ctrl-C; on IOS first the break sequence Ctrl-Shift-6)."""
 
     def is_privileged(self, prompt: str) -> bool:
         """Whether `prompt` is at the highest privilege level (always true without enable)."""
@@ -113,6 +116,9 @@ CISCO_IOS = Dialect(
     config_exit="end",
     config_prompt=re.compile(r"\((?:config|cfg)[^)]*\)#\Z"),
     setup_commands=("terminal length 0",),
+    # Ctrl-Shift-6 (0x1e) aborts ping/traceroute; Ctrl-C then stops what ignores it. No
+    # `x` after the break: on a finished command it would be typed at the prompt.
+    interrupt=("\x1e", "\x03"),
 )
 
 LINUX = Dialect(

@@ -4,6 +4,8 @@
 two callers never interleave on one device (one `asyncio.Lock` per `host:port`), keeps
 sessions open for reuse (reconnecting transparently when a cached one has died), runs
 command lists on many devices concurrently, and waits for a started node's prompt.
+A command that runs too long or is aborted is interrupted by its session, which waits for
+the prompt before the lock is released, so the next caller finds the console usable.
 A pool belongs to the event loop it is first used on.
 """
 
@@ -39,6 +41,10 @@ ProgressCallback = Callable[[float, str], None]
 
 Job = tuple[ConsoleTarget, Sequence[str]]
 """One device and the commands to run on it, in order."""
+
+CommandOutputCallback = Callable[[ConsoleTarget, str, str], None]
+"""`on_output(target, command, output_so_far)` while a command's output arrives (at most
+once per `session.OUTPUT_INTERVAL` per command)."""
 
 _T = TypeVar("_T")
 
@@ -81,16 +87,19 @@ class ConsolePool:
         *,
         abort_event: asyncio.Event | None = None,
         timeout: float | None = None,
+        interrupt_busy: bool = True,
     ) -> AsyncIterator[ConsoleSession]:
         """Hold `target`'s console lock and yield an open session at its prompt.
 
         A kept session idle for a while is checked with an Enter first, and brought out of
-        configuration mode; a dead one is replaced by a new connection. `timeout` bounds
+        configuration mode; a dead one is replaced by a new connection. A console busy
+        with a command someone left running is interrupted while waking, unless
+        `interrupt_busy` is false (see `ConsoleSession.wake`). `timeout` bounds
         connecting and waking (default: the pool's timeouts). Raises the `ConsoleError` of a failed
         connection or login, or `ConsoleAborted` when `abort_event` is set meanwhile.
         """
         async with _locked(self.lock(target), abort_event):
-            session = await self._checkout(target, abort_event, timeout)
+            session = await self._checkout(target, abort_event, timeout, interrupt_busy)
             try:
                 yield session
             finally:
@@ -108,13 +117,16 @@ class ConsolePool:
         per_command_timeout: float = 30.0,
         abort_event: asyncio.Event | None = None,
         confirm: bool = True,
+        on_output: CommandOutputCallback | None = None,
     ) -> DeviceResult:
         """Run `commands` in order on one device and report them as a `DeviceResult`.
 
         Never raises a `ConsoleError`: connection problems make the result `failed`.
         Commands the device rejects are reported and the next ones still run; after a
-        timeout, a lost connection or an abort, the remaining commands are not sent (the
-        device may still be busy) and are listed as not run.
+        timeout, a lost connection or an abort, the remaining commands are not sent and
+        are listed as not run. A command overdue or aborted is interrupted first (see
+        `ConsoleSession.send`); its error says whether the console is back at its prompt.
+        `on_output` receives each command's output while it arrives.
         """
         commands = list(commands)
         results: list[CommandResult] = []
@@ -123,18 +135,26 @@ class ConsolePool:
             async with self.session(target, abort_event=abort_event) as console:
                 for command in commands:
                     before = asyncio.get_running_loop().time()
+                    report = _OutputSoFar(on_output, target, command)
                     try:
                         result = await abortable(
-                            console.send(command, timeout=per_command_timeout, confirm=confirm),
+                            console.send(
+                                command,
+                                timeout=per_command_timeout,
+                                confirm=confirm,
+                                on_output=report,
+                            ),
                             abort_event,
                         )
                     except ConsoleError as exc:
                         stop_reason = str(exc)
+                        if isinstance(exc, ConsoleAborted):
+                            stop_reason += " " + console.interrupted_state()
                         results.append(
                             CommandResult(
                                 command=command,
                                 prompt=console.prompt,
-                                output=getattr(exc, "partial_output", ""),
+                                output=getattr(exc, "partial_output", "") or report.output,
                                 ok=False,
                                 error=stop_reason,
                                 elapsed=asyncio.get_running_loop().time() - before,
@@ -154,12 +174,14 @@ class ConsolePool:
         per_command_timeout: float = 30.0,
         abort_event: asyncio.Event | None = None,
         confirm: bool = True,
+        on_output: CommandOutputCallback | None = None,
     ) -> list[DeviceResult]:
         """Run each device's command list concurrently; results come in input order.
 
         At most `concurrency` devices are worked on at once; jobs for the same console
-        take turns on its lock. Setting `abort_event` stops every wait promptly: devices
-        not finished report `failed`/`partial_success` with an "aborted" error.
+        take turns on its lock. Setting `abort_event` stops every wait promptly (running
+        commands are interrupted first): devices not finished report
+        `failed`/`partial_success` with an "aborted" error. `on_output` as in `run`.
         """
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}.")
@@ -174,6 +196,7 @@ class ConsolePool:
                         per_command_timeout=per_command_timeout,
                         abort_event=abort_event,
                         confirm=confirm,
+                        on_output=on_output,
                     )
             except ConsoleAborted as exc:
                 return device_result(target, list(commands), [], str(exc))
@@ -206,7 +229,9 @@ class ConsolePool:
         while True:
             attempt = max(0.05, min(deadline - loop.time(), _READY_ATTEMPT))
             try:
-                async with self.session(target, abort_event=abort_event, timeout=attempt):
+                async with self.session(
+                    target, abort_event=abort_event, timeout=attempt, interrupt_busy=False
+                ):
                     pass
             except (ConsoleConnectError, ConsoleClosedError, ConsoleTimeoutError) as exc:
                 problem = str(exc)
@@ -238,13 +263,17 @@ class ConsolePool:
         target: ConsoleTarget,
         abort_event: asyncio.Event | None,
         timeout: float | None,
+        interrupt_busy: bool,
     ) -> ConsoleSession:
         prompt_timeout = min(timeout or self.prompt_timeout, self.prompt_timeout)
         kept = self._sessions.pop(target.key, None)
         if kept is not None and kept.is_open and kept.target == target:
             try:
                 if asyncio.get_running_loop().time() - kept.last_used > _TRUST_RECENT:
-                    await abortable(kept.wake(timeout=prompt_timeout), abort_event)
+                    await abortable(
+                        kept.wake(timeout=prompt_timeout, interrupt_busy=interrupt_busy),
+                        abort_event,
+                    )
                 await abortable(kept.exit_config(timeout=prompt_timeout), abort_event)
                 return kept
             except ConsoleAborted:
@@ -258,7 +287,7 @@ class ConsolePool:
             connect_timeout=min(timeout or self.connect_timeout, self.connect_timeout),
             prompt_timeout=prompt_timeout,
         )
-        await abortable(fresh.open(), abort_event)
+        await abortable(fresh.open(interrupt_busy=interrupt_busy), abort_event)
         return fresh
 
 
@@ -322,7 +351,9 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
     """Await `awaitable`, or cancel it and raise `ConsoleAborted` once `abort_event` is set.
 
     A result that is already there wins over a simultaneous abort, so an acquired lock is
-    never lost.
+    never lost. The cancelled work is awaited before returning, also when the caller itself
+    is cancelled: a console command gets to interrupt itself and see its prompt (bounded by
+    the session's `interrupt_timeout`) while the caller still holds the console's lock.
     """
     if abort_event is None:
         return await awaitable
@@ -334,11 +365,29 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
         aborted.cancel()
         if not task.done():
             task.cancel()
-    if task.done() and not task.cancelled():
+            await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved here when the caller's cancellation wins
+    if not task.cancelled():
         return task.result()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
     raise ConsoleAborted("Stopped: the request was aborted.")
+
+
+class _OutputSoFar:
+    """`on_output` of one command: remembers the output (an aborted command's partial
+    output) and passes it on to the pool caller's callback, if any."""
+
+    def __init__(
+        self, on_output: CommandOutputCallback | None, target: ConsoleTarget, command: str
+    ) -> None:
+        self.output = ""
+        self._forward = on_output
+        self._target, self._command = target, command
+
+    def __call__(self, output: str) -> None:
+        self.output = output
+        if self._forward is not None:
+            self._forward(self._target, self._command, output)
 
 
 def device_result(

@@ -1,17 +1,22 @@
 """One telnet console session: connect, wake the prompt, log in, run commands one at a time.
 
 The telnet protocol itself (option negotiation, IAC escaping) is telnetlib3's job; this
-module only reads and writes text. Every wait is bounded, and a session whose state is
-unknown (a command timed out, the connection dropped, a caller was cancelled) closes
-itself rather than risk mixing one command's output into the next; `ConsolePool` then
-reconnects transparently.
+module only reads and writes text. Every wait is bounded. A command that outlives its
+deadline, or whose caller is cancelled (an abort), is interrupted the way the device
+understands (the dialect's `interrupt` keys: Ctrl-C, IOS break sequence) and the session
+waits, bounded, for the prompt: the console is then left usable for the next command,
+whoever sends it, instead of busy with a command nobody reads. A session whose state is
+still unknown after that (no prompt, the connection dropped) closes itself rather than
+risk mixing one command's output into the next; `ConsolePool` then reconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
+from collections.abc import Callable
 
 import telnetlib3
 from telnetlib3.telopt import ECHO
@@ -27,9 +32,23 @@ from .errors import (
 from .models import CommandResult, ConsoleTarget
 from .text import TerminalText, tidy_output
 
+log = logging.getLogger(__name__)
+
+MAX_COMMAND_CHARS = 512
+"""Longest command line sent to a console: far above any device CLI command, low enough
+that no caller can flood a console's input buffer (a 100,000-character line left a VPCS
+console dead)."""
+OUTPUT_INTERVAL = 0.5
+"""Shortest time between two `on_output` calls of one command (a few per second at most)."""
+
+OutputCallback = Callable[[str], None]
+"""`on_output(output_so_far)`: a running command's clean output, as it arrives."""
+
 _READ_SIZE = 65536
 _WAKE_REPEAT = 1.0
 """Seconds of silence after which waking presses Enter again (a booting device)."""
+_BUSY_AFTER = 2.0
+"""Seconds of output without a prompt after which waking may interrupt a running command."""
 _LOST_LINE_WAIT = 0.5
 """Silence at a prompt, without the command's echo, after which the line counts as lost."""
 _ECHO_TAIL = 30
@@ -52,11 +71,14 @@ class ConsoleSession:
         *,
         connect_timeout: float = 10.0,
         prompt_timeout: float = 10.0,
+        interrupt_timeout: float = 5.0,
     ) -> None:
         self.target = target
         self.dialect: Dialect = dialect_by_name(target.dialect)
         self.connect_timeout = connect_timeout
         self.prompt_timeout = prompt_timeout
+        self.interrupt_timeout = interrupt_timeout
+        """Longest wait for the prompt after interrupting a command."""
         self.prompt = ""
         """The last prompt seen, e.g. `PC1>` or `R1(config-if)#`."""
         self.last_used = 0.0
@@ -83,20 +105,22 @@ class ConsoleSession:
             and not reader.at_eof()
         )
 
-    async def open(self, *, prompt_timeout: float | None = None) -> None:
+    async def open(
+        self, *, prompt_timeout: float | None = None, interrupt_busy: bool = False
+    ) -> None:
         """Connect, wake the prompt (logging in if asked), raise privilege, run setup.
 
         Bounded by `connect_timeout` for the connection and `prompt_timeout` (default:
-        the session's) for each later step. Raises `ConsoleConnectError`,
-        `ConsoleTimeoutError`, `ConsoleClosedError` or `ConsoleAuthError`; the session is
-        closed again when opening fails.
+        the session's) for each later step; `interrupt_busy` as in `wake`. Raises
+        `ConsoleConnectError`, `ConsoleTimeoutError`, `ConsoleClosedError` or
+        `ConsoleAuthError`; the session is closed again when opening fails.
         """
         if self.is_open:
             return
         timeout = prompt_timeout or self.prompt_timeout
         await self._connect()
         try:
-            await self.wake(timeout=timeout)
+            await self.wake(timeout=timeout, interrupt_busy=interrupt_busy)
             await self.enable(timeout=timeout)
             for command in self.dialect.setup_commands:
                 await self.send(command, timeout=timeout)
@@ -112,16 +136,20 @@ class ConsoleSession:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
 
-    async def wake(self, *, timeout: float | None = None) -> str:
+    async def wake(self, *, timeout: float | None = None, interrupt_busy: bool = False) -> str:
         """Press Enter until the prompt shows, and return it.
 
         A reconnected console prints nothing until Enter is pressed, and a booting device
         may ignore the first Enters, so Enter is pressed again after each second of
         silence. Login prompts are answered from the target's credentials, a pager is
-        advanced, and a question showing up (e.g. `[confirm]`) is declined.
+        advanced, and a question showing up (e.g. `[confirm]`) is declined. With
+        `interrupt_busy`, a console that prints but shows no prompt for `_BUSY_AFTER`
+        seconds (a command someone left running, e.g. a ping typed in GNS3's own console
+        window) gets the dialect's interrupt keys once; not meant for a booting device.
         """
         dialect = self.dialect
         deadline = self._deadline(timeout or self.prompt_timeout)
+        busy_at: float | None = self._now() + _BUSY_AFTER if interrupt_busy else None
         screen = TerminalText()
         answered_login = False
         at_prompt: re.Match[str] | None = None
@@ -131,6 +159,14 @@ class ConsoleSession:
             while True:
                 if at_prompt is not None:
                     quiet_until = self._now() + dialect.wake_settle
+                elif (
+                    busy_at is not None
+                    and self._now() >= busy_at
+                    and screen.text.strip()
+                    and not answered_login
+                ):
+                    self._write("".join(dialect.interrupt))
+                    busy_at = None
                 chunk = await self._read(min(deadline, quiet_until))
                 if chunk is None:
                     if at_prompt is not None:
@@ -175,7 +211,12 @@ class ConsoleSession:
             raise
 
     async def send(
-        self, command: str, *, timeout: float = 30.0, confirm: bool = True
+        self,
+        command: str,
+        *,
+        timeout: float = 30.0,
+        confirm: bool = True,
+        on_output: OutputCallback | None = None,
     ) -> CommandResult:
         """Run one command and return its clean output.
 
@@ -186,14 +227,25 @@ class ConsoleSession:
         answered yes when `confirm` is true, no otherwise.
         The output has no echo, no prompt, no escape codes and no `\\r`. A command the
         device rejects (e.g. IOS `% Invalid input`) gives `ok=False` with the device's
-        message as `error`.
+        message as `error`. `on_output(output_so_far)` is called while output arrives, at
+        most once per `OUTPUT_INTERVAL` (errors it raises are logged, never raised).
 
-        Raises `ConsoleTimeoutError` (with the partial output) or `ConsoleClosedError`;
-        the session is then closed, since the device may still be busy with the command.
+        When the deadline passes, or the caller is cancelled, the command is interrupted
+        (the dialect's `interrupt` keys) and the prompt awaited for `interrupt_timeout`
+        seconds; then `ConsoleTimeoutError` (with the partial output; its message says
+        whether the console is back at its prompt) or the cancellation is raised. The
+        session stays open when the prompt came back, and is closed otherwise. Raises
+        `ConsoleClosedError` when the connection drops, and `ValueError` for a multi-line
+        command or one longer than `MAX_COMMAND_CHARS` (nothing is sent then).
         """
         if "\n" in command or "\r" in command:
-            raise ValueError(f"Send one line at a time; got a multi-line command {command!r}.")
-        return await self._converse(command, timeout=timeout, confirm=confirm)
+            raise ValueError(f"Send one line at a time; got a multi-line command {command[:80]!r}.")
+        if len(command) > MAX_COMMAND_CHARS:
+            raise ValueError(
+                f"{self.target.name}: a console command may have at most {MAX_COMMAND_CHARS} "
+                f"characters; this one has {len(command)}. Nothing was sent."
+            )
+        return await self._converse(command, timeout=timeout, confirm=confirm, on_output=on_output)
 
     async def enable(self, *, timeout: float | None = None) -> None:
         """Raise the privilege level (IOS `enable`), answering its password prompt.
@@ -326,6 +378,7 @@ class ConsoleSession:
         timeout: float,
         confirm: bool = True,
         secrets: list[str] | None = None,
+        on_output: OutputCallback | None = None,
     ) -> CommandResult:
         dialect = self.dialect
         started = self._now()
@@ -336,6 +389,7 @@ class ConsoleSession:
         echo_end: int | None = None if self._remote_echoes() else 0
         answered_at = -1
         may_resend = True
+        reported_at, reported_len = started, 0
         try:
             self._write(command + dialect.newline)
             while True:
@@ -351,12 +405,8 @@ class ConsoleSession:
                         may_resend = False
                     continue
                 if chunk is None:
-                    partial = screen.text[echo_end or 0 :]
-                    raise ConsoleTimeoutError(
-                        f"{self.target.name}: no prompt within {timeout:g} s after "
-                        f"{command!r}; the console was closed and will be reopened.",
-                        tidy_output(partial, dialect.pager_marker),
-                    )
+                    partial = tidy_output(screen.text[echo_end or 0 :], dialect.pager_marker)
+                    raise _Overdue(partial)
                 screen.feed(chunk)
                 text = screen.text
                 if echo_end is None:
@@ -381,15 +431,82 @@ class ConsoleSession:
                         error=rejected.group(0).strip() if rejected else None,
                         elapsed=self._now() - started,
                     )
+                now = self._now()
+                if on_output and len(text) > reported_len and now - reported_at >= OUTPUT_INTERVAL:
+                    reported_at, reported_len = now, len(text)
+                    self._report(on_output, tidy_output(text[echo_end:], dialect.pager_marker))
                 if len(text) == answered_at:
                     continue
                 reply = self._mid_command_reply(text[echo_end:], confirm, secrets)
                 if reply is not None:
                     self._write(reply)
                     answered_at = len(text)
+        except _Overdue as overdue:
+            where = f"{self.target.name}: no prompt within {timeout:g} s after {command!r}"
+            keys = await self._interrupt(screen, max((echo_end or 0) - 1, 0))
+            if keys is not None:
+                outcome = (
+                    f"; interrupted it ({_key_names(keys)}), and the console is back at its prompt"
+                )
+            else:
+                outcome = f"; {self.unresponsive()}"
+            raise ConsoleTimeoutError(where + outcome + ".", overdue.partial_output) from None
+        except asyncio.CancelledError:
+            await self._interrupt(screen, max((echo_end or 0) - 1, 0))
+            raise
         except BaseException:
             self._abandon()
             raise
+
+    async def _interrupt(self, screen: TerminalText, search_from: int) -> tuple[str, ...] | None:
+        """Stop the running command and wait for the prompt; the keys it took, or None.
+
+        Types the dialect's interrupt keys one after the other, each followed by a wait
+        for the prompt (together at most `interrupt_timeout` seconds). Without a prompt
+        (or when the connection fails meanwhile, or the wait is cancelled) the session is
+        closed, since the device's state is unknown.
+        """
+        keys = self.dialect.interrupt
+        back = False
+        try:
+            for count, key in enumerate(keys, 1):
+                self._write(key)
+                until = self._now() + self.interrupt_timeout / len(keys)
+                while (chunk := await self._read(until)) is not None:
+                    screen.feed(chunk)
+                    match = self.dialect.prompt.search(screen.text, search_from)
+                    if match:
+                        self.prompt = match["prompt"]
+                        self.last_used = self._now()
+                        back = True
+                        return keys[:count]
+        except ConsoleError:
+            pass
+        finally:
+            if not back:
+                self._abandon()
+        return None
+
+    def interrupted_state(self) -> str:
+        """A sentence on the console after a command was interrupted (e.g. on an abort)."""
+        if self.is_open:
+            return "The command was interrupted and the console is back at its prompt."
+        return f"The command was interrupted; {self.unresponsive()}."
+
+    def unresponsive(self) -> str:
+        """What to say when a device did not come back to its prompt after an interrupt."""
+        return (
+            f"it did not come back to its prompt within {self.interrupt_timeout:g} s after "
+            f"{_key_names(self.dialect.interrupt)}, so the console was closed. If the next "
+            f"command on {self.target.name} fails the same way, reload the node (the "
+            "reload_nodes tool, or Reload in GNS3)"
+        )
+
+    def _report(self, on_output: OutputCallback, output: str) -> None:
+        try:
+            on_output(output)
+        except Exception:
+            log.exception("Output callback failed for %s", self.target.name)
 
     def _mid_command_reply(self, body: str, confirm: bool, secrets: list[str]) -> str | None:
         """The keys to send for a pager or question at the end of `body`, if any."""
@@ -411,10 +528,18 @@ class ConsoleSession:
         remaining = until - self._now()
         if remaining <= 0:
             return None
+        # Not asyncio.wait_for: before Python 3.12 it swallows a cancellation that arrives
+        # together with data, and a cancelled command must learn it was cancelled.
+        reading = asyncio.ensure_future(reader.read(_READ_SIZE))
         try:
-            chunk = await asyncio.wait_for(reader.read(_READ_SIZE), remaining)
-        except asyncio.TimeoutError:
+            await asyncio.wait({reading}, timeout=remaining)
+        finally:
+            if not reading.done():
+                reading.cancel()
+        if not reading.done():
             return None
+        try:
+            chunk = reading.result()
         except (ConnectionError, OSError) as exc:
             raise ConsoleClosedError(
                 f"{self.target.name}: console {self.target.key} connection lost ({exc})."
@@ -454,6 +579,19 @@ class ConsoleSession:
 
     def _deadline(self, timeout: float) -> float:
         return self._now() + timeout
+
+
+def _key_names(keys: tuple[str, ...]) -> str:
+    names = {"\x03": "Ctrl-C", "\x1e": "Ctrl-Shift-6"}
+    return " then ".join(names.get(key, repr(key)) for key in keys)
+
+
+class _Overdue(Exception):
+    """A command's deadline passed (internal: becomes `ConsoleTimeoutError`)."""
+
+    def __init__(self, partial_output: str) -> None:
+        super().__init__(partial_output)
+        self.partial_output = partial_output
 
 
 def _find_echo_end(text: str, command: str, *, first_line_only: bool = False) -> int | None:

@@ -20,7 +20,11 @@ console line in the ways console automation depends on:
 
 It records every command line it receives (`received`), in order, with the connection it
 came from, so tests can prove ordering, and counts the `--More--` pages it showed.
-`delays` makes chosen command lines slow. It does not
+`delays` makes chosen command lines slow; while one runs, the break sequence
+(Ctrl-Shift-6, `\\x1e`) or Ctrl-C stops it and the prompt comes back, as IOS does for
+ping and traceroute (other typed keys are dropped), unless the line is listed in
+`unbreakable` (a device too busy to answer); the keys received are kept in
+`interrupts`. It does not
 route, forward packets or know most IOS commands; `reload` is simulated (the console
 stays up). Use it in tests only.
 """
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import telnetlib3
@@ -37,6 +41,7 @@ import telnetlib3
 from ..console.models import ConsoleCredentials, ConsoleTarget
 
 _CTRL_C = "\x03"
+_BREAK = "\x1e"
 _CTRL_Z = "\x1a"
 _MORE = " --More-- "
 _ERASE_MORE = "\b" * len(_MORE) + " " * len(_MORE) + "\b" * len(_MORE)
@@ -91,6 +96,7 @@ class IOSDouble:
         page_length: int = 24,
         ignore_terminal_length: bool = False,
         delays: Mapping[str, float] | None = None,
+        unbreakable: Iterable[str] = (),
         port: int = 0,
     ) -> None:
         self.requested_port = port
@@ -100,6 +106,9 @@ class IOSDouble:
         self.page_length = page_length
         self.ignore_terminal_length = ignore_terminal_length
         self.delays = dict(delays or {})
+        self.unbreakable = frozenset(unbreakable)
+        self.interrupts: list[str] = []
+        """Break/Ctrl-C keys received while a slow command ran, in order."""
         self.received: list[ReceivedLine] = []
         self.pages_shown = 0
         """How many `--More--` markers were printed."""
@@ -319,11 +328,29 @@ class _ConsoleLine:
             elif line:
                 self.double._record(ReceivedLine(self.connection, self.prompt, line))
                 delay = self.double.delays.get(line)
-                if delay:
-                    await asyncio.sleep(delay)
-                if await self.execute(line) == "logout":
+                if delay and await self.busy(delay, line):
+                    self.write("\r\n")
+                elif await self.execute(line) == "logout":
                     return
             self.write(self.prompt)
+
+    async def busy(self, seconds: float, line: str) -> bool:
+        """Work on `line` for `seconds`; whether a break (or Ctrl-C) cut it short."""
+        breakable = line not in self.double.unbreakable
+
+        async def until_break() -> None:
+            while True:
+                key = await self.key()
+                if key in (_BREAK, _CTRL_C):
+                    self.double.interrupts.append(key)
+                    if breakable:
+                        return
+
+        try:
+            await asyncio.wait_for(until_break(), seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     async def login(self) -> None:
         double = self.double

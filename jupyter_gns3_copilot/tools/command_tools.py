@@ -4,8 +4,17 @@
 Each answers with one entry per requested device, in the order asked, in the console
 layer's `DeviceResult` shape (`device_name`, `status`, `output`, `error`, `commands`) plus
 `blocked_commands` (`[{command, reason}]`) and `blocked_info` when the command policy kept
-commands back. Devices run concurrently through the console pool (one lock per console);
-commands of one device run in order. Multi-line strings are split into lines first.
+commands back, and `capped_commands` (`[{command, sent, reason}]`) and `capped_info` when
+teaching mode bounded a diagnostic (e.g. `ping ... -c 99999` sent as `-c 10`). Devices run
+concurrently through the console pool (one lock per console); commands of one device run
+in order. Multi-line strings are split into lines first.
+
+Bounds, checked on the arguments (the model's calls and the direct tool route alike): at
+most `MAX_DEVICES_PER_CALL` devices, `MAX_COMMANDS_PER_DEVICE` command lines per device,
+`MAX_COMMAND_CHARS` characters per line. A command that outlives `command_timeout`, or an
+aborted call, is interrupted on the device (see `console.session`) and its result says
+whether the console is back at its prompt. While a command runs, `progress` events carry
+its output so far (the last `PROGRESS_OUTPUT_CHARS` characters, at most twice a second).
 
 Configuration: `run_config_commands` enters configuration mode through the console session
 and leaves it once at the end. `configure terminal`, `end` and `exit` in the list are
@@ -21,10 +30,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ..console import (
     DEFAULT_CONCURRENCY,
+    MAX_COMMAND_CHARS,
     CommandResult,
     ConsoleError,
     ConsoleTarget,
@@ -33,27 +43,57 @@ from ..console import (
     DialectError,
     dialect_by_name,
 )
-from ..console.pool import device_result
+from ..console.pool import CommandOutputCallback, device_result
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
-from .policy import BlockedCommand, config_mode_action
+from .policy import BlockedCommand, CappedCommand, config_mode_action
 
 ToolKind = Literal["show", "config", "vpcs"]
 
+MAX_DEVICES_PER_CALL = 64
+"""Devices one call may name: above any classroom lab."""
+MAX_COMMANDS_PER_DEVICE = 100
+"""Command lines per device and call: a whole router configuration fits."""
+PROGRESS_OUTPUT_CHARS = 2000
+"""How much of a running command's output (its end) one progress event carries."""
+
 
 class DeviceCommandsArgs(ToolArguments):
-    device: str = Field(min_length=1, description="Node name of the device, e.g. 'R1' or 'PC1'.")
+    device: str = Field(
+        min_length=1, max_length=200, description="Node name of the device, e.g. 'R1' or 'PC1'."
+    )
     commands: list[str] = Field(
         min_length=1,
+        max_length=MAX_COMMANDS_PER_DEVICE,
         description="Commands to run on this device, in order, one command per item "
-        "(multi-line items are split into lines).",
+        f"(multi-line items are split into lines; at most {MAX_COMMANDS_PER_DEVICE} lines, "
+        f"each at most {MAX_COMMAND_CHARS} characters).",
     )
+
+    @field_validator("commands")
+    @classmethod
+    def _bounded(cls, commands: list[str]) -> list[str]:
+        lines = 0
+        for number, command in enumerate(commands, 1):
+            for line in command.splitlines() or [""]:
+                if len(line) > MAX_COMMAND_CHARS:
+                    raise ValueError(
+                        f"command {number} has a line of {len(line)} characters; a console "
+                        f"command may have at most {MAX_COMMAND_CHARS}"
+                    )
+                lines += 1
+        if lines > MAX_COMMANDS_PER_DEVICE:
+            raise ValueError(
+                f"{lines} command lines for one device; at most {MAX_COMMANDS_PER_DEVICE} "
+                "per call (split the work into several calls)"
+            )
+        return commands
 
 
 class ShowCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
-        max_length=64,
+        max_length=MAX_DEVICES_PER_CALL,
         description="One entry per device; put every device to check into one call.",
     )
 
@@ -61,7 +101,7 @@ class ShowCommandsArgs(ToolArguments):
 class ConfigCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
-        max_length=64,
+        max_length=MAX_DEVICES_PER_CALL,
         description="One entry per device with its configuration lines, without "
         "'configure terminal' or 'end' (the tool enters and leaves configuration mode).",
     )
@@ -70,7 +110,7 @@ class ConfigCommandsArgs(ToolArguments):
 class VpcsCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
-        max_length=64,
+        max_length=MAX_DEVICES_PER_CALL,
         description="One entry per VPCS node with its VPCS commands, e.g. "
         "['ip 10.0.0.1/24 10.0.0.254', 'save'].",
     )
@@ -86,6 +126,7 @@ class _Plan:
     failure: str | None = None
     allowed: list[str] = field(default_factory=list)
     blocked: list[BlockedCommand] = field(default_factory=list)
+    capped: list[CappedCommand] = field(default_factory=list)
 
 
 def split_commands(commands: list[str], dialect: str | None = None) -> list[str]:
@@ -140,6 +181,7 @@ async def _plan(
             context="config" if kind == "config" else "exec",
         )
         plan.allowed, plan.blocked = screening.allowed, screening.blocked
+        plan.capped = screening.capped
     return plans
 
 
@@ -177,6 +219,11 @@ def _entry(ctx: ToolContext, plan: _Plan, result: DeviceResult | None) -> dict[s
         )
         if entry["status"] == "success":
             entry["status"] = "partial_success"
+    if plan.capped:
+        entry["capped_commands"] = [capped.model_dump() for capped in plan.capped]
+        entry["capped_info"] = "; ".join(
+            f"`{c.command}` was sent as `{c.sent}`: {c.reason}" for c in plan.capped
+        )
     entry["output"] = _shortened(entry["output"], ctx.max_output_chars)
     return entry
 
@@ -194,6 +241,12 @@ def _shortened(output: str, limit: int) -> str:
 
 async def _run(ctx: ToolContext, args: Any, kind: ToolKind, tool: str) -> list[dict[str, Any]]:
     report = ctx.reporter(tool)
+
+    def running(target: ConsoleTarget, command: str, output: str) -> None:
+        if len(output) > PROGRESS_OUTPUT_CHARS:
+            output = "[...]\n" + output[-PROGRESS_OUTPUT_CHARS:]
+        report(f"{target.name}> {command}\n{output}", target.name)
+
     plans = await _plan(ctx, args.devices, kind)
     runnable = [plan for plan in plans if plan.target is not None and plan.allowed]
     if kind == "config":
@@ -201,7 +254,7 @@ async def _run(ctx: ToolContext, args: Any, kind: ToolKind, tool: str) -> list[d
 
         async def configure(plan: _Plan) -> DeviceResult:
             async with slots:
-                return await _configure(ctx, plan)
+                return await _configure(ctx, plan, running)
 
         results = await asyncio.gather(*(configure(plan) for plan in runnable))
     else:
@@ -210,6 +263,7 @@ async def _run(ctx: ToolContext, args: Any, kind: ToolKind, tool: str) -> list[d
             per_command_timeout=ctx.command_timeout,
             abort_event=ctx.abort,
             confirm=kind != "show",
+            on_output=running,
         )
     by_plan = {id(plan): result for plan, result in zip(runnable, results, strict=True)}
     entries = [_entry(ctx, plan, by_plan.get(id(plan))) for plan in plans]
@@ -218,7 +272,7 @@ async def _run(ctx: ToolContext, args: Any, kind: ToolKind, tool: str) -> list[d
     return entries
 
 
-async def _configure(ctx: ToolContext, plan: _Plan) -> DeviceResult:
+async def _configure(ctx: ToolContext, plan: _Plan, running: CommandOutputCallback) -> DeviceResult:
     """Run `plan.allowed` in configuration mode on one device (see the module docstring).
 
     An `exit` found to be outside configuration mode is added to `plan.blocked`.
@@ -257,10 +311,17 @@ async def _configure(ctx: ToolContext, plan: _Plan) -> DeviceResult:
                     elif action == "exit" and prompt.endswith("(config)#"):
                         results.append(_handled(command, prompt, _TOP_LEVEL_EXIT))
                     else:
-                        sent = console.send(command, timeout=timeout, confirm=True)
+                        sent = console.send(
+                            command,
+                            timeout=timeout,
+                            confirm=True,
+                            on_output=lambda output, c=command: running(target, c, output),
+                        )
                         results.append(await ctx.until_aborted(sent))
                 except (ConsoleError, ToolAborted) as exc:
                     stop_reason = str(exc)
+                    if isinstance(exc, ToolAborted) and action is None:
+                        stop_reason += " " + console.interrupted_state()
                     output = getattr(exc, "partial_output", "")
                     results.append(
                         CommandResult(

@@ -17,6 +17,11 @@ silently dropped):
 3. The forbidden-command list: a text file (`forbidden_commands.txt` shipped next to this
    module, or an admin's file, which replaces it), re-read when it changes on disk.
 
+In teaching_assistant mode an allowed diagnostic that could run without end is then
+bounded (`teaching_bound`, reported in `Screening.capped`): a `ping` sends at most
+`TEACHING_MAX_PROBES` probes (VPCS `-c N` and `-t`, IOS `repeat N`, Linux `-c N`). Any
+other long command is interrupted on the device when the tool's command timeout passes.
+
 Matching works on normalised words, not raw prefixes: case and spacing are ignored, and a
 typed word may abbreviate a rule word the way the device accepts it (`wr er` is
 `write erase`, `conf t` is `configure terminal`). A first word is first spelled out through
@@ -48,7 +53,7 @@ import re
 import shlex
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
@@ -79,12 +84,26 @@ _TEACHING_HELP = (
 )
 
 
+TEACHING_MAX_PROBES = 10
+"""Most probes a `ping` sends in teaching mode (the devices' default is 5)."""
+
+
+class CappedCommand(BaseModel):
+    """A command sent in a bounded form, and why."""
+
+    command: str
+    sent: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class Screening:
-    """The outcome of screening a command list: what may be sent (in order) and what not."""
+    """The outcome of screening a command list: what may be sent (in order, in the form to
+    send), what not, and which commands were bounded on the way (teaching mode)."""
 
     allowed: list[str]
     blocked: list[BlockedCommand]
+    capped: list[CappedCommand] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -248,17 +267,23 @@ class CommandPolicy:
         read_only: bool = False,
         context: CommandContext = "exec",
     ) -> Screening:
-        """Split `commands` into those that may be sent (in order) and blocked ones."""
+        """Split `commands` into those that may be sent (in order) and blocked ones; with
+        `read_only`, unbounded diagnostics are sent bounded (see `teaching_bound`)."""
         rules = self.rules()
         allowed: list[str] = []
         blocked: list[BlockedCommand] = []
+        capped: list[CappedCommand] = []
         for command in commands:
             reason = self._check(command, dialect, read_only, context, rules)
-            if reason is None:
-                allowed.append(command)
-            else:
+            if reason is not None:
                 blocked.append(BlockedCommand(command=command, reason=reason))
-        return Screening(allowed=allowed, blocked=blocked)
+                continue
+            bounded = teaching_bound(command, dialect) if read_only else None
+            if bounded is not None:
+                capped.append(bounded)
+                command = bounded.sent
+            allowed.append(command)
+        return Screening(allowed=allowed, blocked=blocked, capped=capped)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -318,6 +343,74 @@ class CommandPolicy:
             or (_read_only_problem(words, dialect) if read_only else None)
             or _rule_problem(words, first_abbreviation, dialect, rules)
         )
+
+
+def teaching_bound(command: str, dialect: str) -> CappedCommand | None:
+    """`command` bounded for teaching mode, or None when it is bounded already.
+
+    One rule per dialect, all about `ping` (the diagnostic students leave running):
+    VPCS `-c N` above `TEACHING_MAX_PROBES` is lowered and `-t` (until interrupted) is
+    replaced by that count; IOS `repeat N` is lowered; Linux `-c N` is lowered (a Linux
+    ping without `-c` is refused in every mode). The bounded command keeps the other
+    words as typed, single-spaced.
+    """
+    tokens = command.split()
+    words = command_words(command)
+    if not words:
+        return None
+    if dialect == "linux":
+        if words[0] not in ("ping", "ping6") or any(c in command for c in ";&|()<>`$"):
+            return None
+        changed = _lower_counts(tokens, ("-c",), 1)
+        what = f"`-c {TEACHING_MAX_PROBES}`"
+    elif dialect in ("vpcs", "cisco_ios"):
+        if _spelled_out(words, dialect, "exec")[0][0] != "ping":
+            return None
+        if dialect == "vpcs":
+            endless = "-t" in tokens
+            tokens = [token for token in tokens if token != "-t"]
+            changed = _lower_counts(tokens, ("-c",), 1)
+            what = f"`-c {TEACHING_MAX_PROBES}`"
+            if endless and any(t == "-c" or t.startswith("-c") for t in tokens):
+                what = "its `-c` count without `-t`" if not changed else what
+            elif endless:
+                tokens += ["-c", str(TEACHING_MAX_PROBES)]
+            changed = changed or endless
+        else:
+            repeat = tuple("repeat"[:n] for n in range(1, 7))
+            changed = _lower_counts(tokens, repeat, 2)
+            what = f"`repeat {TEACHING_MAX_PROBES}`"
+    else:
+        return None
+    if not changed:
+        return None
+    return CappedCommand(
+        command=command,
+        sent=" ".join(tokens),
+        reason=f"capped to {what} in teaching mode (at most {TEACHING_MAX_PROBES} probes)",
+    )
+
+
+def _lower_counts(tokens: list[str], options: tuple[str, ...], first: int) -> bool:
+    """Lower every `OPTION N` (or `-cN`) from `tokens[first:]` above the probe cap, in
+    place; whether one was lowered."""
+    changed = False
+    cap = str(TEACHING_MAX_PROBES)
+    for index in range(first, len(tokens)):
+        token = tokens[index].lower()
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if token in options and following.isdigit() and int(following) > TEACHING_MAX_PROBES:
+            tokens[index + 1] = cap
+            changed = True
+        elif (
+            "-c" in options
+            and token.startswith("-c")
+            and token[2:].isdigit()
+            and int(token[2:]) > TEACHING_MAX_PROBES
+        ):
+            tokens[index] = "-c" + cap
+            changed = True
+    return changed
 
 
 def config_mode_action(command: str, dialect: str) -> ConfigAction | None:
