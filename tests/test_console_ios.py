@@ -33,6 +33,7 @@ from jupyter_gns3_copilot.console import (
     run_many,
     wait_ready,
 )
+from jupyter_gns3_copilot.console.pool import _locked
 from jupyter_gns3_copilot.console.text import TerminalText
 from jupyter_gns3_copilot.gns3 import Node
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
@@ -543,3 +544,27 @@ def test_terminal_text_is_cleaned_incrementally() -> None:
     for index in range(0, len(raw), 3):
         screen.feed(raw[index : index + 3])
     assert screen.text == clean_terminal_text(raw)
+
+
+async def test_a_caller_cancelled_as_the_lock_is_granted_does_not_keep_it() -> None:
+    """Given a console lock granted to a waiter in the same instant its turn is cancelled,
+    when the cancellation wins, then the lock is free again (no console stays locked)."""
+    pool = ConsolePool()
+    target = ConsoleTarget(name="R1", host="127.0.0.1", port=1, dialect="cisco_ios")
+    lock = pool.lock(target)
+    await lock.acquire()
+    abort = asyncio.Event()
+
+    async def waiter() -> None:
+        async with _locked(lock, abort):
+            raise AssertionError("the cancelled caller must not run with the lock")
+
+    task = asyncio.ensure_future(waiter())
+    await asyncio.sleep(0)  # the waiter now waits for the lock
+    lock.release()
+    await asyncio.sleep(0)  # the lock is granted to the waiter's acquire...
+    task.cancel()  # ...and its caller is cancelled before it resumes
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+    assert not lock.locked()

@@ -339,8 +339,18 @@ async def wait_ready(
 async def _locked(
     lock: asyncio.Lock | asyncio.Semaphore, abort_event: asyncio.Event | None
 ) -> AsyncIterator[None]:
-    """Hold `lock`, giving up with `ConsoleAborted` if `abort_event` is set while waiting."""
-    await abortable(lock.acquire(), abort_event)
+    """Hold `lock`, giving up with `ConsoleAborted` if `abort_event` is set while waiting.
+
+    A caller cancelled in the instant between the lock being granted and the caller
+    resuming releases it again, so a console's lock is never left held by nobody.
+    """
+    acquiring = asyncio.ensure_future(lock.acquire())
+    try:
+        await abortable(acquiring, abort_event)
+    except BaseException:
+        if acquiring.done() and not acquiring.cancelled() and acquiring.exception() is None:
+            lock.release()
+        raise
     try:
         yield
     finally:
