@@ -355,6 +355,8 @@ async def test_student_tokens_are_cached_renewed_and_revocable(gns3_lab: Any, pr
             with pytest.raises(GNS3AuthError) as info:
                 await old.list_projects()
             assert info.value.status == 401
+            with pytest.raises(GNS3AuthError, match="is disabled"):
+                await rotated.student_token("alice")
             await rotated.set_student_active("alice", True)
             await old.list_projects()
         with pytest.raises(GNS3NotFound, match="no GNS3 account"):

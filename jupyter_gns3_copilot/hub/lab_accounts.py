@@ -134,6 +134,7 @@ class LabStudent(BaseModel):
     user_id: str
     pool_id: str
     ace_id: str
+    active: bool = True
 
     @property
     def pool_path(self) -> str:
@@ -232,6 +233,7 @@ class LabAccounts:
             user_id=user.user_id,
             pool_id=pool.resource_pool_id,
             ace_id=ace.ace_id,
+            active=user.is_active,
         )
 
     async def _ensure_user(self, username: str, hub_user: str) -> User:
@@ -322,12 +324,21 @@ class LabAccounts:
 
     async def student_token(self, hub_user: str) -> AccessToken:
         """The student's own GNS3 JWT and its expiry, cached and renewed `renew_before`
-        it expires. The first call in this process also runs `ensure_student`."""
+        it expires. The first call in this process also runs `ensure_student`.
+
+        `GNS3AuthError` for a disabled account (GNS3 would issue a token that it then
+        refuses on every call).
+        """
         async with self._lock(hub_user):
             cached = self._tokens.get(hub_user)
             if cached is not None and self._fresh(cached):
                 return cached
             student = await self._ensure(hub_user) if cached is None else None
+            if student is not None and not student.active:
+                raise GNS3AuthError(
+                    f"The GNS3 account of '{hub_user}' ({student.username}) is disabled.",
+                    status=403,
+                )
             username = self.username(hub_user)
             try:
                 token = await self.access.authenticate(username, self._password(hub_user))
