@@ -8,6 +8,8 @@ on hers. Every test uses its own account prefix and removes what it made.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import uuid
 from collections.abc import Awaitable, Iterator
 from datetime import datetime, timedelta, timezone
@@ -20,7 +22,7 @@ from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
 from jupyter_gns3_copilot.gns3 import GNS3AuthError, GNS3Client, GNS3Conflict, GNS3NotFound
-from jupyter_gns3_copilot.gns3.access import GNS3Access
+from jupyter_gns3_copilot.gns3.access import GNS3Access, jwt_expiry
 from jupyter_gns3_copilot.gns3.errors import GNS3APIError
 from jupyter_gns3_copilot.hub.lab_accounts import (
     STUDENT_PRIVILEGES,
@@ -99,6 +101,18 @@ def test_account_names_are_gns3_safe_and_never_shared() -> None:
     assert all(a.replace("-", "").replace("_", "").isalnum() and a.isascii() for a in accounts)
     with pytest.raises(ValueError, match="hub user"):
         account_name("")
+
+
+def test_the_expiry_is_read_from_the_jwt_and_absent_when_unreadable() -> None:
+    def jwt(claims: dict[str, Any]) -> str:
+        payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+        return f"eyJhbGciOiJIUzI1NiJ9.{payload}.signature"
+
+    assert jwt_expiry(jwt({"sub": "x", "exp": 1796226360})) == datetime(
+        2026, 12, 2, 15, 46, tzinfo=timezone.utc
+    )
+    for broken in ("not-a-jwt", jwt({"sub": "x"}), "a.!!!.b", jwt({"exp": "soon"})):
+        assert jwt_expiry(broken) is None
 
 
 def test_bad_settings_are_refused_with_a_reason() -> None:
