@@ -36,6 +36,10 @@ What 3.0.6 gets wrong, and the workarounds here:
   lifetime 1440 minutes, `[Controller] jwt_access_token_expire_minutes`, which the lab
   kit's config could set but which changes only the claim), and `set_student_active(...,
   False)` is the real revocation (GNS3 answers `401 Not an active user`).
+- A login hashes with bcrypt inside GNS3's request handler (about 0.4 s of its event
+  loop, during which GNS3 answers nobody): 30 students' first tokens took 20 s on two
+  busy cores, the next ones come from the cache (1.5 ms for 30). Hence the long-lived,
+  cached tokens rather than a login per request.
 - Duplicate ACEs are accepted: `ensure_student` looks first, and after creating, keeps
   the entry with the smallest id and deletes the others, so racing services converge.
 - `duplicate` puts the copy in the original's pools; removing a project from one pool
