@@ -230,3 +230,76 @@ class Drawing(GNS3Model):
     rotation: int = 0
     locked: bool = False
     project_id: str | None = None
+
+
+# -- access control (users, groups, roles, ACL, resource pools): see access.py ----------------
+
+
+class User(GNS3Model):
+    """A GNS3 user account (GET /v3/access/users)."""
+
+    user_id: str
+    username: str
+    is_active: bool = True
+    is_superadmin: bool = False
+    full_name: str | None = None
+    email: str | None = None
+
+
+class UserGroup(GNS3Model):
+    """A group of users; "Administrators" and "Users" are built in."""
+
+    user_group_id: str
+    name: str
+    is_builtin: bool = False
+
+
+class Privilege(GNS3Model):
+    """One privilege, e.g. "Node.Console" or "Project.Allocate"."""
+
+    privilege_id: str
+    name: str
+    description: str | None = None
+
+
+class Role(GNS3Model):
+    """A named set of privileges; "Administrator", "User", "Auditor"... are built in."""
+
+    role_id: str
+    name: str
+    description: str | None = None
+    is_builtin: bool = False
+    privileges: list[Privilege] = Field(default_factory=list)
+
+    @property
+    def privilege_names(self) -> set[str]:
+        return {p.name for p in self.privileges}
+
+
+class ACE(GNS3Model):
+    """An access control entry: `role_id` granted (or, with `allowed` false, denied) to a
+    user or group on `path` (e.g. "/pools/<id>"), and below it when `propagate`."""
+
+    ace_id: str
+    ace_type: str
+    path: str
+    role_id: str
+    user_id: str | None = None
+    group_id: str | None = None
+    propagate: bool = True
+    allowed: bool = True
+
+
+class ResourcePool(GNS3Model):
+    """A named set of resources (projects, in GNS3 3.0) that ACEs can name as a whole."""
+
+    resource_pool_id: str
+    name: str
+
+
+class PoolResource(GNS3Model):
+    """A resource of a pool; `resource_id` is the project id (the only type in GNS3 3.0)."""
+
+    resource_id: str
+    resource_type: str = "project"
+    name: str | None = None

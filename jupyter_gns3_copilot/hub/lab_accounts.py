@@ -1,0 +1,485 @@
+"""Per-student GNS3 identities: a user, a resource pool and one ACE per hub user.
+
+    accounts = LabAccounts(admin_client, secret=SecretStr(service_secret))
+    student = await accounts.ensure_student("alice")     # idempotent, safe when raced
+    token = await accounts.student_token("alice")         # the student's own GNS3 JWT
+    await accounts.create_project_for("alice", "OSPF lab")
+    await accounts.assign_lab("OSPF template", ["alice", "bob"])
+
+The model (GNS3 3.0 RBAC, checked on gns3-server 3.0.6 by tests/test_hub_lab_accounts.py):
+
+- Hub user `alice` gets the GNS3 user `hub-alice` (`account_name`: GNS3 allows
+  [A-Za-z0-9_-]; other characters are escaped as `_hh` bytes and `_` as `__`, so two hub
+  names never share an account), a pool of the same name and ONE ACE: the built-in role
+  "User" on `/pools/<pool id>`. No ACE on `/projects` or `/`: GNS3 then shows the student
+  only the pool's projects and refuses (403) every other project, its nodes, links and
+  consoles. The student is also put in the group `hub-students` (for the instructor's
+  view in GNS3, and for class-wide ACEs later); the group itself gets no ACE.
+- The role: the least privileged built-in role holding `STUDENT_PRIVILEGES` (projects
+  opened/closed, nodes created/renamed/started/stopped, consoles, links, capture,
+  snapshots, drawings). In 3.0.6 that is "User"; Administrator is the only other fit. Its
+  template/image/compute/appliance privileges grant nothing through a pool ACE: GNS3
+  applies a pool ACE only to the pool's project paths (and `/pools/<id>` itself, where the
+  role has no Pool.* privilege).
+- Passwords are never stored: `HMAC-SHA256(secret, hub user)` in hex, recomputed when
+  needed. A login refused with 401 (secret rotated, password changed) resets the
+  password once with the admin client and retries.
+- Projects are created (or duplicated) by the admin client and put in the student's pool:
+  a student cannot create projects outside it (POST /projects needs Project.Allocate on
+  `/projects`). A student CAN duplicate their own project (the copy stays in their pool)
+  and delete it (GNS3 ties open, close and delete to the same Project.Allocate).
+
+What 3.0.6 gets wrong, and the workarounds here:
+
+- JWT expiry is not enforced (an expired token is accepted) and a password change does
+  not revoke tokens. `student_token` still renews before the `exp` claim (default
+  lifetime 1440 minutes, `[Controller] jwt_access_token_expire_minutes`, which the lab
+  kit's config could set but which changes only the claim), and `set_student_active(...,
+  False)` is the real revocation (GNS3 answers `401 Not an active user`).
+- A login hashes with bcrypt inside GNS3's request handler (about 0.4 s of its event
+  loop, during which GNS3 answers nobody): 30 students' first tokens took 20 s on two
+  busy cores, the next ones come from the cache (1.5 ms for 30). Hence the long-lived,
+  cached tokens rather than a login per request.
+- Duplicate ACEs are accepted: `ensure_student` looks first, and after creating, keeps
+  the entry with the smallest id and deletes the others, so racing services converge.
+- `duplicate` puts the copy in the original's pools; removing a project from one pool
+  removes it from all (its resource row is deleted); deleting a project leaves a stale
+  row in its pools. `assign_lab`/`reset_lab` take the copy out of the template's pools
+  before adding it to the student's, and drop the stale row after a delete;
+  `student_projects` lists only projects that exist.
+- `duplicate` renames silently when the name is taken, so copies are named
+  "<template> - <hub user>" and `assign_lab` keeps a student's existing copy.
+- GET /templates needs no privilege at all in 3.0.6 (Template.Audit is commented out
+  upstream as a web-UI workaround), and creating a node from a template checks
+  Node.Allocate on the project only: students need no ACE on /templates.
+- Snapshots of a closed project answer `403 The project is not opened` (a state error
+  sent as a permission error): `reset_lab(snapshot=...)` opens the project first.
+- The console websocket (`/v3/projects/{p}/nodes/{n}/console/ws?token=JWT`) works and
+  checks Node.Console with the project's pool: another student's JWT is accepted at the
+  websocket level and then dropped without a close frame (1006, no console byte sent;
+  the server logs an ASGI error), a bad token gets a `log.error` message and close 1008.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from ..gns3.access import AccessToken, GNS3Access
+from ..gns3.client import GNS3Client
+from ..gns3.errors import GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
+from ..gns3.models import ACE, Project, ResourcePool, Role, User
+
+STUDENT_PRIVILEGES = frozenset(
+    {
+        "Project.Audit",
+        "Project.Allocate",  # open and close (and, in GNS3 3.0, delete)
+        "Node.Audit",
+        "Node.Allocate",
+        "Node.Modify",
+        "Node.PowerMgmt",
+        "Node.Console",
+        "Link.Audit",
+        "Link.Allocate",
+        "Link.Modify",
+        "Link.Capture",
+        "Snapshot.Audit",
+        "Snapshot.Allocate",
+        "Snapshot.Restore",
+        "Drawing.Audit",
+        "Drawing.Allocate",
+    }
+)
+"""What a student does in their own projects with the copilot or the GNS3 web UI."""
+
+DEFAULT_PREFIX = "hub-"
+DEFAULT_GROUP = "hub-students"
+DEFAULT_RENEW_BEFORE = timedelta(minutes=10)
+_GNS3_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def account_name(hub_user: str, prefix: str = DEFAULT_PREFIX) -> str:
+    """The GNS3 username (and pool name) of a hub user: `prefix` + the name, where letters,
+    digits and `-` stay, `_` becomes `__` and any other character its UTF-8 bytes as
+    `_hh`. Different hub names always give different accounts."""
+    if not hub_user:
+        raise ValueError("a hub user name is needed")
+    parts = []
+    for char in hub_user:
+        if char in _SAFE_CHARS:
+            parts.append(char)
+        elif char == "_":
+            parts.append("__")
+        else:
+            parts.extend(f"_{byte:02x}" for byte in char.encode())
+    return prefix + "".join(parts)
+
+
+def lab_name(template_name: str, hub_user: str) -> str:
+    """The name of a student's copy of a template project (GNS3 names are global)."""
+    return f"{template_name} - {hub_user}"
+
+
+class LabStudent(BaseModel):
+    """A hub user's GNS3 identity as `ensure_student` found or made it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hub_user: str
+    username: str
+    user_id: str
+    pool_id: str
+    ace_id: str
+    active: bool = True
+
+    @property
+    def pool_path(self) -> str:
+        return f"/pools/{self.pool_id}"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class LabAccounts:
+    """GNS3 accounts, pools and labs of a class, driven by an administrator's `GNS3Client`.
+
+    `secret` derives the students' passwords (keep it in the service's secrets; changing
+    it makes the next `student_token` reset each password). `prefix` starts every account
+    and pool name; `group` is the class's GNS3 group. Tokens are renewed `renew_before`
+    their expiry. One lock per hub user serialises this instance's work on that student;
+    GNS3 itself settles races between instances (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        admin: GNS3Client,
+        secret: SecretStr | bytes,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        group: str = DEFAULT_GROUP,
+        renew_before: timedelta = DEFAULT_RENEW_BEFORE,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        key = secret.get_secret_value().encode() if isinstance(secret, SecretStr) else secret
+        if not key:
+            raise ValueError("the service secret for students' GNS3 passwords is empty")
+        if not _GNS3_NAME.fullmatch(prefix):
+            raise ValueError(f"prefix {prefix!r}: GNS3 names allow only letters, digits, _ and -")
+        self.admin = admin
+        self.access = GNS3Access(admin)
+        self.prefix = prefix
+        self.group = group
+        self.renew_before = renew_before
+        self._key = key
+        self._clock = clock
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tokens: dict[str, AccessToken] = {}
+        self._role: Role | None = None
+
+    # -- identities ----------------------------------------------------------------------
+
+    def username(self, hub_user: str) -> str:
+        """The GNS3 username (also the pool name) of `hub_user`."""
+        return account_name(hub_user, self.prefix)
+
+    def _password(self, hub_user: str) -> SecretStr:
+        return SecretStr(hmac.new(self._key, hub_user.encode(), hashlib.sha256).hexdigest())
+
+    def _lock(self, hub_user: str) -> asyncio.Lock:
+        return self._locks.setdefault(hub_user, asyncio.Lock())
+
+    async def student_role(self) -> Role:
+        """The least privileged built-in role holding `STUDENT_PRIVILEGES` (cached)."""
+        if self._role is None:
+            fits = [
+                r
+                for r in await self.access.list_roles()
+                if r.is_builtin and r.privilege_names >= STUDENT_PRIVILEGES
+            ]
+            if not fits:
+                raise GNS3NotFound(
+                    "No built-in GNS3 role grants what a student needs: "
+                    f"{', '.join(sorted(STUDENT_PRIVILEGES))}.",
+                    kind="role",
+                    name="student",
+                )
+            self._role = min(fits, key=lambda r: len(r.privileges))
+        return self._role
+
+    async def ensure_student(self, hub_user: str) -> LabStudent:
+        """Find or create the GNS3 user, pool, pool ACE and group membership of `hub_user`.
+
+        Idempotent; concurrent calls (here or in another process) end with one of each.
+        Refuses (`GNS3Conflict`) to hand a GNS3 administrator account to a student.
+        """
+        async with self._lock(hub_user):
+            return await self._ensure(hub_user)
+
+    async def _ensure(self, hub_user: str) -> LabStudent:
+        username = self.username(hub_user)
+        user = await self._ensure_user(username, hub_user)
+        pool = await self._ensure_pool(username)
+        role = await self.student_role()
+        ace = await self._ensure_ace(f"/pools/{pool.resource_pool_id}", role, user)
+        await self._ensure_member(user)
+        return LabStudent(
+            hub_user=hub_user,
+            username=username,
+            user_id=user.user_id,
+            pool_id=pool.resource_pool_id,
+            ace_id=ace.ace_id,
+            active=user.is_active,
+        )
+
+    async def _ensure_user(self, username: str, hub_user: str) -> User:
+        user = await self.access.user_named(username)
+        if user is None:
+            try:
+                user = await self.access.create_user(
+                    username, self._password(hub_user), full_name=hub_user
+                )
+            except GNS3Error:
+                # Created meanwhile by another service instance (GNS3 says 400 "already
+                # registered", or fails on its unique index): use it.
+                user = await self.access.user_named(username)
+                if user is None:
+                    raise
+        if user.is_superadmin:
+            raise GNS3Conflict(
+                f"GNS3 user '{username}' is an administrator; it cannot be a student account."
+            )
+        return user
+
+    async def _ensure_pool(self, name: str) -> ResourcePool:
+        pool = await self.access.pool_named(name)
+        if pool is None:
+            try:
+                pool = await self.access.create_pool(name)
+            except GNS3Error:
+                pool = await self.access.pool_named(name)
+                if pool is None:
+                    raise
+        return pool
+
+    async def _ensure_ace(self, path: str, role: Role, user: User) -> ACE:
+        def matching(aces: list[ACE]) -> list[ACE]:
+            return sorted(
+                (
+                    a
+                    for a in aces
+                    if a.path == path
+                    and a.user_id == user.user_id
+                    and a.role_id == role.role_id
+                    and a.allowed
+                ),
+                key=lambda a: a.ace_id,
+            )
+
+        found = matching(await self.access.list_aces())
+        if not found:
+            await self.access.create_ace(path, role.role_id, user_id=user.user_id)
+            found = matching(await self.access.list_aces())
+        # GNS3 accepts duplicates: every racer keeps the smallest id and drops the rest.
+        for extra in found[1:]:
+            with contextlib.suppress(GNS3NotFound):
+                await self.access.delete_ace(extra.ace_id)
+        return found[0]
+
+    async def _ensure_member(self, user: User) -> None:
+        group = await self.access.group_named(self.group)
+        if group is None:
+            try:
+                group = await self.access.create_group(self.group)
+            except GNS3Error:
+                group = await self.access.group_named(self.group)
+                if group is None:
+                    raise
+        with contextlib.suppress(GNS3Conflict):
+            await self.access.add_group_member(group.user_group_id, user.user_id)
+
+    async def set_student_active(self, hub_user: str, active: bool) -> None:
+        """Enable or disable a student's GNS3 account. Disabling is what revokes their
+        tokens in GNS3 3.0.6 (expiry is not enforced). `GNS3NotFound` for an unknown one."""
+        async with self._lock(hub_user):
+            username = self.username(hub_user)
+            user = await self.access.user_named(username)
+            if user is None:
+                raise GNS3NotFound(
+                    f"Hub user '{hub_user}' has no GNS3 account ({username}).",
+                    kind="user",
+                    name=username,
+                )
+            self._tokens.pop(hub_user, None)
+            await self.access.update_user(user.user_id, is_active=active)
+
+    # -- tokens --------------------------------------------------------------------------
+
+    def _fresh(self, token: AccessToken) -> bool:
+        return token.expires_at is None or self._clock() < token.expires_at - self.renew_before
+
+    async def student_token(self, hub_user: str) -> AccessToken:
+        """The student's own GNS3 JWT and its expiry, cached and renewed `renew_before`
+        it expires. The first call in this process also runs `ensure_student`.
+
+        `GNS3AuthError` for a disabled account (GNS3 would issue a token that it then
+        refuses on every call).
+        """
+        async with self._lock(hub_user):
+            cached = self._tokens.get(hub_user)
+            if cached is not None and self._fresh(cached):
+                return cached
+            student = await self._ensure(hub_user) if cached is None else None
+            if student is not None and not student.active:
+                raise GNS3AuthError(
+                    f"The GNS3 account of '{hub_user}' ({student.username}) is disabled.",
+                    status=403,
+                )
+            username = self.username(hub_user)
+            try:
+                token = await self.access.authenticate(username, self._password(hub_user))
+            except GNS3AuthError as exc:
+                if exc.status != 401:
+                    raise
+                student = student or await self._ensure(hub_user)
+                await self.access.update_user(student.user_id, password=self._password(hub_user))
+                token = await self.access.authenticate(username, self._password(hub_user))
+            self._tokens[hub_user] = token
+            return token
+
+    # -- projects ------------------------------------------------------------------------
+
+    async def student_projects(self, hub_user: str) -> list[Project]:
+        """The existing projects in the student's pool, by name ([] without a pool)."""
+        pool = await self.access.pool_named(self.username(hub_user))
+        if pool is None:
+            return []
+        ids = {r.resource_id for r in await self.access.pool_resources(pool.resource_pool_id)}
+        projects = [p for p in await self.admin.list_projects() if p.project_id in ids]
+        return sorted(projects, key=lambda p: p.name)
+
+    async def _student_project(self, hub_user: str, project: str) -> Project:
+        projects = await self.student_projects(hub_user)
+        for matches in (
+            [p for p in projects if p.project_id == project],
+            [p for p in projects if p.name == project],
+        ):
+            if len(matches) == 1:
+                return matches[0]
+        raise GNS3NotFound(
+            f"'{hub_user}' has no project '{project}'. Their projects: "
+            f"{', '.join(p.name for p in projects) or 'none'}.",
+            kind="project",
+            name=project,
+            available=[p.name for p in projects],
+        )
+
+    async def create_project_for(self, hub_user: str, name: str) -> Project:
+        """Create a project (opened) as the admin and put it in the student's pool.
+        `GNS3Conflict` when the name is taken (GNS3 project names are global)."""
+        async with self._lock(hub_user):
+            student = await self._ensure(hub_user)
+            project = await self.admin.create_project(name)
+            await self._into_pool(project, student, ())
+            return project
+
+    async def _into_pool(
+        self, project: Project, student: LabStudent, leave: Sequence[ResourcePool]
+    ) -> None:
+        """Take `project` out of the pools `leave`, put it in the student's; delete the
+        project if that fails, so that no half-assigned copy stays behind."""
+        try:
+            for pool in leave:
+                with contextlib.suppress(GNS3NotFound):
+                    await self.access.remove_from_pool(pool.resource_pool_id, project.project_id)
+            await self.access.add_to_pool(student.pool_id, project.project_id)
+        except GNS3Error:
+            with contextlib.suppress(GNS3Error):
+                await self.admin.delete_project(project.project_id)
+            raise
+
+    async def _copy(
+        self, template: Project, pools: Sequence[ResourcePool], student: LabStudent, name: str
+    ) -> Project:
+        copy = await self.access.duplicate_project(template.project_id, name)
+        await self._into_pool(copy, student, pools)
+        return copy
+
+    async def assign_lab(
+        self, template_project: str, hub_users: Sequence[str]
+    ) -> dict[str, Project]:
+        """Give each student a copy of the template project (id or name) in their pool,
+        named `lab_name(template, hub user)`; a student who already has that copy keeps it
+        (use `reset_lab` to start over). Returns each hub user's copy."""
+        template = await self.admin.resolve_project(template_project)
+        template_pools = await self.access.pools_of(template.project_id)
+        copies: dict[str, Project] = {}
+        for hub_user in hub_users:
+            async with self._lock(hub_user):
+                student = await self._ensure(hub_user)
+                name = lab_name(template.name, hub_user)
+                existing = [p for p in await self.student_projects(hub_user) if p.name == name]
+                copies[hub_user] = (
+                    existing[0]
+                    if existing
+                    else await self._copy(template, template_pools, student, name)
+                )
+        return copies
+
+    async def reset_lab(
+        self,
+        hub_user: str,
+        project: str,
+        *,
+        template: str | None = None,
+        snapshot: str | None = None,
+    ) -> Project:
+        """Bring one of the student's projects (id or name) back to a known state.
+
+        `template=` (id or name of the template project): the project is deleted and the
+        template duplicated again under the same name, into the student's pool: a new
+        project id, and everything the student made (snapshots included) is gone.
+        `snapshot=` (name or id of one of the project's snapshots, e.g. one the template
+        carried): the project is opened if needed and restored in place: same project id,
+        other snapshots kept, node ids change. Give exactly one of the two.
+        """
+        if (template is None) == (snapshot is None):
+            raise ValueError("reset_lab needs exactly one of template= or snapshot=")
+        async with self._lock(hub_user):
+            current = await self._student_project(hub_user, project)
+            if snapshot is not None:
+                return await self._restore(current, snapshot)
+            source = await self.admin.resolve_project(template or "")
+            pools = await self.access.pools_of(source.project_id)
+            student = await self._ensure(hub_user)
+            await self.admin.delete_project(current.project_id)
+            # GNS3 keeps a deleted project's row in its pools.
+            with contextlib.suppress(GNS3NotFound):
+                await self.access.remove_from_pool(student.pool_id, current.project_id)
+            return await self._copy(source, pools, student, current.name)
+
+    async def _restore(self, project: Project, snapshot: str) -> Project:
+        if project.status != "opened":
+            await self.admin.open_project(project.project_id)
+        snapshots = await self.admin.list_snapshots(project.project_id)
+        for matches in (
+            [s for s in snapshots if s.snapshot_id == snapshot],
+            [s for s in snapshots if s.name == snapshot],
+        ):
+            if matches:
+                return await self.admin.restore_snapshot(project.project_id, matches[0].snapshot_id)
+        raise GNS3NotFound(
+            f"Project {project.name} has no snapshot '{snapshot}'. Snapshots: "
+            f"{', '.join(s.name for s in snapshots) or 'none'}.",
+            kind="snapshot",
+            name=snapshot,
+            available=[s.name for s in snapshots],
+        )
