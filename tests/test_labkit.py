@@ -396,6 +396,7 @@ def _time_wait_on(port: int) -> bool:
     return False
 
 
+@pytest.mark.reliability
 def test_a_port_left_in_time_wait_is_free_for_a_listener_not_one_listening() -> None:
     """Given a server port whose connection the server closed first (TIME_WAIT); then it
     counts as free for a listener (SO_REUSEADDR) but not for a plain bind, and a port with
@@ -415,6 +416,7 @@ def test_a_port_left_in_time_wait_is_free_for_a_listener_not_one_listening() -> 
     assert not port_is_free(port)
 
 
+@pytest.mark.reliability
 @pytest.mark.lab
 @pytest.mark.slow
 def test_cli_stop_then_start_on_the_same_port_succeeds_at_once(tmp_path: Path) -> None:
