@@ -9,6 +9,7 @@ about orphaned tool calls like the real API): no language model runs here.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -136,8 +137,6 @@ def test_after_kill_9_mid_tool_the_history_is_valid_at_once_and_the_next_turn_wo
     directory; then the session's history read at once ends with the call and an
     interrupted placeholder result, the strict model accepts it as a request, reading it
     again gives the same messages, and the next turn of the session is answered."""
-    import asyncio
-
     asyncio.run(add_pcs(gns3_project, "PC1", start=True))
     scripted_llm.add(
         tool_call("run_vpcs_commands", PING_LONG, id="call_ping"),
