@@ -20,7 +20,16 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from test_server_support import TITLE_REPLY, add_pcs
+from test_server_support import (
+    TITLE_REPLY,
+    add_pcs,
+    call,
+    kinds,
+    lab_traits,
+    model_traits,
+    open_stream,
+    server_config,
+)
 
 from jupyter_gns3_copilot.agent.history import placeholder_id, with_placeholder_results
 from jupyter_gns3_copilot.agent.prompts import INTERRUPTED_RESULT
@@ -30,8 +39,8 @@ from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY, text
 
 pytestmark = pytest.mark.reliability
 
-PING_LONG = {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.99 -c 60"]}]}
-"""A tool call that runs for about a minute (VPCS pinging an absent host)."""
+BUSY_PC1 = {"devices": [{"device": "PC1", "commands": ["sleep 20"]}]}
+"""A tool call that keeps a real VPCS busy for 20 seconds (`sleep` blocks its console)."""
 REPLAY_MODEL = "replay-check"
 OPENAI_FIELDS = ("role", "content", "name", "tool_call_id", "tool_calls")
 
@@ -63,6 +72,45 @@ def test_a_history_read_shows_the_repair_of_unanswered_calls_without_changing_it
     assert placeholder.metadata == {"created_at": "2026-01-01T00:00:00+00:00"}
     assert with_placeholder_results(history, INTERRUPTED_RESULT) == repaired
     assert with_placeholder_results(repaired, INTERRUPTED_RESULT) == repaired
+
+
+@pytest.fixture
+def jp_server_config(gns3_lab: Any, scripted_llm: Any, tmp_path: Path) -> dict[str, Any]:
+    return server_config(
+        tmp_path / "copilot-data", **lab_traits(gns3_lab), **model_traits(scripted_llm)
+    )
+
+
+@pytest.mark.lab
+async def test_a_turn_still_running_is_read_as_it_is_not_repaired(
+    jp_fetch: Any, gns3_project: Any, scripted_llm: Any
+) -> None:
+    """Given a turn whose tool is running in this server; when its history is read; then
+    the call is shown without a placeholder (its result is coming, nothing crashed); once
+    the turn is aborted, the stored history answers the call."""
+    await add_pcs(gns3_project, "PC1", start=True)
+    scripted_llm.add(
+        tool_call("run_vpcs_commands", BUSY_PC1, id="call_busy"),
+        text("Ping", when={**TITLE_REPLY, "model": "scripted-model"}),
+    )
+    chat = ("copilot", "projects", gns3_project.project_id, "chat")
+    stream = open_stream(
+        jp_fetch,
+        *chat,
+        "stream",
+        body={"message": "Ping from PC1", "copilot_mode": "lab_automation_assistant"},
+    )
+    started = await stream.until("tool_start", timeout=60)
+    session_id = started[-1]["session_id"]
+    running = await call(jp_fetch, *chat, "sessions", session_id, "history")
+    aborted = await call(jp_fetch, *chat, "sessions", session_id, "abort", method="POST")
+    events = await stream.finish(timeout=60)
+
+    assert [m["role"] for m in running.body["messages"]] == ["user", "assistant"], running.body
+    assert aborted.code == 200 and kinds(events)[-2:] == ["abort", "done"]
+    after = await call(jp_fetch, *chat, "sessions", session_id, "history")
+    assert [m["role"] for m in after.body["messages"]] == ["user", "assistant", "tool"]
+    assert after.body["messages"][2]["tool_call_id"] == "call_busy"
 
 
 # -- kill -9 mid-tool -------------------------------------------------------------------------
@@ -132,14 +180,14 @@ def test_after_kill_9_mid_tool_the_history_is_valid_at_once_and_the_next_turn_wo
     servers: list[JupyterServer],
     server_dir: Path,
 ) -> None:
-    """Given a turn whose tool pings from a real VPCS for a minute; when the Jupyter server
-    is killed with SIGKILL while the ping runs and started again on the same data
+    """Given a turn whose tool keeps a real VPCS busy for 20 s; when the Jupyter server
+    is killed with SIGKILL while the command runs and started again on the same data
     directory; then the session's history read at once ends with the call and an
     interrupted placeholder result, the strict model accepts it as a request, reading it
     again gives the same messages, and the next turn of the session is answered."""
     asyncio.run(add_pcs(gns3_project, "PC1", start=True))
     scripted_llm.add(
-        tool_call("run_vpcs_commands", PING_LONG, id="call_ping"),
+        tool_call("run_vpcs_commands", BUSY_PC1, id="call_busy"),
         text("Ping", when={**TITLE_REPLY, "model": "scripted-model"}),
     )
     chat = f"projects/{gns3_project.project_id}/chat"
@@ -147,11 +195,10 @@ def test_after_kill_9_mid_tool_the_history_is_valid_at_once_and_the_next_turn_wo
     body = {"message": "Ping from PC1", "copilot_mode": "lab_automation_assistant"}
     with api(first) as client, client.stream("POST", f"{chat}/stream", json=body) as response:
         assert response.status_code == 200
-        # The first progress event carries the console's output: the ping is running.
-        started = events_until(response, "progress")
+        # The tool has started: its 20 s command is being sent or running.
+        started = events_until(response, "tool_start")
         os.kill(first.pid, signal.SIGKILL)
     session_id = started[-1]["session_id"]
-    assert "tool_start" in [event["type"] for event in started]
     first.stop()  # reaps the killed process; nothing of it is left running
 
     second = start_server(servers, gns3_lab, scripted_llm, server_dir)
@@ -160,8 +207,8 @@ def test_after_kill_9_mid_tool_the_history_is_valid_at_once_and_the_next_turn_wo
         assert reply.status_code == 200, reply.text
         messages = reply.json()["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
-        assert messages[1]["tool_calls"][0]["id"] == "call_ping"
-        assert messages[2]["tool_call_id"] == "call_ping"
+        assert messages[1]["tool_calls"][0]["id"] == "call_busy"
+        assert messages[2]["tool_call_id"] == "call_busy"
         assert json.loads(messages[2]["content"])["status"] == "aborted"
         assert "interrupted" in messages[2]["content"]
         assert client.get(f"{chat}/sessions/{session_id}/history").json()["messages"] == messages

@@ -392,31 +392,50 @@ async def test_gns3_slow_or_cut_mid_tool_gives_a_clear_tool_error_and_the_next_t
     assert server_log.tracebacks() == []
 
 
+def console_connected(port: int) -> bool:
+    """Whether a TCP connection to 127.0.0.1:`port` is established (a console in use)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[2] == f"0100007F:{port:04X}" and fields[3] == "01":
+            return True
+    return False
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll `condition` (nothing to wait on but the kernel's socket table) until true."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "the condition did not become true in time"
+        await asyncio.sleep(0.05)
+
+
 @pytest.mark.slow
 async def test_a_console_closed_mid_command_gives_a_clear_result_and_the_next_turn_works(
     jp_fetch, gns3_project, gns3_http, scripted_llm, server_log: LogRecords
 ) -> None:
-    """Given a real VPCS busy for 30 s with a command sent by the copilot; when the node is
-    stopped while the command runs; then the tool's result says the command failed (at
-    the latest at the command's deadline), the turn ends, no traceback is logged, and the
-    next turn works."""
+    """Given a tool keeping a real VPCS busy for 20 s; when the node is stopped while the
+    copilot's console connection is open; then the tool's result says at once that the
+    console closed the connection, the turn ends, no traceback is logged, and the next
+    turn works."""
     await add_pcs(gns3_project, "PC1", start=True)
+    [node] = gns3_http.get(f"/v3/projects/{gns3_project.project_id}/nodes").json()
     scripted_llm.add(
         tool_call(
             "run_vpcs_commands",
-            {"devices": [{"device": "PC1", "commands": ["sleep 30"]}]},
+            {"devices": [{"device": "PC1", "commands": ["sleep 20"]}]},
             id="call_sleep",
         ),
         text("PC1 went away."),
-        text("Ping", when=TITLE_REPLY),
+        text("Sleep", when=TITLE_REPLY),
     )
     stream = open_stream(
         jp_fetch,
         *chat_path(gns3_project, "stream"),
-        body={"message": "Ping", "copilot_mode": LAB_MODE},
+        body={"message": "Keep PC1 busy", "copilot_mode": LAB_MODE},
     )
-    await stream.until("progress", timeout=TURN_TIMEOUT)
-    [node] = gns3_http.get(f"/v3/projects/{gns3_project.project_id}/nodes").json()
+    await stream.until("tool_start", timeout=TURN_TIMEOUT)
+    await until(lambda: console_connected(node["console"]))
     stopped = gns3_http.post(f"/v3/projects/{gns3_project.project_id}/nodes/{node['node_id']}/stop")
     assert stopped.status_code in (200, 204), stopped.text
     events = await stream.finish(timeout=TURN_TIMEOUT)
@@ -425,7 +444,7 @@ async def test_a_console_closed_mid_command_gives_a_clear_result_and_the_next_tu
     [ended] = [event for event in events if event["type"] == "tool_end"]
     [result] = json.loads(ended["tool_output"])
     assert_clear(ended["tool_output"])
-    assert result["status"] == "failed" and result["error"], result
+    assert result["status"] == "failed" and "closed the connection" in result["error"], result
     await next_turn_works(jp_fetch, gns3_project, events[-1]["session_id"], scripted_llm)
     assert server_log.tracebacks() == []
 
