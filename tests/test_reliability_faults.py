@@ -115,8 +115,17 @@ class FaultProxy:
 
     def stop(self) -> None:
         self.down()
+
+        async def cancel_handlers() -> None:
+            handlers = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+
+        self._run(cancel_handlers())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
