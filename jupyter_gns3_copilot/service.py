@@ -22,7 +22,8 @@ tool result, and once more when the turn ends), so a consumer that stops reading
 early cancels the turn like an abort, and tool calls left without a result get one (the
 real result if the tool finished, else `{"status": "aborted"}`), so the history stays
 valid for the model API. A history left invalid by a crash is repaired the same way when
-the session's next turn starts.
+the session's next turn starts, and history reads show that repair at once (see
+`get_history`).
 
 Secrets (the model API key, GNS3 credentials) stay in memory: they travel in the run's
 runtime context and in the service's GNS3 client, never in the checkpoint or the sessions
@@ -591,8 +592,19 @@ class AgentService:
         self, session_id: str, *, user_id: str, limit: int = 100
     ) -> ConversationHistory | None:
         """The session's last `limit` messages in the seed's OpenAI format (None: no such
-        session for this user)."""
-        from .agent.history import ConversationHistory, to_openai_messages
+        session for this user).
+
+        A session with no turn running in this process whose history ends with unanswered
+        tool calls (the server died mid-tool) is returned repaired, as its next turn will
+        write it: each call answered by the interrupted placeholder. The read writes
+        nothing and takes no lock; a running turn's calls are not touched (their results
+        are coming)."""
+        from .agent.history import (
+            ConversationHistory,
+            to_openai_messages,
+            with_placeholder_results,
+        )
+        from .agent.prompts import INTERRUPTED_RESULT
 
         session = await self.store.sessions.get_session_by_thread(session_id, user_id)
         if session is None:
@@ -600,6 +612,8 @@ class AgentService:
         snapshot = await self.graph.aget_state(self._config(session_id))
         values = snapshot.values or {}
         messages = values.get("messages", [])
+        if not self.turns.is_running(session_id):
+            messages = with_placeholder_results(messages, INTERRUPTED_RESULT)
         return ConversationHistory(
             thread_id=session_id,
             title=session.title or values.get("conversation_title"),

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -21,6 +22,8 @@ from jupyter_gns3_copilot.labkit.instance import read_env_file
 from jupyter_gns3_copilot.labkit.ports import (
     _claimed,
     claim_port_block,
+    free_tcp_port,
+    port_is_free,
     release_port_block,
     set_block_owner,
 )
@@ -382,3 +385,57 @@ def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     monkeypatch.setenv("GNS3_COPILOT_LAB_CACHE", str(tmp_path / "env"))
     assert resolve_cache_dir() == tmp_path / "env"
     assert resolve_cache_dir(tmp_path / "arg") == tmp_path / "arg"
+
+
+def _time_wait_on(port: int) -> bool:
+    """Whether a TCP connection of local port `port` on 127.0.0.1 is in TIME_WAIT."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        if local == f"0100007F:{port:04X}" and state == "06":
+            return True
+    return False
+
+
+@pytest.mark.reliability
+def test_a_port_left_in_time_wait_is_free_for_a_listener_not_one_listening() -> None:
+    """Given a server port whose connection the server closed first (TIME_WAIT); then it
+    counts as free for a listener (SO_REUSEADDR) but not for a plain bind, and a port with
+    a socket listening on it is never free."""
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert not port_is_free(port, listener=True)
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = server.accept()
+            accepted.close()
+            assert client.recv(1) == b""
+    assert _time_wait_on(port)
+    assert port_is_free(port, listener=True)
+    assert not port_is_free(port)
+
+
+@pytest.mark.reliability
+@pytest.mark.lab
+@pytest.mark.slow
+def test_cli_stop_then_start_on_the_same_port_succeeds_at_once(tmp_path: Path) -> None:
+    """Given a lab started on a chosen port with a client connected when it stops (its
+    connection is left in TIME_WAIT for a minute); then `start` on the same port works
+    at once (issue 8 §8)."""
+    where = ("--instance-dir", str(tmp_path / "cli-lab"))
+    port = free_tcp_port()
+    try:
+        started = _cli("start", *where, "--port", str(port))
+        assert started.returncode == 0, started.stderr
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as client:
+            assert client.get("/v3/version", timeout=10).status_code == 200
+            stopped = _cli("stop", *where, timeout=60)
+            assert stopped.returncode == 0, stopped.stderr
+        assert _time_wait_on(port), "the stopped server's connection is in TIME_WAIT"
+        again = _cli("start", *where, "--port", str(port))
+        assert again.returncode == 0, again.stderr
+        version = httpx.get(f"http://127.0.0.1:{port}/v3/version", timeout=10, trust_env=False)
+        assert version.json()["version"] == "3.0.6"
+    finally:
+        assert _cli("stop", *where, timeout=60).returncode == 0

@@ -8,7 +8,10 @@ the arguments as a JSON string, and non-string content becomes JSON text.
 `from_openai_message` goes the other way.
 
 `unanswered_tool_calls` / `placeholder_results` keep a history valid for the model API:
-an assistant message's tool calls must each be followed by a tool message.
+an assistant message's tool calls must each be followed by a tool message. A placeholder's
+id is derived from its call's id (`placeholder_id`), so the repair a history read shows
+(`with_placeholder_results`, nothing written) and the one the session's next turn writes
+are the same messages.
 """
 
 from __future__ import annotations
@@ -198,6 +201,12 @@ def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[PendingCall]:
     return []
 
 
+def placeholder_id(call_id: str) -> str | None:
+    """The id of the placeholder result answering call `call_id` (None for a call without
+    an id: the message then gets a generated one)."""
+    return f"{call_id}-result" if call_id else None
+
+
 def placeholder_results(
     calls: Sequence[PendingCall],
     content: str,
@@ -211,7 +220,20 @@ def placeholder_results(
             content=known.get(call.id, content),
             tool_call_id=call.id,
             name=call.name,
+            id=placeholder_id(call.id),
             metadata=dict(metadata or {}),
         )
         for call in calls
     ]
+
+
+def with_placeholder_results(messages: Sequence[BaseMessage], content: str) -> list[BaseMessage]:
+    """`messages`, followed by a `content` result for each tool call the last assistant
+    message left unanswered: the history as the next turn will repair it, for reading a
+    session whose turn was cut short by a crash. Nothing is written; the placeholders
+    carry the assistant message's metadata (its `created_at`), so reads are stable."""
+    pending = unanswered_tool_calls(messages)
+    if not pending:
+        return list(messages)
+    asking = next(m for m in reversed(messages) if isinstance(m, AIMessage))
+    return [*messages, *placeholder_results(pending, content, metadata=message_metadata(asking))]

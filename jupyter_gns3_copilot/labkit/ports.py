@@ -64,9 +64,16 @@ def free_tcp_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def port_is_free(port: int, kind: int = socket.SOCK_STREAM) -> bool:
-    """True when ``port`` can be bound on 127.0.0.1 (TCP by default, or SOCK_DGRAM)."""
+def port_is_free(port: int, kind: int = socket.SOCK_STREAM, *, listener: bool = False) -> bool:
+    """True when ``port`` can be bound on 127.0.0.1 (TCP by default, or SOCK_DGRAM).
+
+    ``listener=True`` asks as a TCP server setting ``SO_REUSEADDR`` does (gns3-server's
+    does): connections of a stopped server left in TIME_WAIT for a minute do not count,
+    a socket listening on the port still does.
+    """
     with socket.socket(socket.AF_INET, kind) as sock:
+        if listener:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

@@ -341,7 +341,7 @@ class LabServer:
     def _choose_port(self) -> int:
         if self._requested_port is None:
             return free_tcp_port()
-        if not port_is_free(self._requested_port):
+        if not port_is_free(self._requested_port, listener=True):
             raise LabError(
                 f"port {self._requested_port} on 127.0.0.1 is in use; choose another "
                 "(--port) or leave it out to get a free one"
