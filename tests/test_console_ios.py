@@ -33,7 +33,7 @@ from jupyter_gns3_copilot.console import (
     run_many,
     wait_ready,
 )
-from jupyter_gns3_copilot.console.pool import _locked
+from jupyter_gns3_copilot.console.pool import _locked, abortable
 from jupyter_gns3_copilot.console.text import TerminalText
 from jupyter_gns3_copilot.gns3 import Node
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
@@ -568,3 +568,30 @@ async def test_a_caller_cancelled_as_the_lock_is_granted_does_not_keep_it() -> N
         await task
 
     assert not lock.locked()
+
+
+async def test_a_caller_cancelled_twice_still_waits_for_the_command_to_wind_down() -> None:
+    """Given a console command that needs a moment to interrupt itself when cancelled; when
+    its caller is cancelled twice meanwhile; then the caller ends only after the command has
+    wound down (so the console's lock is never released under a command still running)."""
+    release, wound_down = asyncio.Event(), asyncio.Event()
+
+    async def command() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await release.wait()  # typing Ctrl-C and waiting for the prompt
+            wound_down.set()
+            raise
+
+    caller = asyncio.ensure_future(abortable(command(), asyncio.Event()))
+    for _ in range(2):
+        await asyncio.sleep(0)
+        caller.cancel()
+    await asyncio.sleep(0)
+    assert not caller.done()
+
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    assert wound_down.is_set()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .errors import (
     ConsoleAborted,
@@ -375,12 +375,26 @@ async def abortable(awaitable: Awaitable[_T], abort_event: asyncio.Event | None)
         aborted.cancel()
         if not task.done():
             task.cancel()
-            await asyncio.wait({task})
+            await _until_done(task)
         if not task.cancelled():
             task.exception()  # retrieved here when the caller's cancellation wins
     if not task.cancelled():
         return task.result()
     raise ConsoleAborted("Stopped: the request was aborted.")
+
+
+async def _until_done(task: asyncio.Future[Any]) -> None:
+    """Wait until `task` has finished, however often the caller is cancelled meanwhile
+    (then re-raise the cancellation): a console command winding down must never run on
+    beside the next caller of its console. `task` bounds its own wind-down."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 class _OutputSoFar:

@@ -84,6 +84,8 @@ class ConsoleSession:
         self.last_used = 0.0
         """Event-loop time at which the prompt was last seen."""
         self._reader: telnetlib3.TelnetReaderUnicode | None = None
+        self._reading: asyncio.Future[str] | None = None
+        """The read in progress, kept across `_read` calls until it delivers."""
         self._writer: telnetlib3.TelnetWriterUnicode | None = None
 
     async def __aenter__(self) -> ConsoleSession:
@@ -528,16 +530,17 @@ class ConsoleSession:
         remaining = until - self._now()
         if remaining <= 0:
             return None
-        # Not asyncio.wait_for: before Python 3.12 it swallows a cancellation that arrives
-        # together with data, and a cancelled command must learn it was cancelled.
-        reading = asyncio.ensure_future(reader.read(_READ_SIZE))
-        try:
-            await asyncio.wait({reading}, timeout=remaining)
-        finally:
-            if not reading.done():
-                reading.cancel()
+        # One read stays pending across calls (telnetlib3 allows a single waiting reader):
+        # a deadline or a cancellation leaves it for the next call instead of cancelling it,
+        # so no chunk is lost and no second reader races it. Not asyncio.wait_for: before
+        # Python 3.12 it swallows a cancellation that arrives together with data.
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(reader.read(_READ_SIZE))
+        reading = self._reading
+        await asyncio.wait({reading}, timeout=remaining)
         if not reading.done():
             return None
+        self._reading = None
         try:
             chunk = reading.result()
         except (ConnectionError, OSError) as exc:
@@ -560,16 +563,21 @@ class ConsoleSession:
 
     def _write(self, text: str) -> None:
         if not self.is_open:
-            raise ConsoleClosedError(
-                f"{self.target.name}: console {self.target.key} is not connected."
+            state = (
+                "is not connected"
+                if self._writer is None
+                else "closed the connection (node stopped or restarted?)"
             )
+            raise ConsoleClosedError(f"{self.target.name}: console {self.target.key} {state}.")
         assert self._writer is not None
         self._writer.write(text)
 
     def _abandon(self) -> None:
         """Drop the connection at once (state unknown, or closing)."""
-        writer = self._writer
-        self._reader = self._writer = None
+        writer, reading = self._writer, self._reading
+        self._reader = self._writer = self._reading = None
+        if reading is not None:
+            reading.cancel()
         if writer is not None:
             writer.close()
 
