@@ -1,0 +1,1 @@
+"""The classroom hub service; imports the core, never server/ or kernel code."""
