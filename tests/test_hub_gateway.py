@@ -26,9 +26,14 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 from langchain_core.messages import AIMessageChunk, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SecretStr
+from test_agent_graph import agent_context, run_turn
 from tornado.httputil import HTTPServerRequest
 
+from jupyter_gns3_copilot.agent.graph import build_graph
 from jupyter_gns3_copilot.agent.models import (
+    ModelCallError,
     ModelRetries,
     ModelSettings,
     describe_model_error,
@@ -40,6 +45,7 @@ from jupyter_gns3_copilot.hub.gateway import (
     TURN_HEADER,
     ModelGateway,
     UpstreamSettings,
+    _StreamRelay,
     bearer_token,
 )
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
@@ -58,7 +64,13 @@ PREFIX = "/services/copilot"
 ALICE = Caller(name="alice", groups=frozenset({"students"}))
 BOB = Caller(name="bob", groups=frozenset({"students"}))
 TOM = Caller(name="tom", groups=frozenset({"students", "tas"}))
-HUB_TOKENS = {"hub-token-alice": ALICE, "hub-token-bob": BOB, "hub-token-tom": TOM}
+CAROL = Caller(name="carol", groups=frozenset({"students"}))
+HUB_TOKENS = {
+    "hub-token-alice": ALICE,
+    "hub-token-bob": BOB,
+    "hub-token-tom": TOM,
+    "sk-graph-test": CAROL,  # the key `agent_context` gives the copilot's graph
+}
 POLICY = BudgetPolicy(group_daily_tokens={"students": 100, "tas": None}, max_concurrent_calls=1)
 BUDGET_LINE = (
     "Your copilot budget for today is used up: {used} of 100 tokens; it resets at 00:00 UTC."
@@ -94,18 +106,22 @@ class Clock:
 
 @dataclass
 class Hub:
-    url: str
+    base_url: str
     """The gateway's OpenAI base URL (`.../v1`)."""
     gateway: ModelGateway
     store: WatchedStore
 
     def settings(self, token: str, **fields: Any) -> ModelSettings:
         defaults = {"max_retries": 0, "timeout": 30}
-        return ModelSettings(base_url=self.url, api_key=token, model=MODEL, **defaults | fields)
+        return ModelSettings(
+            base_url=self.base_url, api_key=token, model=MODEL, **defaults | fields
+        )
 
     def client(self, token: str | None) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30, trust_env=False)
+        return httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=30, trust_env=False
+        )
 
     async def next_record(self, user: str) -> ModelCall:
         """The next call recorded for `user` (others' records are skipped)."""
@@ -316,6 +332,24 @@ async def test_over_budget_is_refused_with_one_readable_line_and_others_are_unaf
     assert len(upstream.chat_requests) == 5  # the refused call never reached the upstream
 
 
+async def test_the_copilots_turn_ends_with_the_budget_line_and_no_retry(
+    upstream: ScriptedLLM, tmp_path: Path
+) -> None:
+    async with gateway_server(upstream, tmp_path) as hub:
+        await hub.store.set_override("user", "carol", 0)
+        graph = build_graph(InMemorySaver())
+        async with agent_context(hub) as context:  # type: ignore[arg-type]  # has .base_url
+            context.settings = context.settings.model_copy(update={"max_retries": 2})
+            with pytest.raises(ModelCallError) as raised:
+                await run_turn(graph, context, "Is PC1 up?")
+    assert (
+        str(raised.value)
+        == "Your copilot budget for today is used up: 0 of 0 tokens; it resets at 00:00 UTC."
+    )
+    assert raised.value.kind == "refused"
+    assert upstream.requests == []
+
+
 async def test_the_course_cap_refuses_everyone(upstream: ScriptedLLM, tmp_path: Path) -> None:
     upstream.add(text("big", usage={"prompt_tokens": 900, "completion_tokens": 100}))
     policy = BudgetPolicy(group_daily_tokens={"tas": None}, course_daily_tokens=1_000)
@@ -515,3 +549,34 @@ async def test_an_unreachable_upstream_is_a_502_for_the_copilot_to_retry(
     assert reply.status_code == models.status_code == 502
     assert "cannot be reached" in reply.json()["error"]["message"]
     assert (call.status, call.detail) == ("error", "upstream cannot be reached (ConnectError)")
+
+
+def test_the_relay_cuts_at_event_boundaries_however_the_bytes_arrive() -> None:
+    """Events split across network reads, CRLF boundaries, the key split across reads."""
+    relay = _StreamRelay(SecretStr(UPSTREAM_KEY), strip_usage=True)
+    key = UPSTREAM_KEY.encode()
+    usage = b'data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2}}\r\n\r\n'
+    stream = (
+        b'data: {"choices":[{"delta":{"content":"a ' + key + b'"}}]}\r\n\r\n'
+        b'data: {"choices":[{"delta":{"content":"b"}}]}\n\n' + usage + b"data: [DONE]\n\n"
+    )
+    out = []
+    for cut in range(0, len(stream), 7):  # 7-byte reads: events and the key cut anywhere
+        out.append(relay.feed(stream[cut : cut + 7]))
+    out.append(relay.feed(b"", final=True))
+    blocks = [block for block in out if block]
+    assert all(block.endswith((b"\n\n", b"\r\n\r\n")) for block in blocks)
+    relayed = b"".join(blocks)
+    assert key not in relayed and relayed.count(b"[hidden]") == 1
+    assert b'"usage"' not in relayed  # not asked for by this client
+    assert relayed.endswith(b"data: [DONE]\n\n")
+    meter_usage = _usage_of(relay)
+    assert meter_usage == (4, 2)
+
+
+def _usage_of(relay: _StreamRelay) -> tuple[int, int] | None:
+    from jupyter_gns3_copilot.hub.gateway import _Meter
+
+    meter = _Meter(ALICE, MODEL, datetime.now(timezone.utc), None)
+    relay.settle(meter)
+    return meter.usage
