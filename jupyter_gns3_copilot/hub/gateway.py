@@ -200,8 +200,9 @@ class ModelGateway:
         """Why `caller` may not start a call now (tokens used today), or None."""
         overrides = await self.store.overrides()
         day = now.date()
-        used = await self.store.tokens_used(day, caller.name)
-        course_used = 0
+        used = course_used = 0  # only what a limit applies to is read
+        if self.policy.daily_budget(caller, overrides).daily_tokens is not None:
+            used = await self.store.tokens_used(day, caller.name)
         if self.policy.course_budget(overrides) is not None:
             course_used = await self.store.tokens_used(day)
         return self.policy.refusal(
@@ -487,6 +488,11 @@ class ChatCompletionsHandler(_GatewayHandler):
             self.set_header("Content-Type", response.headers["content-type"])
             self.set_header("Cache-Control", "no-cache")
             self.set_header("X-Accel-Buffering", "no")
+            # tornado keeps Nagle's algorithm on until a response ends: each small event
+            # would wait for the previous one's ACK. (tornado turns it back on afterwards.)
+            stream = getattr(self.request.connection, "stream", None)
+            if stream is not None:
+                stream.set_nodelay(True)
             streaming = True
             encoded = response.headers.get("content-encoding", "identity") != "identity"
             async for data in response.aiter_bytes() if encoded else response.aiter_raw():
@@ -568,7 +574,7 @@ class _StreamRelay:
             self._kept_bytes += len(block)
         if block.strip() != _DONE:
             self._last_block = block
-        if self._strip_usage and b'"usage"' in block:
+        if self._strip_usage and b'"choices":' in block and b"[]" in block:
             block = b"".join(
                 event + b"\n\n" for event in _EVENT_END.split(block) if not _is_usage_only(event)
             )
@@ -590,7 +596,9 @@ class _StreamRelay:
 
 
 def _is_usage_only(event: bytes) -> bool:
-    parsed = _event_json(event) if b'"usage"' in event else None
+    # Most events carry `"usage": null` once usage is asked for: parse only likely ones.
+    likely = b'"choices":[]' in event or b'"choices": []' in event
+    parsed = _event_json(event) if likely else None
     return isinstance(parsed, dict) and parsed.get("choices") == [] and bool(parsed.get("usage"))
 
 
