@@ -29,7 +29,7 @@ and the call is recorded as "error" with what was used so far.
 
 Upstream errors go back with the upstream's status and OpenAI-style body (headers such as
 `retry-after` included); a web page or an unreachable upstream becomes an OpenAI-style
-body that tells the student to ask the course staff; a 401/403 from the upstream (the
+body that tells the student to ask the course staff; a 401 from the upstream (the
 service's own key refused) says so, so the copilot does not ask the student to check
 their key. The real key is never in a response or a log line (scrubbed from whatever the
 upstream sends back).
@@ -56,7 +56,7 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from tornado.httputil import HTTPServerRequest
+from tornado.httputil import HTTPServerRequest, responses
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
@@ -276,7 +276,11 @@ class _GatewayHandler(RequestHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """Tornado's own errors (405, an unexpected exception) as OpenAI-style JSON."""
-        message = self._reason if status_code < 500 else "The copilot hub failed on this request."
+        message = (
+            responses.get(status_code, "Error")
+            if status_code < 500
+            else "The copilot hub failed on this request."
+        )
         self.send_error_body(status_code, openai_error(message, "server_error"))
 
     async def caller(self) -> Caller | None:
@@ -300,15 +304,15 @@ class _GatewayHandler(RequestHandler):
         status = response.status_code
         headers = {n: response.headers[n] for n in _PASSED_HEADERS if n in response.headers}
         body = _json_object(content)
-        if status in (401, 403):
+        if status == 401:
             # The upstream refused the service's own key: not the student's problem, and
             # some upstreams echo part of the key in this message.
             message = (
-                f"The copilot hub's upstream provider refused the hub's own API key (HTTP "
-                f"{status}): tell the course staff."
+                "The copilot hub's upstream provider refused the hub's own API key (HTTP "
+                "401): tell the course staff."
             )
             self.send_error_body(status, openai_error(message, "upstream_error"), headers)
-            return f"upstream HTTP {status}"
+            return "upstream HTTP 401"
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             text = gateway.scrub(json.dumps(body))
             self.send_error_body(status, json.loads(text), headers)
