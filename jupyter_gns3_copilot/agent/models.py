@@ -79,6 +79,11 @@ _UPSTREAM_AUTH = re.compile(
 (LiteLLM: `litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect
 API key provided ...`), not that the gateway refused the user's key."""
 
+GATEWAY_REFUSAL_PREFIX = "copilot_"
+"""An error `code` starting with this marks a refusal by the copilot hub's gateway (budget
+used up, too many calls at once) whose message is written for the student: it is shown as
+is."""
+
 _EMPTY_STREAM_MESSAGES = ("No generation chunks were returned", "No generations found in stream.")
 """What langchain raises when a stream carried no chunk (e.g. a 200 web page)."""
 _TIKTOKEN_KNOWN_PREFIXES = ("gpt-3.5-turbo", "gpt-4", "gpt-5", "gpt-6", "o1", "o3", "o4")
@@ -295,6 +300,7 @@ ModelErrorKind = Literal[
     "not_found",
     "rate_limit",
     "quota",
+    "refused",
     "context_length",
     "bad_request",
     "server_error",
@@ -573,6 +579,8 @@ def _status_message(
     detail = _server_detail(exc)
     answered = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
     named_model = f"model {model!r}" if model else "the model"
+    if str(getattr(exc, "code", None) or "").startswith(GATEWAY_REFUSAL_PREFIX) and detail:
+        return detail, "refused", status
     if status == 401:
         # The endpoint's own 401 text is left out: some echo (part of) the key.
         upstream = _upstream_provider(exc)

@@ -100,19 +100,8 @@ class ProjectStore:
         project_id = validate_project_id(project_id)
         path = database_path(data_dir, project_id)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = await _daemon_connection(aiosqlite.connect(path, timeout=busy_timeout))
+        conn = await connect_wal(path, busy_timeout)
         try:
-            await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            async with conn.execute("PRAGMA journal_mode = WAL") as cursor:
-                row = await cursor.fetchone()
-            if not row or str(row[0]).lower() != "wal":
-                log.warning(
-                    "%s could not switch to WAL mode (journal_mode=%s); concurrent chats "
-                    "will wait on each other more",
-                    path,
-                    row[0] if row else None,
-                )
-            await conn.execute("PRAGMA synchronous = NORMAL")
             checkpointer = AsyncSqliteSaver(conn)
             await checkpointer.setup()
             async with checkpointer.lock:
@@ -145,6 +134,30 @@ class ProjectStore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+async def connect_wal(
+    path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS
+) -> aiosqlite.Connection:
+    """An aiosqlite connection to `path` in WAL mode (`synchronous = NORMAL`), waiting up to
+    `busy_timeout` seconds for another process's lock, on a daemon worker thread."""
+    conn = await _daemon_connection(aiosqlite.connect(path, timeout=busy_timeout))
+    try:
+        await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        async with conn.execute("PRAGMA journal_mode = WAL") as cursor:
+            row = await cursor.fetchone()
+        if not row or str(row[0]).lower() != "wal":
+            log.warning(
+                "%s could not switch to WAL mode (journal_mode=%s); concurrent writers "
+                "will wait on each other more",
+                path,
+                row[0] if row else None,
+            )
+        await conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
 
 
 def _daemon_connection(conn: aiosqlite.Connection) -> aiosqlite.Connection:
