@@ -181,8 +181,14 @@ async def test_the_session_is_renewed_before_the_gns3_token_expires(
             clock[0] = first.gns3_token_expires_at - timedelta(minutes=4)
             await hub.gns3_token()
             assert runtime.identity.calls == 2  # due: fetched again
+            renewed = await hub.gns3_token(force=True)
+            assert runtime.identity.calls == 3  # GNS3 refused it: fetched again...
+            first_renewal = runtime.renewed["alice"]  # ... with a new login
+            async with GNS3Client(gns3_lab.url, token=renewed) as as_alice:
+                assert await as_alice.list_projects() == []
             await hub.gns3_token(force=True)
-            assert runtime.identity.calls == 3  # GNS3 refused it: fetched again
+            assert runtime.identity.calls == 4
+            assert runtime.renewed["alice"] == first_renewal  # logins at most once a minute
         finally:
             await hub.aclose()
 

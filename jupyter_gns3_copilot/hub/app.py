@@ -25,7 +25,7 @@ import os
 import re
 import secrets
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
@@ -69,6 +69,8 @@ class HubRuntime:
     identity: Any  # HubIdentity
     gateway: Any  # ModelGateway
     store: Any  # UsageStore
+    renewed: dict[str, float] = field(default_factory=dict)
+    """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
 
 
 def _env_list(name: str) -> list[str]:
@@ -178,7 +180,11 @@ class CopilotHubService(Application):
     @default("budgets")
     def _budgets(self) -> dict[str, Any]:
         raw = os.environ.get("GNS3_COPILOT_HUB_BUDGETS", "")
-        return json.loads(raw) if raw.strip() else {}
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            self.log.critical("GNS3_COPILOT_HUB_BUDGETS is not JSON: %s", exc)
+            self.exit(1)
 
     @default("allowed_modes")
     def _allowed_modes(self) -> list[str]:

@@ -74,8 +74,9 @@ def _utcnow() -> datetime:
 class HubServiceClient:
     """Asks the copilot hub service for this server's session, with the hub token of the
     single-user server (`JUPYTERHUB_API_TOKEN`). The session is cached and fetched again
-    `renew_before` its GNS3 token expires, or when forced (GNS3 refused the token);
-    concurrent callers share one fetch. Close with `aclose()`.
+    `renew_before` its GNS3 token expires, or when forced (GNS3 refused the token: the
+    service is asked to log the student in again); concurrent callers share one fetch.
+    Close with `aclose()`.
     """
 
     def __init__(
@@ -119,7 +120,7 @@ class HubServiceClient:
             # Someone else fetched while we waited: theirs is as new as ours would be.
             if current is not None and current is not seen and self._fresh(current):
                 return current
-            self._session = await self._fetch()
+            self._session = await self._fetch(renew=force)
             return self._session
 
     async def gns3_token(self, force: bool = False) -> str:
@@ -131,10 +132,10 @@ class HubServiceClient:
             raise GNS3AuthError(f"No GNS3 token: {exc}", url=self.url) from exc
         return session.gns3_token.get_secret_value()
 
-    async def _fetch(self) -> HubSession:
+    async def _fetch(self, *, renew: bool) -> HubSession:
         url = self.url + SESSION_PATH
         try:
-            response = await self._http.get(url)
+            response = await self._http.get(url, params={"renew": "1"} if renew else None)
         except httpx.HTTPError as exc:
             raise HubServiceError(
                 f"The copilot hub service at {self.url} cannot be reached "

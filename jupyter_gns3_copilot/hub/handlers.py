@@ -5,6 +5,8 @@ prefix and answering JSON, errors as `{"error": {"message", "type", ...}}`:
   groups, the GNS3 URL and the student's own GNS3 token and expiry (their account and pool
   created on the first call), the gateway's base URL as the caller reached the service,
   the model names and the class policy. Never the model key or the GNS3 admin password.
+  `?renew=1` (GNS3 refused the token) logs the student in again, at most once per
+  `RENEW_INTERVAL` per student: a login costs GNS3 about 0.4 s of its event loop.
 - `GET api/projects`: the caller's GNS3 projects (their pool's); `POST api/projects`
   `{"name"}`: a new project in the caller's pool (students cannot create projects in GNS3
   themselves), at most `max_projects_per_student`.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,6 +33,9 @@ if TYPE_CHECKING:
     from .app import HubRuntime
 
 log = logging.getLogger(__name__)
+
+RENEW_INTERVAL = 60.0
+"""Seconds between two renewals of a student's GNS3 token asked with `?renew=1`."""
 
 
 class NewProject(BaseModel):
@@ -100,15 +106,21 @@ class SessionHandler(ServiceHandler):
     async def get(self) -> None:
         runtime = self.runtime
         settings = runtime.settings
-        token = await runtime.accounts.student_token(self.caller.name)
+        name = self.caller.name
+        if self.get_query_argument("renew", "") not in ("", "0"):
+            now = time.monotonic()
+            if now - runtime.renewed.get(name, -RENEW_INTERVAL) >= RENEW_INTERVAL:
+                runtime.renewed[name] = now
+                runtime.accounts.forget_token(name)
+        token = await runtime.accounts.student_token(name)
         gateway = settings.gateway_url or (
             f"{self.request.protocol}://{self.request.host}{settings.prefix}v1"
         )
         session = HubSession(
-            user=self.caller.name,
+            user=name,
             groups=tuple(sorted(self.caller.groups)),
             gns3_url=settings.gns3_url,
-            gns3_username=runtime.accounts.username(self.caller.name),
+            gns3_username=runtime.accounts.username(name),
             gns3_token=token.token,
             gns3_token_expires_at=token.expires_at,
             model_base_url=gateway,
