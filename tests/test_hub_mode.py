@@ -27,7 +27,14 @@ from tornado.httpclient import HTTPClientError
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.app import HubRuntime, HubSettings, routes
+from jupyter_gns3_copilot.hub.app import (
+    SECRET_FILE,
+    CopilotHubService,
+    HubRuntime,
+    HubSettings,
+    read_or_create_secret,
+    routes,
+)
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.client import HubServiceClient
@@ -233,3 +240,48 @@ async def test_without_the_service_copilot_routes_say_so_and_status_still_answer
         await jp_fetch("copilot", "projects")
     assert down.value.code == 503
     assert json.loads(down.value.response.body)["error"]["setting"] == "hub_service_url"
+
+
+def test_the_account_secret_is_generated_once_and_private(tmp_path: Path) -> None:
+    path = tmp_path / "service" / SECRET_FILE
+    first = read_or_create_secret(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert read_or_create_secret(path).get_secret_value() == first.get_secret_value()
+    assert len(first.get_secret_value()) >= 32
+
+
+def test_service_settings_come_from_the_config_file_then_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GNS3_COPILOT_MODEL", "env-model")
+    monkeypatch.setenv("GNS3_PASSWORD", "env-password")
+    monkeypatch.setenv("GNS3_COPILOT_ALLOWED_MODES", "teaching_assistant")
+    monkeypatch.setenv("GNS3_COPILOT_HUB_BUDGETS", '{"group_daily_tokens": {"students": 7}}')
+    monkeypatch.setenv("GNS3_COPILOT_HUB_DATA_DIR", str(tmp_path / "data"))
+    config = tmp_path / "hub_config.py"
+    config.write_text('c.CopilotHubService.title_model = "file-title"\n')
+    service = CopilotHubService()
+    service.initialize([f"--config={config}", "--CopilotHubService.max_projects_per_student=3"])
+    settings = service.settings(PREFIX)
+    assert (settings.model, settings.title_model) == ("env-model", "file-title")
+    assert settings.models == ("env-model", "file-title")
+    assert settings.allowed_modes == ("teaching_assistant",)
+    assert settings.max_projects_per_student == 3
+    assert service.budgets == {"group_daily_tokens": {"students": 7}}
+    assert "env-password" not in settings.model_dump_json()
+
+
+def test_the_service_refuses_to_start_without_a_model_or_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("GNS3_COPILOT_MODEL", "GNS3_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    service = CopilotHubService()
+    with pytest.raises(SystemExit) as stopped:
+        service.initialize([])
+    assert stopped.value.code == 1
+    assert (
+        "cannot start: llm_model (GNS3_COPILOT_MODEL) is not set; gns3_password "
+        "(GNS3_PASSWORD) is not set" in capfd.readouterr().err
+    )
