@@ -27,7 +27,7 @@ import secrets
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, SecretStr
@@ -35,6 +35,12 @@ from traitlets import Bool, Dict, Int, List, Unicode, default
 from traitlets.config import Application
 
 from .budgets import BudgetPolicy
+
+if TYPE_CHECKING:
+    from .gateway import ModelGateway
+    from .hub_auth import Identity
+    from .lab_accounts import LabAccounts
+    from .usage import UsageStore
 
 SERVICE_NAME = "gns3-copilot"
 CONFIG_FILE = "jupyter_gns3_copilot_hub_config.py"
@@ -65,10 +71,10 @@ class HubRuntime:
     """What the routes share while the service runs."""
 
     settings: HubSettings
-    accounts: Any  # LabAccounts
-    identity: Any  # HubIdentity
-    gateway: Any  # ModelGateway
-    store: Any  # UsageStore
+    accounts: LabAccounts
+    identity: Identity
+    gateway: ModelGateway
+    store: UsageStore
     renewed: dict[str, float] = field(default_factory=dict)
     """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
 

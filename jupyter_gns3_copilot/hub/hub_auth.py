@@ -10,7 +10,7 @@ the service's access scope (`access:services!service=<name>`, granted in
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tornado.httputil import HTTPServerRequest
 
@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from jupyterhub.services.auth import HubAuth
 
 log = logging.getLogger(__name__)
+
+
+class Identity(Protocol):
+    """What the service's routes need to know who calls."""
+
+    async def authenticate(self, request: HTTPServerRequest) -> Caller | None: ...
 
 
 class HubIdentity:
