@@ -41,6 +41,7 @@ from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
 from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
+from jupyter_gns3_copilot.kernel.reports import status_text
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 
 PREFIX = "/services/gns3-copilot/"
@@ -136,6 +137,8 @@ async def test_hub_mode_takes_gns3_and_the_model_from_the_service(
         assert status["mode_summary"] == f"hub mode, service {service_url}, reachable"
         assert status["hub"]["gns3_username"] == runtime.accounts.username("alice")
         assert status["gns3"]["authenticated"] is True and status["gns3"]["url"] == gns3_lab.url
+        text = status_text(status, "http://jupyter/")
+        assert f"Settings: hub mode, service {service_url}, reachable\nGNS3: {gns3_lab.url}" in text
 
         # The model is the service's gateway with the server's hub token; modes are the hub's.
         config = await get_json(jp_fetch, "llm-config")
