@@ -107,6 +107,9 @@ class LLMAdminConfig(BaseModel):
     allowed_modes: tuple[str, ...] = tuple(MODE_TOOLS)
     allowed_base_urls: tuple[str, ...] = ()
     jupyterhub: bool = False
+    users_may_choose_endpoints: bool = True
+    """False in hub mode: users' own `provider`, `base_url` and `api_key` are refused and
+    any stored earlier are ignored (the hub service's gateway and the hub token apply)."""
 
     @field_validator("base_url")
     @classmethod
@@ -180,6 +183,10 @@ class LLMAdminConfig(BaseModel):
         return (
             self.default_mode if self.default_mode in self.allowed_modes else self.allowed_modes[0]
         )
+
+
+ENDPOINT_FIELDS = ("provider", "base_url", "api_key")
+"""The user settings that choose where the model calls go (refused in hub mode)."""
 
 
 class UserLLMSettings(BaseModel):
@@ -382,6 +389,11 @@ def effective_config(
         values[name] = mine if mine is not None else getattr(admin, name)
         sources[name] = "user" if mine is not None else "admin"
 
+    if not admin.users_may_choose_endpoints:
+        fixed = [n for n in ENDPOINT_FIELDS if getattr(user, n) is not None]
+        ignored.extend(fixed)
+        user = user.model_copy(update=dict.fromkeys(fixed))
+        values["provider"], sources["provider"] = admin.provider, "admin"
     base_url, sources["base_url"] = admin.base_url, "admin"
     if user.base_url is not None:
         try:

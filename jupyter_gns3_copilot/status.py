@@ -40,6 +40,23 @@ class GNS3Status(BaseModel):
     error: str | None = None
 
 
+class HubStatus(BaseModel):
+    """Hub mode: the copilot hub service this server takes its settings from."""
+
+    service: str
+    reachable: bool
+    user: str | None = None
+    """The hub user the service knows this server as."""
+    gns3_username: str | None = None
+    """The student's own GNS3 account."""
+    error: str | None = None
+
+    @property
+    def summary(self) -> str:
+        state = "reachable" if self.reachable else f"NOT reachable: {self.error}"
+        return f"hub mode, service {self.service}, {state}"
+
+
 class ContextLimitStatus(BaseModel):
     """The context window a chat counts on (thousands of tokens), and where it comes from.
 
@@ -105,6 +122,9 @@ class StatusReport(BaseModel):
     version: str
     python: str
     packages: dict[str, str | None]
+    mode: Literal["standalone", "hub"] = "standalone"
+    mode_summary: str = "standalone: this server's own settings"
+    hub: HubStatus | None = None
     gns3: GNS3Status
     model: ModelStatus | None = None
     user: str | None = None
@@ -142,19 +162,29 @@ async def probe_gns3(client: GNS3Client) -> GNS3Status:
 
 
 async def collect_status(
-    client: GNS3Client,
+    client: GNS3Client | None,
     *,
     data_dir: str,
     model: ModelStatus | None = None,
     user: str | None = None,
+    hub: HubStatus | None = None,
 ) -> StatusReport:
-    """Build the full health report (`model` and `user`: the asking user's, if known)."""
+    """Build the full health report (`model` and `user`: the asking user's, if known).
+    In hub mode `hub` says how the service answered; `client` is None when it gave no
+    session (GNS3 is then reported unreachable through it)."""
+    gns3 = (
+        await probe_gns3(client)
+        if client is not None
+        else GNS3Status(url="", reachable=False, error="no session from the copilot hub service")
+    )
+    extra = {} if hub is None else {"mode": "hub", "mode_summary": hub.summary, "hub": hub}
     return StatusReport(
         version=__version__,
         python=platform.python_version(),
         packages=package_versions(),
-        gns3=await probe_gns3(client),
+        gns3=gns3,
         model=model,
         user=user,
         data_dir=data_dir,
+        **extra,
     )

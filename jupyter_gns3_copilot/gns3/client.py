@@ -8,7 +8,9 @@ Authentication: with a username and password the client logs in on its first aut
 request (POST /v3/access/users/authenticate), caches the JWT, and logs in again once when
 GNS3 answers 401 (expired or revoked token); a second 401 is a `GNS3AuthError`. A `token`
 given to the constructor is used as is (and replaced by a fresh login on 401 when
-credentials are also given).
+credentials are also given). A `token_provider` (an async callable, `force` -> JWT) is asked
+before every request (it caches and renews the token itself, e.g. the hub service's
+per-student token) and once more with `force=True` on a 401.
 
 Every failure is a `GNS3Error` subclass (see errors.py); no httpx exception escapes. Every
 request is bounded by `timeout` seconds.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote
@@ -45,6 +47,9 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take (starting many nodes or restoring a snapshot takes a while)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for the TCP connection itself."""
+
+TokenProvider = Callable[[bool], Awaitable[str]]
+"""`provider(force)` -> a GNS3 JWT; `force=True` after GNS3 refused the last one."""
 
 _Subject = tuple[str, str]
 """What a request is about, for not-found errors: (kind, name or id), e.g. ("node", "PC1")."""
@@ -117,6 +122,7 @@ class GNS3Client:
         username: str | None = None,
         password: str | None = None,
         token: str | None = None,
+        token_provider: TokenProvider | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -127,6 +133,7 @@ class GNS3Client:
         self.username = username
         self._password = password
         self._token = token
+        self._token_provider = token_provider
         self.timeout = timeout
         self._auth_lock = asyncio.Lock()
         self._http = httpx.AsyncClient(
@@ -160,6 +167,10 @@ class GNS3Client:
     @property
     def _can_login(self) -> bool:
         return self.username is not None and self._password is not None
+
+    @property
+    def _can_renew(self) -> bool:
+        return self._token_provider is not None or self._can_login
 
     async def _send(self, method: str, path: str, json: Any, token: str | None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -209,8 +220,12 @@ class GNS3Client:
         """Log in with the username and password now and return the new JWT.
 
         Not needed before other calls (they log in when needed); useful to check
-        credentials early. Raises `GNS3AuthError` when they are wrong or missing.
+        credentials early. Raises `GNS3AuthError` when they are wrong or missing. With a
+        `token_provider`, the provider's current token.
         """
+        if self._token_provider is not None:
+            self._token = await self._token_provider(False)
+            return self._token
         if not self._can_login:
             raise GNS3AuthError(
                 f"No GNS3 username and password to log in to {self.url} with. "
@@ -222,6 +237,9 @@ class GNS3Client:
             return self._token
 
     async def _current_token(self) -> str | None:
+        if self._token_provider is not None:
+            self._token = await self._token_provider(False)
+            return self._token
         if self._token is None and self._can_login:
             async with self._auth_lock:
                 if self._token is None:
@@ -232,7 +250,11 @@ class GNS3Client:
         async with self._auth_lock:
             # Another request may already have logged in again while we waited.
             if self._token is None or self._token == rejected:
-                self._token = await self._login()
+                self._token = (
+                    await self._token_provider(True)
+                    if self._token_provider is not None
+                    else await self._login()
+                )
             return self._token
 
     async def _request(
@@ -251,7 +273,7 @@ class GNS3Client:
         """
         token = await self._current_token() if auth else None
         response = await self._send(method, path, json, token)
-        if response.status_code == 401 and auth and self._can_login:
+        if response.status_code == 401 and auth and self._can_renew:
             token = await self._renewed_token(token)
             response = await self._send(method, path, json, token)
         if response.is_error:

@@ -323,6 +323,11 @@ class LabAccounts:
 
     # -- tokens --------------------------------------------------------------------------
 
+    def forget_token(self, hub_user: str) -> None:
+        """Drop the cached token of `hub_user`: the next `student_token` logs in again
+        (after GNS3 refused the cached one, e.g. its JWT secret changed)."""
+        self._tokens.pop(hub_user, None)
+
     def _fresh(self, token: AccessToken) -> bool:
         return token.expires_at is None or self._clock() < token.expires_at - self.renew_before
 

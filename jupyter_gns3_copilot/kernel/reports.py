@@ -70,8 +70,10 @@ def status_text(report: Mapping[str, Any], server: str) -> str:
     lines = [
         f"GNS3 Copilot {report.get('version')} (Python {report.get('python')})",
         f"Jupyter server: {server}",
-        f"GNS3: {gns3.get('url')} {state}",
     ]
+    if report.get("mode") == "hub":
+        lines.append(f"Settings: {report.get('mode_summary')}")
+    lines.append(f"GNS3: {gns3.get('url')} {state}")
     if gns3.get("error"):
         lines.append(f"  {gns3['error']}")
     model = report.get("model")

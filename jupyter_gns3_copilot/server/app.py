@@ -4,6 +4,14 @@ Every trait is settable as `c.GNS3Copilot.<trait>` in `jupyter_server_config.py`
 makes sense the default comes from an environment variable (trait -> environment ->
 built-in default), which is how a JupyterHub operator configures a whole class.
 
+**Hub mode** (`hub_service_url`, env `GNS3_COPILOT_HUB_URL`): everything comes from the
+copilot hub service (`hub/app.py`), asked with the server's `JUPYTERHUB_API_TOKEN`
+(`hub/client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
+expires, and fetched again when GNS3 refuses it), the model endpoint (the service's
+gateway, with the hub token as the key), the models and the allowed modes. Users cannot
+choose their own endpoint or key, and the server must hold no class secret
+(`gns3_password`, `gns3_token`, `llm_api_key`: the copilot is closed if one is set).
+
 A configuration that fails validation closes the copilot instead of running it with
 defaults (`server.configuration`): `config_problem` is set and every route answers 503.
 The package's own loggers (`jupyter_gns3_copilot.*`) write through the server's log
@@ -27,13 +35,20 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
-from .configuration import ConfigProblem, env_list, find_problem, problem_from_link_error
+from .configuration import (
+    ConfigProblem,
+    env_list,
+    find_problem,
+    hub_mode_problem,
+    problem_from_link_error,
+)
 from .handlers import default_handlers
 from .kernel_env import publish_server_to_kernels
 from .project_users import ProjectUsers
 
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
+    from ..hub.client import HubServiceClient, HubSession
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..service import ProjectAgentManager
     from ..single_flight import SingleFlight
@@ -44,6 +59,8 @@ MODES = ("teaching_assistant", "lab_automation_assistant")
 """The copilot modes (`tools.modes.MODE_TOOLS`), named here so loading imports no tools."""
 ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
+HUB_URL_ENV = "GNS3_COPILOT_HUB_URL"
+HUB_PROVIDER = "JupyterHub copilot service"
 JUPYTERHUB_ENV = ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_PREFIX")
 """Variables JupyterHub gives every single-user server it spawns."""
 PACKAGE_LOGGER = "jupyter_gns3_copilot"
@@ -72,6 +89,13 @@ class GNS3Copilot(ExtensionApp):
     ).tag(config=True)
     gns3_timeout = Float(
         15.0, help="Seconds to wait for one GNS3 API request before giving up."
+    ).tag(config=True)
+
+    hub_service_url = Unicode(
+        help="URL of the copilot hub service, e.g. http://127.0.0.1:8000/services/gns3-copilot/"
+        f" (env {HUB_URL_ENV}). When set (hub mode), the GNS3 account, the model endpoint "
+        "and the students' policy all come from the service, and no GNS3 password or model "
+        "key may be set here."
     ).tag(config=True)
 
     # -- the model (administrator defaults; users may override within the limits) -----------
@@ -171,6 +195,10 @@ class GNS3Copilot(ExtensionApp):
     def _default_allowed_base_urls(self) -> list[str]:
         return env_list(ALLOWED_BASE_URLS_ENV)
 
+    @default("hub_service_url")
+    def _default_hub_service_url(self) -> str:
+        return os.environ.get(HUB_URL_ENV, "")
+
     @default("gns3_url")
     def _default_gns3_url(self) -> str:
         return os.environ.get("GNS3_URL", "http://127.0.0.1:3080")
@@ -232,6 +260,8 @@ class GNS3Copilot(ExtensionApp):
         package_log.parent = self.serverapp.log
         package_log.setLevel(logging.NOTSET)  # also clears the loggers' cached levels
         self.config_problem = self.config_problem or find_problem(self, MODES)
+        if self.config_problem is None and self.hub_mode:
+            self.config_problem = hub_mode_problem(self, self.hub_token)
         if self.config_problem is not None:
             self.log.error(
                 "GNS3 Copilot is CLOSED (every copilot route answers 503): c.GNS3Copilot.%s: %s",
@@ -245,6 +275,8 @@ class GNS3Copilot(ExtensionApp):
         self._llm_admin: LLMAdminConfig | None = None
         self._tool_runs: ToolRuns | None = None
         self._project_lookup: SingleFlight[str, Project] | None = None
+        self._hub: HubServiceClient | None = None
+        self._hub_admin: tuple[HubSession, LLMAdminConfig] | None = None
 
     def initialize_handlers(self) -> None:
         """Register the API routes (jupyter_server prefixes them with base_url)."""
@@ -259,10 +291,47 @@ class GNS3Copilot(ExtensionApp):
             ", ".join(sorted(published.variables)),
         )
 
+    # -- hub mode --------------------------------------------------------------------------
+
+    @property
+    def hub_mode(self) -> bool:
+        """Whether the copilot takes its settings from the hub service."""
+        return bool(self.hub_service_url)
+
+    @property
+    def hub_token(self) -> str:
+        """This server's own hub token (the gateway's key in hub mode)."""
+        return os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+    def hub_client(self) -> HubServiceClient:
+        """The client of the hub service (hub mode only)."""
+        if self._hub is None:
+            from ..hub.client import HubServiceClient
+
+            self._hub = HubServiceClient(
+                self.hub_service_url, self.hub_token, timeout=self.gns3_timeout
+            )
+        return self._hub
+
+    async def hub_session(self) -> HubSession:
+        """This server's session with the hub service (fetched, or cached and fresh);
+        `HubServiceError` when the service cannot give one."""
+        return await self.hub_client().session()
+
     # -- components, created on first use --------------------------------------------------
 
     def gns3_client(self) -> GNS3Client:
-        """The shared GNS3 client of this server."""
+        """The shared GNS3 client of this server (in hub mode: the student's own GNS3
+        account, its token from the hub service)."""
+        if self._gns3_client is None and self.hub_mode:
+            from ..gns3 import GNS3Client
+
+            hub = self.hub_client()
+            self._gns3_client = GNS3Client(
+                hub.cached.gns3_url if hub.cached else self.gns3_url,
+                token_provider=hub.gns3_token,
+                timeout=self.gns3_timeout,
+            )
         if self._gns3_client is None:
             from ..gns3 import GNS3Client
 
@@ -298,7 +367,10 @@ class GNS3Copilot(ExtensionApp):
         return self._lab
 
     def llm_admin(self) -> LLMAdminConfig:
-        """The administrator's model settings and limits, from the traits."""
+        """The administrator's model settings and limits, from the traits (in hub mode,
+        from the hub session: no model before the session was fetched)."""
+        if self.hub_mode:
+            return self._hub_llm_admin()
         if self._llm_admin is None:
             from pydantic import SecretStr
 
@@ -321,6 +393,39 @@ class GNS3Copilot(ExtensionApp):
                 jupyterhub=under_jupyterhub(),
             )
         return self._llm_admin
+
+    def _hub_llm_admin(self) -> LLMAdminConfig:
+        from pydantic import SecretStr
+
+        from ..llm_config import LLMAdminConfig
+
+        session = self.hub_client().cached
+        if self._hub_admin is not None and self._hub_admin[0] is session:
+            return self._hub_admin[1]
+        common: dict[str, Any] = {
+            "provider": HUB_PROVIDER,
+            "temperature": self.temperature,
+            "context_limit": self.context_limit,
+            "context_strategy": self.context_strategy,
+            "timeout": self.llm_timeout,
+            "max_retries": self.llm_max_retries,
+            "jupyterhub": True,
+            "users_may_choose_endpoints": False,
+        }
+        if session is None:
+            return LLMAdminConfig(**common)
+        admin = LLMAdminConfig(
+            **common,
+            base_url=session.model_base_url,
+            api_key=SecretStr(self.hub_token),
+            model=session.model,
+            title_model=session.title_model,
+            default_mode=session.policy.default_mode,
+            allowed_modes=session.policy.allowed_modes,
+            allowed_base_urls=(session.model_base_url,),
+        )
+        self._hub_admin = (session, admin)
+        return admin
 
     def llm_store(self) -> LLMConfigStore:
         """The users' model settings, encrypted under `data_dir`."""
@@ -372,3 +477,6 @@ class GNS3Copilot(ExtensionApp):
             await self._gns3_client.aclose()
             self._gns3_client = None
             self._project_lookup = None
+        if self._hub is not None:
+            await self._hub.aclose()
+            self._hub = None

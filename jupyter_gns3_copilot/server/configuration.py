@@ -13,7 +13,9 @@ while the copilot is closed.
 Values checked at load, whatever their source (configuration file, command line or
 environment): `data_dir` (absolute, never empty: an empty one would put the key file and
 users' settings into the notebook root), `llm_base_url` and `allowed_base_urls` (http(s)
-URLs), `allowed_modes` (known modes, at least one). An unknown option is not a problem:
+URLs), `allowed_modes` (known modes, at least one), `hub_service_url` (http(s) if set; in
+hub mode the server needs its hub token and holds no class secret: `hub_mode_problem`).
+An unknown option is not a problem:
 traitlets warns about it, as everywhere in Jupyter.
 """
 
@@ -99,6 +101,33 @@ def _modes(known: tuple[str, ...]) -> Callable[[Iterable[str]], None]:
     return check
 
 
+HUB_REFUSED = {
+    "gns3_password": "GNS3_PASSWORD",
+    "gns3_token": "GNS3_TOKEN",
+    "llm_api_key": "OPENAI_API_KEY",
+}
+"""Secrets a server in hub mode must not hold (students read their server's environment)."""
+
+
+def hub_mode_problem(app: Any, hub_token: str) -> ConfigProblem | None:
+    """What keeps `app` in hub mode (`hub_service_url` set) from running safely: no hub
+    token to authenticate with, or a class secret given to the student's server."""
+    if not hub_token:
+        return ConfigProblem(
+            "hub_service_url",
+            "hub mode needs the server's JUPYTERHUB_API_TOKEN (a server spawned by JupyterHub)",
+        )
+    for setting, variable in HUB_REFUSED.items():
+        if getattr(app, setting):
+            return ConfigProblem(
+                setting,
+                f"must not be set in hub mode: the copilot hub service holds the class's "
+                f"secrets; remove {variable} from the spawner's environment and "
+                f"c.GNS3Copilot.{setting} from the configuration (students can read both)",
+            )
+    return None
+
+
 def find_problem(app: Any, modes: tuple[str, ...]) -> ConfigProblem | None:
     """The first setting of `app` (a `GNS3Copilot`) that breaks its rule, or None."""
     checks: dict[str, Callable[[Any], None]] = {
@@ -106,6 +135,7 @@ def find_problem(app: Any, modes: tuple[str, ...]) -> ConfigProblem | None:
         "llm_base_url": _http_url,
         "allowed_base_urls": _http_urls,
         "allowed_modes": _modes(modes),
+        "hub_service_url": lambda url: _http_url(url) if url else None,
     }
     for setting, check in checks.items():
         try:

@@ -9,11 +9,13 @@ The body is `{"error": {"message": str, "type": str, ...}}` with, where they app
 | bad input (body, query, path) | 400 |
 | a session, project or tool that does not exist (or is another user's) | 404 |
 | `user_id` of another user; deleting a project without the mode and the admin setting | 403 |
+| GNS3 answering 403 (in hub mode: a project outside the student's pool) | 403 |
 | project not opened, session still streaming, model not configured, GNS3 refused | 409 |
 | closing or deleting a project other users are using | 409 |
 | a request body over `MAX_BODY_BYTES` | 413 |
 | GNS3 unreachable, timing out, refusing our credentials, failing | 502 |
 | the extension's configuration is invalid (`server.configuration`) | 503 |
+| in hub mode, no session from the hub service | 503 |
 | anything else | 500 (the traceback goes to the server log only) |
 
 Core errors are recognised by class, imported here only when an error is mapped, so the
@@ -181,6 +183,9 @@ def _gns3_error(exc: Exception) -> ApiError | None:
             setting="gns3_timeout",
             url=exc.url,
         )
+    if isinstance(exc, GNS3AuthError) and exc.status == 403:
+        # GNS3 knows who this is and refuses: in hub mode, a project outside the student's pool.
+        return ApiError(403, str(exc), type=name, url=exc.url)
     if isinstance(exc, GNS3AuthError):
         setting = "gns3_token" if "token" in str(exc) else "gns3_password"
         return ApiError(502, str(exc), type=name, setting=setting, url=exc.url)

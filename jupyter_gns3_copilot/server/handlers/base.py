@@ -7,10 +7,11 @@ server log.
 
 Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
 503 when the extension's configuration is invalid (`server.configuration`), 413 when the
-body is over `MAX_BODY_BYTES`. The body is read whole first, as for every Jupyter route
-(up to the server's own `max_body_size`): a handler that answered before reading it
-(`stream_request_body`) would make tornado close the connection, which clients reusing
-it see as a reset instead of the JSON error.
+body is over `MAX_BODY_BYTES`; in hub mode it makes sure the hub session is there (503
+naming `hub_service_url` when the hub service cannot give one). The body is read whole
+first, as for every Jupyter route (up to the server's own `max_body_size`): a handler
+that answered before reading it (`stream_request_body`) would make tornado close the
+connection, which clients reusing it see as a reset instead of the JSON error.
 """
 
 from __future__ import annotations
@@ -51,17 +52,30 @@ class CopilotHandler(APIHandler):
     """Base handler: JSON bodies and errors, the app, the user id, project checks."""
 
     auth_resource = AUTH_RESOURCE
+    needs_hub_session = True
+    """In hub mode, whether the verb needs the hub session (the status route reports on
+    the service instead)."""
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Refuse before the verb runs: 503 while the configuration is invalid (to a caller
         jupyter_server identified; others get its 403), 413 for a body over
-        `MAX_BODY_BYTES`."""
+        `MAX_BODY_BYTES`, 503 in hub mode while the hub service gives no session."""
         await super().prepare()
-        problem = self.copilot.config_problem
+        app = self.copilot
+        problem = app.config_problem
         if problem is not None and self.current_user is not None:
             raise problem.api_error()
         if len(self.request.body) > MAX_BODY_BYTES:
             raise body_too_large(len(self.request.body))
+        if app.hub_mode and self.needs_hub_session and self.current_user is not None:
+            from ...hub.client import HubServiceError
+
+            try:
+                await app.hub_session()
+            except HubServiceError as exc:
+                raise ApiError(
+                    503, str(exc), type="HubServiceError", setting="hub_service_url"
+                ) from exc
 
     @property
     def copilot(self) -> GNS3Copilot:

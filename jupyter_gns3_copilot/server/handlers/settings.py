@@ -5,6 +5,7 @@ from __future__ import annotations
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
+from ..errors import ApiError
 from .base import CopilotHandler
 
 
@@ -18,7 +19,8 @@ class LLMConfigHandler(CopilotHandler):
     `PUT`: `LLMConfigUpdate`: fields left out stay, null resets a field to the
     administrator's value, `api_key` is write-only ("" or null removes it). 400 naming the
     field and rule for bad values and for modes or endpoints the administrator does not
-    allow. Answers the new view. Stored encrypted at rest, per user.
+    allow. Answers the new view. Stored encrypted at rest, per user. In hub mode,
+    `provider`, `base_url` and `api_key` are refused with 403 (the hub's gateway applies).
     """
 
     @tornado.web.authenticated
@@ -32,11 +34,20 @@ class LLMConfigHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self) -> None:
-        from ...llm_config import LLMConfigUpdate, effective_config
+        from ...llm_config import ENDPOINT_FIELDS, LLMConfigUpdate, effective_config
 
         app = self.copilot
         user_id = self.user_id
         update = self.body_as(LLMConfigUpdate)
+        chosen = [name for name in ENDPOINT_FIELDS if name in update.model_fields_set]
+        if app.hub_mode and chosen:
+            raise ApiError(
+                403,
+                f"In hub mode the model endpoint and key come from the copilot hub service "
+                f"({app.hub_service_url}); {', '.join(chosen)} cannot be set.",
+                type="HubMode",
+                field=chosen[0],
+            )
         store = app.llm_store()
         settings = update.apply(store.get(user_id), app.llm_admin())
         store.put(user_id, settings)

@@ -14,19 +14,39 @@ class StatusHandler(CopilotHandler):
     The first thing to check when something does not work. Never returns a secret: the
     model part says whether a key is set, not which. While the configuration is invalid it
     answers the 503 of every route (`CopilotHandler.prepare`): the error names the setting,
-    and no report is made from a configuration that is not the administrator's.
+    and no report is made from a configuration that is not the administrator's. In hub
+    mode it says whether the hub service answers (`hub`, `mode_summary`), even when not.
     """
+
+    needs_hub_session = False
 
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
         from ...llm_config import effective_config
-        from ...status import collect_status
+        from ...status import HubStatus, collect_status
 
         app = self.copilot
         user_id = self.user_id
+        hub = None
+        client = app.gns3_client() if not app.hub_mode else None
+        if app.hub_mode:
+            from ...hub.client import HubServiceError
+
+            try:
+                session = await app.hub_session()
+            except HubServiceError as exc:
+                hub = HubStatus(service=app.hub_service_url, reachable=False, error=str(exc))
+            else:
+                hub = HubStatus(
+                    service=app.hub_service_url,
+                    reachable=True,
+                    user=session.user,
+                    gns3_username=session.gns3_username,
+                )
+                client = app.gns3_client()
         model = effective_config(app.llm_admin(), app.llm_store().get(user_id)).status()
         report = await collect_status(
-            app.gns3_client(), data_dir=app.data_dir, model=model, user=user_id
+            client, data_dir=app.data_dir, model=model, user=user_id, hub=hub
         )
         self.write_json(report)

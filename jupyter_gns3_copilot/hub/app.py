@@ -1,0 +1,343 @@
+"""`CopilotHubService`: the JupyterHub managed service that holds a class's secrets.
+
+Started by the hub (`c.JupyterHub.services`, `python -m jupyter_gns3_copilot.hub`), it is
+the only process with the model key and the GNS3 admin password. Students' servers ask it
+(with their own hub token) for a session: their own GNS3 token and the model gateway.
+
+Settings: traits of `CopilotHubService`, from `jupyter_gns3_copilot_hub_config.py` in the
+working directory (or `--config=<file>`), the command line (`--CopilotHubService.x=...`),
+else the service's environment, else the default. Keep the secrets (`GNS3_PASSWORD`,
+`OPENAI_API_KEY`, `GNS3_COPILOT_HUB_SECRET`) in the environment: `--debug` logs the
+configuration files' values. Secrets are never logged by the service.
+
+The HTTP server listens on the host and port of `JUPYTERHUB_SERVICE_URL` (127.0.0.1 when
+it names none) and serves under `JUPYTERHUB_SERVICE_PREFIX`: the gateway
+(`v1/chat/completions`, `v1/models`), `api/session`, `api/projects`, `api/health`
+(`hub/handlers.py`). Callers are authenticated by `jupyterhub.services.auth.HubAuth`
+(`hub/hub_auth.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+from traitlets import Bool, Dict, Int, List, Unicode, default
+from traitlets.config import Application
+
+from .budgets import BudgetPolicy
+
+if TYPE_CHECKING:
+    from .gateway import ModelGateway
+    from .hub_auth import Identity
+    from .lab_accounts import LabAccounts
+    from .usage import UsageStore
+
+SERVICE_NAME = "gns3-copilot"
+CONFIG_FILE = "jupyter_gns3_copilot_hub_config.py"
+SECRET_FILE = "account.secret"
+MODES = ("teaching_assistant", "lab_automation_assistant")
+
+
+class HubSettings(BaseModel):
+    """The service's settings as the handlers use them (no secret among them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prefix: str
+    gns3_url: str
+    model: str
+    title_model: str
+    models: tuple[str, ...]
+    allowed_modes: tuple[str, ...]
+    default_mode: str
+    gateway_url: str
+    max_projects_per_student: int
+    log_questions: bool
+    instructor_groups: tuple[str, ...]
+
+
+@dataclass
+class HubRuntime:
+    """What the routes share while the service runs."""
+
+    settings: HubSettings
+    accounts: LabAccounts
+    identity: Identity
+    gateway: ModelGateway
+    store: UsageStore
+    renewed: dict[str, float] = field(default_factory=dict)
+    """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
+
+
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+def read_or_create_secret(path: Path) -> SecretStr:
+    """The secret in `path`, or a new one written there once (mode 0600)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return SecretStr(path.read_text().strip())
+    value = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w") as file:
+        file.write(value)
+    return SecretStr(value)
+
+
+class CopilotHubService(Application):
+    """The copilot hub service (see the module docstring)."""
+
+    name = "jupyter-gns3-copilot-hub"
+    description = "The GNS3 Copilot's JupyterHub service: model gateway and students' GNS3."
+    aliases: ClassVar[dict[str, Any]] = {"config": "CopilotHubService.config_file"}
+
+    config_file = Unicode(CONFIG_FILE, help="Configuration file to load.").tag(config=True)
+
+    # -- GNS3 (the administrator's account) ------------------------------------------------
+    gns3_url = Unicode(help="GNS3 v3 server (env GNS3_URL).").tag(config=True)
+    gns3_username = Unicode(help="GNS3 administrator (env GNS3_USER).").tag(config=True)
+    gns3_password = Unicode(
+        help="GNS3 administrator's password (env GNS3_PASSWORD); keep it in the environment."
+    ).tag(config=True)
+    gns3_timeout = Int(30, help="Seconds per GNS3 request.").tag(config=True)
+
+    # -- the model -------------------------------------------------------------------------
+    llm_base_url = Unicode(help="The real model endpoint (env OPENAI_BASE_URL).").tag(config=True)
+    llm_api_key = Unicode(help="Its key (env OPENAI_API_KEY); keep it in the environment.").tag(
+        config=True
+    )
+    llm_model = Unicode(help="Chat model (env GNS3_COPILOT_MODEL).").tag(config=True)
+    title_model = Unicode("", help="Model naming conversations (default: llm_model).").tag(
+        config=True
+    )
+    models = List(
+        Unicode(), help="Models students may use (default: llm_model and title_model)."
+    ).tag(config=True)
+    budgets = Dict(
+        help="BudgetPolicy as a dict, e.g. {'group_daily_tokens': {'students': 50000, "
+        "'tas': None}, 'course_daily_tokens': 2000000} (env GNS3_COPILOT_HUB_BUDGETS, JSON)."
+    ).tag(config=True)
+    gateway_url = Unicode(
+        "",
+        help="The gateway's base URL as students' servers reach it (default: the service's "
+        "URL as they reached it, + v1).",
+    ).tag(config=True)
+
+    # -- the class -------------------------------------------------------------------------
+    instructor_groups = List(
+        Unicode(), ["instructors"], help="Hub groups of the course staff (the dashboard)."
+    ).tag(config=True)
+    allowed_modes = List(
+        Unicode(), help="Copilot modes students may use (env GNS3_COPILOT_ALLOWED_MODES)."
+    ).tag(config=True)
+    default_mode = Unicode("teaching_assistant", help="Mode for students who choose none.").tag(
+        config=True
+    )
+    max_projects_per_student = Int(10, help="GNS3 projects a student may create.").tag(config=True)
+    log_questions = Bool(
+        False, help="Keep a log of students' questions for the staff (students are told)."
+    ).tag(config=True)
+
+    # -- data ------------------------------------------------------------------------------
+    data_dir = Unicode(
+        help="Usage database and account secret (env GNS3_COPILOT_HUB_DATA_DIR)."
+    ).tag(config=True)
+    account_secret = Unicode(
+        help="Derives students' GNS3 passwords (env GNS3_COPILOT_HUB_SECRET; default: "
+        "generated once into data_dir/account.secret, mode 0600)."
+    ).tag(config=True)
+
+    @default("gns3_url")
+    def _gns3_url(self) -> str:
+        return os.environ.get("GNS3_URL", "http://127.0.0.1:3080")
+
+    @default("gns3_username")
+    def _gns3_username(self) -> str:
+        return os.environ.get("GNS3_USER", "admin")
+
+    @default("gns3_password")
+    def _gns3_password(self) -> str:
+        return os.environ.get("GNS3_PASSWORD", "")
+
+    @default("llm_base_url")
+    def _llm_base_url(self) -> str:
+        return os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+
+    @default("llm_api_key")
+    def _llm_api_key(self) -> str:
+        return os.environ.get("OPENAI_API_KEY", "")
+
+    @default("llm_model")
+    def _llm_model(self) -> str:
+        return os.environ.get("GNS3_COPILOT_MODEL", "")
+
+    @default("budgets")
+    def _budgets(self) -> dict[str, Any]:
+        raw = os.environ.get("GNS3_COPILOT_HUB_BUDGETS", "")
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            self.log.critical("GNS3_COPILOT_HUB_BUDGETS is not JSON: %s", exc)
+            self.exit(1)
+
+    @default("allowed_modes")
+    def _allowed_modes(self) -> list[str]:
+        return _env_list("GNS3_COPILOT_ALLOWED_MODES") or list(MODES)
+
+    @default("data_dir")
+    def _data_dir(self) -> str:
+        return os.environ.get(
+            "GNS3_COPILOT_HUB_DATA_DIR", str(Path.cwd() / "jupyter_gns3_copilot_hub")
+        )
+
+    @default("account_secret")
+    def _account_secret(self) -> str:
+        return os.environ.get("GNS3_COPILOT_HUB_SECRET", "")
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def initialize(self, argv: Any = None) -> None:
+        self.parse_command_line(argv)
+        path = Path(self.config_file)
+        if path.is_file():
+            self.load_config_file(path.name, path=str(path.parent.resolve()))
+        self.check()
+
+    def check(self) -> None:
+        """Refuse to start with settings that cannot work (a readable SystemExit)."""
+        problems = []
+        if not self.llm_model:
+            problems.append("llm_model (GNS3_COPILOT_MODEL) is not set")
+        if not self.gns3_password:
+            problems.append("gns3_password (GNS3_PASSWORD) is not set")
+        unknown = [m for m in [*self.allowed_modes, self.default_mode] if m not in MODES]
+        if unknown:
+            problems.append(f"unknown mode {unknown[0]!r} (known: {', '.join(MODES)})")
+        if not Path(self.data_dir).is_absolute():
+            problems.append(f"data_dir must be an absolute path, got {self.data_dir!r}")
+        try:
+            BudgetPolicy.model_validate(self.budgets)
+        except ValueError as exc:
+            problems.append(f"budgets: {exc}")
+        if problems:
+            self.log.critical("The copilot hub service cannot start: %s", "; ".join(problems))
+            self.exit(1)
+
+    def settings(self, prefix: str) -> HubSettings:
+        models = tuple(dict.fromkeys(m for m in [self.llm_model, self.title_model] if m))
+        modes = tuple(self.allowed_modes)
+        return HubSettings(
+            prefix=prefix,
+            gns3_url=self.gns3_url,
+            model=self.llm_model,
+            title_model=self.title_model,
+            models=tuple(self.models) or models,
+            allowed_modes=modes,
+            default_mode=self.default_mode if self.default_mode in modes else modes[0],
+            gateway_url=self.gateway_url.rstrip("/"),
+            max_projects_per_student=self.max_projects_per_student,
+            log_questions=self.log_questions,
+            instructor_groups=tuple(self.instructor_groups),
+        )
+
+    def start(self) -> None:
+        asyncio.run(self.serve())
+
+    async def serve(self) -> None:
+        """Run until SIGTERM or SIGINT, then close everything."""
+        import tornado.httpserver
+        import tornado.web
+        from jupyterhub.services.auth import HubAuth
+
+        from ..gns3 import GNS3Client
+        from .gateway import ModelGateway, UpstreamSettings
+        from .hub_auth import HubIdentity
+        from .lab_accounts import LabAccounts
+        from .usage import SqliteUsageStore
+
+        prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{SERVICE_NAME}/")
+        prefix = "/" + prefix.strip("/") + "/"
+        url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"))
+        settings = self.settings(prefix)
+        secret = (
+            SecretStr(self.account_secret)
+            if self.account_secret
+            else read_or_create_secret(Path(self.data_dir) / SECRET_FILE)
+        )
+        store = await SqliteUsageStore.open(self.data_dir)
+        admin = GNS3Client(
+            self.gns3_url,
+            username=self.gns3_username,
+            password=self.gns3_password,
+            timeout=self.gns3_timeout,
+        )
+        identity = HubIdentity(HubAuth())
+        gateway = ModelGateway(
+            UpstreamSettings(
+                base_url=self.llm_base_url, api_key=self.llm_api_key, models=settings.models
+            ),
+            BudgetPolicy.model_validate(self.budgets),
+            store,
+            identity.authenticate,
+        )
+        runtime = HubRuntime(settings, LabAccounts(admin, secret), identity, gateway, store)
+        app = tornado.web.Application(routes(runtime))
+        server = tornado.httpserver.HTTPServer(app, xheaders=True)
+        server.listen(url.port or 80, url.hostname or "127.0.0.1")
+        self.log.info(
+            "Copilot hub service on %s://%s:%s%s (GNS3 %s as %s, model %s at %s)",
+            url.scheme,
+            url.hostname,
+            url.port,
+            prefix,
+            self.gns3_url,
+            self.gns3_username,
+            self.llm_model,
+            self.llm_base_url,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            server.stop()
+            await server.close_all_connections()
+            await gateway.aclose()
+            await admin.aclose()
+            await store.close()
+
+
+def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
+    """The service's URL specs under its prefix."""
+    from .handlers import HealthHandler, ProjectsHandler, SessionHandler
+
+    prefix = runtime.settings.prefix
+    own = {"runtime": runtime}
+    return [
+        *runtime.gateway.routes(prefix),
+        (rf"{re.escape(prefix)}api/session", SessionHandler, own),
+        (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
+        (rf"{re.escape(prefix)}api/health", HealthHandler, own),
+        # The instructor dashboard's routes (issue 9 §5) go here, under the same prefix.
+    ]
+
+
+def main(argv: Any = None) -> None:
+    """`python -m jupyter_gns3_copilot.hub`."""
+    service = CopilotHubService()
+    service.initialize(argv)
+    service.start()

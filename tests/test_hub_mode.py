@@ -1,0 +1,290 @@
+"""A student's server in hub mode (issue 9 §4), through a real Jupyter server (pytest-jupyter)
+and the hub service's real routes (`hub.app.routes`: session, projects, gateway) on a real
+tornado server on 127.0.0.1, with the real gns3-server 3.0.6 and the real SQLite usage
+store.
+
+The one stand-in is `TokenIdentity`: it stands for JupyterHub's `HubAuth` (which needs a
+running hub) as a fixed token -> hub user table; `tests/test_hub_service.py` runs the
+same routes under a real JupyterHub.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import tornado.httpserver
+import tornado.web
+from pydantic import SecretStr
+from test_server_support import server_config
+from tornado.httpclient import HTTPClientError
+from tornado.httputil import HTTPServerRequest
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.hub.app import (
+    SECRET_FILE,
+    CopilotHubService,
+    HubRuntime,
+    HubSettings,
+    read_or_create_secret,
+    routes,
+)
+from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
+from jupyter_gns3_copilot.hub.caller import Caller
+from jupyter_gns3_copilot.hub.client import HubServiceClient
+from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
+from jupyter_gns3_copilot.kernel.reports import status_text
+from jupyter_gns3_copilot.labkit.ports import free_tcp_port
+
+PREFIX = "/services/gns3-copilot/"
+HUB_TOKEN = "hub-token-of-alices-server"
+
+
+class TokenIdentity:
+    """STAND-IN for `HubIdentity` over `HubAuth`: one known token; counts the calls."""
+
+    def __init__(self, tokens: dict[str, Caller]) -> None:
+        self.tokens = tokens
+        self.calls = 0
+
+    async def authenticate(self, request: HTTPServerRequest) -> Caller | None:
+        self.calls += 1
+        return self.tokens.get(bearer_token(request) or "")
+
+
+@asynccontextmanager
+async def hub_service(port: int, lab: Any, data_dir: Path) -> AsyncIterator[HubRuntime]:
+    """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
+    store = await SqliteUsageStore.open(data_dir)
+    admin = GNS3Client(lab.url, username=lab.username, password=lab.password)
+    identity = TokenIdentity({HUB_TOKEN: Caller(name="alice", groups=frozenset({"students"}))})
+    gateway = ModelGateway(
+        UpstreamSettings(base_url="http://127.0.0.1:9/v1"),
+        BudgetPolicy(),
+        store,
+        identity.authenticate,
+    )
+    settings = HubSettings(
+        prefix=PREFIX,
+        gns3_url=lab.url,
+        model="scripted-model",
+        title_model="",
+        models=("scripted-model",),
+        allowed_modes=("teaching_assistant",),
+        default_mode="teaching_assistant",
+        gateway_url="",
+        max_projects_per_student=1,
+        log_questions=False,
+        instructor_groups=("instructors",),
+    )
+    prefix = f"hubmode{port}-"
+    accounts = LabAccounts(admin, SecretStr("test-secret"), prefix=prefix)
+    runtime = HubRuntime(settings, accounts, identity, gateway, store)
+    server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
+    server.listen(port, "127.0.0.1")
+    try:
+        yield runtime
+    finally:
+        server.stop()
+        await server.close_all_connections()
+        for project in await accounts.student_projects("alice"):
+            await admin.delete_project(project.project_id)
+        await gateway.aclose()
+        await admin.aclose()
+        await store.close()
+
+
+@pytest.fixture
+def service_port() -> int:
+    return free_tcp_port()
+
+
+@pytest.fixture
+def hub_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variable JupyterHub gives a single-user server (its own hub token)."""
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", HUB_TOKEN)
+
+
+@pytest.fixture
+def jp_server_config(hub_env: None, service_port: int, tmp_path: Path) -> dict[str, Any]:
+    return server_config(
+        tmp_path / "copilot-data",
+        hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
+        gns3_password="",
+    )
+
+
+async def get_json(jp_fetch: Any, *parts: str, **kwargs: Any) -> Any:
+    return json.loads((await jp_fetch("copilot", *parts, **kwargs)).body)
+
+
+@pytest.mark.lab
+async def test_hub_mode_takes_gns3_and_the_model_from_the_service(
+    jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path
+) -> None:
+    service_url = f"http://127.0.0.1:{service_port}{PREFIX}"
+    async with hub_service(service_port, gns3_lab, tmp_path / "hub") as runtime:
+        status = await get_json(jp_fetch, "status")
+        assert status["mode"] == "hub"
+        assert status["mode_summary"] == f"hub mode, service {service_url}, reachable"
+        assert status["hub"]["gns3_username"] == runtime.accounts.username("alice")
+        assert status["gns3"]["authenticated"] is True and status["gns3"]["url"] == gns3_lab.url
+        text = status_text(status, "http://jupyter/")
+        assert f"Settings: hub mode, service {service_url}, reachable\nGNS3: {gns3_lab.url}" in text
+
+        # The model is the service's gateway with the server's hub token; modes are the hub's.
+        config = await get_json(jp_fetch, "llm-config")
+        assert config["base_url"] == f"{service_url}v1"
+        assert config["model"] == "scripted-model"
+        assert (config["api_key_set"], config["allowed_modes"]) == (True, ["teaching_assistant"])
+        assert HUB_TOKEN not in json.dumps(config)
+        for body in ({"base_url": "https://api.openai.com/v1"}, {"api_key": "sk-mine"}):
+            with pytest.raises(HTTPClientError) as refused:
+                await jp_fetch("copilot", "llm-config", method="PUT", body=json.dumps(body))
+            assert refused.value.code == 403
+            assert "hub mode" in json.loads(refused.value.response.body)["error"]["message"]
+        changed = await get_json(
+            jp_fetch, "llm-config", method="PUT", body=json.dumps({"temperature": 0.5})
+        )
+        assert changed["temperature"] == 0.5
+
+        # GNS3 as alice's own account: her pool's projects only.
+        assert await get_json(jp_fetch, "projects") == []
+        project = await runtime.accounts.create_project_for("alice", f"{service_port}-lab")
+        listed = await get_json(jp_fetch, "projects")
+        assert [p["project_id"] for p in listed] == [project.project_id]
+
+        # The service caps a student's projects.
+        async with httpx.AsyncClient(trust_env=False) as client:
+            response = await client.post(
+                f"{service_url}api/projects",
+                json={"name": f"{service_port}-second"},
+                headers={"Authorization": f"token {HUB_TOKEN}"},
+            )
+        assert response.status_code == 409
+        assert "the most allowed per student (1)" in response.json()["error"]["message"]
+
+
+@pytest.mark.lab
+async def test_the_session_is_renewed_before_the_gns3_token_expires(
+    gns3_lab: Any, service_port: int, tmp_path: Path
+) -> None:
+    async with hub_service(service_port, gns3_lab, tmp_path / "hub") as runtime:
+        now = datetime.now(timezone.utc)
+        clock = [now]
+        hub = HubServiceClient(
+            f"http://127.0.0.1:{service_port}{PREFIX}", HUB_TOKEN, clock=lambda: clock[0]
+        )
+        try:
+            first = await hub.session()
+            assert first.gns3_token_expires_at is not None
+            assert await hub.gns3_token() == first.gns3_token.get_secret_value()
+            assert runtime.identity.calls == 1  # cached
+            clock[0] = first.gns3_token_expires_at - timedelta(minutes=4)
+            await hub.gns3_token()
+            assert runtime.identity.calls == 2  # due: fetched again
+            renewed = await hub.gns3_token(force=True)
+            assert runtime.identity.calls == 3  # GNS3 refused it: fetched again...
+            first_renewal = runtime.renewed["alice"]  # ... with a new login
+            async with GNS3Client(gns3_lab.url, token=renewed) as as_alice:
+                assert await as_alice.list_projects() == []
+            await hub.gns3_token(force=True)
+            assert runtime.identity.calls == 4
+            assert runtime.renewed["alice"] == first_renewal  # logins at most once a minute
+        finally:
+            await hub.aclose()
+
+
+class TestClassSecrets:
+    @pytest.fixture(params=["gns3_password", "gns3_token", "llm_api_key"])
+    def secret(self, request: pytest.FixtureRequest) -> str:
+        return request.param
+
+    @pytest.fixture
+    def jp_server_config(  # type: ignore[override]
+        self, hub_env: None, service_port: int, tmp_path: Path, secret: str
+    ) -> dict[str, Any]:
+        return server_config(
+            tmp_path / "copilot-data",
+            hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
+            **{"gns3_password": "", secret: "a-class-secret"},
+        )
+
+    async def test_a_class_secret_on_a_students_server_closes_the_copilot(
+        self, jp_fetch: Any, secret: str
+    ) -> None:
+        with pytest.raises(HTTPClientError) as closed:
+            await jp_fetch("copilot", "status")
+        assert closed.value.code == 503
+        error = json.loads(closed.value.response.body)["error"]
+        assert error["setting"] == secret
+        assert "hub mode" in error["message"]
+        assert "a-class-secret" not in closed.value.response.body.decode()
+
+
+async def test_without_the_service_copilot_routes_say_so_and_status_still_answers(
+    jp_fetch: Any, service_port: int
+) -> None:
+    status = await get_json(jp_fetch, "status")
+    assert status["mode"] == "hub" and status["hub"]["reachable"] is False
+    assert status["mode_summary"].startswith(
+        f"hub mode, service http://127.0.0.1:{service_port}{PREFIX}, NOT reachable: "
+    )
+    assert "GNS3_COPILOT_HUB_URL" in status["hub"]["error"]
+    with pytest.raises(HTTPClientError) as down:
+        await jp_fetch("copilot", "projects")
+    assert down.value.code == 503
+    assert json.loads(down.value.response.body)["error"]["setting"] == "hub_service_url"
+
+
+def test_the_account_secret_is_generated_once_and_private(tmp_path: Path) -> None:
+    path = tmp_path / "service" / SECRET_FILE
+    first = read_or_create_secret(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert read_or_create_secret(path).get_secret_value() == first.get_secret_value()
+    assert len(first.get_secret_value()) >= 32
+
+
+def test_service_settings_come_from_the_config_file_then_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GNS3_COPILOT_MODEL", "env-model")
+    monkeypatch.setenv("GNS3_PASSWORD", "env-password")
+    monkeypatch.setenv("GNS3_COPILOT_ALLOWED_MODES", "teaching_assistant")
+    monkeypatch.setenv("GNS3_COPILOT_HUB_BUDGETS", '{"group_daily_tokens": {"students": 7}}')
+    monkeypatch.setenv("GNS3_COPILOT_HUB_DATA_DIR", str(tmp_path / "data"))
+    config = tmp_path / "hub_config.py"
+    config.write_text('c.CopilotHubService.title_model = "file-title"\n')
+    service = CopilotHubService()
+    service.initialize([f"--config={config}", "--CopilotHubService.max_projects_per_student=3"])
+    settings = service.settings(PREFIX)
+    assert (settings.model, settings.title_model) == ("env-model", "file-title")
+    assert settings.models == ("env-model", "file-title")
+    assert settings.allowed_modes == ("teaching_assistant",)
+    assert settings.max_projects_per_student == 3
+    assert service.budgets == {"group_daily_tokens": {"students": 7}}
+    assert "env-password" not in settings.model_dump_json()
+
+
+def test_the_service_refuses_to_start_without_a_model_or_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("GNS3_COPILOT_MODEL", "GNS3_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    service = CopilotHubService()
+    with pytest.raises(SystemExit) as stopped:
+        service.initialize([])
+    assert stopped.value.code == 1
+    assert (
+        "cannot start: llm_model (GNS3_COPILOT_MODEL) is not set; gns3_password "
+        "(GNS3_PASSWORD) is not set" in capfd.readouterr().err
+    )
