@@ -40,14 +40,23 @@ import asyncio
 import json
 import logging
 import re
+import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from tornado.web import Finish, HTTPError, RequestHandler, StaticFileHandler
 
 from ..gns3.client import GNS3Client
@@ -103,7 +112,10 @@ def dashboard_settings(cookie_path: str) -> dict[str, Any]:
 
 # -- bodies ---------------------------------------------------------------------------------
 
-HubName = Field(min_length=1, max_length=255, pattern=r"^[^\s/\x00-\x1f]+$")
+HubUserName = Annotated[
+    str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\s/\x00-\x1f]+$")
+]
+"""A hub user name (JupyterHub allows no whitespace or / in them)."""
 
 
 class BudgetBody(BaseModel):
@@ -121,14 +133,11 @@ class AssignBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field(min_length=1, max_length=255)
-    students: list[str] = Field(default_factory=list, max_length=1000)
+    students: list[HubUserName] = Field(default_factory=list, max_length=1000)
     group: str | None = Field(default=None, min_length=1, max_length=255)
 
     @model_validator(mode="after")
     def _someone(self) -> AssignBody:
-        for name in self.students:
-            if not re.fullmatch(r"[^\s/\x00-\x1f]{1,255}", name):
-                raise ValueError(f"students: {name!r} is not a hub user name")
         if not self.students and self.group is None:
             raise ValueError("students or group: name at least one student or a group")
         return self
@@ -140,7 +149,7 @@ class ResetBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    student: str = HubName
+    student: HubUserName
     project: str = Field(min_length=1, max_length=255)
     template: str | None = Field(default=None, min_length=1, max_length=255)
     snapshot: str | None = Field(default=None, min_length=1, max_length=255)
@@ -672,13 +681,37 @@ class _PageHandler(_DashboardHandler):
         )
 
 
+class _Notices:
+    """What a form did, kept until the page it redirects to shows it (post/redirect/get:
+    reloading that page repeats nothing). Bounded; one service process."""
+
+    LIMIT = 200
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[str, str] = OrderedDict()
+
+    def put(self, text: str) -> str:
+        key = secrets.token_urlsafe(12)
+        self._kept[key] = text
+        while len(self._kept) > self.LIMIT:
+            self._kept.popitem(last=False)
+        return key
+
+    def pop(self, key: str) -> str | None:
+        return self._kept.pop(key, None)
+
+
+_NOTICES = _Notices()
+
+
 class DashboardPage(_PageHandler):
     async def get(self) -> None:
-        await self.render_page()
+        await self.render_page(notice=_NOTICES.pop(self.get_query_argument("done", "")))
 
 
 class _FormHandler(_PageHandler):
-    """A form's POST: do it, then show the page with what happened (400 if refused)."""
+    """A form's POST: do it, then redirect (303) to the page, which says what was done; a
+    refused one shows the page with the reason (400, 403, 404, 409 or 502)."""
 
     async def post(self) -> None:
         try:
@@ -699,7 +732,7 @@ class _FormHandler(_PageHandler):
             self.set_status(_gns3_status(exc))
             await self.render_page(problem=str(exc))
             return
-        await self.render_page(notice=notice)
+        self.redirect(f"{self.prefix}/?done={_NOTICES.put(notice)}", status=303)
 
     async def perform(self) -> str:
         raise NotImplementedError
