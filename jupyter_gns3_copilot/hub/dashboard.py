@@ -274,11 +274,12 @@ async def _gns3_side(
     """Each student account's projects with their nodes, and the template projects."""
     owned, projects = await _class_projects(deps)
     templates = [TemplateView(project_id=p.project_id, name=p.name) for p in projects]
-    views: dict[str, list[ProjectView]] = {}
-    for user, mine in owned.items():
-        views[user] = list(await asyncio.gather(*(_project_view(deps.gns3, p) for p in mine)))
-        for project, view in zip(mine, views[user], strict=True):
-            view.template = _template_of(project, user, templates)
+    pairs = [(user, project) for user, mine in owned.items() for project in mine]
+    shown = await asyncio.gather(*(_project_view(deps.gns3, p) for _, p in pairs))
+    views: dict[str, list[ProjectView]] = {user: [] for user in owned}
+    for (user, project), view in zip(pairs, shown, strict=True):
+        view.template = _template_of(project, user, templates)
+        views[user].append(view)
     return views, templates
 
 
