@@ -238,6 +238,20 @@ async def test_the_api_shows_usage_and_labs_assigns_a_template_and_resets_a_lab(
                 copies["bob"]["project_id"]
             ]
 
+            # bob's lab back to a snapshot: same project, the node added since is gone
+            bobs_id = copies["bob"]["project_id"]
+            await gns3.open_project(bobs_id)
+            await gns3.create_snapshot(bobs_id, "start")
+            await gns3.create_node_from_template(bobs_id, "VPCS", "Extra")
+            restored = await api.post(
+                "api/labs/reset",
+                json={"student": "bob", "project": copies["bob"]["name"], "snapshot": "start"},
+            )
+            assert restored.status_code == 200, restored.text
+            assert restored.json()["project_id"] == bobs_id
+            (bobs,) = student((await api.get("api/students")).json(), "bob")["projects"]
+            assert [n["name"] for n in bobs["nodes"]] == ["PC1"]
+
             missing = await api.post(
                 "api/labs/reset",
                 json={"student": "alice", "project": fresh["project_id"], "snapshot": "nope"},
