@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Caller(BaseModel):
-    """An authenticated hub user: `name` and the hub `groups` they belong to right now.
+    """An authenticated hub user: `name`, the hub `groups` they belong to right now, and
+    whether they are a hub `admin` (JupyterHub's `admin` flag; the dashboard lets admins in).
 
     Built from JupyterHub's identity model (`HubAuth.user_for_token(...)` gives
     `{"name", "groups", ...}`); budgets follow the groups as they are at each call.
@@ -16,3 +17,4 @@ class Caller(BaseModel):
 
     name: str = Field(min_length=1)
     groups: frozenset[str] = frozenset()
+    admin: bool = False

@@ -23,6 +23,10 @@
    nothing means leaving before the last chunk does not make a call free. The record is
    written before the response ends, so the client's next call is checked against it.
    The usage chunk reaches only clients that asked for it.
+   With `log_questions` (off by default; students are told when it is on) the record
+   also carries the student's question: the request's last message when it is the
+   user's (a call that continues a turn after a tool ends with the tool's answer, so
+   each question is logged once), its text cut to `QUESTION_CHARS`.
 
 A client that disconnects cancels the upstream request at once (its connection is closed)
 and the call is recorded as "error" with what was used so far.
@@ -63,7 +67,7 @@ from tornado.web import RequestHandler
 from ..agent.tokens import token_counter_for_model
 from .budgets import BudgetPolicy, Refusal
 from .caller import Caller
-from .usage import CallStatus, ModelCall, UsageStore, utc_now
+from .usage import QUESTION_CHARS, CallStatus, ModelCall, UsageStore, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +152,10 @@ class ModelGateway:
         authenticate: Authenticate,
         *,
         clock: Clock = utc_now,
+        log_questions: bool = False,
     ) -> None:
         self.upstream = upstream
+        self.log_questions = log_questions
         self.policy = policy
         self.store = store
         self.authenticate = authenticate
@@ -213,11 +219,19 @@ class ModelGateway:
 class _Meter:
     """What one call used and how it ended, filled in as it goes."""
 
-    def __init__(self, caller: Caller, model: str, started: datetime, turn_id: str | None):
+    def __init__(
+        self,
+        caller: Caller,
+        model: str,
+        started: datetime,
+        turn_id: str | None,
+        question: str | None = None,
+    ):
         self.caller = caller
         self.model = model
         self.started = started
         self.turn_id = turn_id
+        self.question = question
         self.status: CallStatus = "ok"
         self.detail: str | None = None
         self.usage: tuple[int, int] | None = None
@@ -250,6 +264,7 @@ class _Meter:
             usage_reported=self.usage is not None or self.relay is None,
             detail=self.detail,
             turn_id=self.turn_id,
+            question=self.question,
         )
 
 
@@ -398,7 +413,8 @@ class ChatCompletionsHandler(_GatewayHandler):
             self._bad_request(f"Invalid chat completion request: {problems}.")
             return
         turn_id = self.request.headers.get(TURN_HEADER, "")[:100] or None
-        meter = _Meter(caller, body.model, gateway.clock(), turn_id)
+        question = _question(body.messages) if gateway.log_questions else None
+        meter = _Meter(caller, body.model, gateway.clock(), turn_id, question)
         try:
             if not self._admit(body, meter):
                 return
@@ -626,6 +642,22 @@ def _usage(body: Any) -> tuple[int, int] | None:
     if not isinstance(prompt, int) or not isinstance(completion, int):
         return None
     return max(prompt, 0), max(completion, 0)
+
+
+def _question(messages: list[dict[str, Any]]) -> str | None:
+    """The text of the last message when it is the user's, cut to `QUESTION_CHARS`."""
+    last = messages[-1]
+    if last.get("role") != "user":
+        return None
+    content = last.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = " ".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    text = content.strip() if isinstance(content, str) else ""
+    return text[:QUESTION_CHARS] or None
 
 
 def _prompt_estimate(raw: dict[str, Any], model: str) -> int:

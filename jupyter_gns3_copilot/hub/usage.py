@@ -8,6 +8,10 @@ service's single process. For a hub with several service replicas, another imple
 in memory here, would be read per call; nothing needs this today (the hub is one pod).
 
 A call counts on the UTC day it started (`ModelCall.day`): budgets reset at 00:00 UTC.
+
+The question log (off by default: the service's `log_questions` setting, which students
+are told about) is the `question` of the calls that carried one: the gateway fills it in
+only when the setting is on.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from .budgets import BudgetOverrides, DailyTokens, Override
 CallStatus = Literal["ok", "refused", "error"]
 OverrideKind = Literal["user", "group", "course"]
 DATABASE_NAME = "usage.db"
+QUESTION_CHARS = 1000
+"""A logged question is cut to this many characters."""
 CSV_COLUMNS = (
     "started_at",
     "ended_at",
@@ -76,6 +82,8 @@ class ModelCall(BaseModel):
     """Why it was refused or failed, in a few words."""
     turn_id: str | None = None
     """The copilot's turn the call belongs to (header `x-copilot-turn-id`), if it said."""
+    question: str | None = Field(default=None, max_length=QUESTION_CHARS)
+    """The student's question that started this call, when questions are logged."""
 
     @field_validator("started_at", "ended_at")
     @classmethod
@@ -110,6 +118,15 @@ class UserUsage(BaseModel):
     """The groups at the user's last call."""
 
 
+class Question(BaseModel):
+    """A question a student asked (the question log)."""
+
+    user: str
+    asked_at: datetime
+    text: str
+    turn_id: str | None = None
+
+
 class UsageStore(Protocol):
     """Where the gateway records calls and reads budgets' state (see the module docstring)."""
 
@@ -121,6 +138,9 @@ class UsageStore(Protocol):
 
     async def user_usage(self, day: date) -> list[UserUsage]:
         """Every user who ever called, by name, with `day` as "today"."""
+
+    async def questions(self, limit: int = 500, user: str | None = None) -> list[Question]:
+        """The last `limit` logged questions (of `user`, or of everyone), newest first."""
 
     async def overrides(self) -> BudgetOverrides:
         """The budgets set at run time."""
@@ -153,6 +173,7 @@ _MODEL_CALLS_COLUMNS = (
     ("usage_reported", "INTEGER NOT NULL DEFAULT 1"),
     ("detail", "TEXT"),
     ("turn_id", "TEXT"),
+    ("question", "TEXT"),
 )
 _DAILY_USAGE_COLUMNS = (
     ("day", "TEXT NOT NULL"),
@@ -236,8 +257,9 @@ class SqliteUsageStore:
         async with self._write_lock:
             await self._conn.execute(
                 "INSERT INTO model_calls (hub_user, hub_groups, model, day, started_at, ended_at, "
-                "status, prompt_tokens, completion_tokens, usage_reported, detail, turn_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "status, prompt_tokens, completion_tokens, usage_reported, detail, turn_id, "
+                "question) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     call.user,
                     json.dumps(sorted(call.groups)),
@@ -251,6 +273,7 @@ class SqliteUsageStore:
                     int(call.usage_reported),
                     call.detail,
                     call.turn_id,
+                    call.question,
                 ),
             )
             await self._conn.execute(
@@ -298,6 +321,21 @@ class SqliteUsageStore:
                 turns_total=row[6],
                 last_activity=datetime.fromisoformat(row[7]) if row[7] else None,
                 groups=json.loads(row[8] or "[]"),
+            )
+            for row in rows
+        ]
+
+    async def questions(self, limit: int = 500, user: str | None = None) -> list[Question]:
+        query = (
+            "SELECT hub_user, started_at, question, turn_id FROM model_calls "
+            "WHERE question IS NOT NULL AND (:user IS NULL OR hub_user = :user) "
+            "ORDER BY started_at DESC, id DESC LIMIT :limit"
+        )
+        async with self._conn.execute(query, {"user": user, "limit": limit}) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            Question(
+                user=row[0], asked_at=datetime.fromisoformat(row[1]), text=row[2], turn_id=row[3]
             )
             for row in rows
         ]
