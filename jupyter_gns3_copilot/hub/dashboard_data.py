@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CurrentCaller = Callable[["RequestHandler"], Awaitable[Caller | None]]
+LogIn = Callable[["RequestHandler"], None]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,9 @@ class DashboardDeps:
     gns3: GNS3Client
     """The GNS3 admin client: template projects, nodes."""
     current_caller: CurrentCaller
+    log_in: LogIn | None = None
+    """Sends a browser that is not logged in (a page's GET) to log in, by redirecting it
+    (the service: the hub's OAuth login); None: a 403 page."""
     instructor_groups: frozenset[str] = frozenset({"instructors"})
     log_questions: bool = False
     hub_url: str = "/hub/"
