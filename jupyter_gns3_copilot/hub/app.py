@@ -10,10 +10,12 @@ else the service's environment, else the default. Keep the secrets (`GNS3_PASSWO
 `OPENAI_API_KEY`, `GNS3_COPILOT_HUB_SECRET`) in the environment: `--debug` logs the
 configuration files' values. Secrets are never logged by the service.
 
-The HTTP server listens on the host and port of `JUPYTERHUB_SERVICE_URL` (127.0.0.1 when
-it names none) and serves under `JUPYTERHUB_SERVICE_PREFIX`: the gateway
-(`v1/chat/completions`, `v1/models`), `api/session`, `api/projects`, `api/health`
-(`hub/handlers.py`), and the instructor dashboard at the prefix itself
+The HTTP server listens on the port of `JUPYTERHUB_SERVICE_URL`, on its host (127.0.0.1
+when it names none) unless `ip` says otherwise (in a Kubernetes hub pod the URL names the
+hub's Service, `http://hub:10101`, and the service listens on 0.0.0.0), and serves
+under `JUPYTERHUB_SERVICE_PREFIX`: the gateway (`v1/chat/completions`, `v1/models`),
+`api/session`, `api/projects`, `api/health` (`hub/handlers.py`), and the instructor
+dashboard at the prefix itself
 (`hub/dashboard.py`: the page, its forms and `api/...`). Callers are authenticated by
 `jupyterhub.services.auth.HubOAuth` (`hub/hub_auth.py`): a hub token in the
 `Authorization` header, or, for the dashboard in a browser, the OAuth cookie set at
@@ -156,6 +158,11 @@ class CopilotHubService(Application):
         False, help="Keep a log of students' questions for the staff (students are told)."
     ).tag(config=True)
 
+    ip = Unicode(
+        help="Address to listen on (env GNS3_COPILOT_HUB_IP; default: the host of "
+        "JUPYTERHUB_SERVICE_URL, else 127.0.0.1)."
+    ).tag(config=True)
+
     # -- data ------------------------------------------------------------------------------
     data_dir = Unicode(
         help="Usage database and account secret (env GNS3_COPILOT_HUB_DATA_DIR)."
@@ -201,6 +208,10 @@ class CopilotHubService(Application):
     @default("allowed_modes")
     def _allowed_modes(self) -> list[str]:
         return _env_list("GNS3_COPILOT_ALLOWED_MODES") or list(MODES)
+
+    @default("ip")
+    def _ip(self) -> str:
+        return os.environ.get("GNS3_COPILOT_HUB_IP", "")
 
     @default("data_dir")
     def _data_dir(self) -> str:
@@ -324,7 +335,7 @@ class CopilotHubService(Application):
             **dashboard_settings(prefix),
         )
         server = tornado.httpserver.HTTPServer(app, xheaders=True)
-        server.listen(url.port or 80, url.hostname or "127.0.0.1")
+        server.listen(url.port or 80, self.ip or url.hostname or "127.0.0.1")
         self.log.info(
             "Copilot hub service on %s://%s:%s%s (GNS3 %s as %s, model %s at %s)",
             url.scheme,
