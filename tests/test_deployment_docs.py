@@ -56,6 +56,8 @@ def test_the_service_roles_and_ports_agree(values: dict[str, Any]) -> None:
     scope = f"access:services!service={SERVICE_NAME}"
     for role in ("user", "server"):
         assert scope in hub["loadRoles"][role]["scopes"], role
+    service_role = hub["loadRoles"]["gns3-copilot-service"]
+    assert (service_role["services"], service_role["scopes"]) == ([SERVICE_NAME], ["read:groups"])
 
     # Students' servers: the one setting, pointing at the service's port and prefix.
     hub_url = urlparse(singleuser["extraEnv"]["GNS3_COPILOT_HUB_URL"])

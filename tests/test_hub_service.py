@@ -17,7 +17,8 @@ GNS3 token found in his own server; alice over budget gets the readable line as 
 error event while bob's turn still works; in chromium (marked `browser`), carol logs in
 through the hub's login form and the service's OAuth, sees both students' usage on the
 dashboard, assigns a template lab (each student's GNS3 token lists their own copy) and
-resets alice's; the same API answers her hub token; bob, logged in the same way, gets 403.
+resets alice's; the same API answers her hub token, and assigning to the group reaches
+its hub members (dave, never seen by the service); bob, logged in the same way, gets 403.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 SERVICE = "gns3-copilot"
 STUDENTS = ("alice", "bob")
 INSTRUCTOR = "carol"
+NEWCOMER = "dave"
+"""A student of the hub's group who has never started a server or used the copilot."""
 UPSTREAM_KEY = "sk-upstream-class-key-7GqVt2LmZ"
 MODEL = "scripted-model"
 DAILY_TOKENS = 500
@@ -104,13 +107,19 @@ c.JupyterHub.load_roles = [
         ],
     }},
     {{
+        # The service reads group members (the dashboard's "assign to a group").
+        "name": "gns3-copilot-service",
+        "scopes": ["read:groups"],
+        "services": ["{service}"],
+    }},
+    {{
         "name": "classroom-tests",
         "scopes": ["admin:users", "admin:servers", "tokens", "admin:groups"],
         "services": ["classroom-tests"],
     }},
 ]
 c.JupyterHub.load_groups = {{
-    "students": {{"users": {students!r}}},
+    "students": {{"users": {students!r} + [{newcomer!r}]}},
     "instructors": {{"users": [{instructor!r}]}},
 }}
 c.Spawner.environment = {{
@@ -202,6 +211,7 @@ def service_hub(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
             service_port=free_tcp_port(),
             service_env=SERVICE_ENV,
             students=list(STUDENTS),
+            newcomer=NEWCOMER,
             instructor=INSTRUCTOR,
             hub_url=hub_url,
             path=f"{venv_bin}:/usr/bin:/bin",
@@ -580,6 +590,20 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
         )
         assert listed.status_code == 200, listed.text
         assert {s["user"] for s in listed.json()["students"]} >= set(STUDENTS)
+        # Assigned to the group: the hub's members, dave too (never seen by the service);
+        # alice and bob keep the copies they have.
+        by_group = httpx.post(
+            hub.service_url("api", "labs", "assign"),
+            headers={"Authorization": f"token {carol_token.json()['token']}"},
+            json={"template": template, "group": "students"},
+            timeout=60,
+            trust_env=False,
+        )
+        assert by_group.status_code == 200, by_group.text
+        copies = by_group.json()
+        assert set(copies) == {*STUDENTS, NEWCOMER}
+        assert copies["bob"]["project_id"] == after["bob"][bob_lab]
+        assert copies[NEWCOMER]["name"] == lab_name(template, NEWCOMER)
         for headers in (hub.headers("bob"), {}):
             refused = httpx.get(api, headers=headers, trust_env=False)
             assert refused.status_code == 403
@@ -591,8 +615,7 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
         assert "You are logged in as bob" in page.inner_text("main")
         page.screenshot(path=screenshots / "hub-service-dashboard-403.png", full_page=True)
     finally:
-        for student in STUDENTS:
-            for name, project_id in gns3_projects(hub, student).items():
-                if name == lab_name(template, student):
-                    gns3_http.delete(f"/v3/projects/{project_id}")
-        gns3_http.delete(f"/v3/projects/{template_id}")
+        copy_names = {lab_name(template, s) for s in (*STUDENTS, NEWCOMER)} | {template}
+        for project in gns3_http.get("/v3/projects").json():
+            if project["name"] in copy_names:
+                gns3_http.delete(f"/v3/projects/{project['project_id']}")

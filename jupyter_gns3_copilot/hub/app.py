@@ -322,6 +322,7 @@ class CopilotHubService(Application):
             gns3=admin,
             current_caller=identity.current_caller,
             log_in=identity.log_in,
+            group_members=identity.group_members,
             instructor_groups=frozenset(settings.instructor_groups),
             log_questions=settings.log_questions,
             hub_url=hub_auth.hub_prefix,

@@ -14,8 +14,10 @@ no `oauth_client_allowed_scopes` are needed for them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
 from tornado.httputil import HTTPServerRequest, url_concat
 
@@ -80,6 +82,35 @@ class HubIdentity:
             return None
         value = handler.get_secure_cookie(cookie_name)
         return await self.caller_for_token(value.decode("ascii", "replace")) if value else None
+
+    async def group_members(self, group: str) -> list[str] | None:
+        """The hub's members of `group`, asked with the service's own token (its role needs
+        `read:groups`); None when the hub does not say (scope not granted, no such group,
+        the hub did not answer): the dashboard then falls back on the usage records."""
+        import httpx
+
+        url = f"{self.hub_auth.api_url.rstrip('/')}/groups/{quote(group, safe='')}"
+        headers = {"Authorization": f"token {self.hub_auth.api_token}"}
+        try:
+            async with httpx.AsyncClient(timeout=10, trust_env=False) as client:
+                response = await client.get(url, headers=headers)
+        except httpx.HTTPError as exc:
+            log.warning("Could not ask the hub for the group %s: %s", group, exc)
+            return None
+        users = None
+        if response.status_code == 200:
+            with contextlib.suppress(ValueError):
+                body = response.json()
+                users = body.get("users") if isinstance(body, dict) else None
+        if not isinstance(users, list):
+            log.info(
+                "The hub does not list the members of %s (HTTP %s; the service's role "
+                "needs read:groups): using the usage records",
+                group,
+                response.status_code,
+            )
+            return None
+        return [str(user) for user in users]
 
     def log_in(self, handler: RequestHandler) -> None:
         """Redirect a browser with no login to the hub's OAuth authorization (PKCE and the
