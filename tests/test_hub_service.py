@@ -377,9 +377,10 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
         )
         with sqlite3.connect(hub.directory / "service-data" / "usage.db") as db:
             rows = db.execute(
-                "SELECT hub_user, status, prompt_tokens FROM model_calls ORDER BY started_at"
+                "SELECT hub_user, status, prompt_tokens, turn_id IS NOT NULL FROM model_calls "
+                "ORDER BY started_at"
             ).fetchall()
-        assert rows[0] == ("alice", "ok", 600), rows
+        assert rows[0] == ("alice", "ok", 600, 1), rows
 
         # Bob sees nothing of alice's lab through his copilot...
         bob = hub.headers("bob")
