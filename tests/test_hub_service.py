@@ -547,6 +547,9 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
         response = log_in_through_hub(page, hub, INSTRUCTOR)
         assert response.status == 200
         assert page.locator(".nav-user").inner_text() == INSTRUCTOR
+        # The JSON API answers the browser's login cookie too.
+        from_browser = page.request.get(hub.service_url("api", "students"))
+        assert from_browser.status == 200 and from_browser.json()["students"]
         for student in STUDENTS:
             row = page.locator(f'tr[data-student="{student}"]')
             assert row.locator(".tokens-today").inner_text() == f"{used[student]:,}"
