@@ -357,6 +357,7 @@ class AgentService:
                 title_model=(
                     shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
                 ),
+                turn_id=message_id,
             )
             turn.stats.user_message()
             inputs = turn_input(user_message(message, message_id), session_id, limits)

@@ -49,12 +49,15 @@ class HubStatus(BaseModel):
     """The hub user the service knows this server as."""
     gns3_username: str | None = None
     """The student's own GNS3 account."""
+    questions_logged: bool = False
+    """The service keeps the student's questions for the course staff (they are told)."""
     error: str | None = None
 
     @property
     def summary(self) -> str:
         state = "reachable" if self.reachable else f"NOT reachable: {self.error}"
-        return f"hub mode, service {self.service}, {state}"
+        logged = "; your questions are logged for the course staff" if self.questions_logged else ""
+        return f"hub mode, service {self.service}, {state}{logged}"
 
 
 class ContextLimitStatus(BaseModel):

@@ -61,7 +61,9 @@ class TokenIdentity:
 
 
 @asynccontextmanager
-async def hub_service(port: int, lab: Any, data_dir: Path) -> AsyncIterator[HubRuntime]:
+async def hub_service(
+    port: int, lab: Any, data_dir: Path, *, log_questions: bool = False
+) -> AsyncIterator[HubRuntime]:
     """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
     store = await SqliteUsageStore.open(data_dir)
     admin = GNS3Client(lab.url, username=lab.username, password=lab.password)
@@ -82,7 +84,7 @@ async def hub_service(port: int, lab: Any, data_dir: Path) -> AsyncIterator[HubR
         default_mode="teaching_assistant",
         gateway_url="",
         max_projects_per_student=1,
-        log_questions=False,
+        log_questions=log_questions,
         instructor_groups=("instructors",),
     )
     prefix = f"hubmode{port}-"
@@ -228,6 +230,20 @@ class TestClassSecrets:
         assert error["setting"] == secret
         assert "hub mode" in error["message"]
         assert "a-class-secret" not in closed.value.response.body.decode()
+
+
+@pytest.mark.lab
+async def test_a_student_is_told_when_their_questions_are_logged(
+    jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path
+) -> None:
+    async with hub_service(service_port, gns3_lab, tmp_path / "hub", log_questions=True):
+        status = await get_json(jp_fetch, "status")
+    assert status["hub"]["questions_logged"] is True
+    logged = ", reachable; your questions are logged for the course staff"
+    assert status["mode_summary"].endswith(logged)
+    assert f"Settings: hub mode, service http://127.0.0.1:{service_port}{PREFIX}{logged}" in (
+        status_text(status, "http://jupyter/")
+    )
 
 
 async def test_without_the_service_copilot_routes_say_so_and_status_still_answers(

@@ -7,14 +7,18 @@ The hub runs the service `gns3-copilot` (`python -m jupyter_gns3_copilot.hub`) w
 GNS3 admin password and the model key in the SERVICE's environment only; the students'
 servers get nothing but `GNS3_COPILOT_HUB_URL` (and PATH, to find this venv). Two students,
 alice and bob (group `students`, a tiny daily budget), and carol (group `instructors`,
-for the dashboard later).
+for the dashboard).
 
 What is proved: no class secret in a student's server's or kernel's environment
 (`/proc/<pid>/environ`), in their home directory, or in any response; alice's chat goes
 through the gateway (the upstream sees the real key, the usage store records alice); bob
 can neither list, open, close nor delete alice's project, through his copilot or with the
 GNS3 token found in his own server; alice over budget gets the readable line as her turn's
-error event while bob's turn still works.
+error event while bob's turn still works; in chromium (marked `browser`), carol logs in
+through the hub's login form and the service's OAuth, sees both students' usage on the
+dashboard, assigns a template lab (each student's GNS3 token lists their own copy) and
+resets alice's; the same API answers her hub token, and assigning to the group reaches
+its hub members (dave, never seen by the service); bob, logged in the same way, gets 403.
 """
 
 from __future__ import annotations
@@ -33,9 +37,20 @@ from typing import Any
 
 import httpx
 import pytest
+
+# Chromium fixtures of tests/browser (and its no-op stand-ins for pytest-jupyter's per-test
+# event loop, which would close Playwright's), for the dashboard test below.
+from browser.conftest import (  # noqa: F401
+    browser_context,
+    jp_asyncio_loop,
+    jp_server_cleanup,
+    page,
+    screenshots,
+)
 from test_jupyterhub import HUB_TIMEOUT, _stop, proxy_command, wait_for
 from test_server_support import TITLE_REPLY, parse_sse
 
+from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
@@ -44,6 +59,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 SERVICE = "gns3-copilot"
 STUDENTS = ("alice", "bob")
 INSTRUCTOR = "carol"
+NEWCOMER = "dave"
+"""A student of the hub's group who has never started a server or used the copilot."""
 UPSTREAM_KEY = "sk-upstream-class-key-7GqVt2LmZ"
 MODEL = "scripted-model"
 DAILY_TOKENS = 500
@@ -69,6 +86,8 @@ c.JupyterHub.services = [
         "command": [sys.executable, "-m", "jupyter_gns3_copilot.hub"],
         # The class secrets, from the hub's own environment: never the spawner's.
         "environment": {{name: os.environ[name] for name in {service_env!r}}},
+        # The dashboard's browser login: the hub's own service, no "authorize?" page.
+        "oauth_no_confirm": True,
     }},
     {{"name": "classroom-tests", "api_token": os.environ["TEST_ADMIN_TOKEN"]}},
 ]
@@ -88,13 +107,19 @@ c.JupyterHub.load_roles = [
         ],
     }},
     {{
+        # The service reads group members (the dashboard's "assign to a group").
+        "name": "gns3-copilot-service",
+        "scopes": ["read:groups"],
+        "services": ["{service}"],
+    }},
+    {{
         "name": "classroom-tests",
         "scopes": ["admin:users", "admin:servers", "tokens", "admin:groups"],
         "services": ["classroom-tests"],
     }},
 ]
 c.JupyterHub.load_groups = {{
-    "students": {{"users": {students!r}}},
+    "students": {{"users": {students!r} + [{newcomer!r}]}},
     "instructors": {{"users": [{instructor!r}]}},
 }}
 c.Spawner.environment = {{
@@ -186,6 +211,7 @@ def service_hub(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
             service_port=free_tcp_port(),
             service_env=SERVICE_ENV,
             students=list(STUDENTS),
+            newcomer=NEWCOMER,
             instructor=INSTRUCTOR,
             hub_url=hub_url,
             path=f"{venv_bin}:/usr/bin:/bin",
@@ -351,9 +377,10 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
         )
         with sqlite3.connect(hub.directory / "service-data" / "usage.db") as db:
             rows = db.execute(
-                "SELECT hub_user, status, prompt_tokens FROM model_calls ORDER BY started_at"
+                "SELECT hub_user, status, prompt_tokens, turn_id IS NOT NULL FROM model_calls "
+                "ORDER BY started_at"
             ).fetchall()
-        assert rows[0] == ("alice", "ok", 600), rows
+        assert rows[0] == ("alice", "ok", 600, 1), rows
 
         # Bob sees nothing of alice's lab through his copilot...
         bob = hub.headers("bob")
@@ -440,3 +467,159 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
                 assert secret.encode() not in content, path
     for secret in hub.secrets:
         assert not [r for r in hub.responses if secret in r], secret
+
+
+# -- the instructor dashboard in chromium, logged in through the hub ------------------------
+
+def log_in_through_hub(tab: Any, hub: ServiceHub, user: str) -> Any:
+    """Open the dashboard in a browser with no session: the service sends it to the hub's
+    login (DummyAuthenticator's form), then back through OAuth; the dashboard's response."""
+    tab.context.clear_cookies()
+    tab.goto(hub.service_url(""))
+    assert "/hub/login" in tab.url, tab.url
+    tab.fill("#username_input", user)
+    tab.fill("#password_input", "any password (DummyAuthenticator)")
+    with tab.expect_response(lambda r: r.url == hub.service_url("")) as answer:
+        tab.click("#login_submit")
+    return answer.value
+
+
+def gns3_projects(hub: ServiceHub, user: str) -> dict[str, str]:
+    """`user`'s GNS3 projects (name -> id), asked of GNS3 with their own GNS3 token."""
+    server = {"Authorization": f"token {hub.server_token(user)}"}
+    session = httpx.get(hub.service_url("api", "session"), headers=server, trust_env=False)
+    session.raise_for_status()
+    body = session.json()
+    listed = httpx.get(
+        f"{body['gns3_url']}/v3/projects",
+        headers={"Authorization": f"Bearer {body['gns3_token']}"},
+        trust_env=False,
+    )
+    listed.raise_for_status()
+    return {p["name"]: p["project_id"] for p in listed.json()}
+
+
+def tokens_today(hub: ServiceHub) -> dict[str, int]:
+    with sqlite3.connect(hub.directory / "service-data" / "usage.db") as db:
+        rows = db.execute(
+            "SELECT hub_user, SUM(prompt_tokens + completion_tokens) FROM model_calls "
+            "GROUP BY hub_user"
+        ).fetchall()
+    return dict(rows)
+
+
+@pytest.mark.browser
+def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_403(
+    service_hub: ServiceHub,
+    gns3_http: httpx.Client,
+    page: Any,  # noqa: F811  (the fixtures imported above)
+    screenshots: Path,  # noqa: F811
+) -> None:
+    hub = service_hub
+    if "alice" not in tokens_today(hub):  # run alone: alice's chat is the test above's
+        hub.llm.add(text("Hi.", usage={"prompt_tokens": 300, "completion_tokens": 2}))
+        called = httpx.post(
+            hub.service_url("v1", "chat", "completions"),
+            headers={"Authorization": f"Bearer {hub.server_token('alice')}"},
+            json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
+            timeout=30,
+            trust_env=False,
+        )
+        assert called.status_code == 200, called.text
+    hub.llm.add(text("Hi bob.", usage={"prompt_tokens": 40, "completion_tokens": 2}))
+    called = httpx.post(
+        hub.service_url("v1", "chat", "completions"),
+        headers={"Authorization": f"Bearer {hub.server_token('bob')}"},
+        json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
+        timeout=30,
+        trust_env=False,
+    )
+    assert called.status_code == 200, called.text
+    used = tokens_today(hub)
+
+    template = f"OSPF lab {uuid.uuid4().hex[:6]}"
+    made = gns3_http.post("/v3/projects", json={"name": template})
+    assert made.status_code == 201, made.text
+    template_id = made.json()["project_id"]
+    gns3_http.post(f"/v3/projects/{template_id}/close")
+    try:
+        # Carol, an instructor, logs in through the hub and sees both students' usage.
+        response = log_in_through_hub(page, hub, INSTRUCTOR)
+        assert response.status == 200
+        assert page.locator(".nav-user").inner_text() == INSTRUCTOR
+        # The JSON API answers the browser's login cookie too.
+        from_browser = page.request.get(hub.service_url("api", "students"))
+        assert from_browser.status == 200 and from_browser.json()["students"]
+        for student in STUDENTS:
+            row = page.locator(f'tr[data-student="{student}"]')
+            assert row.locator(".tokens-today").inner_text() == f"{used[student]:,}"
+            assert f"/ {DAILY_TOKENS}" in row.locator(".usage").inner_text()
+        assert used["alice"] > 0 and used["bob"] > 0
+
+        # She assigns the template lab to both: each gets a copy in their own pool.
+        form = page.locator("#assign-form")
+        form.locator('select[name="template"]').select_option(template)
+        for student in STUDENTS:
+            form.get_by_label(student).check()
+        form.get_by_role("button", name="Assign").click()
+        assert f"Lab '{template}' assigned to" in page.locator(".alert-success").inner_text()
+        copies = {student: gns3_projects(hub, student) for student in STUDENTS}
+        for student in STUDENTS:
+            assert lab_name(template, student) in copies[student], copies
+            assert lab_name(template, "alice" if student == "bob" else "bob") not in copies[
+                student
+            ]
+
+        # She resets alice's copy to the template: a new project, bob's untouched.
+        alice_row = page.locator('tr[data-student="alice"]')
+        project = alice_row.locator(f'.project[data-project="{lab_name(template, "alice")}"]')
+        project.locator("summary").click()
+        project.get_by_role("button", name="Reset to template").click()
+        assert "was reset to the template" in page.locator(".alert-success").inner_text()
+        after = {student: gns3_projects(hub, student) for student in STUDENTS}
+        alice_lab, bob_lab = lab_name(template, "alice"), lab_name(template, "bob")
+        assert after["alice"][alice_lab] != copies["alice"][alice_lab]
+        assert after["bob"][bob_lab] == copies["bob"][bob_lab]
+        page.screenshot(path=screenshots / "hub-service-dashboard.png", full_page=True)
+        assert page.page_errors == []
+
+        # The same as a JSON API with a hub token (e.g. from an instructor's notebook).
+        carol_token = hub.api.post(f"/users/{INSTRUCTOR}/tokens", json={"note": "dashboard"})
+        carol_token.raise_for_status()
+        api = hub.service_url("api", "students")
+        listed = httpx.get(
+            api,
+            headers={"Authorization": f"token {carol_token.json()['token']}"},
+            trust_env=False,
+        )
+        assert listed.status_code == 200, listed.text
+        assert {s["user"] for s in listed.json()["students"]} >= set(STUDENTS)
+        # Assigned to the group: the hub's members, dave too (never seen by the service);
+        # alice and bob keep the copies they have.
+        by_group = httpx.post(
+            hub.service_url("api", "labs", "assign"),
+            headers={"Authorization": f"token {carol_token.json()['token']}"},
+            json={"template": template, "group": "students"},
+            timeout=60,
+            trust_env=False,
+        )
+        assert by_group.status_code == 200, by_group.text
+        copies = by_group.json()
+        assert set(copies) == {*STUDENTS, NEWCOMER}
+        assert copies["bob"]["project_id"] == after["bob"][bob_lab]
+        assert copies[NEWCOMER]["name"] == lab_name(template, NEWCOMER)
+        for headers in (hub.headers("bob"), {}):
+            refused = httpx.get(api, headers=headers, trust_env=False)
+            assert refused.status_code == 403
+            assert "for the course's instructors" in refused.json()["error"]["message"]
+
+        # Bob, a student, logged in through the hub: 403.
+        response = log_in_through_hub(page, hub, "bob")
+        assert response.status == 403
+        assert "You are logged in as bob" in page.inner_text("main")
+        page.screenshot(path=screenshots / "hub-service-dashboard-403.png", full_page=True)
+    finally:
+        copy_names = {lab_name(template, s) for s in (*STUDENTS, NEWCOMER)} | {template}
+        for project in gns3_http.get("/v3/projects").json():
+            if project["name"] in copy_names:
+                gns3_http.delete(f"/v3/projects/{project['project_id']}")

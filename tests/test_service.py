@@ -21,7 +21,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from test_agent_graph import CountingTransport
 
-from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.agent.models import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.events import parse_event
@@ -176,6 +176,9 @@ async def test_full_turn_runs_tools_on_real_vpcs(
     prompts = [r.messages[0]["content"] for r in requests[:3]]
     assert "PC1" in prompts[0] and "stopped" in prompts[0] and "started" in prompts[1]
     assert not requests[3].body.get("tools")
+    # The turn's three calls carry its id (a hub gateway counts turns by it).
+    assert requests[0].headers.get(TURN_HEADER)
+    assert {r.headers.get(TURN_HEADER) for r in requests[:3]} == {requests[0].headers[TURN_HEADER]}
 
     assert session is not None and session.title == "VPCS check"
     assert (session.message_count, session.llm_calls_count) == (4, 3)
@@ -363,6 +366,8 @@ async def test_max_iterations_one_means_one_model_call_and_no_tool(
     assert "max_iterations=1" in events[-2]["error"] and "get_topology" in events[-2]["error"]
     requests = scripted_llm.chat_requests
     assert len(requests) == 3 and requests[1].status == 200
+    turn_ids = [r.headers.get(TURN_HEADER) for r in requests if r.body.get("tools")]
+    assert len(turn_ids) == 2 and all(turn_ids) and turn_ids[0] != turn_ids[1], turn_ids
 
 
 async def test_max_tool_calls_refuses_calls_beyond_the_limit(

@@ -72,7 +72,13 @@ from .history import (
     requested_calls,
     unanswered_tool_calls,
 )
-from .models import ModelRetries, ModelSettings, describe_model_error, empty_answer_error
+from .models import (
+    TURN_HEADER,
+    ModelRetries,
+    ModelSettings,
+    describe_model_error,
+    empty_answer_error,
+)
 from .prompts import (
     ABORTED_RESULT,
     TITLE_PROMPT,
@@ -190,6 +196,8 @@ class AgentContext:
     system_prompt: str
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     title_model: BaseChatModel | None = None
+    turn_id: str | None = None
+    """Sent as `TURN_HEADER` with the turn's model calls (a gateway counts turns by it)."""
 
     @functools.cached_property
     def schemas(self) -> list[dict[str, Any]]:
@@ -202,12 +210,16 @@ class AgentContext:
 
         The schemas go in `extra_body`, which puts them in the request body exactly as
         `bind_tools` would, but skips the openai SDK's re-validation of every schema on
-        every request (about 5 ms per call with this catalogue).
+        every request (about 5 ms per call with this catalogue). With a `turn_id`, every
+        request also carries it as `TURN_HEADER`.
         """
-        if not self.schemas:
-            return self.model
-        extra_body = {**(getattr(self.model, "extra_body", None) or {}), "tools": self.schemas}
-        return self.model.bind(extra_body=extra_body)
+        bound: dict[str, Any] = {}
+        if self.schemas:
+            extra_body = getattr(self.model, "extra_body", None) or {}
+            bound["extra_body"] = {**extra_body, "tools": self.schemas}
+        if self.turn_id:
+            bound["extra_headers"] = {TURN_HEADER: self.turn_id}
+        return self.model.bind(**bound) if bound else self.model
 
     @functools.cached_property
     def tool_tokens(self) -> int:

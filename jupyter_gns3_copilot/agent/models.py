@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+TURN_HEADER = "x-copilot-turn-id"
+"""Request header naming the chat turn a model call belongs to (sent with every call of
+a turn; the hub gateway counts a student's turns by it)."""
+
 ContextStrategy = Literal["conservative", "balanced", "aggressive"]
 DEFAULT_CONTEXT_STRATEGY: ContextStrategy = "balanced"
 DEFAULT_CONTEXT_LIMIT = 32

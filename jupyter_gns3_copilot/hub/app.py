@@ -10,11 +10,16 @@ else the service's environment, else the default. Keep the secrets (`GNS3_PASSWO
 `OPENAI_API_KEY`, `GNS3_COPILOT_HUB_SECRET`) in the environment: `--debug` logs the
 configuration files' values. Secrets are never logged by the service.
 
-The HTTP server listens on the host and port of `JUPYTERHUB_SERVICE_URL` (127.0.0.1 when
-it names none) and serves under `JUPYTERHUB_SERVICE_PREFIX`: the gateway
-(`v1/chat/completions`, `v1/models`), `api/session`, `api/projects`, `api/health`
-(`hub/handlers.py`). Callers are authenticated by `jupyterhub.services.auth.HubAuth`
-(`hub/hub_auth.py`).
+The HTTP server listens on the port of `JUPYTERHUB_SERVICE_URL`, on its host (127.0.0.1
+when it names none) unless `ip` says otherwise (in a Kubernetes hub pod the URL names the
+hub's Service, `http://hub:10101`, and the service listens on 0.0.0.0), and serves
+under `JUPYTERHUB_SERVICE_PREFIX`: the gateway (`v1/chat/completions`, `v1/models`),
+`api/session`, `api/projects`, `api/health` (`hub/handlers.py`), and the instructor
+dashboard at the prefix itself
+(`hub/dashboard.py`: the page, its forms and `api/...`). Callers are authenticated by
+`jupyterhub.services.auth.HubOAuth` (`hub/hub_auth.py`): a hub token in the
+`Authorization` header, or, for the dashboard in a browser, the OAuth cookie set at
+`{prefix}oauth_callback` after the hub's login (a browser with none is sent there).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from traitlets.config import Application
 from .budgets import BudgetPolicy
 
 if TYPE_CHECKING:
+    from .dashboard_data import DashboardDeps
     from .gateway import ModelGateway
     from .hub_auth import Identity
     from .lab_accounts import LabAccounts
@@ -77,6 +83,8 @@ class HubRuntime:
     store: UsageStore
     renewed: dict[str, float] = field(default_factory=dict)
     """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
+    dashboard: DashboardDeps | None = None
+    """The instructor dashboard's dependencies; None: no dashboard routes."""
 
 
 def _env_list(name: str) -> list[str]:
@@ -150,6 +158,11 @@ class CopilotHubService(Application):
         False, help="Keep a log of students' questions for the staff (students are told)."
     ).tag(config=True)
 
+    ip = Unicode(
+        help="Address to listen on (env GNS3_COPILOT_HUB_IP; default: the host of "
+        "JUPYTERHUB_SERVICE_URL, else 127.0.0.1)."
+    ).tag(config=True)
+
     # -- data ------------------------------------------------------------------------------
     data_dir = Unicode(
         help="Usage database and account secret (env GNS3_COPILOT_HUB_DATA_DIR)."
@@ -195,6 +208,10 @@ class CopilotHubService(Application):
     @default("allowed_modes")
     def _allowed_modes(self) -> list[str]:
         return _env_list("GNS3_COPILOT_ALLOWED_MODES") or list(MODES)
+
+    @default("ip")
+    def _ip(self) -> str:
+        return os.environ.get("GNS3_COPILOT_HUB_IP", "")
 
     @default("data_dir")
     def _data_dir(self) -> str:
@@ -259,11 +276,13 @@ class CopilotHubService(Application):
         """Run until SIGTERM or SIGINT, then close everything."""
         import tornado.httpserver
         import tornado.web
-        from jupyterhub.services.auth import HubAuth
+        from jupyterhub.services.auth import HubOAuth
 
         from ..gns3 import GNS3Client
+        from .dashboard import dashboard_settings
+        from .dashboard_data import DashboardDeps
         from .gateway import ModelGateway, UpstreamSettings
-        from .hub_auth import HubIdentity
+        from .hub_auth import HubIdentity, oauth_callback_route
         from .lab_accounts import LabAccounts
         from .usage import SqliteUsageStore
 
@@ -283,19 +302,41 @@ class CopilotHubService(Application):
             password=self.gns3_password,
             timeout=self.gns3_timeout,
         )
-        identity = HubIdentity(HubAuth())
+        hub_auth = HubOAuth()
+        identity = HubIdentity(hub_auth)
+        policy = BudgetPolicy.model_validate(self.budgets)
         gateway = ModelGateway(
             UpstreamSettings(
                 base_url=self.llm_base_url, api_key=self.llm_api_key, models=settings.models
             ),
-            BudgetPolicy.model_validate(self.budgets),
+            policy,
             store,
             identity.authenticate,
+            log_questions=settings.log_questions,
         )
-        runtime = HubRuntime(settings, LabAccounts(admin, secret), identity, gateway, store)
-        app = tornado.web.Application(routes(runtime))
+        accounts = LabAccounts(admin, secret)
+        dashboard = DashboardDeps(
+            accounts=accounts,
+            usage=store,
+            policy=policy,
+            gns3=admin,
+            current_caller=identity.current_caller,
+            log_in=identity.log_in,
+            group_members=identity.group_members,
+            instructor_groups=frozenset(settings.instructor_groups),
+            log_questions=settings.log_questions,
+            hub_url=hub_auth.hub_prefix,
+        )
+        runtime = HubRuntime(settings, accounts, identity, gateway, store, dashboard=dashboard)
+        app = tornado.web.Application(
+            [*routes(runtime), oauth_callback_route(f"{prefix}oauth_callback", hub_auth)],
+            # Signs the OAuth cookie and the forms' XSRF cookie; a new one at each start
+            # only makes the staff's browsers go through the hub's login again.
+            cookie_secret=secrets.token_bytes(32),
+            **dashboard_settings(prefix),
+        )
         server = tornado.httpserver.HTTPServer(app, xheaders=True)
-        server.listen(url.port or 80, url.hostname or "127.0.0.1")
+        server.listen(url.port or 80, self.ip or url.hostname or "127.0.0.1")
         self.log.info(
             "Copilot hub service on %s://%s:%s%s (GNS3 %s as %s, model %s at %s)",
             url.scheme,
@@ -323,6 +364,7 @@ class CopilotHubService(Application):
 
 def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
     """The service's URL specs under its prefix."""
+    from .dashboard import dashboard_handlers
     from .handlers import HealthHandler, ProjectsHandler, SessionHandler
 
     prefix = runtime.settings.prefix
@@ -332,7 +374,7 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
         (rf"{re.escape(prefix)}api/session", SessionHandler, own),
         (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
         (rf"{re.escape(prefix)}api/health", HealthHandler, own),
-        # The instructor dashboard's routes (issue 9 §5) go here, under the same prefix.
+        *(dashboard_handlers(prefix, runtime.dashboard) if runtime.dashboard else []),
     ]
 
 

@@ -1,14 +1,14 @@
 """The instructor dashboard of the hub service: a server-rendered page and a JSON API.
 
-    routes = dashboard_handlers("/services/copilot/dashboard", deps)
-    app = tornado.web.Application(routes, **dashboard_settings("/services/copilot/"))
+    routes = dashboard_handlers("/services/gns3-copilot/", deps)
+    app = tornado.web.Application(routes, cookie_secret=..., **dashboard_settings(prefix))
 
 `deps` (`DashboardDeps`, in `dashboard_data.py` with what the page shows and the actions
 it takes; this module is the web part) brings everything in: the class's `LabAccounts`, the
 `UsageStore`, the `BudgetPolicy`, the GNS3 admin client the template projects come from,
 and `current_caller(handler)`, which says who is asking (the hub service: HubOAuth's
-browser login, or a hub token for API calls; it may finish the response itself, e.g.
-redirect to the hub's login, by raising `tornado.web.Finish`). Hub admins and members of
+browser login, or a hub token for API calls), and `log_in(handler)`, which redirects a
+page's GET with nobody logged in to the hub's login. Hub admins and members of
 `instructor_groups` get in; anyone else gets 403 (an HTML page, or JSON under `api/`).
 
 What it shows: every hub user the service has seen (in the usage store, or with a GNS3
@@ -298,6 +298,9 @@ class _PageHandler(_DashboardHandler):
             self.check_xsrf_cookie()  # tornado checks only when the app says so
 
     def forbidden(self, caller: Caller | None) -> None:
+        if caller is None and self.deps.log_in and self.request.method in ("GET", "HEAD"):
+            self.deps.log_in(self)
+            return
         self.set_status(403)
         self.finish(
             _TEMPLATES.get_template("forbidden.html").render(
@@ -470,7 +473,7 @@ class ResetForm(_FormHandler):
 
 
 def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
-    """The dashboard's tornado routes under `prefix` (e.g. "/services/copilot/dashboard"):
+    """The dashboard's tornado routes under `prefix` (the service: its own prefix):
     the page at `{prefix}/`, its forms, its stylesheet at `{prefix}/static/`, and the JSON
     API at `{prefix}/api/...`."""
     prefix = prefix.rstrip("/")

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CurrentCaller = Callable[["RequestHandler"], Awaitable[Caller | None]]
+LogIn = Callable[["RequestHandler"], None]
+GroupMembers = Callable[[str], Awaitable[list[str] | None]]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,12 @@ class DashboardDeps:
     gns3: GNS3Client
     """The GNS3 admin client: template projects, nodes."""
     current_caller: CurrentCaller
+    log_in: LogIn | None = None
+    """Sends a browser that is not logged in (a page's GET) to log in, by redirecting it
+    (the service: the hub's OAuth login); None: a 403 page."""
+    group_members: GroupMembers | None = None
+    """The hub's members of a group (None: the hub did not say); without it, or when it
+    says nothing, "the students of a group" are those seen in it in the usage records."""
     instructor_groups: frozenset[str] = frozenset({"instructors"})
     log_questions: bool = False
     hub_url: str = "/hub/"
@@ -319,20 +327,25 @@ async def clear_budget(deps: DashboardDeps, kind: OverrideKind, name: str) -> No
     log.info("dashboard: %s %s daily budget back to the policy's", kind, name)
 
 
-async def _group_students(deps: DashboardDeps, group: str) -> list[str]:
+async def _group_students(deps: DashboardDeps, group: str) -> tuple[list[str], str]:
+    """The students of `group` and where that comes from: the hub's members when the hub
+    says, else those whose model calls were made as members of it."""
+    if deps.group_members is not None:
+        members = await deps.group_members(group)
+        if members is not None:
+            return members, f"the hub's group '{group}' has no members."
     day = deps.clock().date()
-    return [u.user for u in await deps.usage.user_usage(day) if group in u.groups]
+    seen = [u.user for u in await deps.usage.user_usage(day) if group in u.groups]
+    return seen, f"no student has been seen in the group '{group}'."
 
 
 async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView]:
     """Give the students of `body` a copy of the template; each student's copy."""
     students = list(dict.fromkeys(body.students))
     if body.group is not None:
-        members = await _group_students(deps, body.group)
+        members, none = await _group_students(deps, body.group)
         if not members and not students:
-            raise ActionError(
-                400, f"group: no student has been seen in the group '{body.group}'.", "group"
-            )
+            raise ActionError(400, f"group: {none}", "group")
         students += [m for m in members if m not in students]
     template = await deps.gns3.resolve_project(body.template)
     owned, templates = await _class_projects(deps)

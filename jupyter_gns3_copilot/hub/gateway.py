@@ -64,6 +64,7 @@ from tornado.httputil import HTTPServerRequest, responses
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
+from ..agent.models import TURN_HEADER
 from ..agent.tokens import token_counter_for_model
 from .budgets import BudgetPolicy, Refusal
 from .caller import Caller
@@ -74,8 +75,6 @@ log = logging.getLogger(__name__)
 Authenticate = Callable[[HTTPServerRequest], Awaitable[Caller | None]]
 Clock = Callable[[], datetime]
 
-TURN_HEADER = "x-copilot-turn-id"
-"""Optional request header naming the copilot turn a call belongs to (turns per student)."""
 _PASSED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "x-request-id")
 """Upstream response headers handed on (the copilot's retries honour them)."""
 _KEPT_STREAM_BYTES = 4 * 1024 * 1024

@@ -43,6 +43,7 @@ class StatusHandler(CopilotHandler):
                     reachable=True,
                     user=session.user,
                     gns3_username=session.gns3_username,
+                    questions_logged=session.policy.questions_logged,
                 )
                 client = app.gns3_client()
         model = effective_config(app.llm_admin(), app.llm_store().get(user_id)).status()
