@@ -100,8 +100,8 @@ def test_the_transport_defaults_to_websocket_in_hub_mode_only(
 # -- on the lab ---------------------------------------------------------------------------
 
 
-def our_tcp_peer_ports() -> set[int]:
-    """Remote ports of this process's established TCP connections (from /proc: the
+def our_connections_to(port: int) -> int:
+    """How many established TCP connections this process has to `port` (from /proc: the
     socket inodes among our file descriptors, looked up in /proc/net/tcp and tcp6)."""
     inodes = set()
     for fd in os.listdir("/proc/self/fd"):
@@ -111,15 +111,15 @@ def our_tcp_peer_ports() -> set[int]:
             continue
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
-    ports = set()
+    count = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with open(table) as lines:
             next(lines)
             for line in lines:
                 fields = line.split()
                 if fields[3] == "01" and fields[9] in inodes:  # 01: ESTABLISHED
-                    ports.add(int(fields[2].rsplit(":", 1)[1], 16))
-    return ports
+                    count += int(fields[2].rsplit(":", 1)[1], 16) == port
+    return count
 
 
 @pytest.fixture
@@ -177,19 +177,27 @@ async def test_the_websocket_console_answers_and_the_telnet_port_is_never_dialle
     gns3_lab: Any, prefix: str
 ) -> None:
     gns3_port = int(gns3_lab.url.rsplit(":", 1)[1])
-    async with alices_started_pc(gns3_lab, prefix) as (accounts, node):
+    async with (
+        alices_started_pc(gns3_lab, prefix) as (accounts, node),
+        student_client(gns3_lab, await accounts.student_token("alice")) as alice,
+    ):
         assert node.console is not None
-        async with student_client(gns3_lab, await accounts.student_token("alice")) as alice:
-            seen: dict[str, set[int]] = {}
-            for transport in ("websocket", "telnet"):
-                async with ConsolePool() as pool:
-                    target = target_for(node, alice, transport)
-                    [result] = await pool.run_many([(target, ["show ip"])])
-                    assert result.status == "success", result.error
-                    assert "NAME        : PC1" in result.output
-                    seen[transport] = our_tcp_peer_ports()  # the kept session is still open
-    assert gns3_port in seen["websocket"] and node.console not in seen["websocket"]
-    assert node.console in seen["telnet"]  # the control: the check sees a telnet console
+        # (connections to the console port, to GNS3) while the pool keeps the session
+        # open, and after the pool closed it
+        seen: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
+        for transport in ("websocket", "telnet"):
+            async with ConsolePool() as pool:
+                target = target_for(node, alice, transport)
+                [result] = await pool.run_many([(target, ["show ip"])])
+                assert result.status == "success", result.error
+                assert "NAME        : PC1" in result.output
+                kept = (our_connections_to(node.console), our_connections_to(gns3_port))
+            closed = (our_connections_to(node.console), our_connections_to(gns3_port))
+            seen[transport] = (kept, closed)
+    (console, gns3), (console_after, gns3_after) = seen["websocket"]
+    assert console == console_after == 0 and gns3 == gns3_after + 1
+    (console, gns3), (console_after, gns3_after) = seen["telnet"]
+    assert console == console_after + 1 and gns3 == gns3_after  # the check sees telnet
 
 
 @pytest.mark.lab
@@ -298,5 +306,9 @@ async def test_in_hub_mode_the_tools_reach_consoles_through_the_websocket(
         assert "NAME        : PC1" in entry["output"], entry
         lab = copilot_app(jp_serverapp).lab()
         assert lab.console_transport == "websocket"
-        assert node.console not in our_tcp_peer_ports()  # the kept console session is open
+        gns3_port = int(gns3_lab.url.rsplit(":", 1)[1])
+        kept = (our_connections_to(node.console), our_connections_to(gns3_port))
         await lab.consoles.aclose()
+        closed = (our_connections_to(node.console), our_connections_to(gns3_port))
+        assert kept[0] == closed[0] == 0  # never the telnet port...
+        assert kept[1] == closed[1] + 1  # ...but the kept session's websocket to GNS3
