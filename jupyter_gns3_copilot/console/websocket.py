@@ -68,7 +68,8 @@ sends its telnet options at once) or for a refusal, whichever comes first."""
 CLOSE_TIMEOUT = 1.0
 """Seconds the websocket closing handshake may take before the connection is dropped."""
 PROBE_TIMEOUT = 5.0
-"""Seconds for the one GNS3 request that explains a dropped websocket."""
+"""Longest wait for the one GNS3 request that explains a dropped websocket (within what
+is left of the connect timeout)."""
 
 NOT_IN_YOUR_LAB = (
     "GNS3 refused the console: this node is not in your lab (your GNS3 account has no "
@@ -328,7 +329,7 @@ async def _open(
             return_when=asyncio.FIRST_COMPLETED,
         )
         if transport.ended.is_set() and not transport.answered.is_set():
-            raise await _refusal(target, token, transport, where)
+            raise await _refusal(target, token, transport, where, remaining())
         await asyncio.wait({negotiated}, timeout=remaining())
         if not negotiated.done():
             raise ConsoleConnectError(
@@ -398,7 +399,11 @@ async def _handshake(
 
 
 async def _refusal(
-    target: ConsoleTarget, token: str | None, transport: _WebSocketTransport, where: str
+    target: ConsoleTarget,
+    token: str | None,
+    transport: _WebSocketTransport,
+    where: str,
+    timeout: float,
 ) -> ConsoleConnectError:
     """Why GNS3 ended the websocket before the console said anything."""
     if transport.close_code == CloseCode.POLICY_VIOLATION:
@@ -406,7 +411,7 @@ async def _refusal(
         return ConsoleRefusedError(
             f"{target.name}: GNS3 refused the console: it did not accept the GNS3 token{said}."
         )
-    status, state = await _node_state(target, token)
+    status, state = await _node_state(target, token, min(timeout, PROBE_TIMEOUT))
     if status == 403:
         return ConsoleRefusedError(f"{target.name}: {NOT_IN_YOUR_LAB}.")
     if status == 401:
@@ -427,14 +432,16 @@ async def _refusal(
     )
 
 
-async def _node_state(target: ConsoleTarget, token: str | None) -> tuple[int | None, str | None]:
+async def _node_state(
+    target: ConsoleTarget, token: str | None, timeout: float
+) -> tuple[int | None, str | None]:
     """GNS3's answer about the websocket's node with the same token: (HTTP status, node
     status), or (None, None) when GNS3 cannot be asked."""
     assert target.websocket_url is not None
     url = "http" + target.websocket_url.removeprefix("ws").removesuffix("/console/ws")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as client:
+        async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.get(url, headers=headers)
     except httpx.HTTPError:
         return None, None
