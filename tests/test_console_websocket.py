@@ -5,12 +5,12 @@ real VPCS consoles: the console answers through the websocket and no TCP connect
 made to the node's telnet port (checked in this process's own sockets, with the telnet
 transport as the control that the check sees one); another student's GNS3 token (a real
 second GNS3 user from `LabAccounts`) and a token GNS3 cannot validate are refused with
-readable messages, and never retried by `wait_ready`; a refused token is renewed once;
-the JWT appears in no log record at DEBUG level nor in any message. In hub mode, through
-a real Jupyter server and the hub service's real routes (as in tests/test_hub_mode.py),
-the copilot's tools reach a student's console over the websocket by default. VPCS
-commands, pings with progress and interrupted pings run over both transports in
-tests/test_console_vpcs.py and tests/test_reliability_console.py.
+readable messages, and never retried by `wait_ready`; a refused token is renewed once; the
+JWT and what is typed appear in no log record at DEBUG level, the JWT in no message. In
+hub mode, through a real Jupyter server and the hub service's real routes (as in
+tests/test_hub_mode.py), the copilot's tools reach a student's console over the websocket
+by default. VPCS commands, pings with progress and interrupted pings run over both
+transports in tests/test_console_vpcs.py and tests/test_reliability_console.py.
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ async def test_a_token_gns3_rejects_is_renewed_once_then_refused_and_never_logge
         fields = {"transport": "websocket", "gns3_url": gns3_lab.url}
         renewed = ConsoleTarget.from_node(node, **fields, token_provider=stale_then_renewed)
         async with ConsoleSession(renewed) as session:
-            assert "NAME        : PC1" in (await session.send("show ip")).output
+            assert (await session.send("echo typed-secret")).output == "typed-secret"
         assert asked == [False, True]
 
         bad = ConsoleTarget.from_node(node, **fields, token_provider=always_bad)
@@ -252,7 +252,8 @@ async def test_a_token_gns3_rejects_is_renewed_once_then_refused_and_never_logge
         assert "Could not validate credentials" in str(refused.value)
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "console/ws?token=***" in logged  # the websockets library logged the request
-    for secret in (good, "stale.token", "bad.token"):
+    assert "< CLOSE 1008" in logged  # and frames, but no console data:
+    for secret in (good, "stale.token", "bad.token", "typed-secret"):
         assert secret not in logged and secret not in str(refused.value)
 
 

@@ -38,7 +38,8 @@ apart by asking GNS3 for the node with the same token (403: not in this account'
 ends the session's reads like a lost TCP connection (`ConsoleClosedError`).
 
 The JWT goes only into the websocket URL and the probe's header: the websockets library
-logs through a logger that masks it, and no error message carries it.
+logs through a logger that masks it (and drops data frames, which carry what is typed,
+passwords included), and no error message carries it.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ NOT_IN_YOUR_LAB = (
 _IAC, _SB, _SE = 255, 250, 240
 _OPTION_VERBS = frozenset({251, 252, 253, 254})  # WILL, WONT, DO, DONT
 _TOKEN_IN_TEXT = re.compile(r"(token=)[^&\s'\"]+")
+_DATA_FRAME = re.compile(r"[<>] (TEXT|BINARY|CONT)\b")
 
 
 class TelnetCommandFilter:
@@ -114,17 +116,21 @@ class TelnetCommandFilter:
         return bytes(kept)
 
 
-class _TokenMask(logging.Filter):
-    """Masks `token=...` in the websockets library's log records (it logs request paths)."""
+class _WireLogFilter(logging.Filter):
+    """What the websockets library may log at DEBUG: its handshake and control frames with
+    `token=...` masked (it logs the request path), never a data frame (console bytes may
+    be passwords typed at a login prompt)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = mask_token(record.getMessage())
-        record.args = None
+        message = record.getMessage()
+        if _DATA_FRAME.match(message):
+            return False
+        record.msg, record.args = mask_token(message), None
         return True
 
 
 _ws_log = log.getChild("protocol")
-_ws_log.addFilter(_TokenMask())
+_ws_log.addFilter(_WireLogFilter())
 
 
 def mask_token(text: str) -> str:
