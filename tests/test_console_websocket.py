@@ -79,6 +79,22 @@ def test_the_websocket_url_comes_from_the_gns3_url_and_is_required() -> None:
         with pytest.raises(ValidationError, match="websocket_url"):
             ConsoleTarget(**fields, transport="websocket", websocket_url=url)
     assert ConsoleTarget(**fields).transport == "telnet"
+    # A target built again for the next turn equals the kept session's (so it is reused),
+    # and neither shows nor dumps its token provider.
+    gns3 = GNS3Client("http://gns3:3080", token="eyJ.not.used")
+    node = Node(
+        node_id="n-1",
+        project_id="p-1",
+        name="PC1",
+        node_type="vpcs",
+        console=5000,
+        console_type="telnet",
+    )
+    built = [target_for(node, gns3, "websocket") for _ in range(2)]
+    assert built[0] == built[1] and built[0].websocket_url == (
+        "ws://gns3:3080/v3/projects/p-1/nodes/n-1/console/ws"
+    )
+    assert "token" not in repr(built[0]) + str(built[0].model_dump())
     assert mask_token("GET /v3/x/console/ws?token=eyJ.a-b.c&y=1 HTTP/1.1") == (
         "GET /v3/x/console/ws?token=***&y=1 HTTP/1.1"
     )
