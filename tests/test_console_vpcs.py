@@ -3,7 +3,8 @@
 Fixtures `gns3_lab`/`gns3_project` (one real gns3-server per run, a fresh project per
 test) come from jupyter_gns3_copilot.testing's pytest plugin. Nodes are created and
 started with the project's GNS3 client; every console byte goes through GNS3's own telnet
-proxy to the real VPCS program.
+proxy to the real VPCS program. Each test runs over both console transports: telnet to
+the console port, and GNS3's authenticated console websocket.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from jupyter_gns3_copilot.console import (
     ConsolePool,
     ConsoleTarget,
     ConsoleTimeoutError,
+    ConsoleTransport,
     run_many,
     wait_ready,
 )
 from jupyter_gns3_copilot.gns3 import GNS3Client
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.parametrize("transport", ["telnet", "websocket"])]
 
 ADDRESSES = {"PC1": "10.0.0.1", "PC2": "10.0.0.2", "PC3": "10.0.0.3"}
 UNUSED_ADDRESS = "10.0.0.99"
@@ -35,12 +37,20 @@ def client_for(project: Any) -> GNS3Client:
     )
 
 
-async def console_targets(gns3: GNS3Client, project: Any) -> dict[str, ConsoleTarget]:
-    """Each node's console target, the way the tools layer will build them."""
+async def console_targets(
+    gns3: GNS3Client, project: Any, transport: ConsoleTransport
+) -> dict[str, ConsoleTarget]:
+    """Each node's console target, the way the tools layer builds them."""
     host = urlsplit(project.url).hostname
     nodes = await gns3.list_nodes(project.project_id)
     return {
-        node.name: ConsoleTarget.from_node(node, server_host=host)
+        node.name: ConsoleTarget.from_node(
+            node,
+            server_host=host,
+            transport=transport,
+            gns3_url=gns3.url,
+            token_provider=gns3.access_token,
+        )
         for node in nodes
         if node.node_type == "vpcs"
     }
@@ -58,14 +68,16 @@ async def build_pcs(gns3: GNS3Client, project: Any, names: list[str], *, switch:
 
 
 @pytest.mark.slow
-async def test_vpcs_lab_addresses_show_ip_and_ping(gns3_project: Any) -> None:
+async def test_vpcs_lab_addresses_show_ip_and_ping(
+    gns3_project: Any, transport: ConsoleTransport
+) -> None:
     """Given 3 VPCS behind a switch, started; when their consoles are ready, addresses set
     and `show ip` run on all at once; then each shows its own address, and a ping reaches
     a neighbour but not an unused address."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         await build_pcs(gns3, gns3_project, list(ADDRESSES), switch=True)
         await gns3.start_all(gns3_project.project_id)
-        targets = await console_targets(gns3, gns3_project)
+        targets = await console_targets(gns3, gns3_project, transport)
         assert list(targets) == list(ADDRESSES)
 
         progress: list[tuple[float, str]] = []
@@ -119,13 +131,15 @@ async def test_vpcs_lab_addresses_show_ip_and_ping(gns3_project: Any) -> None:
         assert f"host ({UNUSED_ADDRESS}) not reachable" in unanswered
 
 
-async def test_two_callers_on_one_vpcs_do_not_interleave(gns3_project: Any) -> None:
+async def test_two_callers_on_one_vpcs_do_not_interleave(
+    gns3_project: Any, transport: ConsoleTransport
+) -> None:
     """Given one VPCS; when two callers send command lists to it at the same time; then
     the device's own history shows each caller's commands together, in order."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         await build_pcs(gns3, gns3_project, ["PC1"], switch=False)
         await gns3.start_all(gns3_project.project_id)
-        target = (await console_targets(gns3, gns3_project))["PC1"]
+        target = (await console_targets(gns3, gns3_project, transport))["PC1"]
         await pool.wait_ready(target, timeout=30)
 
         first = [f"echo first-{n}" for n in range(5)]
@@ -143,13 +157,13 @@ async def test_two_callers_on_one_vpcs_do_not_interleave(gns3_project: Any) -> N
 
 @pytest.mark.slow
 async def test_wait_ready_follows_the_node_start_and_reconnects_after_a_restart(
-    gns3_project: Any,
+    gns3_project: Any, transport: ConsoleTransport
 ) -> None:
     """Given a stopped VPCS; waiting for it times out with a clear message; once started,
     its prompt is awaited instead of slept for; a kept session survives a node restart."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         await build_pcs(gns3, gns3_project, ["PC1"], switch=False)
-        target = (await console_targets(gns3, gns3_project))["PC1"]
+        target = (await console_targets(gns3, gns3_project, transport))["PC1"]
 
         with pytest.raises(ConsoleTimeoutError) as caught:
             await wait_ready(target, timeout=1.0, poll_interval=0.2)

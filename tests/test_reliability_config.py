@@ -145,6 +145,12 @@ def test_the_issues_command_line_closes_every_route_and_writes_nothing(tmp_path:
             "allowed_base_urls",
             "'llm.example' must start with",
         ),
+        (
+            {},
+            {"GNS3_COPILOT_CONSOLE_TRANSPORT": "ssh"},
+            "console_transport",
+            "unknown value 'ssh'; one of: telnet, websocket",
+        ),
     ],
     ids=[
         "empty-data-dir",
@@ -156,6 +162,7 @@ def test_the_issues_command_line_closes_every_route_and_writes_nothing(tmp_path:
         "ftp-base-url",
         "env-unknown-mode",
         "env-bad-url",
+        "env-unknown-console-transport",
     ],
 )
 async def test_an_invalid_setting_closes_every_route(

@@ -5,7 +5,8 @@ neighbour answers every second for as long as it runs. Each test starts a ping t
 run for a day through `run_show_commands`, ends it early the way a turn can (its command
 deadline, the abort event, a cancelled task), and proves the console answers the next
 command at once, from the same pool and from a second pool (another user's turn).
-Every console byte goes through GNS3's telnet proxy to the real VPCS program. The
+Every console byte goes through GNS3's telnet proxy to the real VPCS program; the tests
+marked with `transport` run twice, over telnet and over GNS3's console websocket. The
 first test needs no lab: the direct tool route refuses an oversized command before any
 console is involved (GNS3 is configured at a closed port).
 """
@@ -24,11 +25,12 @@ import pytest
 import telnetlib3
 from test_server_support import call, kinds, lab_traits, open_stream, server_config
 
-from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.console import ConsolePool, ConsoleTransport
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
 
 ENDLESS_PING = "ping 10.0.0.2 -c 99999"
+both_transports = pytest.mark.parametrize("transport", ["telnet", "websocket"])
 
 
 def client_for(project: Any) -> GNS3Client:
@@ -46,11 +48,18 @@ def endless_ping() -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def two_pcs(project: Any) -> AsyncIterator[ToolContext]:
-    """PC1 (10.0.0.1) and PC2 (10.0.0.2) linked, started and addressed; a lab-mode context."""
+async def two_pcs(
+    project: Any, transport: ConsoleTransport = "telnet"
+) -> AsyncIterator[ToolContext]:
+    """PC1 (10.0.0.1) and PC2 (10.0.0.2) linked, started and addressed; a lab-mode context
+    whose consoles go over `transport`."""
     async with client_for(project) as gns3, ConsolePool() as pool:
         ctx = ToolContext(
-            gns3=gns3, project_id=project.project_id, consoles=pool, mode=LAB_AUTOMATION
+            gns3=gns3,
+            project_id=project.project_id,
+            consoles=pool,
+            mode=LAB_AUTOMATION,
+            console_transport=transport,
         )
         for index, name in enumerate(("PC1", "PC2")):
             await gns3.create_node_from_template(project.project_id, "VPCS", name, x=index * 150)
@@ -82,7 +91,11 @@ async def assert_usable_by_anyone(ctx: ToolContext) -> float:
     assert "IP/MASK     : 10.0.0.1/24" in entry["output"]
     async with ConsolePool() as other_pool:
         other = ToolContext(
-            gns3=ctx.gns3, project_id=ctx.project_id, consoles=other_pool, mode=TEACHING
+            gns3=ctx.gns3,
+            project_id=ctx.project_id,
+            consoles=other_pool,
+            mode=TEACHING,
+            console_transport=ctx.console_transport,
         )
         [entry] = (await execute_tool(other, "run_show_commands", show_ip())).result
     assert entry["status"] == "success", entry
@@ -112,13 +125,14 @@ async def test_the_tool_route_refuses_an_oversized_command_naming_the_limit(jp_f
 
 @pytest.mark.lab
 @pytest.mark.slow
+@both_transports
 async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
-    gns3_project: Any,
+    gns3_project: Any, transport: ConsoleTransport
 ) -> None:
     """Given a ping of 99999 probes and a 3 s command timeout (lab mode, no cap); when the
     deadline passes, then the result says it was interrupted with Ctrl-C and the console
     is back, with the replies so far; `show ip` then works at once, for anyone."""
-    async with two_pcs(gns3_project) as lab:
+    async with two_pcs(gns3_project, transport) as lab:
         lab.command_timeout = 3
         before = time.monotonic()
         outcome = await execute_tool(lab, "run_show_commands", endless_ping())
@@ -137,11 +151,14 @@ async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
 
 @pytest.mark.lab
 @pytest.mark.slow
-async def test_an_aborted_ping_is_interrupted_before_the_tool_returns(gns3_project: Any) -> None:
+@both_transports
+async def test_an_aborted_ping_is_interrupted_before_the_tool_returns(
+    gns3_project: Any, transport: ConsoleTransport
+) -> None:
     """Given a long ping streaming its replies; when the turn's abort event is set, then
     the tool returns aborted, saying the command was interrupted and the console is back;
     `show ip` then works at once, for anyone."""
-    async with two_pcs(gns3_project) as lab:
+    async with two_pcs(gns3_project, transport) as lab:
         lab.abort = asyncio.Event()
         replies = asyncio.Event()
 
@@ -187,13 +204,14 @@ async def test_a_turn_cancelled_mid_command_leaves_the_console_usable(gns3_proje
 
 @pytest.mark.lab
 @pytest.mark.slow
+@both_transports
 async def test_teaching_mode_caps_an_endless_ping_and_streams_its_replies(
-    gns3_project: Any,
+    gns3_project: Any, transport: ConsoleTransport
 ) -> None:
     """Given teaching mode; when a ping of 99999 probes is asked for, then it is sent as
     `-c 10` and the result says so, and progress events carry the growing output while
     the replies arrive, before the tool ends."""
-    async with two_pcs(gns3_project) as lab:
+    async with two_pcs(gns3_project, transport) as lab:
         lab.mode = TEACHING
         events: list[tuple[float, dict[str, Any]]] = []
         lab.progress = lambda event: events.append((time.monotonic(), event))

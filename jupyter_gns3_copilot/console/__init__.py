@@ -6,12 +6,13 @@ Typical use::
         await pool.wait_ready(target)
         results = await pool.run_many([(target, ["show ip"])])
 
-Telnet itself is handled by telnetlib3; this package adds what device automation needs on
-top: prompt detection per dialect (VPCS, Cisco IOS-like, Linux shell), clean output,
-paging and confirmation prompts, login/enable, one lock per console, bounded waits and
-bounded input (`MAX_COMMAND_CHARS`), output reported while a command runs, and commands
-that run too long or are aborted interrupted on the device (Ctrl-C, IOS break sequence)
-so that a console is never left busy.
+Telnet itself is handled by telnetlib3, over TCP or over GNS3's authenticated console
+websocket (`ConsoleTarget(transport="websocket")`, see `websocket.py`); this package adds
+what device automation needs on top: prompt detection per dialect (VPCS, Cisco IOS-like,
+Linux shell), clean output, paging and confirmation prompts, login/enable, one lock per
+console, bounded waits and bounded input (`MAX_COMMAND_CHARS`), output reported while a
+command runs, and commands that run too long or are aborted interrupted on the device
+(Ctrl-C, IOS break sequence) so that a console is never left busy.
 """
 
 from .dialects import DIALECTS, Dialect, DialectName, dialect_by_name, resolve_dialect
@@ -21,6 +22,7 @@ from .errors import (
     ConsoleClosedError,
     ConsoleConnectError,
     ConsoleError,
+    ConsoleRefusedError,
     ConsoleTargetError,
     ConsoleTimeoutError,
     DialectError,
@@ -30,6 +32,8 @@ from .models import (
     CommandResult,
     ConsoleCredentials,
     ConsoleTarget,
+    ConsoleTokenProvider,
+    ConsoleTransport,
     DeviceCommands,
     DeviceResult,
 )
@@ -50,10 +54,13 @@ __all__ = [
     "ConsoleCredentials",
     "ConsoleError",
     "ConsolePool",
+    "ConsoleRefusedError",
     "ConsoleSession",
     "ConsoleTarget",
     "ConsoleTargetError",
     "ConsoleTimeoutError",
+    "ConsoleTokenProvider",
+    "ConsoleTransport",
     "DeviceCommands",
     "DeviceResult",
     "Dialect",

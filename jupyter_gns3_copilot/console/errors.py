@@ -16,7 +16,12 @@ class DialectError(ConsoleError, ValueError):
 
 
 class ConsoleConnectError(ConsoleError):
-    """The TCP/telnet connection to a console could not be made."""
+    """The TCP/telnet connection (or GNS3's console websocket) to a console could not be made."""
+
+
+class ConsoleRefusedError(ConsoleConnectError):
+    """GNS3 refused the console websocket to this account: the node is not in the
+    account's lab, or the token is not accepted. Trying again does not help."""
 
 
 class ConsoleClosedError(ConsoleError):

@@ -7,9 +7,11 @@ tools report (`{device_name, status, output, error?, commands, blocked_commands?
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
+from urllib.parse import quote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from .dialects import DialectName, dialect_by_name, resolve_dialect
 from .errors import ConsoleTargetError
@@ -17,6 +19,14 @@ from .errors import ConsoleTargetError
 # Addresses a GNS3 server reports when a console listens on every interface; they say
 # "the GNS3 host", so the client must substitute the host it reaches GNS3 at.
 _WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"})
+
+ConsoleTransport = Literal["telnet", "websocket"]
+"""How a console is reached: `telnet` to the node's console port, or `websocket` through
+GNS3's authenticated console websocket (`console/websocket.py`)."""
+
+ConsoleTokenProvider = Callable[[bool], Awaitable[str | None]]
+"""`provider(renew)` -> the GNS3 JWT for the console websocket; `renew=True` after GNS3
+did not accept the last one (e.g. `GNS3Client.access_token`)."""
 
 
 class ConsoleCredentials(BaseModel):
@@ -32,7 +42,12 @@ class ConsoleCredentials(BaseModel):
 class ConsoleTarget(BaseModel):
     """One device console: where to connect and which dialect it speaks.
 
-    Two targets with the same `host:port` are the same console (see `key`).
+    Two targets with the same `host:port` are the same console (see `key`), whichever
+    transport reaches it. With `transport="websocket"` nothing connects to `host:port`:
+    the bytes go through GNS3's console websocket `websocket_url`, authenticated with the
+    token `token_provider` gives (the target keeps the provider, never a token).
+    Targets compare equal only with the same provider object (a kept session is reused
+    for an equal target), so pass one long-lived provider, e.g. a client's bound method.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -42,11 +57,31 @@ class ConsoleTarget(BaseModel):
     port: int = Field(gt=0, le=65535, description="Console TCP port")
     dialect: DialectName = Field(description="Console dialect: vpcs, cisco_ios or linux")
     credentials: ConsoleCredentials | None = Field(default=None, repr=False, exclude=True)
+    transport: ConsoleTransport = Field(
+        default="telnet", description="telnet to host:port, or GNS3's console websocket"
+    )
+    websocket_url: str | None = Field(
+        default=None,
+        description="GNS3's console websocket of the node (ws:// or wss://, no token)",
+    )
+    token_provider: ConsoleTokenProvider | None = Field(default=None, repr=False, exclude=True)
 
     @field_validator("dialect", mode="before")
     @classmethod
     def _canonical_dialect(cls, value: Any) -> Any:
         return dialect_by_name(value).name if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _websocket_needs_its_url(self) -> ConsoleTarget:
+        if self.transport == "websocket":
+            url = self.websocket_url or ""
+            if not url.startswith(("ws://", "wss://")) or "?" in url:
+                raise ValueError(
+                    f"{self.name}: the websocket transport needs websocket_url, a ws:// or "
+                    f"wss:// URL without a query (the token is added when connecting); "
+                    f"got {url!r}"
+                )
+        return self
 
     @property
     def key(self) -> str:
@@ -61,6 +96,9 @@ class ConsoleTarget(BaseModel):
         *,
         server_host: str | None = None,
         credentials: ConsoleCredentials | None = None,
+        transport: ConsoleTransport = "telnet",
+        gns3_url: str | None = None,
+        token_provider: ConsoleTokenProvider | None = None,
     ) -> ConsoleTarget:
         """Build a target from a GNS3 node object.
 
@@ -70,6 +108,9 @@ class ConsoleTarget(BaseModel):
         `resolve_dialect` (override, then a `device_type:` token, then the node type).
         A console host of `0.0.0.0`/`::` means "the GNS3 host": `server_host` (the host of
         the GNS3 URL) is used then, or 127.0.0.1 when it is not given.
+        With `transport="websocket"`, the console is reached through the node's console
+        websocket on `gns3_url` (http -> ws, https -> wss; the node's `project_id` and
+        `node_id` are needed too), authenticated with `token_provider`'s token.
 
         Raises `ConsoleTargetError` when the node has no telnet console (e.g. a switch,
         a VNC/SPICE console, or no console port yet) and `DialectError` when the dialect
@@ -101,9 +142,39 @@ class ConsoleTarget(BaseModel):
             override=override,
             node_name=name,
         )
+        websocket_url = None
+        if transport == "websocket":
+            websocket_url = console_websocket_url(
+                gns3_url or "", getattr(node, "project_id", None), getattr(node, "node_id", None)
+            )
         return cls(
-            name=name, host=host, port=int(port), dialect=dialect.name, credentials=credentials
+            name=name,
+            host=host,
+            port=int(port),
+            dialect=dialect.name,
+            credentials=credentials,
+            transport=transport,
+            websocket_url=websocket_url,
+            token_provider=token_provider,
         )
+
+
+def console_websocket_url(gns3_url: str, project_id: str | None, node_id: str | None) -> str:
+    """GNS3's console websocket of a node: `ws[s]://HOST:PORT/v3/projects/P/nodes/N/console/ws`.
+
+    `gns3_url` is the GNS3 server's http(s) base URL (a trailing `/v3` is tolerated).
+    Raises `ConsoleTargetError` when the URL is not http(s) or an id is missing.
+    """
+    base = gns3_url.strip().rstrip("/").removesuffix("/v3")
+    scheme = urlsplit(base).scheme
+    if scheme not in ("http", "https") or not project_id or not node_id:
+        raise ConsoleTargetError(
+            "The console websocket needs the GNS3 server's http(s) URL and the node's "
+            f"project and node ids; got URL {gns3_url!r}, project {project_id!r}, "
+            f"node {node_id!r}."
+        )
+    ws_base = ("wss" if scheme == "https" else "ws") + base[len(scheme) :]
+    return f"{ws_base}/v3/projects/{quote(project_id)}/nodes/{quote(node_id)}/console/ws"
 
 
 class DeviceCommands(BaseModel):

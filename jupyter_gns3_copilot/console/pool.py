@@ -21,6 +21,7 @@ from .errors import (
     ConsoleClosedError,
     ConsoleConnectError,
     ConsoleError,
+    ConsoleRefusedError,
     ConsoleTimeoutError,
 )
 from .models import CommandResult, ConsoleTarget, DeviceResult
@@ -219,7 +220,8 @@ class ConsolePool:
         Enter until the prompt appears, and logs in when asked. `progress(elapsed,
         message)` is called after each failed attempt and once when ready. Raises
         `ConsoleTimeoutError` after `timeout` seconds, `ConsoleAuthError` when the console
-        is up but refuses the credentials, `ConsoleAborted` when `abort_event` is set.
+        is up but refuses the credentials, `ConsoleRefusedError` at once when GNS3 refuses
+        the console websocket to this account, `ConsoleAborted` when `abort_event` is set.
         The session stays open in the pool when `keep_open` is set.
         """
         loop = asyncio.get_running_loop()
@@ -233,6 +235,8 @@ class ConsolePool:
                     target, abort_event=abort_event, timeout=attempt, interrupt_busy=False
                 ):
                     pass
+            except ConsoleRefusedError:
+                raise
             except (ConsoleConnectError, ConsoleClosedError, ConsoleTimeoutError) as exc:
                 problem = str(exc)
             else:

@@ -1,13 +1,15 @@
 """One telnet console session: connect, wake the prompt, log in, run commands one at a time.
 
 The telnet protocol itself (option negotiation, IAC escaping) is telnetlib3's job; this
-module only reads and writes text. Every wait is bounded. A command that outlives its
-deadline, or whose caller is cancelled (an abort), is interrupted the way the device
-understands (the dialect's `interrupt` keys: Ctrl-C, IOS break sequence) and the session
-waits, bounded, for the prompt: the console is then left usable for the next command,
-whoever sends it, instead of busy with a command nobody reads. A session whose state is
-still unknown after that (no prompt, the connection dropped) closes itself rather than
-risk mixing one command's output into the next; `ConsolePool` then reconnects.
+module only reads and writes text, over TCP to the console port or, for a target with
+`transport="websocket"`, over GNS3's console websocket (`websocket.py`: the same
+telnetlib3 reader and writer on a websocket transport). Every wait is bounded. A command
+that outlives its deadline, or whose caller is cancelled (an abort), is interrupted the
+way the device understands (the dialect's `interrupt` keys: Ctrl-C, IOS break sequence)
+and the session waits, bounded, for the prompt: the console is then left usable for the
+next command, whoever sends it, instead of busy with a command nobody reads. A session
+whose state is still unknown after that (no prompt, the connection dropped) closes itself
+rather than risk mixing one command's output into the next; `ConsolePool` then reconnects.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import telnetlib3
 from telnetlib3.telopt import ECHO
@@ -31,6 +34,9 @@ from .errors import (
 )
 from .models import CommandResult, ConsoleTarget
 from .text import TerminalText, tidy_output
+
+if TYPE_CHECKING:
+    from .websocket import WebSocketConsole
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,15 @@ _ECHO_TAIL = 30
 """How much of a command's end must appear in its echo (IOS scrolls long lines with '$')."""
 _TERMINAL_COLUMNS = 250
 """Wide enough that shells do not wrap typed commands, which would garble their echo."""
+_TELNET_OPTIONS: dict[str, Any] = {
+    "encoding": "utf-8",
+    "encoding_errors": "replace",
+    "force_binary": True,
+    "term": "dumb",
+    "cols": _TERMINAL_COLUMNS,
+    "connect_maxwait": 1.0,
+}
+"""telnetlib3 client options, the same over TCP and over GNS3's console websocket."""
 
 
 class ConsoleSession:
@@ -87,6 +102,8 @@ class ConsoleSession:
         self._reading: asyncio.Future[str] | None = None
         """The read in progress, kept across `_read` calls until it delivers."""
         self._writer: telnetlib3.TelnetWriterUnicode | None = None
+        self._link: WebSocketConsole | None = None
+        """The websocket under reader and writer (websocket transport), else None."""
 
     async def __aenter__(self) -> ConsoleSession:
         await self.open()
@@ -132,11 +149,13 @@ class ConsoleSession:
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
-        writer = self._writer
+        writer, link = self._writer, self._link
         self._abandon()
         if writer is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
+        if link is not None:
+            await link.wait_closed()
 
     async def wake(self, *, timeout: float | None = None, interrupt_busy: bool = False) -> str:
         """Press Enter until the prompt shows, and return it.
@@ -317,6 +336,14 @@ class ConsoleSession:
 
     async def _connect(self) -> None:
         target = self.target
+        if target.transport == "websocket":
+            from .websocket import open_websocket_console
+
+            self._link = await open_websocket_console(
+                target, timeout=self.connect_timeout, **_TELNET_OPTIONS
+            )
+            self._reader, self._writer = self._link.reader, self._link.writer
+            return
         where = f"{target.name}: console {target.key}"
         try:
             self._reader, self._writer = await asyncio.wait_for(
@@ -324,12 +351,7 @@ class ConsoleSession:
                     target.host,
                     target.port,
                     client_factory=telnetlib3.TelnetClient,
-                    encoding="utf-8",
-                    encoding_errors="replace",
-                    force_binary=True,
-                    term="dumb",
-                    cols=_TERMINAL_COLUMNS,
-                    connect_maxwait=1.0,
+                    **_TELNET_OPTIONS,
                 ),
                 self.connect_timeout,
             )
@@ -575,7 +597,7 @@ class ConsoleSession:
     def _abandon(self) -> None:
         """Drop the connection at once (state unknown, or closing)."""
         writer, reading = self._writer, self._reading
-        self._reader = self._writer = self._reading = None
+        self._reader = self._writer = self._reading = self._link = None
         if reading is not None:
             reading.cancel()
         if writer is not None:

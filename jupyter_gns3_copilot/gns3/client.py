@@ -236,6 +236,19 @@ class GNS3Client:
             self._token = await self._login()
             return self._token
 
+    async def access_token(self, renew: bool = False) -> str | None:
+        """The JWT this client sends (logging in, or asking the token provider, when
+        needed), for GNS3 routes outside this client such as a console websocket.
+
+        `renew=True` after GNS3 did not accept it: a new one when this client can get
+        one (credentials or a token provider), else the same. None without any means to
+        authenticate. Raises `GNS3Error` when the login or the provider fails.
+        """
+        token = await self._current_token()
+        if renew and self._can_renew:
+            token = await self._renewed_token(token)
+        return token
+
     async def _current_token(self) -> str | None:
         if self._token_provider is not None:
             self._token = await self._token_provider(False)

@@ -8,8 +8,9 @@ built-in default), which is how a JupyterHub operator configures a whole class.
 copilot hub service (`hub/app.py`), asked with the server's `JUPYTERHUB_API_TOKEN`
 (`hub/client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
 expires, and fetched again when GNS3 refuses it), the model endpoint (the service's
-gateway, with the hub token as the key), the models and the allowed modes. Users cannot
-choose their own endpoint or key, and the server must hold no class secret
+gateway, with the hub token as the key), the models and the allowed modes; consoles go
+through GNS3's console websocket with the student's token (`console_transport`). Users
+cannot choose their own endpoint or key, and the server must hold no class secret
 (`gns3_password`, `gns3_token`, `llm_api_key`: the copilot is closed if one is set).
 
 A configuration that fails validation closes the copilot instead of running it with
@@ -60,6 +61,8 @@ MODES = ("teaching_assistant", "lab_automation_assistant")
 ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
 HUB_URL_ENV = "GNS3_COPILOT_HUB_URL"
+CONSOLE_TRANSPORT_ENV = "GNS3_COPILOT_CONSOLE_TRANSPORT"
+CONSOLE_TRANSPORTS = ("telnet", "websocket")
 HUB_PROVIDER = "JupyterHub copilot service"
 JUPYTERHUB_ENV = ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_PREFIX")
 """Variables JupyterHub gives every single-user server it spawns."""
@@ -89,6 +92,14 @@ class GNS3Copilot(ExtensionApp):
     ).tag(config=True)
     gns3_timeout = Float(
         15.0, help="Seconds to wait for one GNS3 API request before giving up."
+    ).tag(config=True)
+
+    # Unicode, not Enum: a bad value from the environment must close the routes.
+    console_transport = Unicode(
+        help="How device consoles are reached: 'telnet' to each node's console port, or "
+        "'websocket' through GNS3's authenticated console websocket with the GNS3 token "
+        f"(the telnet ports can then be closed to this host). Env {CONSOLE_TRANSPORT_ENV}; "
+        "default 'websocket' in hub mode, else 'telnet'."
     ).tag(config=True)
 
     hub_service_url = Unicode(
@@ -199,6 +210,12 @@ class GNS3Copilot(ExtensionApp):
     def _default_hub_service_url(self) -> str:
         return os.environ.get(HUB_URL_ENV, "")
 
+    @default("console_transport")
+    def _default_console_transport(self) -> str:
+        return os.environ.get(CONSOLE_TRANSPORT_ENV) or (
+            "websocket" if self.hub_service_url else "telnet"
+        )
+
     @default("gns3_url")
     def _default_gns3_url(self) -> str:
         return os.environ.get("GNS3_URL", "http://127.0.0.1:3080")
@@ -259,7 +276,9 @@ class GNS3Copilot(ExtensionApp):
         package_log = logging.getLogger(PACKAGE_LOGGER)
         package_log.parent = self.serverapp.log
         package_log.setLevel(logging.NOTSET)  # also clears the loggers' cached levels
-        self.config_problem = self.config_problem or find_problem(self, MODES)
+        self.config_problem = self.config_problem or find_problem(
+            self, MODES, CONSOLE_TRANSPORTS
+        )
         if self.config_problem is None and self.hub_mode:
             self.config_problem = hub_mode_problem(self, self.hub_token)
         if self.config_problem is not None:
@@ -353,7 +372,8 @@ class GNS3Copilot(ExtensionApp):
         return self._project_lookup
 
     def lab(self) -> LabAccess:
-        """How tools reach the lab: the GNS3 client, the console pool, policy and skills."""
+        """How tools reach the lab: the GNS3 client, the console pool and transport, the
+        policy and skills."""
         if self._lab is None:
             from ..console import ConsolePool
             from ..tools import CommandPolicy, LabAccess, SkillsLibrary
@@ -363,6 +383,7 @@ class GNS3Copilot(ExtensionApp):
                 consoles=ConsolePool(),
                 policy=CommandPolicy(self.forbidden_commands_file or None),
                 skills=SkillsLibrary([self.skills_dir] if self.skills_dir else []),
+                console_transport=self.console_transport,  # checked by find_problem
             )
         return self._lab
 

@@ -13,7 +13,8 @@ while the copilot is closed.
 Values checked at load, whatever their source (configuration file, command line or
 environment): `data_dir` (absolute, never empty: an empty one would put the key file and
 users' settings into the notebook root), `llm_base_url` and `allowed_base_urls` (http(s)
-URLs), `allowed_modes` (known modes, at least one), `hub_service_url` (http(s) if set; in
+URLs), `allowed_modes` (known modes, at least one), `console_transport` (telnet or
+websocket), `hub_service_url` (http(s) if set; in
 hub mode the server needs its hub token and holds no class secret: `hub_mode_problem`).
 An unknown option is not a problem:
 traitlets warns about it, as everywhere in Jupyter.
@@ -128,13 +129,26 @@ def hub_mode_problem(app: Any, hub_token: str) -> ConfigProblem | None:
     return None
 
 
-def find_problem(app: Any, modes: tuple[str, ...]) -> ConfigProblem | None:
+def _one_of(known: tuple[str, ...], variable: str) -> Callable[[str], None]:
+    def check(value: str) -> None:
+        if value not in known:
+            raise ValueError(
+                f"unknown value {value!r}; one of: {', '.join(known)} (environment: {variable})"
+            )
+
+    return check
+
+
+def find_problem(
+    app: Any, modes: tuple[str, ...], console_transports: tuple[str, ...]
+) -> ConfigProblem | None:
     """The first setting of `app` (a `GNS3Copilot`) that breaks its rule, or None."""
     checks: dict[str, Callable[[Any], None]] = {
         "data_dir": _data_dir,
         "llm_base_url": _http_url,
         "allowed_base_urls": _http_urls,
         "allowed_modes": _modes(modes),
+        "console_transport": _one_of(console_transports, "GNS3_COPILOT_CONSOLE_TRANSPORT"),
         "hub_service_url": lambda url: _http_url(url) if url else None,
     }
     for setting, check in checks.items():

@@ -20,7 +20,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from ..console import ConsoleAborted, ConsoleCredentials, ConsolePool, ConsoleTarget
+from ..console import (
+    ConsoleAborted,
+    ConsoleCredentials,
+    ConsolePool,
+    ConsoleTarget,
+    ConsoleTransport,
+)
 from ..console.pool import abortable
 from ..gns3 import GNS3Client, Node
 from ..gns3.topology import natural_key
@@ -99,6 +105,9 @@ class ToolContext:
     - `console_targets`: consoles by device name that take precedence over the project's
       nodes (devices reached outside GNS3, test doubles).
     - `console_credentials`: login/enable secrets for consoles that ask (never reported).
+    - `console_transport`: how consoles built from nodes are reached: `telnet` to their
+      console port, or `websocket` through GNS3's authenticated console websocket with
+      the GNS3 client's own token (the telnet ports may then be closed to this host).
     - `boot_timeout`, `command_timeout`: bounds in seconds for a console prompt after a
       node start, and for one command's answer.
     - `max_output_chars`: longest output kept per device; the middle of longer output is
@@ -117,6 +126,7 @@ class ToolContext:
     progress: ProgressSink | None = None
     console_targets: Mapping[str, ConsoleTarget] = field(default_factory=dict)
     console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
+    console_transport: ConsoleTransport = "telnet"
     boot_timeout: float = 120.0
     command_timeout: float = 30.0
     max_output_chars: int = 12_000
@@ -169,7 +179,8 @@ class ToolContext:
 
     def console_target_for(self, node: Node) -> ConsoleTarget:
         """The console of `node`: `console_targets[node.name]` if given, else built from
-        the node (`ConsoleTarget.from_node`; a console host of 0.0.0.0 means the GNS3 host).
+        the node (`ConsoleTarget.from_node`; a console host of 0.0.0.0 means the GNS3 host)
+        and reached by `console_transport` (the websocket with `gns3.access_token`).
 
         Raises `ConsoleTargetError`/`DialectError` when the node has no usable console.
         """
@@ -180,6 +191,9 @@ class ToolContext:
             node,
             server_host=urlsplit(self.gns3.url).hostname,
             credentials=self.console_credentials,
+            transport=self.console_transport,
+            gns3_url=self.gns3.url,
+            token_provider=self.gns3.access_token,
         )
 
     # -- waiting and progress ------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .base import ToolContext
 
 if TYPE_CHECKING:
-    from ..console import ConsoleCredentials, ConsolePool
+    from ..console import ConsoleCredentials, ConsolePool, ConsoleTransport
     from ..gns3 import GNS3Client
     from .policy import CommandPolicy
     from .skills import SkillsLibrary
@@ -21,7 +21,9 @@ class LabAccess:
 
     `gns3` is the GNS3 client (holding its credentials), `consoles` the console pool,
     `policy` and `skills` the command policy and skills library (hot-reloadable),
-    `console_credentials` the device login secrets, if any.
+    `console_credentials` the device login secrets, if any, `console_transport` how
+    consoles are reached (`telnet` to their ports, or `websocket`: GNS3's console websocket
+    with the GNS3 client's token; see `ToolContext`).
     """
 
     gns3: GNS3Client
@@ -29,6 +31,7 @@ class LabAccess:
     policy: CommandPolicy | None = None
     skills: SkillsLibrary | None = None
     console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
+    console_transport: ConsoleTransport = "telnet"
 
     def tool_context(self, project_id: str, mode: str, abort: asyncio.Event) -> ToolContext:
         """The tool context of one turn."""
@@ -44,5 +47,6 @@ class LabAccess:
             mode=mode,
             abort=abort,
             console_credentials=self.console_credentials,
+            console_transport=self.console_transport,
             **extra,
         )
