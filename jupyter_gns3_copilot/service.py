@@ -385,8 +385,11 @@ class AgentService:
 
         async def run_graph() -> None:
             try:
+                # durability="sync": a step's checkpoint (e.g. the model's tool calls) is
+                # committed before the next step (the tools) runs, so a crash mid-tool never
+                # loses the record of what was being done.
                 async for item in self.graph.astream(
-                    inputs, config, context=context, stream_mode=STREAM_MODES
+                    inputs, config, context=context, stream_mode=STREAM_MODES, durability="sync"
                 ):
                     queue.put_nowait(item)
             except asyncio.CancelledError as cancelled:

@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr, ValidationError
 from test_hub_mode import HUB_TOKEN, PREFIX, hub_service
@@ -136,30 +134,6 @@ def our_connections_to(port: int) -> int:
                 if fields[3] == "01" and fields[9] in inodes:  # 01: ESTABLISHED
                     count += int(fields[2].rsplit(":", 1)[1], 16) == port
     return count
-
-
-@pytest.fixture
-def prefix(gns3_http: httpx.Client) -> Iterator[str]:
-    """A unique account prefix; afterwards its projects, pools, users, ACEs and group go."""
-    value = f"w{uuid.uuid4().hex[:6]}-"
-    yield value
-    for project in gns3_http.get("/v3/projects").json():
-        if project["name"].startswith(value):
-            gns3_http.post(f"/v3/projects/{project['project_id']}/close")
-            gns3_http.delete(f"/v3/projects/{project['project_id']}")
-    for pool in gns3_http.get("/v3/pools").json():
-        if pool["name"].startswith(value):
-            gns3_http.delete(f"/v3/pools/{pool['resource_pool_id']}")
-    users = [u for u in gns3_http.get("/v3/access/users").json() if u["username"].startswith(value)]
-    ours = {u["user_id"] for u in users}
-    for ace in gns3_http.get("/v3/access/acl").json():
-        if ace["user_id"] in ours:
-            gns3_http.delete(f"/v3/access/acl/{ace['ace_id']}")
-    for user in users:
-        gns3_http.delete(f"/v3/access/users/{user['user_id']}")
-    for group in gns3_http.get("/v3/access/groups").json():
-        if group["name"].startswith(value):
-            gns3_http.delete(f"/v3/access/groups/{group['user_group_id']}")
 
 
 @asynccontextmanager

@@ -174,6 +174,15 @@ def tiktoken_model_name(model: str) -> str | None:
     return _TIKTOKEN_FALLBACK_MODEL
 
 
+def http_base_url(value: str, what: str) -> str:
+    """`value` without surrounding spaces or a trailing slash; `ValueError` naming `what`
+    unless it is an http(s) URL with a host."""
+    value = value.strip().rstrip("/")
+    if not re.match(r"https?://[^/\s]+", value):
+        raise ValueError(f"{what} must start with http:// or https://, got {value!r}")
+    return value
+
+
 class ModelSettings(BaseModel):
     """How to reach a chat model on an OpenAI-compatible endpoint, and how to use its window.
 
@@ -212,12 +221,7 @@ class ModelSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not re.match(r"https?://[^/\s]+", value):
-            raise ValueError(
-                f"the model base URL must start with http:// or https://, got {value!r}"
-            )
-        return value
+        return http_base_url(value, "the model base URL")
 
     @field_validator("context_strategy", mode="before")
     @classmethod

@@ -64,7 +64,7 @@ from tornado.httputil import HTTPServerRequest, responses
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..agent.models import TURN_HEADER
+from ..agent.models import TURN_HEADER, http_base_url
 from ..agent.tokens import token_counter_for_model
 from .budgets import BudgetPolicy, Refusal
 from .caller import Caller
@@ -103,12 +103,7 @@ class UpstreamSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not re.match(r"https?://[^/\s]+", value):
-            raise ValueError(
-                f"the upstream base URL must start with http:// or https://: {value!r}"
-            )
-        return value
+        return http_base_url(value, "the upstream base URL")
 
 
 class ChatCompletionBody(BaseModel):
