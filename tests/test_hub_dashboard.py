@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-import test_hub_lab_accounts
 import tornado.httpserver
 import tornado.netutil
 import tornado.web
@@ -55,9 +54,6 @@ CALLERS = {
 POLICY = BudgetPolicy(group_daily_tokens={"students": 1000, "tas": None})
 NOW = datetime(2026, 12, 1, 15, 0, tzinfo=timezone.utc)
 UNREACHABLE_GNS3 = "http://127.0.0.1:9"
-
-prefix = test_hub_lab_accounts.prefix
-"""Fixture: a unique GNS3 account prefix, and everything made under it removed after."""
 
 
 async def caller_from_request(handler: RequestHandler) -> Caller | None:

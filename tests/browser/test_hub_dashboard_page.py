@@ -16,15 +16,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import test_hub_lab_accounts
 from test_hub_dashboard import TEST_USER_COOKIE, Service, dashboard_service, record_usage
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 
 pytestmark = pytest.mark.lab
-prefix = test_hub_lab_accounts.prefix
-"""Fixture: a unique GNS3 account prefix, and everything made under it removed after."""
 T = TypeVar("T")
 
 
