@@ -47,7 +47,7 @@ from browser.conftest import (  # noqa: F401
     page,
     screenshots,
 )
-from test_jupyterhub import HUB_TIMEOUT, _stop, proxy_command, wait_for
+from test_jupyterhub import _stop, local_hub_settings, wait_for
 from test_server_support import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
@@ -186,24 +186,7 @@ def service_hub(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
     port = free_tcp_port()
     hub_url = f"http://127.0.0.1:{port}/"
     venv_bin = str(Path(sys.executable).parent)
-    settings = {
-        "JupyterHub.ip": "127.0.0.1",
-        "JupyterHub.port": port,
-        "JupyterHub.hub_ip": "127.0.0.1",
-        "JupyterHub.hub_port": free_tcp_port(),
-        "JupyterHub.db_url": f"sqlite:///{directory / 'hub.sqlite'}",
-        "JupyterHub.cookie_secret_file": str(directory / "cookie_secret"),
-        "JupyterHub.pid_file": str(directory / "hub.pid"),
-        "JupyterHub.authenticator_class": "dummy",
-        "Authenticator.allow_all": True,
-        "JupyterHub.spawner_class": "simple",
-        "SimpleLocalProcessSpawner.home_dir_template": str(directory / "home" / "{username}"),
-        "Spawner.cmd": [str(Path(venv_bin) / "jupyterhub-singleuser")],
-        "Spawner.args": ["--allow-root"],
-        "Spawner.start_timeout": int(HUB_TIMEOUT),
-        "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_tcp_port()}",
-        "ConfigurableHTTPProxy.command": [proxy_command()],
-    }
+    settings = local_hub_settings(directory, port)
     config = [f"c.{name} = {value!r}" for name, value in settings.items()]
     config.append(
         HUB_CONFIG.format(

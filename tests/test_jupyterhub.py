@@ -68,6 +68,31 @@ class Hub:
         return "/".join([f"{self.url}user/{user}", *parts])
 
 
+def local_hub_settings(directory: Path, port: int) -> dict[str, Any]:
+    """A hub on 127.0.0.1:`port` with its state in `directory`: DummyAuthenticator, the
+    local process spawner running this venv's `jupyterhub-singleuser`, and
+    configurable-http-proxy from `proxy_command()`."""
+    venv_bin = str(Path(sys.executable).parent)
+    return {
+        "JupyterHub.ip": "127.0.0.1",
+        "JupyterHub.port": port,
+        "JupyterHub.hub_ip": "127.0.0.1",
+        "JupyterHub.hub_port": free_tcp_port(),
+        "JupyterHub.db_url": f"sqlite:///{directory / 'hub.sqlite'}",
+        "JupyterHub.cookie_secret_file": str(directory / "cookie_secret"),
+        "JupyterHub.pid_file": str(directory / "hub.pid"),
+        "JupyterHub.authenticator_class": "dummy",
+        "Authenticator.allow_all": True,
+        "JupyterHub.spawner_class": "simple",
+        "SimpleLocalProcessSpawner.home_dir_template": str(directory / "home" / "{username}"),
+        "Spawner.cmd": [str(Path(venv_bin) / "jupyterhub-singleuser")],
+        "Spawner.args": ["--allow-root"],
+        "Spawner.start_timeout": int(HUB_TIMEOUT),
+        "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_tcp_port()}",
+        "ConfigurableHTTPProxy.command": [proxy_command()],
+    }
+
+
 def write_config(directory: Path, lab: Any, llm: ScriptedLLM, admin_token: str) -> int:
     """The hub's jupyterhub_config.py; returns the public port."""
     port = free_tcp_port()
@@ -82,23 +107,8 @@ def write_config(directory: Path, lab: Any, llm: ScriptedLLM, admin_token: str) 
         "GNS3_COPILOT_MODEL": "scripted-model",
     }
     settings = {
-        "JupyterHub.ip": "127.0.0.1",
-        "JupyterHub.port": port,
-        "JupyterHub.hub_ip": "127.0.0.1",
-        "JupyterHub.hub_port": free_tcp_port(),
-        "JupyterHub.db_url": f"sqlite:///{directory / 'hub.sqlite'}",
-        "JupyterHub.cookie_secret_file": str(directory / "cookie_secret"),
-        "JupyterHub.pid_file": str(directory / "hub.pid"),
-        "JupyterHub.authenticator_class": "dummy",
-        "Authenticator.allow_all": True,
-        "JupyterHub.spawner_class": "simple",
-        "SimpleLocalProcessSpawner.home_dir_template": str(directory / "home" / "{username}"),
-        "Spawner.cmd": [str(Path(venv_bin) / "jupyterhub-singleuser")],
-        "Spawner.args": ["--allow-root"],
+        **local_hub_settings(directory, port),
         "Spawner.environment": student_env,
-        "Spawner.start_timeout": int(HUB_TIMEOUT),
-        "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_tcp_port()}",
-        "ConfigurableHTTPProxy.command": [proxy_command()],
         "JupyterHub.services": [{"name": "classroom-tests", "api_token": admin_token}],
         "JupyterHub.load_roles": [
             {
