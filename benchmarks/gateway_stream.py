@@ -28,14 +28,12 @@ import asyncio
 import json
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from stream_overhead import Sample, bare, scripted_server
+from stream_overhead import Sample, bare, scripted_server, url_printing_child
 
 from jupyter_gns3_copilot.agent.models import ModelSettings
 
@@ -100,23 +98,11 @@ def serve_gateway(upstream_url: str, data_dir: str) -> None:
     asyncio.run(serve())
 
 
-@contextmanager
-def gateway_process(upstream_url: str, data_dir: Path) -> Iterator[str]:
+def gateway_process(upstream_url: str, data_dir: Path) -> AbstractContextManager[str]:
     """This script's `--serve` mode in a child process; yields the gateway's base URL."""
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", upstream_url, str(data_dir)],
-        stdout=subprocess.PIPE,
-        text=True,
+    return url_printing_child(
+        [sys.executable, __file__, "--serve", upstream_url, str(data_dir)], "the gateway"
     )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the gateway did not start: {line!r}")
-        yield line
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def settings(base_url: str, key: str) -> ModelSettings:

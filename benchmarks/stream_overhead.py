@@ -31,7 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,22 +68,26 @@ def write_script(path: Path, runs: int, chunks: int) -> None:
 
 
 @contextmanager
-def scripted_server(script: Path) -> Iterator[str]:
-    """The scripted model CLI in a child process; yields its base URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_gns3_copilot.testing.scripted_llm", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def url_printing_child(command: list[str], what: str) -> Iterator[str]:
+    """`command` in a child process that prints its base URL first; yields that URL."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         line = process.stdout.readline().strip()
         if not line.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"scripted model server did not start: {line!r}")
+            raise RuntimeError(f"{what} did not start: {line!r}")
         yield line
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def scripted_server(script: Path) -> AbstractContextManager[str]:
+    """The scripted model CLI in a child process; yields its base URL."""
+    return url_printing_child(
+        [sys.executable, "-m", "jupyter_gns3_copilot.testing.scripted_llm", str(script)],
+        "scripted model server",
+    )
 
 
 async def timed(pieces: AsyncIterator[Any], is_content: Callable[[Any], bool]) -> Sample:
