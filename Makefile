@@ -10,25 +10,55 @@ CACHE_DIR ?= $(or $(GNS3_COPILOT_LAB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cach
 CHP_DIR := $(CACHE_DIR)/configurable-http-proxy
 CHP := $(CHP_DIR)/node_modules/.bin/configurable-http-proxy
 
-.PHONY: demo test lint system-deps install lab-provision hub-proxy lab lab-stop clean
+FRONTEND := labextension
+FRONTEND_STAMP := $(FRONTEND)/node_modules/.built
+FRONTEND_SOURCES := $(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/build-widget.mjs \
+	$(FRONTEND)/tsconfig.json $(shell find $(FRONTEND)/src $(FRONTEND)/style $(FRONTEND)/schema -type f 2>/dev/null)
+
+.PHONY: demo test lint system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
 
 demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
 
 test: install system-deps lint lab-provision hub-proxy
+	cd $(FRONTEND) && npm test --silent
 	CONFIGURABLE_HTTP_PROXY=$(CHP) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
+	cd $(FRONTEND) && npm run --silent typecheck
 
-install: $(STAMP)
+install: $(STAMP) frontend
+
+# The JupyterLab extension and the widget bundle, from labextension/ (TypeScript), into
+# the package (jupyter_gns3_copilot/labextension, static/widget.js); rebuilt when a source
+# changes. The venv's jupyterlab runs the labextension build.
+frontend: $(FRONTEND_STAMP)
+
+$(FRONTEND_STAMP): $(FRONTEND_SOURCES) $(STAMP) | node
+	cd $(FRONTEND) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(FRONTEND) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter labextension develop --overwrite . >/dev/null
+	touch $(FRONTEND_STAMP)
+
+# Node.js and npm from Debian when missing (as root, otherwise a clear message).
+node:
+	@command -v npm >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+		else \
+			echo "Node.js and npm are needed to build the front end. Run: sudo apt-get install -y nodejs npm"; \
+			exit 1; \
+		fi; }
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "Python >= 3.10 is needed (found $$($(PYTHON) --version))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	# The front end is built by the `frontend` target with this venv's JupyterLab, not
+	# again inside pip's build (the wheel's build hook does it when building a wheel).
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
 # Debian packages: installed when running as root, otherwise a clear message.
@@ -48,17 +78,9 @@ system-deps:
 lab-provision: install system-deps
 	$(VENV)/bin/gns3-copilot-lab provision
 
-# configurable-http-proxy (npm) for the JupyterHub test, under the cache dir; Node.js and
-# npm from Debian when missing (as root, otherwise a clear message).
-hub-proxy: system-deps
+# configurable-http-proxy (npm) for the JupyterHub test, under the cache dir.
+hub-proxy: system-deps node
 	@test -x $(CHP) || { \
-		command -v npm >/dev/null || { \
-			if [ "$$(id -u)" = 0 ]; then \
-				apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
-			else \
-				echo "npm is needed for the JupyterHub test. Run: sudo apt-get install -y nodejs npm"; \
-				exit 1; \
-			fi; }; \
 		echo "Installing configurable-http-proxy into $(CHP_DIR)"; \
 		npm install --silent --no-audit --no-fund --prefix $(CHP_DIR) configurable-http-proxy@5; }
 
@@ -70,4 +92,4 @@ lab-stop: install
 	$(VENV)/bin/gns3-copilot-lab stop
 
 clean:
-	rm -rf build .pytest_cache .ruff_cache
+	rm -rf build .pytest_cache .ruff_cache $(FRONTEND)/lib $(FRONTEND_STAMP)

@@ -24,6 +24,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab extension is (for `jupyter labextension develop`)."""
+    return [{"src": "labextension", "dest": "jupyter-gns3-copilot"}]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics."""
     from .kernel.magics import CopilotMagics, keep_question_marks
