@@ -48,7 +48,18 @@ export interface ErrorItem {
   text: string;
 }
 
-export type Item = TextItem | ToolItem | ErrorItem;
+/** A change waiting for the student's decision (issue 11's human approval). */
+export interface ApprovalItem {
+  kind: 'approval';
+  approval_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  summary: string;
+  state: 'pending' | 'approve' | 'reject' | 'timeout';
+  comment: string | null;
+}
+
+export type Item = TextItem | ToolItem | ErrorItem | ApprovalItem;
 
 export interface TurnStats {
   title?: string;
