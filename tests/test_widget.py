@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -439,6 +440,19 @@ def test_markdown_fences_outlast_backticks_in_outputs() -> None:
     turn = finished_turn()
     turn["items"][1] = {**turn["items"][1], "output": json.dumps(devices)}
     assert "`````\na ```` b\n`````" in render_markdown([turn])
+
+
+def test_transcripts_show_summaries_notes_and_approvals_not_the_models_refusal() -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "turns"
+    turns = [
+        json.loads((fixtures / f"{name}.json").read_text(encoding="utf-8"))["turn"]
+        for name in ("recorded_teaching_refusal", "approval_approve_then_reject")
+    ]
+    for text in (render_markdown(turns), render_plain(turns)):
+        assert "Teaching mode: I can't change PC2's address" in text
+        assert "Explain to the user" not in text, "the text written for the model stays out"
+        assert "set PC2's address to 10.0.0.2/24: approved (go ahead)" in text
+        assert "on PC2 · 1 ok" in text
 
 
 def test_long_outputs_are_clipped_in_transcripts() -> None:

@@ -54,7 +54,7 @@ class TextStream:
         if item["kind"] == "error":
             self._line(f"Error: {item['text']}")
         elif item["kind"] == "approval":
-            self._line(f"?? {item['summary']} ({item['state']})")
+            self._line(f"[approval] {item['summary']}: {item['state']}")
         elif item["kind"] == "tool":
             assert before is None or before["kind"] == "tool"
             if item["complete"] and (before is None or not before["complete"]):
