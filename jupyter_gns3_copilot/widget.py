@@ -24,13 +24,15 @@ Two channels carry a conversation to the browser:
   `{"op": "append", "index": k, "text": str}` (grow text item k, creating it) and
   `{"op": "item", "index": k, "item": Item}` (create or replace item k).
 - state: the synced `turns` list (reassigned, never mutated in place) holds every finished
-  turn, plus the running one as `{"status": "running", "items": []}`. It is what a saved
-  notebook re-renders and what the browser reconciles its live rendering with when a turn
-  ends. Custom messages are not saved; the state is.
+  turn, plus the running one as `{"status": "running", "items": []}`: what the browser
+  reconciles its live rendering with when a turn ends.
 
-Where widgets cannot render (terminal IPython, nbconvert without widget state), the display
-carries a text/plain and text/markdown transcript (`render_text`), refreshed at each turn's
-end.
+The events are reduced by the shared turn model (`turns.TurnBuilder`). A displayed widget
+is shown under a display id: while a turn runs its output is the live widget view (with a
+text/plain and text/markdown transcript for front ends without widgets); when no turn runs
+the output is replaced by `saved_bundle()`: the `TurnBundle` under `TURN_MIME_TYPE`
+(rendered by the labextension with no kernel and no widget state) and the transcripts. A
+saved notebook therefore needs no widget state.
 """
 
 from __future__ import annotations

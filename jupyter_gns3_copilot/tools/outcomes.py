@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -244,7 +244,9 @@ def _argument_commands(arguments: Mapping[str, Any]) -> tuple[list[str], list[st
 # -- lab changes -----------------------------------------------------------------------------
 
 
-def _items(entries: Sequence[Any], verb: str, describe: Any) -> ToolReading:
+def _items(
+    entries: Sequence[Any], verb: str, describe: Callable[[Mapping[str, Any]], str]
+) -> ToolReading:
     entries = [e for e in entries if isinstance(e, dict)]
     done = [describe(e) for e in entries if e.get("status") == "success"]
     failed = [describe(e) for e in entries if e.get("status") != "success"]
