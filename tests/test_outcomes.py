@@ -46,7 +46,8 @@ def test_a_show_command_on_two_devices() -> None:
         ("2 packets transmitted, 0 received, 100% packet loss", "failed"),
         ("84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.3 ms", "ok"),
         ("10.0.0.2 icmp_seq=1 timeout\n84 bytes from 10.0.0.2 icmp_seq=2 ttl=64", "partial"),
-        ("Success rate is 60 percent (3/5)\n.!!!.", "ok"),
+        ("Success rate is 60 percent (3/5)\n.!!!.", "partial"),
+        ("Success rate is 100 percent (5/5)\n!!!!!", "ok"),
     ],
 )
 def test_a_delivered_ping_is_judged_by_its_answer(output: str, outcome: str) -> None:

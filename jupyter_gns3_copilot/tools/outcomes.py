@@ -60,6 +60,8 @@ _CHECK_FAILED = re.compile(
 )
 _PROBE_TIMEOUT = re.compile(r"icmp_seq=\d+\s+timeout", re.IGNORECASE)
 _PROBE_REPLY = re.compile(r"bytes from|success rate is [1-9]\d* percent|\bttl=\d+", re.IGNORECASE)
+_SUCCESS_RATE = re.compile(r"success rate is (\d+) percent", re.IGNORECASE)
+"""IOS ping's summary line."""
 _DEVICE_STATUS = {"success": "ok", "partial_success": "partial", "failed": "failed"}
 
 
@@ -167,6 +169,9 @@ def _device_outcome(device: Mapping[str, Any]) -> Outcome:
 
 def _check_outcome(output: str) -> Outcome:
     """What the output says about reachability checks in it (ok when it has none)."""
+    rates = [int(rate) for rate in _SUCCESS_RATE.findall(output)]
+    if any(0 < rate < 100 for rate in rates):
+        return "partial"
     replies = bool(_PROBE_REPLY.search(output))
     lost = bool(_CHECK_FAILED.search(output) or _PROBE_TIMEOUT.search(output))
     if not lost:
