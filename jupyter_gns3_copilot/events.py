@@ -10,11 +10,16 @@ in seed 000 "SSE Message Format":
 | tool_call | tool_call {id, type: "function", function {name, arguments, complete?}}, message_id |
 | tool_start | tool_name, tool_call_id |
 | progress | tool_name, tool_call_id, message, elapsed, node (ours: long tools report progress) |
-| tool_end | tool_name, tool_call_id, tool_output (a JSON string for structured results) |
+| tool_end | tool_name, tool_call_id, tool_output (JSON text); ours: summary, outcome, note |
+| approval_required | approval_id, tool_call_id, tool_name, tool_input, summary (ours) |
+| approval_resolved | approval_id, tool_call_id, decision (approve, reject or timeout), comment |
 | error | error |
 | abort | (none) |
-| done | (none) |
+| done | ours: statistics, title (the turn's counts and the session's title; see `DoneEvent`) |
 | heartbeat | (none; sent after `heartbeat_interval` seconds of silence, render nothing) |
+
+Fields marked "ours" are additions to seed 000's contract; a client that ignores unknown
+fields reads the seed's events.
 
 `tool_call` events repeat with the arguments accumulated so far; the last one for an id
 has `function.complete = true`.
@@ -23,7 +28,7 @@ has `function.complete = true`.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -73,11 +78,38 @@ class ProgressEvent(_Event):
     node: str | None = None
 
 
+ToolOutcome = Literal["ok", "partial", "failed", "refused"]
+"""What happened to the check, not only to the delivery (a ping with 100% loss: failed)."""
+
+
 class ToolEndEvent(_Event):
     type: Literal["tool_end"] = "tool_end"
     tool_name: str
     tool_call_id: str | None = None
     tool_output: str
+    """What the model reads (unchanged by `summary`, `outcome` and `note`)."""
+    summary: str | None = None
+    """One human line: "ran `show ip` on PC1, PC2 · 2 ok"."""
+    outcome: ToolOutcome | None = None
+    note: str | None = None
+    """For the student (a policy refusal), never the text written for the model."""
+
+
+class ApprovalRequiredEvent(_Event):
+    type: Literal["approval_required"] = "approval_required"
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    summary: str
+
+
+class ApprovalResolvedEvent(_Event):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    tool_call_id: str
+    decision: Literal["approve", "reject", "timeout"]
+    comment: str | None = None
 
 
 class ErrorEvent(_Event):
@@ -91,6 +123,12 @@ class AbortEvent(_Event):
 
 class DoneEvent(_Event):
     type: Literal["done"] = "done"
+    statistics: dict[str, int | float] | None = None
+    """This turn's own counts (not the session's totals) as the statistics rules count
+    them: `input_tokens`, `output_tokens`, `llm_calls`, `message_count`, and `elapsed`
+    seconds on the server. Absent when no model turn ran (a refused request, a tool run)."""
+    title: str | None = None
+    """The session's title after the turn."""
 
 
 class HeartbeatEvent(_Event):
@@ -103,6 +141,8 @@ ChatEvent = Annotated[
     | ToolStartEvent
     | ProgressEvent
     | ToolEndEvent
+    | ApprovalRequiredEvent
+    | ApprovalResolvedEvent
     | ErrorEvent
     | AbortEvent
     | DoneEvent

@@ -1,9 +1,10 @@
 """A conversation as plain text or Markdown: for terminal IPython, and for notebooks viewed
 where the chat widget cannot render (nbconvert without widget state, GitHub).
 
-Input is the chat widget's `turns` state (plain dicts, see `widget.Turn`): each turn has
-`user`, `status` (running, done, aborted, error, interrupted), `items` (text, tool and
-error items) and `stats` (title, input_tokens, output_tokens, llm_calls, elapsed).
+Input is a list of `turns.Turn` (plain dicts): each turn has `user`, `status` (running,
+done, aborted, error, interrupted), `items` (text, tool, error and approval items; tool
+items with the server's summary, outcome and note) and `stats` (title, input_tokens,
+output_tokens, llm_calls, elapsed).
 
 The Markdown is safe to render as HTML: text outside code has `<` and `&` escaped (nbconvert
 does not sanitize Markdown outputs), and code fences are longer than any backtick run they
@@ -76,9 +77,7 @@ def format_stats(stats: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def render_plain(
-    turns: Sequence[Mapping[str, Any]], *, project: str = "", title: str = ""
-) -> str:
+def render_plain(turns: Sequence[Mapping[str, Any]], *, project: str = "", title: str = "") -> str:
     """The conversation as plain text, tool results as indented per-device blocks."""
     lines = [_heading(project, title)]
     if not turns:
@@ -138,7 +137,15 @@ def _plain_item(item: Mapping[str, Any]) -> list[str]:
         return [_indent(item["text"].strip(), "  ")]
     if kind == "error":
         return [_indent("Error: " + item["text"], "  ")]
+    if kind == "approval":
+        return [f"  [approval] {item.get('summary', '')}: {_decision(item)}"]
     lines = [f"  [tool] {item.get('name', '')} {_compact_arguments(item.get('arguments', ''))}"]
+    if item.get("summary"):
+        lines.append(f"    {item['summary']}{_outcome_suffix(item)}")
+    if item.get("note"):
+        lines.append(_indent(str(item["note"]), "    "))
+    if _refused_with_note(item):
+        return lines
     output = item.get("output")
     if output is None:
         lines.append(f"    ({_missing_result(item)})")
@@ -165,7 +172,16 @@ def _markdown_item(item: Mapping[str, Any]) -> list[str]:
         return [_escape_markdown_html(item["text"].strip())]
     if kind == "error":
         return ["> **Error:** " + _escape_text(item["text"]).replace("\n", "\n> ")]
-    blocks = [f"**Tool call** `{item.get('name', '')}`"]
+    if kind == "approval":
+        return [f"**Approval** {_escape_text(str(item.get('summary', '')))}: {_decision(item)}"]
+    head = f"**Tool call** `{item.get('name', '')}`"
+    if item.get("summary"):
+        head += f" · {_escape_text(str(item['summary']))}{_outcome_suffix(item)}"
+    blocks = [head]
+    if item.get("note"):
+        blocks.append(f"*{_escape_text(str(item['note']))}*")
+    if _refused_with_note(item):
+        return blocks
     if item.get("arguments"):
         blocks.append(_fence(_pretty(item["arguments"]), "json"))
     output = item.get("output")
@@ -188,6 +204,30 @@ def _markdown_item(item: Mapping[str, Any]) -> list[str]:
             name = _escape_text(str(device["device_name"]))
             blocks.append(f"{name}:\n\n" + _fence(_clip(str(device["output"]))))
     return blocks
+
+
+_DECISIONS = {
+    "pending": "waiting",
+    "approve": "approved",
+    "reject": "rejected",
+    "timeout": "no answer in time",
+}
+
+
+def _decision(item: Mapping[str, Any]) -> str:
+    decision = _DECISIONS.get(str(item.get("state")), str(item.get("state")))
+    comment = item.get("comment")
+    return f"{decision} ({comment})" if comment else decision
+
+
+def _refused_with_note(item: Mapping[str, Any]) -> bool:
+    """A refusal explained to the student: its result (written for the model) is not shown."""
+    return item.get("outcome") == "refused" and bool(item.get("note"))
+
+
+def _outcome_suffix(item: Mapping[str, Any]) -> str:
+    outcome = item.get("outcome")
+    return f" ({outcome})" if outcome and outcome != "ok" else ""
 
 
 def _missing_result(tool: Mapping[str, Any]) -> str:

@@ -14,7 +14,8 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
   `max_iterations` with tools left unrun);
 - `abort` when the user aborted the turn; `heartbeat` after `heartbeat_interval` seconds
   without any other event (render nothing);
-- `done`, always last.
+- `done`, always last; after a model turn it carries the turn's `statistics` (its own
+  counts, as saved, and elapsed seconds) and the session's `title`.
 
 Statistics follow seed 000 and are saved as the turn goes (after every model call and
 tool result, and once more when the turn ends), so a consumer that stops reading
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
@@ -119,6 +121,19 @@ class _Turn:
         """Assistant message ids and tool call ids already in the statistics."""
         self.completed = False
         """Whether the graph run ended by itself without an error."""
+        self.started = time.monotonic()
+        self.mode: str | None = None
+
+    def statistics(self) -> dict[str, int | float]:
+        """What `done` reports: this turn's counts and its elapsed seconds."""
+        totals = self.stats.totals
+        return {
+            "input_tokens": totals.input_tokens,
+            "output_tokens": totals.output_tokens,
+            "llm_calls": totals.llm_calls,
+            "message_count": totals.messages,
+            "elapsed": round(time.monotonic() - self.started, 3),
+        }
 
     def count(self, messages: Sequence[Any]) -> None:
         """Count the assistant replies and tool results among `messages` not counted yet."""
@@ -346,6 +361,7 @@ class AgentService:
                 if session_id not in self._consistent:
                     await self._repair(config, turn, interrupted=False)
             self._consistent.discard(session_id)
+            turn.mode = mode
             context = AgentContext(
                 model=shared_chat_model(llm, temperature=limits.temperature),
                 settings=llm,
@@ -441,7 +457,9 @@ class AgentService:
             yield _event(ErrorEvent(session_id=session_id, error=_error_text(error)))
         elif context.abort.is_set():
             yield _event(AbortEvent(session_id=session_id))
-        yield _event(DoneEvent(session_id=session_id))
+        yield _event(
+            DoneEvent(session_id=session_id, statistics=turn.statistics(), title=turn.title)
+        )
 
     async def _translate(self, item: tuple[str, Any], turn: _Turn) -> list[dict[str, Any]]:
         """The SSE events for one item of the graph's stream (statistics updated on the way)."""
@@ -498,7 +516,7 @@ class AgentService:
             return [_event(ProgressEvent(session_id=session_id, **_fields(data)))]
         if kind == "tool_end":
             turn.tool_results[data["tool_call_id"]] = data["tool_output"]
-            return [_event(ToolEndEvent(session_id=session_id, **_fields(data)))]
+            return [tool_end_event(session_id, data, mode=turn.mode)]
         if kind == "iteration_limit":
             return [_event(ErrorEvent(session_id=session_id, error=data["message"]))]
         return []
@@ -675,6 +693,34 @@ class AgentService:
         if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return False
         return self.turns.request_abort(session_id)
+
+
+def tool_end_event(
+    session_id: str, data: Mapping[str, Any], *, mode: str | None
+) -> dict[str, Any]:
+    """The `tool_end` event of a tool's result (`data`: tool_name, tool_call_id,
+    tool_output, the call's arguments when known), with its reading for people
+    (`tools.outcomes`); `tool_output` stays what the model reads."""
+    from .tools.outcomes import read_result
+
+    arguments = data.get("arguments")
+    reading = read_result(
+        data["tool_name"],
+        data["tool_output"],
+        mode=mode,
+        arguments=arguments if isinstance(arguments, Mapping) else None,
+    )
+    return _event(
+        ToolEndEvent(
+            session_id=session_id,
+            tool_name=data["tool_name"],
+            tool_call_id=data.get("tool_call_id"),
+            tool_output=data["tool_output"],
+            summary=reading.summary,
+            outcome=reading.outcome,
+            note=reading.note,
+        )
+    )
 
 
 def _fields(data: Mapping[str, Any]) -> dict[str, Any]:

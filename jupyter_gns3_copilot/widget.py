@@ -24,13 +24,15 @@ Two channels carry a conversation to the browser:
   `{"op": "append", "index": k, "text": str}` (grow text item k, creating it) and
   `{"op": "item", "index": k, "item": Item}` (create or replace item k).
 - state: the synced `turns` list (reassigned, never mutated in place) holds every finished
-  turn, plus the running one as `{"status": "running", "items": []}`. It is what a saved
-  notebook re-renders and what the browser reconciles its live rendering with when a turn
-  ends. Custom messages are not saved; the state is.
+  turn, plus the running one as `{"status": "running", "items": []}`: what the browser
+  reconciles its live rendering with when a turn ends.
 
-Where widgets cannot render (terminal IPython, nbconvert without widget state), the display
-carries a text/plain and text/markdown transcript (`render_text`), refreshed at each turn's
-end.
+The events are reduced by the shared turn model (`turns.TurnBuilder`). A displayed widget
+is shown under a display id: while a turn runs its output is the live widget view (with a
+text/plain and text/markdown transcript for front ends without widgets); when no turn runs
+the output is replaced by `saved_bundle()`: the `TurnBundle` under `TURN_MIME_TYPE`
+(rendered by the labextension with no kernel and no widget state) and the transcripts. A
+saved notebook therefore needs no widget state.
 """
 
 from __future__ import annotations
@@ -40,27 +42,26 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import anywidget
 import traitlets
 
-from .events import (
-    AbortEvent,
-    ChatEvent,
-    ContentEvent,
-    DoneEvent,
-    ErrorEvent,
-    HeartbeatEvent,
-    ProgressEvent,
-    ToolCallEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    parse_event,
-)
+from .events import ChatEvent, parse_event
 from .render_text import render_markdown, render_plain
+from .turns import (
+    TURN_MIME_TYPE,
+    ErrorItem,
+    Op,
+    Turn,
+    TurnBuilder,
+    TurnBundle,
+    TurnStats,
+    TurnStatus,
+    turn_bundle,
+)
 
-__all__ = ["ChatWidget", "TurnBuilder"]
+__all__ = ["ChatWidget"]
 
 _STATIC = Path(__file__).parent / "static"
 
@@ -68,209 +69,6 @@ FLUSH_INTERVAL = 0.04
 """Seconds an operation may wait in the batch before it is sent."""
 MAX_BATCH_OPS = 64
 """Operations (after merging) that make a batch go out at once."""
-MAX_PROGRESS_LINES = 50
-"""Progress lines kept per tool call (the oldest are dropped)."""
-
-TurnStatus = Literal["running", "done", "aborted", "error", "interrupted"]
-ToolState = Literal["arguments", "ready", "running", "done", "stopped"]
-
-
-class TextItem(TypedDict):
-    """Assistant text (Markdown), grown by content events."""
-
-    kind: Literal["text"]
-    text: str
-
-
-class ProgressLine(TypedDict):
-    message: str
-    elapsed: float | None
-    node: str | None
-
-
-class ToolItem(TypedDict):
-    """One tool call: `arguments` is the JSON text accumulated so far; `output` is the
-    tool's result as sent by the server (a JSON string for structured results), None until
-    the tool ends. `state` goes arguments -> ready (arguments complete) -> running -> done,
-    or ends as stopped when the turn ends first (aborted, failed, interrupted)."""
-
-    kind: Literal["tool"]
-    id: str
-    name: str
-    arguments: str
-    complete: bool
-    state: ToolState
-    progress: list[ProgressLine]
-    output: str | None
-
-
-class ErrorItem(TypedDict):
-    kind: Literal["error"]
-    text: str
-
-
-Item = TextItem | ToolItem | ErrorItem
-
-
-class TurnSummary(TypedDict, total=False):
-    """A turn's footer: the session title, tokens, model calls and elapsed seconds."""
-
-    title: str
-    input_tokens: int
-    output_tokens: int
-    llm_calls: int
-    elapsed: float
-
-
-class Turn(TypedDict):
-    """One exchange: the user's message, what the copilot streamed back, how it ended.
-
-    `user` is empty for turns that did not start from a message (e.g. an error shown
-    before any turn). `status` is `running` until `end_turn`.
-    """
-
-    user: str
-    status: TurnStatus
-    items: list[Item]
-    stats: TurnSummary
-
-
-Op = dict[str, Any]
-
-
-class TurnBuilder:
-    """Reduces one turn's chat events into its items, returning the browser operations.
-
-    Pure (no widget, no I/O): `apply(event)` updates `items` and returns the operations
-    that bring a rendering of the previous items up to date. `status()` is the turn's
-    outcome: aborted > error > done; `interrupted` when no terminal event came.
-    """
-
-    def __init__(self) -> None:
-        self.items: list[Item] = []
-        self.aborted = False
-        self.failed = False
-        self.finished = False
-
-    def status(self) -> TurnStatus:
-        if self.aborted:
-            return "aborted"
-        if self.failed:
-            return "error"
-        return "done" if self.finished else "interrupted"
-
-    def apply(self, event: ChatEvent) -> list[Op]:
-        if isinstance(event, ContentEvent):
-            return self._content(event.content)
-        if isinstance(event, ToolCallEvent):
-            call = event.tool_call
-            index = self._tool_index(call.id, call.function.name)
-            tool = self._tool(index)
-            tool["name"] = call.function.name or tool["name"]
-            tool["arguments"] = call.function.arguments
-            tool["complete"] = bool(call.function.complete)
-            if tool["state"] == "arguments" and tool["complete"]:
-                tool["state"] = "ready"
-            return [self._item_op(index)]
-        if isinstance(event, ToolStartEvent):
-            index = self._tool_index(event.tool_call_id, event.tool_name)
-            tool = self._tool(index)
-            tool["complete"] = True
-            tool["state"] = "running"
-            return [self._item_op(index)]
-        if isinstance(event, ProgressEvent):
-            index = self._tool_index(event.tool_call_id, event.tool_name)
-            tool = self._tool(index)
-            line = ProgressLine(message=event.message, elapsed=event.elapsed, node=event.node)
-            tool["progress"] = [*tool["progress"], line][-MAX_PROGRESS_LINES:]
-            if tool["state"] != "done":
-                tool["state"] = "running"
-            return [self._item_op(index)]
-        if isinstance(event, ToolEndEvent):
-            index = self._tool_index(event.tool_call_id, event.tool_name)
-            tool = self._tool(index)
-            tool["complete"] = True
-            tool["state"] = "done"
-            tool["output"] = event.tool_output
-            return [self._item_op(index)]
-        if isinstance(event, ErrorEvent):
-            self.failed = True
-            return self._add(ErrorItem(kind="error", text=event.error))
-        if isinstance(event, AbortEvent):
-            self.aborted = True
-        elif isinstance(event, DoneEvent):
-            self.finished = True
-        else:
-            assert isinstance(event, HeartbeatEvent)
-        return []
-
-    def finish(self) -> TurnStatus:
-        """End the turn: tool calls still unfinished are marked stopped; returns the status."""
-        for item in self.items:
-            if item["kind"] == "tool" and item["state"] != "done":
-                item["state"] = "stopped"
-        return self.status()
-
-    def error(self, text: str) -> list[Op]:
-        """Add an error that did not come from the stream (e.g. the server is unreachable)."""
-        self.failed = True
-        return self._add(ErrorItem(kind="error", text=text))
-
-    def _content(self, text: str) -> list[Op]:
-        if not text:
-            return []
-        if self.items and self.items[-1]["kind"] == "text":
-            last = self.items[-1]
-            assert last["kind"] == "text"
-            last["text"] += text
-        else:
-            self.items.append(TextItem(kind="text", text=text))
-        return [{"op": "append", "index": len(self.items) - 1, "text": text}]
-
-    def _add(self, item: Item) -> list[Op]:
-        self.items.append(item)
-        return [self._item_op(len(self.items) - 1)]
-
-    def _item_op(self, index: int) -> Op:
-        # A copy: the batch may hold it while later events change the item.
-        return {"op": "item", "index": index, "item": _copy_item(self.items[index])}
-
-    def _tool(self, index: int) -> ToolItem:
-        item = self.items[index]
-        assert item["kind"] == "tool"
-        return item
-
-    def _tool_index(self, call_id: str | None, name: str) -> int:
-        """The item of this tool call: by id; without an id, the latest unfinished call of
-        that tool; otherwise a new card (a tool run directly, without a model)."""
-        for index in range(len(self.items) - 1, -1, -1):
-            item = self.items[index]
-            if item["kind"] != "tool":
-                continue
-            if call_id and item["id"] == call_id:
-                return index
-            if not call_id and item["name"] == name and item["state"] != "done":
-                return index
-        self.items.append(
-            ToolItem(
-                kind="tool",
-                id=call_id or "",
-                name=name,
-                arguments="",
-                complete=False,
-                state="arguments",
-                progress=[],
-                output=None,
-            )
-        )
-        return len(self.items) - 1
-
-
-def _copy_item(item: Item) -> Item:
-    if item["kind"] == "tool":
-        return {**item, "progress": list(item["progress"])}
-    return {**item}  # type: ignore[return-value]
-
 
 class OpBatcher:
     """Collects operations and hands them to `send` in batches, thread-safely.
@@ -338,10 +136,9 @@ class OpBatcher:
         self._pending.append(op)
 
 
-def _summary(stats: Mapping[str, Any] | None, elapsed: float) -> TurnSummary:
+def _summary(stats: Mapping[str, Any], elapsed: float) -> TurnStats:
     """The footer fields of `stats` (unknown keys ignored); elapsed defaults to measured."""
-    stats = stats or {}
-    summary = TurnSummary(elapsed=round(float(stats.get("elapsed", elapsed)), 3))
+    summary = TurnStats(elapsed=round(float(stats.get("elapsed", elapsed)), 3))
     if stats.get("title"):
         summary["title"] = str(stats["title"])
     for key in ("input_tokens", "output_tokens", "llm_calls"):
@@ -378,6 +175,7 @@ class ChatWidget(anywidget.AnyWidget):
         on_send: Callable[[str], None] | None = None,
         *,
         title: str | None = None,
+        mode: str | None = None,
     ) -> None:
         super().__init__(
             project_id=project_id,
@@ -386,6 +184,8 @@ class ChatWidget(anywidget.AnyWidget):
             title=title or "",
             instance_id=uuid.uuid4().hex,
         )
+        self.mode = mode
+        """The copilot mode of the turns shown (saved in the bundle; None: the default)."""
         self._on_send: Callable[[str], None] | None = None
         self.on_send = on_send
         self._builder: TurnBuilder | None = None
@@ -415,11 +215,11 @@ class ChatWidget(anywidget.AnyWidget):
         """Start a turn with the user's message (ends a turn left running as interrupted)."""
         if self._builder is not None:
             self.end_turn()
-        self._builder = TurnBuilder()
+        self._builder = TurnBuilder(user_message)
         self._turn_started = time.monotonic()
         self._batch_number = 0  # nothing is pending: the previous turn's end flushed
-        turn = Turn(user=user_message, status="running", items=[], stats={})
-        self.turns = [*self.turns, turn]
+        self.turns = [*self.turns, self._builder.turn()]
+        self._refresh_displays()
         self.send({"type": "begin", "turn": len(self.turns) - 1, "user": user_message})
 
     def push(self, event: ChatEvent | Mapping[str, Any]) -> None:
@@ -438,20 +238,24 @@ class ChatWidget(anywidget.AnyWidget):
         self._batcher.add(self._builder.apply(event))
 
     def end_turn(self, stats: Mapping[str, Any] | None = None) -> TurnStatus:
-        """Finish the running turn: its footer gets `stats` (title, input_tokens,
-        output_tokens, llm_calls, elapsed seconds; measured if absent); returns its status.
+        """Finish the running turn; returns its status.
+
+        Its footer is what `done` said (title, input_tokens, output_tokens, llm_calls,
+        elapsed), overridden by `stats`; elapsed is measured when neither says. A displayed
+        widget's output then becomes the saved bundle (`saved_bundle`).
         """
         builder = self._builder
         if builder is None:
             raise RuntimeError("end_turn() without a running turn: call begin_turn() first.")
         self._batcher.flush()
         self._builder = None
-        summary = _summary(stats, time.monotonic() - self._turn_started)
-        if summary.get("title"):
-            self.title = summary["title"]
-        running = self.turns[-1]
-        status = builder.finish()
-        turn = Turn(user=running["user"], status=status, items=builder.items, stats=summary)
+        builder.finish()
+        turn = builder.turn()
+        turn["stats"] = _summary(
+            {**turn["stats"], **(stats or {})}, time.monotonic() - self._turn_started
+        )
+        if turn["stats"].get("title"):
+            self.title = turn["stats"]["title"]
         self.turns = [*self.turns[:-1], turn]
         self._refresh_displays()
         return turn["status"]
@@ -483,6 +287,25 @@ class ChatWidget(anywidget.AnyWidget):
         """The conversation as plain text (what terminal IPython shows)."""
         return render_plain(self.turns, project=self.project_name, title=self.title)
 
+    def bundle(self) -> TurnBundle:
+        """The turns shown, with their project and session (`turns.TurnBundle`)."""
+        return turn_bundle(
+            [Turn(**turn) for turn in self.turns],  # type: ignore[typeddict-item]
+            project_id=self.project_id,
+            project_name=self.project_name,
+            session_id=self.session_id,
+            mode=self.mode,
+        )
+
+    def saved_bundle(self) -> dict[str, Any]:
+        """What a finished output holds: the `TurnBundle` (rendered by the labextension
+        without a kernel or widget state) and the Markdown / plain-text transcript."""
+        return {
+            TURN_MIME_TYPE: self.bundle(),
+            "text/markdown": self.transcript_markdown(),
+            "text/plain": self.transcript_text(),
+        }
+
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         data, metadata = super()._repr_mimebundle_(**kwargs)
         data["text/plain"] = self.transcript_text()
@@ -490,8 +313,8 @@ class ChatWidget(anywidget.AnyWidget):
         return data, metadata
 
     def _ipython_display_(self) -> None:
-        # Displayed under a display id, so `end_turn` can refresh the text fallback saved
-        # in the notebook (the widget view itself is re-rendered from the same state).
+        # Displayed under a display id: while a turn runs the output is the live widget
+        # view; when none runs it is replaced by the saved bundle (`_refresh_displays`).
         from IPython.display import display
 
         data, metadata = self._repr_mimebundle_()
@@ -503,7 +326,10 @@ class ChatWidget(anywidget.AnyWidget):
             return
         from IPython.display import update_display
 
-        data, metadata = self._repr_mimebundle_()
+        if self._builder is None:
+            data, metadata = self.saved_bundle(), {}
+        else:
+            data, metadata = self._repr_mimebundle_()
         update_display(data, metadata=metadata, raw=True, display_id=self._display_id)
 
     def _send_ops(self, ops: list[Op]) -> None:

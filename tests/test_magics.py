@@ -116,7 +116,12 @@ class CopilotDouble:
         sse_route(
             [
                 message("content", session_id, content="Hello.", message_id="m1"),
-                message("done", session_id),
+                message(
+                    "done",
+                    session_id,
+                    statistics={"input_tokens": 100, "output_tokens": 10, "llm_calls": 1},
+                    title="Greeting",
+                ),
             ]
         )(handler, body)
 
@@ -237,7 +242,7 @@ def test_a_message_streams_as_text_outside_a_kernel_and_returns_the_turn(
     """Given a project in use; when a bare `%copilot` question ends in "?"; then the whole
     question is sent, the answer is printed as text (no widget outside a kernel), the
     Turn is returned without being displayed a second time, and its statistics are the
-    session's growth over the turn."""
+    ones `done` carries (no session listing before or after the turn)."""
     run(shell, '%copilot use "Demo lab"')
     assert "Using project 'Demo lab' (opened" in capsys.readouterr().out
     turn = run(shell, "%copilot why can't PC1 ping PC3?")
@@ -253,6 +258,7 @@ def test_a_message_streams_as_text_outside_a_kernel_and_returns_the_turn(
 
     run(shell, "turn = %copilot and now?")
     assert shell.user_ns["turn"].statistics.input_tokens == 100
+    assert api.bodies("GET", f"{PROJECT}/chat/sessions") == []
     second = api.bodies("POST", f"{PROJECT}/chat/stream")[1]
     assert second["session_id"] == body["session_id"], "the conversation continues"
     capsys.readouterr()
@@ -299,6 +305,44 @@ def test_lines_that_only_start_like_a_subcommand_are_messages(
     expected: type[Exception] = UsageError if line.endswith("use") else NoProject
     with pytest.raises(expected):
         run(shell, line)
+
+
+@pytest.mark.parametrize(
+    ("line", "suggestion"),
+    [
+        ("%copilot show topolgy", "show topology"),
+        ("%copilot sesions --limit 5", "sessions"),
+        ("%copilot satus", "status"),
+        ("%copilot histroy", "history"),
+    ],
+)
+def test_a_mistyped_subcommand_is_suggested_and_nothing_is_sent(
+    shell: InteractiveShell, api: CopilotDouble, line: str, suggestion: str
+) -> None:
+    """Given a project in use; when a short line is a typo of a subcommand; then the magic
+    suggests the subcommand (and how to ask it anyway) and sends nothing to the model."""
+    run(shell, '%copilot use "Demo lab"')
+    with pytest.raises(UsageError, match=f"Did you mean `%copilot {suggestion}`"):
+        run(shell, line)
+    assert api.bodies("POST", f"{PROJECT}/chat/stream") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%copilot show topolgy?",
+        "%copilot why does PC1 not reach PC2",
+        "%copilot hello",
+        "%copilot topology",
+        "%copilot ask show topolgy",
+    ],
+)
+def test_questions_that_look_a_little_like_subcommands_go_to_the_model(
+    shell: InteractiveShell, api: CopilotDouble, line: str
+) -> None:
+    run(shell, '%copilot use "Demo lab"')
+    run(shell, line)
+    assert len(api.bodies("POST", f"{PROJECT}/chat/stream")) == 1
 
 
 def test_run_sends_commands_to_devices_without_the_model(

@@ -27,13 +27,13 @@ from jupyter_gns3_copilot.testing.local_stack import (
     prepare_projects,
 )
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
+from jupyter_gns3_copilot.turns import TURN_MIME_TYPE
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SCRIPTS = Path(__file__).resolve().parent / "notebook_scripts"
 NAMES = sorted(NOTEBOOK_PROJECTS)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CELL_TIMEOUT = 180
 
 
@@ -114,16 +114,22 @@ class Executed:
             for mimetype in output.get("data", {})
         }
 
-    def widget_turns(self, source_start: str) -> list[dict[str, Any]]:
-        """The saved conversation of the chat widget the cell displayed."""
-        views = [
-            output["data"][WIDGET_VIEW]
-            for output in self.cell(source_start).outputs
-            if WIDGET_VIEW in output.get("data", {})
+    def saved_turns(self, source_start: str) -> list[dict[str, Any]]:
+        """The turns the cell's finished output saved (its `TurnBundle`): what a reopened
+        notebook shows with no kernel and no widget state."""
+        outputs = self.cell(source_start).outputs
+        assert not any(WIDGET_VIEW in output.get("data", {}) for output in outputs), (
+            f"a finished turn leaves no widget view in {source_start!r}"
+        )
+        bundles = [
+            output["data"][TURN_MIME_TYPE]
+            for output in outputs
+            if TURN_MIME_TYPE in output.get("data", {})
         ]
-        assert len(views) == 1, f"expected one widget in {source_start!r}"
-        state = self.notebook.metadata["widgets"][WIDGET_STATE]["state"]
-        return state[views[0]["model_id"]]["state"]["turns"]
+        assert len(bundles) == 1, f"expected one saved conversation in {source_start!r}"
+        [bundle] = bundles
+        assert bundle["version"] == 1 and bundle["project_id"]
+        return bundle["turns"]
 
 
 def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
@@ -179,7 +185,7 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
     assert "image/svg+xml" in run.mimetypes("%copilot show topology")
     assert "PC1 e0 <-> Switch1 e0" in run.text("%copilot show topology")
 
-    [turn] = run.widget_turns("turn = %copilot")
+    [turn] = run.saved_turns("turn = %copilot")
     assert turn["status"] == "done" and turn["user"].endswith("which address does PC1 have?")
     tools = tool_items(turn)
     assert [item["name"] for item in tools] == ["get_topology", "run_show_commands"]
@@ -189,7 +195,7 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
     assert turn["stats"]["llm_calls"] == 3 and turn["stats"]["input_tokens"] == 7200
     assert "Copilot:" in run.text("turn = %copilot"), "text fallback for viewers without widgets"
 
-    [direct] = run.widget_turns("%copilot run PC1, PC2")
+    [direct] = run.saved_turns("%copilot run PC1, PC2")
     outputs = device_outputs(tool_items(direct)[0])
     assert "10.0.0.2/24" in outputs["PC2"] and "10.0.0.1/24" in outputs["PC1"]
 
@@ -199,10 +205,19 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
     assert "IP/MASK     : 10.0.0.1/24" in run.text('print(turn.tool_results["PC1"].output)')
     assert "title='Lab overview and PC1 address'" in run.text("turn.statistics")
 
-    [follow_up] = run.widget_turns("%%copilot")
+    [follow_up] = run.saved_turns("%%copilot")
     assert "ttl=" in device_outputs(tool_items(follow_up)[0])["PC1"]
     sessions = run.text("%copilot sessions")
     assert "Lab overview and PC1 address" in sessions and len(sessions.splitlines()) == 3
+
+    # Viewers without the labextension (nbconvert, GitHub) show the answers' text
+    from nbconvert import HTMLExporter, MarkdownExporter
+
+    markdown, _ = MarkdownExporter().from_notebook_node(run.notebook)
+    html, _ = HTMLExporter().from_notebook_node(run.notebook)
+    for exported in (markdown, html):
+        assert "has two VPCS PCs, PC1 and PC2" in exported
+        assert "| PC1 | success |" in exported or "<td>PC1</td>" in exported
 
 
 @pytest.mark.lab
@@ -214,7 +229,7 @@ def test_build_a_lab_creates_addresses_and_verifies_it(
     copilot builds two VPCS on a switch, addresses them, and PC1 really pings PC2."""
     run = execute(notebook_stack, "02-build-a-lab", tmp_path)
 
-    [build] = run.widget_turns("build = %copilot --mode lab")
+    [build] = run.saved_turns("build = %copilot --mode lab")
     assert [item["name"] for item in tool_items(build)] == [
         "create_nodes",
         "create_links",
@@ -225,7 +240,7 @@ def test_build_a_lab_creates_addresses_and_verifies_it(
         assert line in topology
     assert topology.count("started") == 3
 
-    [verify] = run.widget_turns("verify = %copilot --mode lab")
+    [verify] = run.saved_turns("verify = %copilot --mode lab")
     ping = tool_items(verify)[-1]
     assert "ttl=" in device_outputs(ping)["PC1"]
     assert "('run_vpcs_commands', 'success')" in run.text("assert ")
@@ -249,7 +264,7 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     the student's own fix the ping works."""
     run = execute(notebook_stack, "03-troubleshooting", tmp_path)
 
-    [diagnosis] = run.widget_turns("diagnosis = %copilot --mode teaching")
+    [diagnosis] = run.saved_turns("diagnosis = %copilot --mode teaching")
     tools = tool_items(diagnosis)
     assert {item["name"] for item in tools} == {"run_show_commands"}
     assert "IP/MASK     : 10.0.1.2/24" in device_outputs(tools[0])["PC2"]
@@ -267,7 +282,7 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     assert not any(WIDGET_VIEW in output.get("data", {}) for output in refused.outputs)
 
     assert "ttl=" in run.text("check = %copilot run PC1: ping")
-    [confirm] = run.widget_turns("%%copilot")
+    [confirm] = run.saved_turns("%%copilot")
     assert confirm["status"] == "done" and "10.0.0.2/24" in answer(confirm)
 
 

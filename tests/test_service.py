@@ -168,7 +168,12 @@ async def test_full_turn_runs_tools_on_real_vpcs(
     assert "".join(e["content"] for e in by_type["content"]) == (
         "Both PCs are up; PC1 has no address."
     )
-    assert "VPCS check" not in json.dumps(events)
+    assert "VPCS check" not in json.dumps(events[:-1]), "the title node is not streamed"
+    assert events[-1]["type"] == "done" and events[-1]["title"] == "VPCS check"
+    assert {k: events[-1]["statistics"][k] for k in ("llm_calls", "message_count")} == {
+        "llm_calls": 3,
+        "message_count": 4,
+    }, "the user's message, one reply, two tool results (seed 000's rules)"
 
     # The topology is in the system prompt, fetched again after start_nodes changed the lab.
     requests = scripted_llm.chat_requests

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -21,7 +22,8 @@ from jupyter_gns3_copilot.render_text import (
     render_markdown,
     render_plain,
 )
-from jupyter_gns3_copilot.widget import MAX_PROGRESS_LINES, ChatWidget, OpBatcher, TurnBuilder
+from jupyter_gns3_copilot.turns import MAX_PROGRESS_LINES, TURN_MIME_TYPE, TurnBuilder
+from jupyter_gns3_copilot.widget import ChatWidget, OpBatcher
 
 SESSION = "sess-1"
 DEVICES = [
@@ -160,7 +162,7 @@ def test_builder_status_comes_from_the_terminal_events(kinds: list[str], status:
     builder = TurnBuilder()
     for kind in kinds:
         builder.apply(event(kind, error="boom") if kind == "error" else event(kind))
-    assert builder.status() == status
+    assert builder.finish() == status
 
 
 def test_finishing_an_aborted_turn_marks_running_tools_stopped() -> None:
@@ -376,6 +378,31 @@ def test_the_display_carries_a_text_and_markdown_transcript() -> None:
     assert "| PC3 | failed | Connection timeout |" in data["text/markdown"]
 
 
+def test_a_finished_turn_is_saved_as_a_turn_bundle_with_its_done_statistics() -> None:
+    """The output a finished turn leaves: the TurnBundle (no widget view) and transcripts;
+    the footer comes from `done` (statistics and title), elapsed as the server measured."""
+    widget, _ = make_widget()
+    widget.mode = "teaching_assistant"
+    widget.begin_turn("Why can't PC1 ping PC3?")
+    for e in turn_events()[:-1]:
+        widget.push(e)
+    widget.push(event("done", statistics={"input_tokens": 900, "output_tokens": 40,
+                                          "llm_calls": 2, "elapsed": 3.5}, title="PC3 check"))
+    widget.end_turn()
+    saved = widget.saved_bundle()
+    assert set(saved) == {TURN_MIME_TYPE, "text/markdown", "text/plain"}
+    bundle = saved[TURN_MIME_TYPE]
+    assert {k: bundle[k] for k in ("version", "project_id", "session_id", "mode")} == {
+        "version": 1, "project_id": widget.project_id, "session_id": widget.session_id,
+        "mode": "teaching_assistant"}
+    [turn] = bundle["turns"]
+    assert turn["stats"] == {"title": "PC3 check", "input_tokens": 900, "output_tokens": 40,
+                             "llm_calls": 2, "elapsed": 3.5}
+    assert turn == widget.turns[0] and turn["status"] == "done"
+    assert json.loads(json.dumps(bundle)) == bundle, "JSON as saved in the notebook"
+    assert widget.title == "PC3 check"
+
+
 # --- render_text ----------------------------------------------------------------------------
 
 
@@ -413,6 +440,19 @@ def test_markdown_fences_outlast_backticks_in_outputs() -> None:
     turn = finished_turn()
     turn["items"][1] = {**turn["items"][1], "output": json.dumps(devices)}
     assert "`````\na ```` b\n`````" in render_markdown([turn])
+
+
+def test_transcripts_show_summaries_notes_and_approvals_not_the_models_refusal() -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "turns"
+    turns = [
+        json.loads((fixtures / f"{name}.json").read_text(encoding="utf-8"))["turn"]
+        for name in ("recorded_teaching_refusal", "approval_approve_then_reject")
+    ]
+    for text in (render_markdown(turns), render_plain(turns)):
+        assert "Teaching mode: I can't change PC2's address" in text
+        assert "Explain to the user" not in text, "the text written for the model stays out"
+        assert "set PC2's address to 10.0.0.2/24: approved (go ahead)" in text
+        assert "on PC2 · 1 ok" in text
 
 
 def test_long_outputs_are_clipped_in_transcripts() -> None:

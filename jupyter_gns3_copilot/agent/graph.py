@@ -493,6 +493,7 @@ class _ToolRunner:
                 "tool_name": call.name,
                 "tool_call_id": call.id,
                 "tool_output": content,
+                "arguments": call.args,
             }
         )
 
@@ -561,6 +562,7 @@ async def tool_node(
                     "tool_name": call.name,
                     "tool_call_id": call.id,
                     "tool_output": results[call.id],
+                    "arguments": call.args,
                 }
             )
     if out_of_iterations:

@@ -48,7 +48,6 @@ COMMAND_TOOLS = {
     "vpcs": "run_vpcs_commands",
 }
 """`run(..., tool=...)` short names of the command tools."""
-SESSION_LIST_LIMIT = 1000
 
 EventCallback = Callable[[ChatEvent], None]
 
@@ -123,7 +122,6 @@ class Copilot:
         self.project: ProjectInfo | None = None
         self._sessions: dict[str, str] = {}
         self._fresh_sessions: set[str] = set()
-        self._totals: dict[str, tuple[int, int, int]] = {}
         self.last_turn: Turn | None = None
         if project is not None:
             self.use(project)
@@ -361,8 +359,6 @@ class Copilot:
         """
         project_id = project_id or self._project_id()
         session_id = self.next_session(session, new=new, project_id=project_id)
-        fresh = session_id in self._fresh_sessions
-        before = (0, 0, 0) if fresh else self._session_totals(project_id, session_id)
         events = self.stream(
             message,
             mode=mode,
@@ -374,9 +370,7 @@ class Copilot:
             on_open=on_open,
         )
         recorder = TurnRecorder(message, session_id, project_id)
-        turn = self._consume(events, recorder, on_event, abort=(project_id, session_id))
-        self._add_statistics(turn, before)
-        return turn
+        return self._consume(events, recorder, on_event, abort=(project_id, session_id))
 
     def run(
         self,
@@ -442,46 +436,6 @@ class Copilot:
         with contextlib.suppress(CopilotError):
             self._client.post("projects", project_id, "chat", "sessions", session_id, "abort")
 
-    def _session_totals(self, project_id: str, session_id: str) -> tuple[int, int, int]:
-        """The session's (input tokens, output tokens, model calls) so far."""
-        known = self._totals.get(session_id)
-        if known is not None:
-            return known
-        try:
-            found = self._find_session(project_id, session_id)
-        except CopilotError:
-            found = None
-        totals = (
-            (found.input_tokens, found.output_tokens, found.llm_calls_count) if found else (0, 0, 0)
-        )
-        self._totals[session_id] = totals
-        return totals
-
-    def _find_session(self, project_id: str, session_id: str) -> SessionInfo | None:
-        listed = self._client.get(
-            "projects", project_id, "chat", "sessions", params={"limit": SESSION_LIST_LIMIT}
-        )
-        for entry in listed:
-            if entry.get("thread_id") == session_id:
-                return SessionInfo.model_validate(entry)
-        return None
-
-    def _add_statistics(self, turn: Turn, before: tuple[int, int, int]) -> None:
-        """Fill the turn's token and model-call counts from the session's totals."""
-        try:
-            session = self._find_session(turn.project_id, turn.session_id)
-        except CopilotError:
-            return
-        if session is None:
-            return
-        after = (session.input_tokens, session.output_tokens, session.llm_calls_count)
-        self._totals[turn.session_id] = after
-        stats = turn.statistics
-        stats.input_tokens = after[0] - before[0]
-        stats.output_tokens = after[1] - before[1]
-        stats.llm_calls = after[2] - before[2]
-        stats.title = session.title
-
     # -- sessions ------------------------------------------------------------------------
 
     def sessions(self, limit: int = 100) -> list[SessionInfo]:
@@ -532,7 +486,6 @@ class Copilot:
         self._client.delete("projects", self._project_id(), "chat", "sessions", target)
         if self.session_id == target:
             self.new_session()
-        self._totals.pop(target, None)
         return target
 
     def abort(self, session: str | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ continues across cells: one session per notebook (kernel) and project, unless `-
 from __future__ import annotations
 
 import contextlib
+import difflib
 import getpass
 import re
 import shlex
@@ -22,7 +23,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..events import AbortEvent
-from .copilot import Copilot, ProjectInfo, SessionInfo
+from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
 from .errors import CopilotError, NoProject, ProjectNotFound, UsageError
 from .reports import Records, config_text, status_text
 from .transcript import TextStream, history_text
@@ -44,6 +45,21 @@ FLAG_OPTIONS = frozenset({"--new", "--quiet", "-h", "--help"})
 _TOKEN = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+)")
 _URL_LIKE = re.compile(r"^(https?|http\+unix)://|^[\w.-]+:\d+(/|$)|^\[[0-9a-f:]+\]:\d+", re.I)
 CONFIG_NUMBERS = {"temperature": float, "context_limit": int}
+SUGGESTED_SUBCOMMANDS = (
+    "projects",
+    "show topology",
+    "sessions",
+    "history",
+    "pin",
+    "unpin",
+    "delete",
+    "abort",
+    "status",
+    "config",
+    "config api_key",
+)
+"""The subcommands a short mistyped line is matched against (`mistyped_subcommand`)."""
+TYPO_CUTOFF = 0.8
 TurnRunner = Callable[[Callable[[], None] | None, Callable[..., None]], Turn]
 """Runs a turn given its `on_open` and `on_event` callbacks (`Copilot.ask` / `run`)."""
 _QUESTION_LINE = re.compile(
@@ -145,6 +161,26 @@ def _keep_question_mark(line: str) -> str:
         return line
     call = f"get_ipython().run_line_magic('copilot', {match['message']!r})"
     return f"{match['indent']}{match['assign']}{call}{match['end']}"
+
+
+def mistyped_subcommand(message: str) -> str | None:
+    """The subcommand `message` looks like a typo of (`show topolgy` -> `show topology`),
+    or None.
+
+    Only a short line can be a typo: one or two words (options aside), no question mark,
+    close to a subcommand that takes no free text (`SUGGESTED_SUBCOMMANDS`, difflib ratio
+    at least `TYPO_CUTOFF`). A real question has more words or a "?" and goes to the
+    model; subcommands followed by free text (use, rename, run, ask) are never guessed.
+    """
+    if "?" in message:
+        return None
+    words = [word.lower() for word in message.split() if not word.startswith("-")]
+    if not 1 <= len(words) <= 2:
+        return None
+    matches = difflib.get_close_matches(
+        " ".join(words), SUGGESTED_SUBCOMMANDS, n=1, cutoff=TYPO_CUTOFF
+    )
+    return matches[0] if matches else None
 
 
 def _in_kernel(shell: Any) -> bool:
@@ -262,6 +298,12 @@ class CopilotMagics(Magics):
             result = handler(tail.strip(), argv)
             if result is not _NOT_A_SUBCOMMAND:
                 return result
+        suggestion = mistyped_subcommand(rest)
+        if suggestion is not None:
+            raise UsageError(
+                f"Did you mean `%copilot {suggestion}`? Nothing was sent to the model; to "
+                f"ask it this, write `%copilot ask {rest}`."
+            )
         return self._chat(rest, self._options(argv))
 
     def _options(self, argv: list[str]) -> Namespace:
@@ -308,16 +350,21 @@ class CopilotMagics(Magics):
         if options.quiet or not _in_kernel(self.shell):
             turn = self._text_turn(ask)
         else:
-            widget = self._widget(project, session_id)
+            widget = self._widget(project, session_id, options.mode)
             widget.on_send = self._continuation(widget, project, limits)
             turn = self._widget_turn(widget, message, ask, display=True)
         turn.shown_in_cell(self.shell.execution_count)
         return turn
 
-    def _widget(self, project: ProjectInfo, session_id: str | None) -> Any:
+    def _widget(self, project: ProjectInfo, session_id: str | None, mode: str | None) -> Any:
         from ..widget import ChatWidget
 
-        return ChatWidget(project.project_id, project_name=project.name, session_id=session_id)
+        return ChatWidget(
+            project.project_id,
+            project_name=project.name,
+            session_id=session_id,
+            mode=copilot_mode(mode),
+        )
 
     def _widget_turn(self, widget: Any, message: str, run: TurnRunner, *, display: bool) -> Turn:
         """Run a turn into `widget`; the widget is displayed (if `display`) and the turn
@@ -346,7 +393,7 @@ class CopilotMagics(Magics):
                 widget.show_error(str(exc))
                 widget.end_turn()
             raise
-        widget.end_turn(_widget_stats(turn))
+        widget.end_turn()
         return turn
 
     def _continuation(
@@ -523,7 +570,8 @@ class CopilotMagics(Magics):
             turn = self._text_turn(run)
         else:
             message = f"run {', '.join(devices)}: {commands.strip()}"
-            turn = self._widget_turn(self._widget(project, None), message, run, display=True)
+            widget = self._widget(project, None, options.mode)
+            turn = self._widget_turn(widget, message, run, display=True)
         turn.shown_in_cell(self.shell.execution_count)
         return turn
 
@@ -584,18 +632,6 @@ def _config_value(key: str, value: str) -> Any:
         return convert(value)
     except ValueError:
         raise UsageError(f"{key} must be a number, got {value!r}.") from None
-
-
-def _widget_stats(turn: Turn) -> dict[str, Any]:
-    stats = turn.statistics
-    values = {
-        "title": stats.title,
-        "input_tokens": stats.input_tokens,
-        "output_tokens": stats.output_tokens,
-        "llm_calls": stats.llm_calls,
-        "elapsed": stats.elapsed,
-    }
-    return {key: value for key, value in values.items() if value is not None}
 
 
 _NOT_A_SUBCOMMAND: Any = object()

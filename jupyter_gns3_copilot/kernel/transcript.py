@@ -11,18 +11,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..events import (
-    AbortEvent,
-    ChatEvent,
-    ContentEvent,
-    DoneEvent,
-    ErrorEvent,
-    ProgressEvent,
-    ToolCallEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-)
+from ..events import AbortEvent, ChatEvent, DoneEvent
 from ..render_text import format_stats
+from ..turns import Item, TurnBuilder
 from .turn import Turn, device_results, parse_json_text
 
 MAX_OUTPUT_LINES = 40
@@ -32,38 +23,52 @@ class TextStream:
     """Writes a turn's events as readable text through `write` (e.g. `sys.stdout.write`).
 
     Call it with each event; `finish(turn)` writes the footer (outcome and statistics).
+    What is written is read from the shared reducer's items (`turns.TurnBuilder`): text as
+    it grows, a tool call once its arguments are complete, each new progress line, the
+    tool's summary and result, errors.
     """
 
     def __init__(self, write: Callable[[str], Any], *, flush: Callable[[], Any] | None = None):
         self._write = write
         self._flush = flush
         self._at_line_start = True
-        self._announced: set[str] = set()
+        self._builder = TurnBuilder()
+        self._seen: dict[int, Item] = {}
 
     def __call__(self, event: ChatEvent) -> None:
-        if isinstance(event, ContentEvent):
-            self._text(event.content)
-        elif isinstance(event, ToolCallEvent):
-            function = event.tool_call.function
-            if function.complete and event.tool_call.id not in self._announced:
-                self._announced.add(event.tool_call.id)
-                self._line(f"-> {function.name} {_compact(function.arguments)}")
-        elif isinstance(event, ToolStartEvent):
-            if event.tool_call_id not in self._announced:
-                self._announced.add(event.tool_call_id)
-                self._line(f"-> {event.tool_name}")
-        elif isinstance(event, ProgressEvent):
-            self._line(f"   ... {event.message}")
-        elif isinstance(event, ToolEndEvent):
-            self._line(tool_output_text(event.tool_name, event.tool_output))
-        elif isinstance(event, ErrorEvent):
-            self._line(f"Error: {event.error}")
-        elif isinstance(event, AbortEvent):
+        for op in self._builder.apply(event):
+            if op["op"] == "append":
+                self._text(op["text"])
+            else:
+                self._item(op["index"], op["item"])
+        if isinstance(event, AbortEvent):
             self._line("(stopped)")
         elif isinstance(event, DoneEvent):
             self._end_line()
         if self._flush is not None:
             self._flush()
+
+    def _item(self, index: int, item: Item) -> None:
+        before = self._seen.get(index)
+        self._seen[index] = item
+        if item["kind"] == "error":
+            self._line(f"Error: {item['text']}")
+        elif item["kind"] == "approval":
+            self._line(f"[approval] {item['summary']}: {item['state']}")
+        elif item["kind"] == "tool":
+            assert before is None or before["kind"] == "tool"
+            if item["complete"] and (before is None or not before["complete"]):
+                arguments = f" {_compact(item['arguments'])}" if item["arguments"] else ""
+                self._line(f"-> {item['name']}{arguments}")
+            shown = len(before["progress"]) if before is not None else 0
+            for line in item["progress"][shown:]:
+                self._line(f"   ... {line['message']}")
+            if item["output"] is not None and (before is None or before["output"] is None):
+                if item["summary"]:
+                    self._line(f"<- {item['summary']}")
+                if item["note"]:
+                    self._line(f"   {item['note']}")
+                self._line(tool_output_text(item["name"], item["output"]))
 
     def finish(self, turn: Turn) -> None:
         """Write the turn's footer: `[done · 2 model calls · 1,200 in / 80 out tokens · 3.1 s]`."""

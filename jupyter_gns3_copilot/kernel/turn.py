@@ -3,6 +3,8 @@
 `TurnRecorder.add(event)` takes the events of a turn in order; `finish()` gives the
 `Turn`: the final text, every tool call with its arguments and result, the results per
 device (`turn.tool_results["PC1"]`), errors, the outcome, the statistics and the session.
+Everything is read from the shared reducer's turn (`turns.TurnBuilder`, kept as
+`Turn.record`); the statistics are the ones the server's `done` event carries.
 A `%copilot` magic returns it, so the next cell can use it::
 
     turn = %copilot why can't PC1 ping PC2?
@@ -17,19 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..events import (
-    AbortEvent,
-    ChatEvent,
-    ContentEvent,
-    DoneEvent,
-    ErrorEvent,
-    HeartbeatEvent,
-    ProgressEvent,
-    ToolCallEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-)
+from ..events import ChatEvent, HeartbeatEvent
 from ..render_text import format_calls, format_tokens
+from ..turns import TurnBuilder
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -79,7 +71,9 @@ class ToolCallRecord(BaseModel):
     `arguments` is the parsed JSON object (the raw text if it is not JSON); `output` the
     tool's result parsed from JSON (the raw text if it is not JSON; None if the tool never
     ended); `status` the result's own `status` field when it has one (per-device results:
-    the worst device status); `progress` the progress messages, in order.
+    the worst device status); `progress` the progress messages, in order; `summary`,
+    `outcome` (ok, partial, failed, refused: what happened to the check) and `note` the
+    server's reading of the result.
     """
 
     id: str
@@ -88,6 +82,9 @@ class ToolCallRecord(BaseModel):
     output: Any = None
     status: str | None = None
     progress: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    outcome: str | None = None
+    note: str | None = None
 
     def devices(self) -> list[DeviceResult]:
         """The per-device results in `output` (empty for other kinds of results)."""
@@ -95,9 +92,9 @@ class ToolCallRecord(BaseModel):
 
 
 class TurnStatistics(BaseModel):
-    """The turn's costs (from the session's statistics, before and after the turn) and
-    timings measured by the client. Token counts and model calls are None when the server
-    could not be asked."""
+    """The turn's costs (from the server's `done` event) and timings measured by the
+    client. Token counts and model calls are None when the server did not report them
+    (a direct tool run, a turn cut off before its end)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -124,6 +121,8 @@ class Turn(BaseModel):
     statistics: TurnStatistics = Field(default_factory=TurnStatistics)
     events: list[ChatEvent] = Field(default_factory=list, repr=False)
     """Every event of the turn except heartbeats."""
+    record: dict[str, Any] = Field(default_factory=dict, repr=False)
+    """The turn in the shared turn model (`turns.Turn`: user, status, items, stats)."""
     _shown_in: int | None = PrivateAttr(default=None)
 
     def shown_in_cell(self, execution_count: int) -> None:
@@ -248,11 +247,8 @@ class TurnRecorder:
 
     def __init__(self, message: str, session_id: str, project_id: str = "") -> None:
         self.turn = Turn(message=message, session_id=session_id, project_id=project_id)
+        self.builder = TurnBuilder(message)
         self._started = time.monotonic()
-        self._texts: dict[str | None, list[str]] = {}
-        self._calls: dict[str, ToolCallRecord] = {}
-        self._done = False
-        self._aborted = False
 
     def add(self, event: ChatEvent) -> None:
         """Take one event into account."""
@@ -264,51 +260,40 @@ class TurnRecorder:
         turn.events.append(event)
         if event.session_id:
             turn.session_id = event.session_id
-        if isinstance(event, ContentEvent):
-            self._texts.setdefault(event.message_id, []).append(event.content)
-        elif isinstance(event, ToolCallEvent):
-            function = event.tool_call.function
-            call = self._call(event.tool_call.id, function.name)
-            call.arguments = parse_json_text(function.arguments) if function.arguments else None
-        elif isinstance(event, ToolStartEvent):
-            self._call(event.tool_call_id, event.tool_name)
-        elif isinstance(event, ProgressEvent):
-            self._call(event.tool_call_id, event.tool_name).progress.append(event.message)
-        elif isinstance(event, ToolEndEvent):
-            call = self._call(event.tool_call_id, event.tool_name)
-            call.output = parse_json_text(event.tool_output)
-            call.status = _result_status(call.output, call.name)
-        elif isinstance(event, ErrorEvent):
-            turn.errors.append(event.error)
-        elif isinstance(event, AbortEvent):
-            self._aborted = True
-        elif isinstance(event, DoneEvent):
-            self._done = True
-
-    def _call(self, call_id: str | None, name: str) -> ToolCallRecord:
-        """The record of this call: by id; without an id, the latest unfinished call of
-        that tool, else a new record."""
-        if call_id:
-            if call_id not in self._calls:
-                self._calls[call_id] = ToolCallRecord(id=call_id, name=name)
-            return self._calls[call_id]
-        for call in reversed(self._calls.values()):
-            if call.name == name and call.output is None:
-                return call
-        key = f"#{len(self._calls)}"
-        self._calls[key] = ToolCallRecord(id="", name=name)
-        return self._calls[key]
+        self.builder.apply(event)
 
     def finish(self, *, aborted: bool = False) -> Turn:
         """The turn (`aborted`: the client stopped it, whatever the events said)."""
+        self.builder.aborted = self.builder.aborted or aborted
+        self.builder.finish()
+        record = self.builder.turn()
         turn = self.turn
-        turn.messages = ["".join(parts) for parts in self._texts.values() if "".join(parts)]
-        turn.tool_calls = list(self._calls.values())
-        if self._aborted or aborted:
-            turn.status = "aborted"
-        elif turn.errors:
-            turn.status = "error"
-        else:
-            turn.status = "done" if self._done else "incomplete"
+        turn.record = dict(record)
+        turn.messages = [i["text"] for i in record["items"] if i["kind"] == "text"]
+        turn.errors = [i["text"] for i in record["items"] if i["kind"] == "error"]
+        turn.tool_calls = [_call_record(i) for i in record["items"] if i["kind"] == "tool"]
+        status = record["status"]
+        turn.status = "incomplete" if status in ("interrupted", "running") else status
+        stats = record["stats"]
+        turn.statistics.input_tokens = stats.get("input_tokens")
+        turn.statistics.output_tokens = stats.get("output_tokens")
+        turn.statistics.llm_calls = stats.get("llm_calls")
+        turn.statistics.title = stats.get("title")
         turn.statistics.elapsed = round(time.monotonic() - self._started, 4)
         return turn
+
+
+def _call_record(item: Any) -> ToolCallRecord:
+    output = parse_json_text(item["output"])
+    return ToolCallRecord(
+        id=item["id"],
+        name=item["name"],
+        arguments=parse_json_text(item["arguments"]) if item["arguments"] else None,
+        output=output,
+        status=_result_status(output, item["name"]) if item["output"] is not None else None,
+        progress=[line["message"] for line in item["progress"]],
+        summary=item["summary"],
+        outcome=item["outcome"],
+        note=item["note"],
+    )
+

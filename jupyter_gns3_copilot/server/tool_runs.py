@@ -4,8 +4,9 @@ The call goes through `tools.execute_tool` with the same lab access as the chats
 client, console pool and its per-console locks, command policy, skills), in the caller's
 copilot mode, so a direct run is refused or screened exactly as the model's call would
 be. Its events are the chat's: `tool_start`, `progress`..., `tool_end` (the result as
-JSON text), `abort` if it was aborted, `heartbeat` during silences, `done`; their
-`session_id` names the run and aborts it (`POST .../chat/sessions/{session_id}/abort`).
+JSON text, with its summary and outcome), `abort` if it was aborted, `heartbeat` during
+silences, `done`; their `session_id` names the run and aborts it
+(`POST .../chat/sessions/{session_id}/abort`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from ..events import (
     ErrorEvent,
     HeartbeatEvent,
     ProgressEvent,
-    ToolEndEvent,
     ToolStartEvent,
 )
+from ..service import tool_end_event
 
 if TYPE_CHECKING:
     from ..tools import LabAccess, ToolOutcome
@@ -152,10 +153,15 @@ async def run_tool(
             if outcome is not None
             else _as_json_text({"status": "aborted", "tool": tool_name})
         )
-        yield _event(
-            ToolEndEvent(
-                session_id=session_id, tool_name=tool_name, tool_call_id=call_id, tool_output=output
-            )
+        yield tool_end_event(
+            session_id,
+            {
+                "tool_name": tool_name,
+                "tool_call_id": call_id,
+                "tool_output": output,
+                "arguments": arguments,
+            },
+            mode=mode,
         )
         if abort.is_set():
             yield _event(AbortEvent(session_id=session_id))
