@@ -13,6 +13,7 @@ import io
 import json
 import re
 import socket
+from pathlib import Path
 from typing import Any
 
 import dpkt
@@ -22,9 +23,12 @@ from jupyter_gns3_copilot.capture import CaptureError, analyze_pcap
 from jupyter_gns3_copilot.capture.display_filter import compile_filter
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.service import AgentService
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 from jupyter_gns3_copilot.tools import (
     LAB_AUTOMATION,
     TEACHING,
+    LabAccess,
     ToolContext,
     ToolOutcome,
     execute_tool,
@@ -120,9 +124,9 @@ async def test_bad_captures_and_filters_are_clear_errors() -> None:
         await analyze_pcap(sample_pcap(), decoder="tshark", display_filter="icmp ==")
     with pytest.raises(CaptureError, match="Without tshark, display filters may use"):
         await analyze_pcap(sample_pcap(), decoder="python", display_filter="frame.len > 60")
-    for text in ("(icmp", "icmp and", "ip.src == 1 ) x", "ip.ttl == 64"):
+    for bad in ("(icmp", "icmp and", "ip.src == 1 ) x", "ip.ttl == 64"):
         with pytest.raises(CaptureError):
-            compile_filter(text)
+            compile_filter(bad)
 
     whole = sample_pcap()
     for decoder in DECODERS:
@@ -396,3 +400,57 @@ async def test_faults_on_a_link_gns3_cannot_filter_are_refused(gns3_project: Any
         down = await call(ctx, "set_link_state", {"links": [trunk], "state": "down"})
         assert down.result["status"] == "failed"
         assert down.result["links"][0]["error"].startswith("GNS3 cannot suspend this link")
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+async def test_a_teaching_chat_turn_captures_a_ping_and_the_model_sees_icmp(
+    gns3_project: Any, scripted_llm: ScriptedLLM, scripted_model_settings: Any, tmp_path: Path
+) -> None:
+    """Given two addressed VPCS; in a teaching-mode chat turn the (strict, scripted) model
+    starts a capture, pings, analyses the capture and answers: the tool result it is sent
+    holds the ICMP echo requests and replies as table rows, and no capture bytes."""
+    link = {"a": "PC1", "a_port": "e0", "b": "PC2", "b_port": "e0"}
+    scripted_llm.add(
+        tool_call("start_capture", {"link": link}, id="call_capture"),
+        tool_call(
+            "run_show_commands",
+            {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.2 -c 2"]}]},
+            id="call_ping",
+        ),
+        tool_call("analyze_capture", {"link": link, "display_filter": "icmp"}, id="call_analyze"),
+        text("PC1's pings crossed the link: two echo requests, two replies."),
+        text("Capture", when={"tools": False}),
+    )
+    async with client_for(gns3_project) as gns3, ConsolePool() as pool:
+        ctx = ToolContext(
+            gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
+        )
+        await two_pcs(ctx)
+        service = await AgentService.open(
+            gns3_project.project_id, data_dir=tmp_path, lab=LabAccess(gns3, pool)
+        )
+        try:
+            events = [
+                event
+                async for event in service.stream_chat(
+                    "Show me what a ping looks like on the wire",
+                    user_id="student1",
+                    llm=scripted_model_settings,
+                    mode=TEACHING,
+                )
+            ]
+        finally:
+            await service.close()
+
+    ended = {e["tool_call_id"]: e for e in events if e["type"] == "tool_end"}
+    assert set(ended) == {"call_capture", "call_ping", "call_analyze"}
+    assert not [e for e in events if e["type"] == "error"], events
+    final = next(r for r in scripted_llm.chat_requests if r.reply_index == 3)
+    [sent] = [m for m in final.messages if m.get("tool_call_id") == "call_analyze"]
+    result = json.loads(sent["content"])
+    assert result["status"] == "success" and result["matched"] == 4
+    rows = [(row[2], row[3], row[4]) for row in result["rows"]]
+    assert rows.count(("10.0.0.1", "10.0.0.2", "ICMP")) == 2
+    assert rows.count(("10.0.0.2", "10.0.0.1", "ICMP")) == 2
+    assert all("Echo (ping)" in row[5] for row in result["rows"])
