@@ -18,7 +18,16 @@ MAX_FILTER_VALUE = 32767
 """GNS3's bound for delays and jitters in milliseconds."""
 
 
+# An existing link by both ends. No docstring (it would become schema text) and short
+# descriptions: this object recurs in seven tools' schemas, sent with every model call.
 class LinkEnds(ToolArguments):
+    a: str = Field(min_length=1, description="Node at one end, e.g. 'PC1'.")
+    a_port: str = Field(min_length=1, description="Its port, e.g. 'e0'.")
+    b: str = Field(min_length=1, description="Node at the other end.")
+    b_port: str = Field(min_length=1, description="Its port.")
+
+
+class LinkToCreate(LinkEnds):
     a: str = Field(min_length=1, description="Name of the node at one end, e.g. 'PC1'.")
     a_port: str = Field(
         min_length=1,
@@ -28,13 +37,9 @@ class LinkEnds(ToolArguments):
     b: str = Field(min_length=1, description="Name of the node at the other end.")
     b_port: str = Field(min_length=1, description="Port of node b, e.g. 'e0'.")
 
-    def text(self) -> str:
-        """E.g. `PC1 e0 <-> Switch1 e0`, as asked."""
-        return f"{self.a} {self.a_port} <-> {self.b} {self.b_port}"
-
 
 class CreateLinksArgs(ToolArguments):
-    links: list[LinkEnds] = Field(
+    links: list[LinkToCreate] = Field(
         min_length=1, max_length=MAX_LINKS, description="The links to create, in order."
     )
 
