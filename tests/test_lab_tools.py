@@ -304,6 +304,10 @@ async def test_snapshot_restore_brings_back_a_deleted_node(gns3_project: Any) ->
         assert (await call(ctx, "create_nodes", {"nodes": nodes})).ok
         assert (await call(ctx, "create_links", {"links": [PC1_PC2]})).ok
         ctx.mode = TEACHING
+        idle = await call(ctx, "start_capture", {"link": PC1_PC2})
+        assert idle.result["error"] == (
+            "GNS3 refused: Cannot capture because there is no running device on this link"
+        )
         saved = await call(ctx, "create_snapshot", {"name": "start"})
         assert saved.ok and not saved.changed_lab and saved.result["snapshot"]["name"] == "start"
         twice = await call(ctx, "create_snapshot", {"name": "start"})
