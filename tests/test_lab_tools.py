@@ -22,7 +22,7 @@ import pytest
 from jupyter_gns3_copilot.capture import CaptureError, analyze_pcap
 from jupyter_gns3_copilot.capture.display_filter import compile_filter
 from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
 from jupyter_gns3_copilot.service import AgentService
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 from jupyter_gns3_copilot.tools import (
@@ -220,7 +220,9 @@ def replies(output: str) -> int:
 
 @pytest.mark.lab
 @pytest.mark.slow
-async def test_a_teaching_mode_capture_shows_arp_and_icmp(gns3_project: Any) -> None:
+async def test_a_teaching_mode_capture_shows_arp_and_icmp(
+    gns3_project: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     """Given two addressed VPCS behind a switch; in teaching mode a capture on PC1's link
     during a ping shows the ARP exchange and the ICMP echo requests and replies, while the
     capture runs and after it stopped, with tshark and with the Python decoder alike."""
@@ -258,6 +260,13 @@ async def test_a_teaching_mode_capture_shows_arp_and_icmp(gns3_project: Any) -> 
         assert len(requests) == 3 and all("Echo (ping) request" in r[3] for r in requests)
         assert len(answers) == 3 and all("Echo (ping) reply" in r[3] for r in answers)
         assert result["protocols"]["ICMP"] == 6
+        assert "Capture stream" not in caplog.text, "read from the file, not the stream"
+        # the running capture was read through GNS3's capture stream: the whole file
+        found = await gns3.find_link(gns3_project.project_id, "PC1", "e0", "Switch1", "e0")
+        streamed = await gns3.stream_capture(
+            gns3_project.project_id, found.link_id, max_bytes=1 << 20
+        )
+        assert streamed == await gns3.read_capture(gns3_project.project_id, found.link_id)
 
         stopped = await call(ctx, "stop_capture", {"link": link})
         assert stopped.ok, stopped.result
@@ -270,8 +279,9 @@ async def test_a_teaching_mode_capture_shows_arp_and_icmp(gns3_project: Any) -> 
         assert icmp_only.result["matched"] == 6 and icmp_only.result["shown"] == 2
         assert icmp_only.result["protocols"] == {"ICMP": 6}
 
+        with pytest.raises(GNS3Conflict, match="no active packet capture"):
+            await gns3.stream_capture(gns3_project.project_id, found.link_id, max_bytes=100)
         # the same real capture through the Python decoder
-        found = await gns3.find_link(gns3_project.project_id, "PC1", "e0", "Switch1", "e0")
         pcap = await gns3.read_capture(gns3_project.project_id, found.link_id)
         decoded = {}
         for decoder in DECODERS:

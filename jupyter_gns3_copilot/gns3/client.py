@@ -47,6 +47,9 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take (starting many nodes or restoring a snapshot takes a while)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for the TCP connection itself."""
+CAPTURE_QUIET = 0.3
+"""Seconds without new bytes after which a capture stream has sent all there was (GNS3
+sends the file in 8 KB chunks, then polls it every 0.1 s for more)."""
 
 _NO_OP_FILTER = {"frequency_drop": ["0"]}
 """A packet filter that drops nothing; as a string, because GNS3's controller discards a
@@ -176,10 +179,13 @@ class GNS3Client:
     def _can_renew(self) -> bool:
         return self._token_provider is not None or self._can_login
 
-    async def _send(self, method: str, path: str, json: Any, token: str | None) -> httpx.Response:
+    async def _send(
+        self, method: str, path: str, json: Any, token: str | None, *, stream: bool = False
+    ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            return await self._http.request(method, path, json=json, headers=headers)
+            request = self._http.build_request(method, path, json=json, headers=headers)
+            return await self._http.send(request, stream=stream)
         except httpx.ConnectTimeout as exc:
             raise GNS3Unreachable(
                 f"Cannot reach the GNS3 server at {self.url} (no answer to the connection "
@@ -282,18 +288,24 @@ class GNS3Client:
         json: Any = None,
         auth: bool = True,
         subjects: Sequence[_Subject] = (),
+        stream: bool = False,
     ) -> httpx.Response:
         """Send one request and return the successful response; raise a `GNS3Error` else.
 
         `subjects` names what the request is about, most general first (e.g. the project,
-        then the node) so that a 404 can say which one GNS3 did not find.
+        then the node) so that a 404 can say which one GNS3 did not find. With `stream`
+        the body is not read yet: the caller reads it and closes the response.
         """
         token = await self._current_token() if auth else None
-        response = await self._send(method, path, json, token)
+        response = await self._send(method, path, json, token, stream=stream)
         if response.status_code == 401 and auth and self._can_renew:
+            await response.aclose()
             token = await self._renewed_token(token)
-            response = await self._send(method, path, json, token)
+            response = await self._send(method, path, json, token, stream=stream)
         if response.is_error:
+            if stream:
+                await response.aread()
+                await response.aclose()
             raise self._error(response, subjects)
         return response
 
@@ -861,6 +873,49 @@ class GNS3Client:
             subjects=[("project", project_id), ("capture", link.capture_file_name)],
         )
         return response.content
+
+    async def stream_capture(
+        self,
+        project_id: str,
+        link_id: str,
+        *,
+        max_bytes: int,
+        quiet: float = CAPTURE_QUIET,
+    ) -> bytes:
+        """The link's RUNNING capture (pcap) as GNS3's capture stream serves it: the file
+        from its start, then new packets as they come; read until nothing came for
+        `quiet` seconds after the first bytes (all there was), `max_bytes` arrived, or
+        the client's `timeout` passed in all. The last packet may be cut off.
+
+        Raises `GNS3Conflict` when the link is not being captured (GNS3's 409).
+        """
+        response = await self._request(
+            "GET",
+            self._link_path(project_id, link_id, "/capture/stream"),
+            subjects=[("project", project_id), ("link", link_id)],
+            stream=True,
+        )
+        loop = asyncio.get_running_loop()
+        data = bytearray()
+        chunks = response.aiter_raw()
+        wait, deadline = self.timeout, loop.time() + self.timeout
+        try:
+            while len(data) < max_bytes and loop.time() < deadline:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), wait)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    break
+                data += chunk
+                wait = quiet
+        except httpx.TransportError as exc:
+            raise GNS3Unreachable(
+                f"The capture stream from GNS3 at {self.url} broke ({_transport_reason(exc)}).",
+                url=self.url,
+                detail=_transport_reason(exc),
+            ) from exc
+        finally:
+            await response.aclose()
+        return bytes(data[:max_bytes])
 
     # -- snapshots ---------------------------------------------------------------------
 

@@ -3,14 +3,17 @@ and `analyze_capture`, which returns a short decoded table, never raw bytes."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import Field
 
-from ..capture import CaptureError, analyze_pcap
-from ..gns3 import GNS3NotFound
+from ..capture import MAX_CAPTURE_BYTES, CaptureError, analyze_pcap
+from ..gns3 import GNS3Error, GNS3NotFound, Link
 from .base import ToolArguments, ToolContext, ToolError, ToolSpec
 from .link_tools import LinkEnds, find_link, link_text
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PACKETS = 50
 MAX_PACKETS = 1000
@@ -66,7 +69,7 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     link = await find_link(ctx, args.link)
     text = await link_text(ctx, link)
     try:
-        data = await ctx.until_aborted(ctx.gns3.read_capture(ctx.project_id, link.link_id))
+        data = await _read_capture(ctx, link)
     except GNS3NotFound as exc:
         if exc.kind != "capture":
             raise
@@ -96,6 +99,22 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     if cut:
         result["note"] = "only the first part of the capture was analysed (size bound)"
     return result
+
+
+async def _read_capture(ctx: ToolContext, link: Link) -> bytes:
+    """A running capture through GNS3's capture stream (it serves captures on any compute),
+    else, or when the stream fails (e.g. the capture just stopped), the capture file
+    through the project's files."""
+    if link.capturing:
+        try:
+            return await ctx.until_aborted(
+                ctx.gns3.stream_capture(
+                    ctx.project_id, link.link_id, max_bytes=MAX_CAPTURE_BYTES + 1
+                )
+            )
+        except GNS3Error as exc:
+            log.info("Capture stream of link %s failed (%s); reading the file", link.link_id, exc)
+    return await ctx.until_aborted(ctx.gns3.read_capture(ctx.project_id, link.link_id))
 
 
 SPECS = [
