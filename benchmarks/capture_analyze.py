@@ -9,9 +9,10 @@ and reply, ICMP echo request and reply each), 2 ms apart. Two figures per decode
   read the capture file through GNS3's API, decode, build the result), after the file
   was put in place of a real capture of a PC1 - PC2 link (skip with `--decode-only`).
 
-Prints medians over `--reps` runs and the machine's load average (tshark's time is
-mostly dissecting every packet: it grows with the load of a shared machine). The Python
-runs hide tshark from the decoder.
+Prints medians over `--reps` runs, the machine's load average and tshark's CPU time per
+run (its wall time is mostly dissecting every packet and grows with the load of a shared
+machine; the CPU time is what it takes on an idle core). The Python runs hide tshark
+from the decoder.
 
 Run: `.venv/bin/python benchmarks/capture_analyze.py [--packets 10000] [--reps 5]`
 """
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import io
 import os
+import resource
 import socket
 import statistics
 import tempfile
@@ -99,8 +101,17 @@ async def decode_figures(data: bytes, reps: int) -> None:
     for name in ("tshark", "python"):
         decoder(name)
         for label, options in cases.items():
+            before = _children_cpu()
             seconds = await median(lambda o=options: capture.analyze_pcap(data, **o), reps)
-            print(f"decode  {name:6} {label:12} {seconds * 1000:8.0f} ms")
+            tshark_cpu = (_children_cpu() - before) / (reps + 1)
+            cpu = f"  (tshark CPU {tshark_cpu * 1000:.0f} ms a run)" if name == "tshark" else ""
+            print(f"decode  {name:6} {label:12} {seconds * 1000:8.0f} ms{cpu}")
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) used by ended child processes (tshark) so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 async def tool_figures(lab: LabServer, data: bytes, reps: int) -> None:
