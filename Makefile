@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-DEBIAN_PACKAGES := vpcs chromium
+DEBIAN_PACKAGES := vpcs chromium tshark
 PYTEST_ARGS ?=
 CACHE_DIR ?= $(or $(GNS3_COPILOT_LAB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/jupyter_gns3_copilot)
 CHP_DIR := $(CACHE_DIR)/configurable-http-proxy
@@ -61,13 +61,16 @@ $(STAMP): pyproject.toml
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-# Debian packages: installed when running as root, otherwise a clear message.
+# Debian packages: installed when running as root, otherwise a clear message. tshark
+# decodes packet captures; its debconf question (may non-root users capture?) is answered
+# "no" beforehand: the copilot only reads capture files.
 system-deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "Installing Debian packages:$$missing"; \
+			echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 		else \
 			echo "Missing Debian packages:$$missing. Run: sudo apt-get install -y$$missing"; exit 1; \

@@ -244,6 +244,48 @@ async def test_ubridge_bridges_udp_and_captures(tmp_path: Path) -> None:
     assert read_pcap(pcap) == (1, [frame(MAC_B, MAC_A, b"ping"), frame(MAC_A, MAC_B, b"pong")])
 
 
+async def test_ubridge_applies_loss_delay_and_corruption_filters() -> None:
+    bridge = UBridge()
+    left, right = Node(), Node()
+    lport1, lport2 = udp_port(), udp_port()
+    try:
+        async with hypervisor(bridge.handlers(), bridge.reset) as hv:
+            await hv.send("bridge create br0")
+            await hv.send(f"bridge add_nio_udp br0 {lport1} 127.0.0.1 {left.port}")
+            await hv.send(f"bridge add_nio_udp br0 {lport2} 127.0.0.1 {right.port}")
+            await hv.send("bridge start br0")
+
+            added = await hv.send("bridge add_packet_filter br0 f0 packet_loss 100")
+            assert added[-1][:4] == "100-"
+            left.send(lport1, frame(MAC_B, MAC_A, b"lost"))
+            assert await right.receives_nothing()
+            await hv.send("bridge reset_packet_filters br0")
+            # gns3-server sends string values quoted; 0 drops nothing
+            await hv.send('bridge add_packet_filter br0 f0 frequency_drop "0"')
+            left.send(lport1, frame(MAC_B, MAC_A, b"kept"))
+            assert await right.receive() == frame(MAC_B, MAC_A, b"kept")
+
+            await hv.send("bridge add_packet_filter br0 f1 delay 60000 0")
+            left.send(lport1, frame(MAC_B, MAC_A, b"held for a minute"))
+            assert await right.receives_nothing()
+            assert (await hv.send("bridge delete_packet_filter br0 f1"))[-1][:4] == "100-"
+            assert (await hv.send("bridge delete_packet_filter br0 f1"))[-1][:4] == "206-"
+
+            await hv.send("bridge add_packet_filter br0 f2 corrupt 100")
+            sent = frame(MAC_B, MAC_A, b"intact?")
+            left.send(lport1, sent)
+            received = await right.receive()
+            assert len(received) == len(sent)
+            changed = [i for i, (a, b) in enumerate(zip(sent, received, strict=True)) if a != b]
+            assert len(changed) == 1 and changed[0] >= 14
+
+            assert (await hv.send("bridge add_packet_filter br0 f3 delay soon"))[-1][:4] == "209-"
+            await hv.send("bridge add_packet_filter br0 f4 bpf \"icmp\"")
+    finally:
+        left.close()
+        right.close()
+
+
 async def test_dynamips_switch_forwards_by_vlan_over_udp(tmp_path: Path) -> None:
     dynamips = Dynamips()
     nodes = {name: Node() for name in ("pc1", "pc2", "pc3", "trunk")}

@@ -48,6 +48,16 @@ CATALOGUE = [
     "run_config_commands",
     "run_vpcs_commands",
     "device_skills",
+    "start_capture",
+    "stop_capture",
+    "analyze_capture",
+    "list_snapshots",
+    "create_snapshot",
+    "restore_snapshot",
+    "delete_nodes",
+    "delete_links",
+    "set_link_state",
+    "set_link_filter",
 ]
 TEACHING_TOOLS = [
     "get_topology",
@@ -58,6 +68,11 @@ TEACHING_TOOLS = [
     "rename_nodes",
     "run_show_commands",
     "device_skills",
+    "start_capture",
+    "stop_capture",
+    "analyze_capture",
+    "list_snapshots",
+    "create_snapshot",
 ]
 ADDRESSES = {"PC1": "10.0.0.1", "PC2": "10.0.0.2", "PC3": "10.0.0.3"}
 NOWHERE = "http://127.0.0.1:9"
@@ -110,6 +125,11 @@ def test_the_catalogue_and_its_modes() -> None:
         "suspend_nodes",
         "reload_nodes",
         "rename_nodes",
+        "restore_snapshot",
+        "delete_nodes",
+        "delete_links",
+        "set_link_state",
+        "set_link_filter",
     }
 
 

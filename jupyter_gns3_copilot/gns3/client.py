@@ -47,6 +47,13 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take (starting many nodes or restoring a snapshot takes a while)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for the TCP connection itself."""
+CAPTURE_QUIET = 0.3
+"""Seconds without new bytes after which a capture stream has sent all there was (GNS3
+sends the file in 8 KB chunks, then polls it every 0.1 s for more)."""
+
+_NO_OP_FILTER = {"frequency_drop": ["0"]}
+"""A packet filter that drops nothing; as a string, because GNS3's controller discards a
+filter whose first value is the number 0 (see `GNS3Client._update_link`)."""
 
 TokenProvider = Callable[[bool], Awaitable[str]]
 """`provider(force)` -> a GNS3 JWT; `force=True` after GNS3 refused the last one."""
@@ -172,10 +179,13 @@ class GNS3Client:
     def _can_renew(self) -> bool:
         return self._token_provider is not None or self._can_login
 
-    async def _send(self, method: str, path: str, json: Any, token: str | None) -> httpx.Response:
+    async def _send(
+        self, method: str, path: str, json: Any, token: str | None, *, stream: bool = False
+    ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            return await self._http.request(method, path, json=json, headers=headers)
+            request = self._http.build_request(method, path, json=json, headers=headers)
+            return await self._http.send(request, stream=stream)
         except httpx.ConnectTimeout as exc:
             raise GNS3Unreachable(
                 f"Cannot reach the GNS3 server at {self.url} (no answer to the connection "
@@ -278,18 +288,24 @@ class GNS3Client:
         json: Any = None,
         auth: bool = True,
         subjects: Sequence[_Subject] = (),
+        stream: bool = False,
     ) -> httpx.Response:
         """Send one request and return the successful response; raise a `GNS3Error` else.
 
         `subjects` names what the request is about, most general first (e.g. the project,
-        then the node) so that a 404 can say which one GNS3 did not find.
+        then the node) so that a 404 can say which one GNS3 did not find. With `stream`
+        the body is not read yet: the caller reads it and closes the response.
         """
         token = await self._current_token() if auth else None
-        response = await self._send(method, path, json, token)
+        response = await self._send(method, path, json, token, stream=stream)
         if response.status_code == 401 and auth and self._can_renew:
+            await response.aclose()
             token = await self._renewed_token(token)
-            response = await self._send(method, path, json, token)
+            response = await self._send(method, path, json, token, stream=stream)
         if response.is_error:
+            if stream:
+                await response.aread()
+                await response.aclose()
             raise self._error(response, subjects)
         return response
 
@@ -714,7 +730,37 @@ class GNS3Client:
             subjects=[("project", project_id), ("link", link_id)],
         )
 
-    async def _update_link(self, project_id: str, link_id: str, changes: dict[str, Any]) -> Link:
+    async def find_link(
+        self, project_id: str, a_node: str, a_port: str, b_node: str, b_port: str
+    ) -> Link:
+        """The link between port `a_port` of `a_node` and port `b_port` of `b_node` (in
+        either order), named as `create_link` takes them.
+
+        Raises `GNS3NotFound` for an unknown node or port, and (kind "link") when no link
+        joins the two ports, listing the project's links (`PC1 e0 <-> Switch1 e0`).
+        """
+        nodes, links = await asyncio.gather(
+            self.list_nodes(project_id), self.list_links(project_id)
+        )
+        wanted = set()
+        for node_ref, port_ref in ((a_node, a_port), (b_node, b_port)):
+            node = await self._pick_node(project_id, nodes, node_ref)
+            port = node.find_port(port_ref)
+            wanted.add((node.node_id, port.adapter_number, port.port_number))
+        for link in links:
+            if {(e.node_id, e.adapter_number, e.port_number) for e in link.nodes} == wanted:
+                return link
+        project = Project(project_id=project_id, name="")
+        existing = [c.to_text() for c in Topology(project, nodes, links).connections]
+        asked = f"{a_node} {a_port} and {b_node} {b_port}"
+        raise GNS3NotFound(
+            f"No link between {asked}. Links: {'; '.join(existing) or 'none'}.",
+            kind="link",
+            name=asked,
+            available=existing,
+        )
+
+    async def _put_link(self, project_id: str, link_id: str, changes: dict[str, Any]) -> Link:
         data = await self._json(
             "PUT",
             self._link_path(project_id, link_id),
@@ -723,13 +769,54 @@ class GNS3Client:
         )
         return Link.model_validate(data)
 
+    async def _update_link(self, project_id: str, link_id: str, changes: dict[str, Any]) -> Link:
+        """PUT `changes` (`suspend`, `filters`) to the link, so that the node applying the
+        link's filters ends with no filter when the link ends with none.
+
+        GNS3 3.0.6's compute ignores a NIO update whose filters are empty (VPCS and
+        others keep the previous ones: resuming a link or removing its last filter left
+        the drop or loss filter in place). Then the link first gets `_NO_OP_FILTER`, a
+        filter that drops nothing, which the compute applies, and then no filter: the
+        controller reports none and the compute keeps the no-op until the link is
+        created again (project reopened).
+        """
+        before = await self.get_link(project_id, link_id)
+        suspended = changes.get("suspend", before.suspend)
+        filters = changes.get("filters", before.filters)
+        if not suspended and not filters and (before.suspend or before.filters):
+            await self._put_link(project_id, link_id, {**changes, "filters": _NO_OP_FILTER})
+            changes = {"filters": {}}
+        return await self._put_link(project_id, link_id, changes)
+
     async def suspend_link(self, project_id: str, link_id: str) -> Link:
         """Suspend a link (no traffic crosses it until resumed)."""
         return await self._update_link(project_id, link_id, {"suspend": True})
 
     async def resume_link(self, project_id: str, link_id: str) -> Link:
-        """Resume a suspended link."""
+        """Resume a suspended link (its packet filters, if any, apply again)."""
         return await self._update_link(project_id, link_id, {"suspend": False})
+
+    async def set_link_filters(
+        self, project_id: str, link_id: str, filters: dict[str, list[int]]
+    ) -> Link:
+        """Replace the link's packet filters by `filters` (`{}` removes them all), e.g.
+        `{"packet_loss": [30], "delay": [100, 10]}`: GNS3's types `frequency_drop`
+        [N], `packet_loss` [percent], `delay` [ms, jitter ms], `corrupt` [percent]. GNS3
+        drops a filter whose first value is 0. A suspended link keeps dropping everything
+        until resumed; its filters apply then.
+        """
+        return await self._update_link(project_id, link_id, {"filters": filters})
+
+    async def link_filter_types(self, project_id: str, link_id: str) -> list[str]:
+        """The filter types GNS3 can apply on this link: none when neither end is a node
+        type that filters (e.g. a link between two Ethernet switches), and then a
+        suspend has no effect on traffic either."""
+        data = await self._json(
+            "GET",
+            self._link_path(project_id, link_id, "/available_filters"),
+            subjects=[("project", project_id), ("link", link_id)],
+        )
+        return [str(item["type"]) for item in data]
 
     # -- packet capture ----------------------------------------------------------------
 
@@ -786,6 +873,49 @@ class GNS3Client:
             subjects=[("project", project_id), ("capture", link.capture_file_name)],
         )
         return response.content
+
+    async def stream_capture(
+        self,
+        project_id: str,
+        link_id: str,
+        *,
+        max_bytes: int,
+        quiet: float = CAPTURE_QUIET,
+    ) -> bytes:
+        """The link's RUNNING capture (pcap) as GNS3's capture stream serves it: the file
+        from its start, then new packets as they come; read until nothing came for
+        `quiet` seconds after the first bytes (all there was), `max_bytes` arrived, or
+        the client's `timeout` passed in all. The last packet may be cut off.
+
+        Raises `GNS3Conflict` when the link is not being captured (GNS3's 409).
+        """
+        response = await self._request(
+            "GET",
+            self._link_path(project_id, link_id, "/capture/stream"),
+            subjects=[("project", project_id), ("link", link_id)],
+            stream=True,
+        )
+        loop = asyncio.get_running_loop()
+        data = bytearray()
+        chunks = response.aiter_raw()
+        wait, deadline = self.timeout, loop.time() + self.timeout
+        try:
+            while len(data) < max_bytes and loop.time() < deadline:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), wait)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    break
+                data += chunk
+                wait = quiet
+        except httpx.TransportError as exc:
+            raise GNS3Unreachable(
+                f"The capture stream from GNS3 at {self.url} broke ({_transport_reason(exc)}).",
+                url=self.url,
+                detail=_transport_reason(exc),
+            ) from exc
+        finally:
+            await response.aclose()
+        return bytes(data[:max_bytes])
 
     # -- snapshots ---------------------------------------------------------------------
 

@@ -1,17 +1,33 @@
-"""Links: `create_links` by node and port names."""
+"""Links by node and port names: `create_links`, `delete_links`, `set_link_state`
+(suspend / resume) and `set_link_filter` (packet loss, delay, jitter, corruption)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from ..gns3 import GNS3Error
+from ..gns3 import GNS3Error, Link
 from ..gns3.topology import resolve_link_end
-from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec, summary_status
+from .base import ToolAborted, ToolArguments, ToolContext, ToolError, ToolSpec, summary_status
+
+MAX_LINKS = 100
+"""Links one call may create, delete or change."""
+MAX_FILTER_VALUE = 32767
+"""GNS3's bound for delays and jitters in milliseconds."""
 
 
-class LinkToCreate(ToolArguments):
+# An existing link by both ends. No docstring (it would become schema text) and short
+# descriptions: this object recurs in seven tools' schemas, sent with every model call.
+class LinkEnds(ToolArguments):
+    a: str = Field(min_length=1, description="Node at one end, e.g. 'PC1'.")
+    a_port: str = Field(min_length=1, description="Its port, e.g. 'e0'.")
+    b: str = Field(min_length=1, description="Node at the other end.")
+    b_port: str = Field(min_length=1, description="Its port.")
+
+
+class LinkToCreate(LinkEnds):
     a: str = Field(min_length=1, description="Name of the node at one end, e.g. 'PC1'.")
     a_port: str = Field(
         min_length=1,
@@ -24,37 +40,178 @@ class LinkToCreate(ToolArguments):
 
 class CreateLinksArgs(ToolArguments):
     links: list[LinkToCreate] = Field(
-        min_length=1, max_length=100, description="The links to create, in order."
+        min_length=1, max_length=MAX_LINKS, description="The links to create, in order."
+    )
+
+
+class LinksArgs(ToolArguments):
+    links: list[LinkEnds] = Field(
+        min_length=1,
+        max_length=MAX_LINKS,
+        description="The links, each named by both ends as create_links names them.",
+    )
+
+
+class LinkStateArgs(LinksArgs):
+    state: Literal["up", "down"] = Field(
+        description="'down' suspends the links (no traffic crosses them, like a pulled "
+        "cable), 'up' resumes them."
+    )
+
+
+class LinkFilterArgs(ToolArguments):
+    link: LinkEnds = Field(description="The link, named by both ends.")
+    packet_loss: int = Field(
+        default=0, ge=0, le=100, description="Percent chance that a packet is lost (0 = off)."
+    )
+    delay_ms: int = Field(
+        default=0, ge=0, le=MAX_FILTER_VALUE, description="Added latency in ms (0 = off)."
+    )
+    jitter_ms: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_FILTER_VALUE,
+        description="Latency varies by up to +/- this many ms; needs delay_ms.",
+    )
+    corrupt: int = Field(
+        default=0, ge=0, le=100, description="Percent chance that a packet is corrupted (0 = off)."
+    )
+
+    @model_validator(mode="after")
+    def _jitter_needs_delay(self) -> LinkFilterArgs:
+        if self.jitter_ms and not self.delay_ms:
+            raise ValueError("jitter_ms needs a delay_ms above 0")
+        return self
+
+    def filters(self) -> dict[str, list[int]]:
+        """The GNS3 filters these arguments ask for (off ones left out)."""
+        filters: dict[str, list[int]] = {}
+        if self.packet_loss:
+            filters["packet_loss"] = [self.packet_loss]
+        if self.delay_ms:
+            filters["delay"] = [self.delay_ms, self.jitter_ms]
+        if self.corrupt:
+            filters["corrupt"] = [self.corrupt]
+        return filters
+
+
+async def link_text(ctx: ToolContext, link: Link) -> str:
+    """The link as `PC1 e0 <-> Switch1 e0` (node names fetched again if one is new)."""
+    nodes = {node.node_id: node for node in await ctx.nodes()}
+    if any(end.node_id not in nodes for end in link.nodes):
+        nodes = {node.node_id: node for node in await ctx.nodes(refresh=True)}
+    return " <-> ".join(resolve_link_end(end, nodes).to_text() for end in link.nodes)
+
+
+async def find_link(ctx: ToolContext, ends: LinkEnds) -> Link:
+    """The project's link between the two named ports; `GNS3NotFound` naming what exists."""
+    return await ctx.until_aborted(
+        ctx.gns3.find_link(ctx.project_id, ends.a, ends.a_port, ends.b, ends.b_port)
     )
 
 
 async def create_links(ctx: ToolContext, args: CreateLinksArgs) -> dict[str, Any]:
     """Create each link; unknown nodes or ports and ports already in use fail alone."""
     report = ctx.reporter("create_links")
+
+    async def create(ends: LinkEnds) -> dict[str, Any]:
+        link = await ctx.until_aborted(
+            ctx.gns3.create_link(ctx.project_id, ends.a, ends.a_port, ends.b, ends.b_port)
+        )
+        text = await link_text(ctx, link)
+        report(f"linked {text}")
+        return {"link": text}
+
+    return await _each_link(ctx, args.links, create, "created")
+
+
+async def delete_links(ctx: ToolContext, args: LinksArgs) -> dict[str, Any]:
+    """Delete each link; an unknown link fails alone, listing the links that exist."""
+    report = ctx.reporter("delete_links")
+
+    async def delete(ends: LinkEnds) -> dict[str, Any]:
+        link = await find_link(ctx, ends)
+        text = await link_text(ctx, link)
+        await ctx.until_aborted(ctx.gns3.delete_link(ctx.project_id, link.link_id))
+        report(f"deleted {text}")
+        return {"link": text}
+
+    return await _each_link(ctx, args.links, delete, "deleted")
+
+
+async def set_link_state(ctx: ToolContext, args: LinkStateArgs) -> dict[str, Any]:
+    """Suspend ('down') or resume ('up') each link through GNS3's link suspend."""
+    change = ctx.gns3.suspend_link if args.state == "down" else ctx.gns3.resume_link
+
+    async def apply(ends: LinkEnds) -> dict[str, Any]:
+        link = await find_link(ctx, ends)
+        entry: dict[str, Any] = {"link": await link_text(ctx, link)}
+        if not await ctx.until_aborted(ctx.gns3.link_filter_types(ctx.project_id, link.link_id)):
+            raise ToolError(
+                "GNS3 cannot suspend this link: neither end is a node type that filters "
+                "traffic (e.g. two switches); suspend a link to a PC or router instead."
+            )
+        updated = await ctx.until_aborted(change(ctx.project_id, link.link_id))
+        entry["state"] = "down" if updated.suspend else "up"
+        if updated.filters and not updated.suspend:
+            entry["filters"] = updated.filters
+        return entry
+
+    return await _each_link(ctx, args.links, apply, "changed")
+
+
+async def set_link_filter(ctx: ToolContext, args: LinkFilterArgs) -> dict[str, Any]:
+    """Set the link's packet filters to exactly the ones asked (all 0: remove them)."""
+    link = await find_link(ctx, args.link)
+    text = await link_text(ctx, link)
+    available = await ctx.until_aborted(ctx.gns3.link_filter_types(ctx.project_id, link.link_id))
+    filters = args.filters()
+    missing = sorted(set(filters) - set(available))
+    if missing:
+        raise ToolError(
+            f"GNS3 cannot apply {', '.join(missing)} on {text}"
+            + (
+                f" (it offers {', '.join(available)})."
+                if available
+                else ": neither end is a node type that filters traffic (e.g. two switches)."
+            )
+        )
+    updated = await ctx.until_aborted(
+        ctx.gns3.set_link_filters(ctx.project_id, link.link_id, filters)
+    )
+    result: dict[str, Any] = {
+        "status": "success",
+        "link": text,
+        "filters": updated.filters,
+        "state": "down" if updated.suspend else "up",
+    }
+    if updated.suspend:
+        result["note"] = "the link is down (suspended); the filters apply once it is up"
+    return result
+
+
+async def _each_link(
+    ctx: ToolContext,
+    requests: list[LinkEnds],
+    action: Callable[[LinkEnds], Awaitable[dict[str, Any]]],
+    done: str,
+) -> dict[str, Any]:
+    """Run `action` on each requested link in order; failures and aborts stay per link."""
     results: list[dict[str, Any]] = []
-    for request in args.links:
-        asked = request.model_dump()
+    for ends in requests:
+        asked = ends.model_dump()
         if ctx.aborted:
-            results.append({**asked, "status": "aborted", "error": "not created: aborted"})
+            results.append({**asked, "status": "aborted", "error": f"not {done}: aborted"})
             continue
         try:
-            link = await ctx.until_aborted(
-                ctx.gns3.create_link(
-                    ctx.project_id, request.a, request.a_port, request.b, request.b_port
-                )
-            )
+            entry = await action(ends)
         except ToolAborted:
-            results.append({**asked, "status": "aborted", "error": "not created: aborted"})
+            results.append({**asked, "status": "aborted", "error": f"not {done}: aborted"})
             continue
-        except GNS3Error as exc:
+        except (GNS3Error, ToolError) as exc:
             results.append({**asked, "status": "failed", "error": str(exc)})
             continue
-        nodes = {node.node_id: node for node in await ctx.nodes()}
-        if any(end.node_id not in nodes for end in link.nodes):
-            nodes = {node.node_id: node for node in await ctx.nodes(refresh=True)}
-        ends = " <-> ".join(resolve_link_end(end, nodes).to_text() for end in link.nodes)
-        report(f"linked {ends}")
-        results.append({**asked, "status": "success", "link": ends})
+        results.append({**asked, "status": "success", **entry})
     return {"status": summary_status([r["status"] for r in results]), "links": results}
 
 
@@ -68,5 +225,32 @@ SPECS = [
         args_model=CreateLinksArgs,
         run=create_links,
         changes_lab=True,
-    )
+    ),
+    ToolSpec(
+        name="delete_links",
+        description="Delete links, each named by both ends (e.g. PC1 e0 and Switch1 e0).",
+        args_model=LinksArgs,
+        run=delete_links,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="set_link_state",
+        description=(
+            "Take links down (suspend: no traffic crosses, like a pulled cable) or bring "
+            "them up again, e.g. for a troubleshooting exercise."
+        ),
+        args_model=LinkStateArgs,
+        run=set_link_state,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="set_link_filter",
+        description=(
+            "Inject faults on a link: packet loss %, delay and jitter in ms, corruption %. "
+            "Replaces the link's filters; all 0 removes them."
+        ),
+        args_model=LinkFilterArgs,
+        run=set_link_filter,
+        changes_lab=True,
+    ),
 ]

@@ -26,6 +26,13 @@ TEACHING_TOOLS = frozenset(
         "rename_nodes",
         "run_show_commands",
         "device_skills",
+        # Seed 000's PacketCapture: watching traffic changes nothing in the lab.
+        "start_capture",
+        "stop_capture",
+        "analyze_capture",
+        # Saving the lab's state changes nothing in it either; restoring one does.
+        "list_snapshots",
+        "create_snapshot",
     }
 )
 LAB_AUTOMATION_TOOLS = TEACHING_TOOLS | {
@@ -34,6 +41,11 @@ LAB_AUTOMATION_TOOLS = TEACHING_TOOLS | {
     "reload_nodes",
     "run_config_commands",
     "run_vpcs_commands",
+    "restore_snapshot",
+    "delete_nodes",
+    "delete_links",
+    "set_link_state",
+    "set_link_filter",
 }
 
 MODE_TOOLS: Mapping[str, frozenset[str]] = {
@@ -42,9 +54,10 @@ MODE_TOOLS: Mapping[str, frozenset[str]] = {
 }
 MODE_DESCRIPTIONS: Mapping[str, str] = {
     TEACHING: "diagnose and teach: read the lab, build it, start nodes, run diagnostic "
-    "commands; never change a device's configuration",
+    "commands, capture packets, save snapshots; never change a device's configuration",
     LAB_AUTOMATION: "full lab automation: everything of teaching_assistant plus stopping, "
-    "suspending and reloading nodes and configuring devices",
+    "suspending, reloading and deleting nodes, deleting links, link faults, restoring "
+    "snapshots and configuring devices",
 }
 
 

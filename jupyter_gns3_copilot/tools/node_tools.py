@@ -1,4 +1,5 @@
-"""Nodes: create, start (waiting for the console prompt), stop, suspend, reload, rename.
+"""Nodes: create, start (waiting for the console prompt), stop, suspend, reload, rename,
+delete.
 
 Every tool here answers per node, in the order asked, with `status` success / failed /
 aborted (or partial_success: started, but the console never showed its prompt), so one
@@ -62,6 +63,21 @@ class NodeNamesArgs(ToolArguments):
         description="Names of the nodes, e.g. ['PC1', 'R1'], or ['*'] for every node of "
         "the project.",
     )
+
+
+class DeleteNodesArgs(ToolArguments):
+    nodes: list[str] = Field(
+        min_length=1,
+        max_length=50,
+        description="Names of the nodes to delete, e.g. ['PC3']; their links go with them.",
+    )
+
+    @field_validator("nodes")
+    @classmethod
+    def _named(cls, names: list[str]) -> list[str]:
+        if "*" in names:
+            raise ValueError("name each node to delete; '*' is not accepted here")
+        return names
 
 
 class NodeRename(ToolArguments):
@@ -290,6 +306,13 @@ async def reload_nodes(ctx: ToolContext, args: NodeNamesArgs) -> dict[str, Any]:
     )
 
 
+async def delete_nodes(ctx: ToolContext, args: DeleteNodesArgs) -> dict[str, Any]:
+    """Delete the nodes (and their links)."""
+    return await _act_on_nodes(
+        ctx, args.nodes, tool="delete_nodes", action=ctx.gns3.delete_node, done="deleted"
+    )
+
+
 # -- rename -------------------------------------------------------------------------------
 
 
@@ -380,6 +403,13 @@ SPECS = [
         ),
         args_model=RenameNodesArgs,
         run=rename_nodes,
+        changes_lab=True,
+    ),
+    ToolSpec(
+        name="delete_nodes",
+        description="Delete nodes by name, with their links. Cannot be undone (see snapshots).",
+        args_model=DeleteNodesArgs,
+        run=delete_nodes,
         changes_lab=True,
     ),
 ]

@@ -12,7 +12,15 @@ from pydantic import ValidationError
 
 from ..console import ConsoleError
 from ..gns3 import GNS3Error
-from . import command_tools, link_tools, node_tools, skill_tools, topology_tools
+from . import (
+    capture_tools,
+    command_tools,
+    link_tools,
+    node_tools,
+    skill_tools,
+    snapshot_tools,
+    topology_tools,
+)
 from .base import ToolAborted, ToolContext, ToolError, ToolOutcome, ToolResult, ToolSpec
 from .modes import MODE_TOOLS, check_mode, mode_allows, refusal
 
@@ -32,10 +40,28 @@ _CATALOGUE_ORDER = (
     "run_config_commands",
     "run_vpcs_commands",
     "device_skills",
+    "start_capture",
+    "stop_capture",
+    "analyze_capture",
+    "list_snapshots",
+    "create_snapshot",
+    "restore_snapshot",
+    "delete_nodes",
+    "delete_links",
+    "set_link_state",
+    "set_link_filter",
 )
 _SPECS = {
     spec.name: spec
-    for module in (topology_tools, node_tools, link_tools, command_tools, skill_tools)
+    for module in (
+        topology_tools,
+        node_tools,
+        link_tools,
+        command_tools,
+        skill_tools,
+        capture_tools,
+        snapshot_tools,
+    )
     for spec in module.SPECS
 }
 TOOLS: dict[str, ToolSpec] = {name: _SPECS[name] for name in _CATALOGUE_ORDER}

@@ -3,15 +3,20 @@
 Usage: ``ubridge -v`` prints the version; ``ubridge -H [host:]port`` runs the hypervisor
 on 127.0.0.1:port. A bridge joins two UDP NIOs: every frame received on one NIO's local
 port is sent to the other NIO's remote address, and written to the capture file when a
-capture runs. Packet filters are accepted; only ``frequency_drop`` (which gns3-server
-uses to suspend a link) is applied, the others (loss, delay, corruption, BPF) are not.
-Host-interface NIOs (Cloud/NAT nodes) are refused.
+capture runs. Packet filters are applied in the order added, as uBridge does:
+``frequency_drop N`` (-1 drops everything: gns3-server's link suspend; N > 0 every Nth
+frame; 0 nothing), ``packet_loss PERCENT``, ``delay LATENCY_MS [JITTER_MS]`` and
+``corrupt PERCENT`` (one byte of the frame's payload flipped). ``bpf`` filters are accepted
+and not applied (no BPF engine here). Host-interface NIOs (Cloud/NAT nodes) are refused.
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .pcap import PcapWriter, linktype
 from .protocol import (
@@ -26,18 +31,73 @@ from .protocol import (
 )
 
 VERSION = "0.9.18"
+_NUMERIC_FILTERS = {
+    "frequency_drop": (1, 1),
+    "packet_loss": (1, 1),
+    "delay": (1, 2),
+    "corrupt": (1, 1),
+}
+"""Filter types applied here, with their (least, most) integer arguments."""
+_ETHERNET_HEADER = 14
+
+
+@dataclass
+class PacketFilter:
+    """One named packet filter of a bridge: its type, arguments and frames seen."""
+
+    kind: str
+    values: list[int] = field(default_factory=list)
+    seen: int = 0
+
+    @classmethod
+    def parse(cls, kind: str, args: list[str]) -> PacketFilter:
+        """A filter from ``add_packet_filter`` arguments; BPF and unknown types keep none."""
+        if kind not in _NUMERIC_FILTERS:
+            return cls(kind)
+        least, most = _NUMERIC_FILTERS[kind]
+        if not least <= len(args) <= most:
+            raise CommandError(f"filter {kind} takes {least} to {most} integer arguments")
+        try:
+            return cls(kind, [int(value) for value in args])
+        except ValueError:
+            raise CommandError(f"filter {kind} takes integer arguments, not {args}") from None
+
+    def drops(self) -> bool:
+        """Whether this frame is dropped (frequency drop, packet loss)."""
+        self.seen += 1
+        if self.kind == "frequency_drop":
+            every = self.values[0]
+            return every == -1 or (every > 0 and self.seen % every == 0)
+        if self.kind == "packet_loss":
+            return random.uniform(0, 100) < self.values[0]
+        return False
+
+    def delay(self) -> float:
+        """Seconds this filter holds the frame (latency +/- jitter, never negative)."""
+        if self.kind != "delay":
+            return 0.0
+        latency, jitter = self.values[0], self.values[1] if len(self.values) > 1 else 0
+        return max(0.0, latency + random.uniform(-jitter, jitter)) / 1000
+
+    def corrupt(self, frame: bytes) -> bytes:
+        """The frame, with one payload byte flipped at the filter's chance."""
+        if self.kind != "corrupt" or len(frame) <= _ETHERNET_HEADER:
+            return frame
+        if random.uniform(0, 100) >= self.values[0]:
+            return frame
+        index = random.randrange(_ETHERNET_HEADER, len(frame))
+        return frame[:index] + bytes([frame[index] ^ 0xFF]) + frame[index + 1 :]
 
 
 class Bridge:
-    """Two UDP NIOs joined back to back, with optional capture and frequency-drop filters."""
+    """Two UDP NIOs joined back to back, with optional capture and packet filters."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.nios: list[UdpNio] = []
         self.running = False
         self.capture: PcapWriter | None = None
-        self.filters: dict[str, list[str]] = {}
-        self._seen = 0
+        self.filters: dict[str, PacketFilter] = {}
 
     def add_nio(self, nio: UdpNio) -> None:
         """Attach a NIO (at most two)."""
@@ -48,22 +108,25 @@ class Bridge:
         self.nios.append(nio)
 
     def forward(self, source: UdpNio, frame: bytes) -> None:
-        """Pass a frame from one NIO to the other (when started and not dropped)."""
-        if not self.running or len(self.nios) != 2 or self._dropped():
+        """Pass a frame from one NIO to the other through the filters, when started."""
+        if not self.running or len(self.nios) != 2:
             return
+        delay = 0.0
+        for packet_filter in list(self.filters.values()):
+            if packet_filter.drops():
+                return
+            delay += packet_filter.delay()
+            frame = packet_filter.corrupt(frame)
+        target = self.nios[1] if source is self.nios[0] else self.nios[0]
+        if delay > 0:
+            asyncio.get_running_loop().call_later(delay, self._send, target, frame)
+        else:
+            self._send(target, frame)
+
+    def _send(self, target: UdpNio, frame: bytes) -> None:
         if self.capture is not None:
             self.capture.write(frame)
-        target = self.nios[1] if source is self.nios[0] else self.nios[0]
         target.send(frame)
-
-    def _dropped(self) -> bool:
-        self._seen += 1
-        for kind, values in self.filters.items():
-            if kind == "frequency_drop" and values:
-                every = int(values[0])
-                if every == -1 or (every > 0 and self._seen % every == 0):
-                    return True
-        return False
 
     def stop_capture(self) -> None:
         if self.capture is not None:
@@ -196,12 +259,14 @@ class UBridge:
     async def add_packet_filter(self, args: list[str]) -> Reply:
         expect_args(args, 3, None, "bridge add_packet_filter <name> <filter_name> <type> [args]")
         bridge = self._bridge(args[0])
-        bridge.filters[args[2]] = args[3:]
+        bridge.filters[args[1]] = PacketFilter.parse(args[2], args[3:])
         return f"filter '{args[1]}' added to bridge '{bridge.name}'"
 
     async def delete_packet_filter(self, args: list[str]) -> Reply:
         expect_args(args, 2, 2, "bridge delete_packet_filter <name> <filter_name>")
-        self._bridge(args[0])
+        bridge = self._bridge(args[0])
+        if bridge.filters.pop(args[1], None) is None:
+            raise CommandError(f"filter '{args[1]}' doesn't exist", ERR_NOT_FOUND)
         return f"filter '{args[1]}' deleted"
 
     async def reset_packet_filters(self, args: list[str]) -> Reply:

@@ -1,0 +1,145 @@
+"""Packet capture on a link (seed 000's PacketCapture): `start_capture`, `stop_capture`
+and `analyze_capture`, which returns a short decoded table, never raw bytes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import Field
+
+from ..capture import MAX_CAPTURE_BYTES, CaptureError, analyze_pcap
+from ..gns3 import GNS3Error, GNS3NotFound, Link
+from .base import ToolArguments, ToolContext, ToolError, ToolSpec
+from .link_tools import LinkEnds, find_link, link_text
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PACKETS = 50
+MAX_PACKETS = 1000
+MAX_FILTER_CHARS = 300
+
+
+class CaptureArgs(ToolArguments):
+    link: LinkEnds = Field(description="The link, named by both ends as create_links names them.")
+
+
+class AnalyzeCaptureArgs(CaptureArgs):
+    display_filter: str | None = Field(
+        default=None,
+        max_length=MAX_FILTER_CHARS,
+        description="Wireshark display filter, e.g. 'icmp', 'arp or icmp', "
+        "'ip.addr == 10.0.0.1'; omit for every packet.",
+    )
+    limit: int = Field(
+        default=DEFAULT_PACKETS,
+        ge=1,
+        le=MAX_PACKETS,
+        description="Most packets listed (the first ones matching); the protocol counts "
+        "cover every matching packet.",
+    )
+
+
+async def start_capture(ctx: ToolContext, args: CaptureArgs) -> dict[str, Any]:
+    """Start capturing the link's packets (a node on the link must be started)."""
+    link = await find_link(ctx, args.link)
+    text = await link_text(ctx, link)
+    if link.capturing:
+        return {"status": "success", "link": text, "note": "the link was already being captured"}
+    await ctx.until_aborted(ctx.gns3.start_capture(ctx.project_id, link.link_id))
+    return {
+        "status": "success",
+        "link": text,
+        "note": "capturing; generate traffic, then call analyze_capture (running or stopped)",
+    }
+
+
+async def stop_capture(ctx: ToolContext, args: CaptureArgs) -> dict[str, Any]:
+    """Stop the link's capture; what was captured stays readable by analyze_capture."""
+    link = await find_link(ctx, args.link)
+    text = await link_text(ctx, link)
+    if not link.capturing:
+        raise ToolError(f"{text} is not being captured.")
+    await ctx.until_aborted(ctx.gns3.stop_capture(ctx.project_id, link.link_id))
+    return {"status": "success", "link": text}
+
+
+async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[str, Any]:
+    """Decode the link's latest capture (running or stopped) into a short table."""
+    link = await find_link(ctx, args.link)
+    text = await link_text(ctx, link)
+    try:
+        data = await _read_capture(ctx, link)
+    except GNS3NotFound as exc:
+        if exc.kind != "capture":
+            raise
+        raise ToolError(f"{text} has no packet capture; call start_capture first.") from None
+    try:
+        analysis, cut = await ctx.until_aborted(
+            analyze_pcap(data, display_filter=args.display_filter, limit=args.limit)
+        )
+    except CaptureError as exc:
+        raise ToolError(str(exc)) from None
+    result: dict[str, Any] = {
+        "status": "success",
+        "link": text,
+        "capturing": link.capturing,
+        "decoder": analysis.decoder,
+        "matched": analysis.matched,
+        "shown": analysis.shown,
+        "protocols": analysis.protocols,
+        "columns": ["no", "time", "source", "destination", "protocol", "info"],
+        "rows": [
+            [row.no, row.time, row.source, row.destination, row.protocol, row.info]
+            for row in analysis.packets
+        ],
+    }
+    if args.display_filter:
+        result["display_filter"] = args.display_filter
+    if cut:
+        result["note"] = "only the first part of the capture was analysed (size bound)"
+    return result
+
+
+async def _read_capture(ctx: ToolContext, link: Link) -> bytes:
+    """A running capture through GNS3's capture stream (it serves captures on any compute),
+    else, or when the stream fails (e.g. the capture just stopped), the capture file
+    through the project's files."""
+    if link.capturing:
+        try:
+            return await ctx.until_aborted(
+                ctx.gns3.stream_capture(
+                    ctx.project_id, link.link_id, max_bytes=MAX_CAPTURE_BYTES + 1
+                )
+            )
+        except GNS3Error as exc:
+            log.info("Capture stream of link %s failed (%s); reading the file", link.link_id, exc)
+    return await ctx.until_aborted(ctx.gns3.read_capture(ctx.project_id, link.link_id))
+
+
+SPECS = [
+    ToolSpec(
+        name="start_capture",
+        description=(
+            "Start a packet capture on a link (like Wireshark on that cable). A node on the "
+            "link must be running. Read it with analyze_capture."
+        ),
+        args_model=CaptureArgs,
+        run=start_capture,
+    ),
+    ToolSpec(
+        name="stop_capture",
+        description="Stop a link's packet capture; it stays readable with analyze_capture.",
+        args_model=CaptureArgs,
+        run=stop_capture,
+    ),
+    ToolSpec(
+        name="analyze_capture",
+        description=(
+            "Decode a link's capture (running or stopped) into a table: time (s since the "
+            "first packet), source, destination, protocol, info, plus counts per protocol."
+        ),
+        args_model=AnalyzeCaptureArgs,
+        run=analyze_capture,
+    ),
+]
