@@ -81,6 +81,7 @@ class ChatStreamHandler(EventStreamHandler):
             temperature=request.temperature,
             max_iterations=request.max_iterations,
             max_tool_calls=request.max_tool_calls,
+            max_execution_time_seconds=request.max_execution_time_seconds,
             heartbeat_interval=app.heartbeat_interval or None,
         )
         with app.project_users.using(project_id, user_id):
