@@ -432,9 +432,11 @@ class CopilotMagics(Magics):
         svg = copilot.topology("svg")
         text = copilot.topology("text")
         if _in_kernel(self.shell) and not options.quiet:
-            from IPython.display import SVG, display
+            from IPython.display import display
 
-            display(SVG(data=svg))
+            # HTML first: JupyterLab puts it inline, where the drawing takes the theme's
+            # colours; its image/svg+xml renderer uses an <img> (light fallback colours).
+            display({"text/html": svg, "image/svg+xml": svg}, raw=True)
         print(text)
         return None
 

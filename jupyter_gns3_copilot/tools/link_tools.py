@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import Field
 
 from ..gns3 import GNS3Error
-from ..gns3.topology import resolve_link_end
+from ..gns3.topology import natural_key, resolve_link_end
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec, summary_status
+from .placement import follows_layout, relayout
 
 
 class LinkToCreate(ToolArguments):
@@ -29,8 +30,11 @@ class CreateLinksArgs(ToolArguments):
 
 
 async def create_links(ctx: ToolContext, args: CreateLinksArgs) -> dict[str, Any]:
-    """Create each link; unknown nodes or ports and ports already in use fail alone."""
+    """Create each link; unknown nodes or ports and ports already in use fail alone. A lab
+    that followed the drawing's layout is laid out again (`placement`), its moved nodes
+    listed in `moved`."""
     report = ctx.reporter("create_links")
+    keep_laid_out = follows_layout(await ctx.gns3.get_topology(ctx.project_id))
     results: list[dict[str, Any]] = []
     for request in args.links:
         asked = request.model_dump()
@@ -55,7 +59,15 @@ async def create_links(ctx: ToolContext, args: CreateLinksArgs) -> dict[str, Any
         ends = " <-> ".join(resolve_link_end(end, nodes).to_text() for end in link.nodes)
         report(f"linked {ends}")
         results.append({**asked, "status": "success", "link": ends})
-    return {"status": summary_status([r["status"] for r in results]), "links": results}
+    answer: dict[str, Any] = {
+        "status": summary_status([r["status"] for r in results]),
+        "links": results,
+    }
+    if keep_laid_out and not ctx.aborted and any(r["status"] == "success" for r in results):
+        moved = await relayout(ctx)
+        if moved:
+            answer["moved"] = sorted(moved, key=natural_key)
+    return answer
 
 
 SPECS = [
