@@ -11,7 +11,9 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
   JSON text stored in the history);
 - `error` with a readable message (model errors explained by `describe_model_error`; a
   second turn on a session that is still streaming; the turn stopping at
-  `max_iterations` with tools left unrun);
+  `max_iterations` with tools left unrun; the turn stopped at
+  `max_execution_time_seconds`, like an abort: a running tool cancelled, results
+  `{"status": "aborted"}`);
 - `abort` when the user aborted the turn; `heartbeat` after `heartbeat_interval` seconds
   without any other event (render nothing);
 - `done`, always last; after a model turn it carries the turn's `statistics` (its own
@@ -251,6 +253,7 @@ class AgentService:
         temperature: float | None = None,
         max_iterations: int | None = None,
         max_tool_calls: int | None = None,
+        max_execution_time_seconds: int | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
@@ -258,7 +261,8 @@ class AgentService:
         `llm` says which model to call (with its API key, kept in memory), `title_llm`
         which one names a new session (None: `llm`, without tools); `mode` the
         copilot mode (default: the service's); `temperature`, `max_iterations` (1-100,
-        default 20) and `max_tool_calls` (1-50, default unlimited) apply to this turn only
+        default 20), `max_tool_calls` (1-50, default unlimited) and
+        `max_execution_time_seconds` (1-3600, default none) apply to this turn only
         (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. Yields event dicts
         (module docstring); invalid parameters, an unknown or foreign session, a session
         already streaming and any failure give an `error` event, then `done`.
@@ -272,6 +276,7 @@ class AgentService:
             given = {
                 "max_iterations": max_iterations,
                 "max_tool_calls": max_tool_calls,
+                "max_execution_time_seconds": max_execution_time_seconds,
                 "temperature": temperature,
             }
             limits = TurnLimits(**{key: value for key, value in given.items() if value is not None})
@@ -378,7 +383,14 @@ class AgentService:
             turn.stats.user_message()
             inputs = turn_input(user_message(message, message_id), session_id, limits)
             async with aclosing(
-                self._stream_graph(inputs, config, context, turn, heartbeat_interval)
+                self._stream_graph(
+                    inputs,
+                    config,
+                    context,
+                    turn,
+                    heartbeat_interval,
+                    limits.max_execution_time_seconds,
+                )
             ) as events:
                 async for event in events:
                     yield event
@@ -394,10 +406,23 @@ class AgentService:
         context: AgentContext,
         turn: _Turn,
         heartbeat_interval: float | None,
+        time_limit: int | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
+        from .agent.prompts import time_limit_notice
+
         queue: asyncio.Queue[Any] = asyncio.Queue()
         loop = asyncio.get_running_loop()
         last_sent = [loop.time()]
+        timed_out = asyncio.Event()
+
+        def time_is_up() -> None:
+            # The limit stops the turn the way the user's abort does (the same flag), so
+            # a running tool is cancelled and the history repaired the same way.
+            if not context.abort.is_set():
+                timed_out.set()
+                context.abort.set()
+
+        timer = loop.call_later(time_limit, time_is_up) if time_limit else None
 
         async def run_graph() -> None:
             try:
@@ -447,6 +472,8 @@ class AgentService:
                     last_sent[0] = loop.time()
                     yield event
         finally:
+            if timer is not None:
+                timer.cancel()
             heart.cancel()
             if not runner.done():
                 runner.cancel()
@@ -455,6 +482,8 @@ class AgentService:
             await asyncio.shield(self._end_turn(config, turn, unread))
         if error is not None:
             yield _event(ErrorEvent(session_id=session_id, error=_error_text(error)))
+        elif timed_out.is_set() and time_limit is not None:
+            yield _event(ErrorEvent(session_id=session_id, error=time_limit_notice(time_limit)))
         elif context.abort.is_set():
             yield _event(AbortEvent(session_id=session_id))
         yield _event(

@@ -476,3 +476,54 @@ def test_status_text_says_when_the_context_limit_is_a_guess() -> None:
 
     assert note in status_text({"model": guessed}, "http://jupyter/")
     assert "context" not in status_text({"model": known}, "http://jupyter/")
+
+
+def test_export_writes_the_conversation_and_never_overwrites_without_force(
+    shell: InteractiveShell,
+    api: CopilotDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`%copilot export` saves the route's file under the name it suggests (only its last
+    part: the server never picks the directory), refuses to replace a file unless
+    `--force`, takes `--format md` and a path, and refuses an unknown format locally."""
+    export = f"{PROJECT}/chat/sessions/s1/export"
+
+    def route(handler: BaseHTTPRequestHandler, _body: bytes) -> None:
+        fmt = "md" if "format=md" in handler.path else "ipynb"
+        data = f"{fmt} of s1".encode()
+        handler.send_response(200)
+        handler.send_header(
+            "Content-Disposition",
+            f"attachment; filename=\"x.{fmt}\"; filename*=UTF-8''..%2FLab%20%C3%A9.{fmt}",
+        )
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    api.server.routes[("GET", export)] = route
+    monkeypatch.chdir(tmp_path)
+    run(shell, "%copilot use Demo lab")
+    run(shell, "%copilot --session s1 hi")
+    capsys.readouterr()
+
+    run(shell, "%copilot export")
+    assert (tmp_path / "Lab é.ipynb").read_text() == "ipynb of s1"
+    assert "Conversation exported to Lab é.ipynb." in capsys.readouterr().out
+    (tmp_path / "Lab é.ipynb").write_text("my edits")
+    with pytest.raises(UsageError, match=r"exists: .* --force"):
+        run(shell, "%copilot export")
+    assert (tmp_path / "Lab é.ipynb").read_text() == "my edits"
+    run(shell, "%copilot export --force")
+    assert (tmp_path / "Lab é.ipynb").read_text() == "ipynb of s1"
+    run(shell, "%copilot export --format md notes.md")
+    assert (tmp_path / "notes.md").read_text() == "md of s1"
+    (tmp_path / "out").mkdir()
+    run(shell, "%copilot export out")
+    assert (tmp_path / "out" / "Lab é.ipynb").read_text() == "ipynb of s1"
+    with pytest.raises(UsageError, match="ipynb or md"):
+        run(shell, "%copilot export --format pdf")
+    assert [
+        r["path"].split("?")[1] for r in api.server.requests if r["path"].startswith(export)
+    ] == ["format=ipynb"] * 3 + ["format=md", "format=ipynb"]

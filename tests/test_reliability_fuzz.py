@@ -52,6 +52,7 @@ ROUTES = {
     "copilot/projects/{p}/chat/sessions/{s}/history": ("GET",),
     "copilot/projects/{p}/chat/sessions/{s}/abort": ("POST",),
     "copilot/projects/{p}/chat/sessions/{s}/pin": ("PUT", "DELETE"),
+    "copilot/projects/{p}/chat/sessions/{s}/export": ("GET",),
 }
 DESTRUCTIVE = {("DELETE", "copilot/projects/{p}"), ("POST", "copilot/projects/{p}/close")}
 """Never sent with the real project's id (the fuzz keeps its project)."""
@@ -63,6 +64,7 @@ BODY_KEYS = (
     "mode",
     "max_iterations",
     "max_tool_calls",
+    "max_execution_time_seconds",
     "copilot_mode",
     "title",
     "arguments",

@@ -66,6 +66,7 @@ async def test_users_only_ever_see_their_own_sessions(jp_fetch, gns3_project, sc
     # Every operation on her session is 404 for him, as for a session that does not exist
     for method, suffix, body in [
         ("GET", ("history",), None),
+        ("GET", ("export",), None),
         ("PATCH", (), {"title": "mine now"}),
         ("PUT", ("pin",), None),
         ("DELETE", ("pin",), None),

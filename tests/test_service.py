@@ -277,6 +277,71 @@ async def test_abort_stops_a_long_tool_and_keeps_history_valid(
     assert [m["role"] for m in last.messages] == ["system", "user", "assistant", "tool", "user"]
 
 
+@pytest.mark.slow
+async def test_execution_time_limit_stops_a_long_tool_and_keeps_history_valid(
+    gns3_project: Any,
+    scripted_llm: ScriptedLLM,
+    scripted_model_settings: ModelSettings,
+    tmp_path: Path,
+) -> None:
+    """Given a VPCS pinging an absent host 30 times (~30 s) and a 5 s execution time limit;
+    when the turn runs; then the limit cancels the ping like an abort (its result says
+    aborted, the console is usable again), the stream ends with an error naming the limit
+    and done (no abort event: the user did not abort), no further model call is made, and
+    the next turn's history is accepted by the strict model server."""
+    await start_pcs(gns3_project, "PC1")
+    commands = {
+        "devices": [{"device": "PC1", "commands": ["ip 10.0.0.1/24", "ping 10.0.0.99 -c 30"]}]
+    }
+    scripted_llm.add(
+        tool_reply("run_vpcs_commands", commands, id="call_ping"),
+        tool_reply(
+            "run_vpcs_commands",
+            {"devices": [{"device": "PC1", "commands": ["show ip"]}]},
+            id="call_show",
+            when={"last_message": "continue"},
+        ),
+        text("PC1's address is shown.", when={"last_message": "IP/MASK"}),
+        text("Ping", when=TITLE_REPLY),
+    )
+    async with copilot(gns3_project, tmp_path, default_mode="lab_automation_assistant") as service:
+        events = await collect(
+            service.stream_chat(
+                "Ping from PC1",
+                user_id=USER,
+                llm=scripted_model_settings,
+                max_execution_time_seconds=5,
+            )
+        )
+        session_id = events[-1]["session_id"]
+        assert kinds(events)[-3:] == ["tool_end", "error", "done"]
+        assert "abort" not in kinds(events)
+        # Stopped by the console (per-device error) or cancelled after the grace: aborted.
+        assert "aborted" in events[-3]["tool_output"]
+        assert "max_execution_time_seconds=5" in events[-2]["error"]
+        assert len(scripted_llm.chat_requests) == 1
+        history = await service.get_history(session_id, user_id=USER)
+        assert history is not None
+        assert [m.role for m in history.messages] == ["user", "assistant", "tool"]
+
+        follow_up = await collect(
+            service.stream_chat(
+                "continue", session_id=session_id, user_id=USER, llm=scripted_model_settings
+            )
+        )
+    assert "error" not in kinds(follow_up)
+    show = next(e for e in follow_up if e["type"] == "tool_end")
+    assert "IP/MASK" in show["tool_output"]
+    assert all(request.status == 200 for request in scripted_llm.chat_requests)
+    assert [m["role"] for m in scripted_llm.chat_requests[1].messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "user",
+    ]
+
+
 async def test_abort_after_a_complete_tool_call_answers_it_with_a_placeholder(
     gns3_project: Any,
     scripted_llm: ScriptedLLM,

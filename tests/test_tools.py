@@ -20,6 +20,7 @@ import pytest
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3.layout import SPACING as LAYOUT_SPACING
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import (
     LAB_AUTOMATION,
@@ -33,6 +34,7 @@ from jupyter_gns3_copilot.tools import (
     tools_for_mode,
 )
 from jupyter_gns3_copilot.tools.node_tools import SPACING, free_spot
+from jupyter_gns3_copilot.tools.placement import follows_layout
 
 CATALOGUE = [
     "get_topology",
@@ -417,6 +419,68 @@ async def test_ios_show_and_config_commands_on_the_ios_test_double() -> None:
 
 
 @pytest.mark.lab
+async def test_created_nodes_get_the_drawings_layout_in_gns3_unless_a_person_moved_one(
+    gns3_project: Any,
+) -> None:
+    """Given an empty project; when create_nodes makes PC1, PC2 and Switch1 and create_links
+    links both PCs to the switch; then GNS3 holds the drawing's layout at each step (the
+    links turn the row into a star: the PCs below the switch, left and right of it). When
+    a person then moves PC1, the next create_nodes / create_links leave every node where
+    it is and put PC3 on a free spot."""
+    async with client_for(gns3_project) as gns3, ConsolePool() as pool:
+        ctx = ToolContext(
+            gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
+        )
+        names = ["PC1", "PC2", "Switch1"]
+        templates = {"PC1": "VPCS", "PC2": "VPCS", "Switch1": "Ethernet switch"}
+        created = await call(
+            ctx, "create_nodes", {"nodes": [{"template": templates[n], "name": n} for n in names]}
+        )
+        assert created.result["status"] == "success", created.result
+        topology = await gns3.get_topology(gns3_project.project_id)
+        assert follows_layout(topology)
+        reported = {n["name"]: (n["x"], n["y"]) for n in created.result["nodes"]}
+        assert reported == {n.name: (n.x, n.y) for n in topology.nodes}
+
+        linked = await call(
+            ctx,
+            "create_links",
+            {
+                "links": [
+                    {"a": pc, "a_port": "e0", "b": "Switch1", "b_port": f"e{i}"}
+                    for i, pc in enumerate(["PC1", "PC2"])
+                ]
+            },
+        )
+        assert linked.result["status"] == "success", linked.result
+        assert linked.result["moved"]
+        topology = await gns3.get_topology(gns3_project.project_id)
+        assert follows_layout(topology)
+        at = {n.name: (n.x, n.y) for n in topology.nodes}
+        assert at["PC1"][1] > at["Switch1"][1] and at["PC2"][1] > at["Switch1"][1]
+        assert at["PC1"][0] < at["Switch1"][0] < at["PC2"][0]
+
+        pc1 = next(n for n in topology.nodes if n.name == "PC1")
+        await gns3.update_node(gns3_project.project_id, pc1.node_id, x=900, y=-400)
+        more = await call(ctx, "create_nodes", {"nodes": [{"template": "VPCS", "name": "PC3"}]})
+        assert more.result["status"] == "success", more.result
+        relinked = await call(
+            ctx,
+            "create_links",
+            {"links": [{"a": "PC3", "a_port": "e0", "b": "Switch1", "b_port": "e2"}]},
+        )
+        assert relinked.result["status"] == "success" and "moved" not in relinked.result
+        after = {n.name: (n.x, n.y) for n in await gns3.list_nodes(gns3_project.project_id)}
+        assert after["PC1"] == (900, -400)
+        assert {k: after[k] for k in ("PC2", "Switch1")} == {k: at[k] for k in ("PC2", "Switch1")}
+        assert all(
+            abs(after["PC3"][0] - x) >= SPACING or abs(after["PC3"][1] - y) >= SPACING
+            for name, (x, y) in after.items()
+            if name != "PC3"
+        )
+
+
+@pytest.mark.lab
 @pytest.mark.slow
 async def test_build_start_address_and_diagnose_a_vpcs_lab(gns3_project: Any) -> None:
     """Given an empty project; the tools build 3 VPCS behind a switch, start them waiting
@@ -448,7 +512,7 @@ async def test_build_start_address_and_diagnose_a_vpcs_lab(gns3_project: Any) ->
         assert nodes[0]["ports"] == ["e0"] and nodes[0]["dialect"] == "vpcs"
         spots = [(n["x"], n["y"]) for n in nodes]
         assert all(
-            abs(a[0] - b[0]) >= SPACING or abs(a[1] - b[1]) >= SPACING
+            abs(a[0] - b[0]) >= LAYOUT_SPACING or abs(a[1] - b[1]) >= LAYOUT_SPACING
             for i, a in enumerate(spots)
             for b in spots[i + 1 :]
         )

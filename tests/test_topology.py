@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import random
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 
 from jupyter_gns3_copilot.gns3 import GNS3NotFound, Link, Node, Project, Topology
-from jupyter_gns3_copilot.gns3.svg import STATUS_COLOURS, text_note_svg
+from jupyter_gns3_copilot.gns3.layout import NODE_EXTENT, LayoutNode, layout
+from jupyter_gns3_copilot.gns3.svg import STATUS_COLOURS, Rect, label_rect, text_note_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -173,10 +175,7 @@ def test_svg_colours_nodes_by_status_and_dashes_suspended_links(lab: Topology) -
     for group in root.iter(f"{SVG}g"):
         if group.get("class") != "node":
             continue
-        shape = group.find(f"{SVG}ellipse")
-        if shape is None:
-            shape = group.find(f"{SVG}rect")
-        assert shape is not None
+        [shape] = [e for e in group if e.tag in (f"{SVG}ellipse", f"{SVG}rect") and e.get("stroke")]
         assert shape.get("stroke") == STATUS_COLOURS[group.get("data-status") or ""][0]
     lines = {
         g.get("data-link-id"): g.find(f"{SVG}line")
@@ -189,24 +188,169 @@ def test_svg_colours_nodes_by_status_and_dashes_suspended_links(lab: Topology) -
     assert {"started", "stopped", "suspended", "suspended link"} <= set(legend.itertext())
 
 
-def test_svg_places_nodes_inside_the_viewbox_from_gns3_positions(lab: Topology) -> None:
-    root = ET.fromstring(lab.to_svg())
+def svg_geometry(topology: Topology) -> tuple[Any, dict[str, tuple[float, float]]]:
+    """The parsed SVG and each node's drawn centre by node id."""
+    root = ET.fromstring(topology.to_svg())
+    centres = {}
+    for group in root.iter(f"{SVG}g"):
+        if group.get("class") != "node":
+            continue
+        ellipse, rect = group.find(f"{SVG}ellipse"), group.find(f"{SVG}rect")
+        if ellipse is not None:
+            centre = (float(ellipse.get("cx") or 0), float(ellipse.get("cy") or 0))
+        else:
+            assert rect is not None
+            x, y = float(rect.get("x") or 0), float(rect.get("y") or 0)
+            centre = (x + float(rect.get("width") or 0) / 2, y + float(rect.get("height") or 0) / 2)
+        centres[group.get("data-node-id") or ""] = centre
+    return root, centres
+
+
+def segment_hits_box(
+    a: tuple[float, float], b: tuple[float, float], box: tuple[float, ...]
+) -> bool:
+    """Whether segment a-b meets the rectangle (left, top, right, bottom): Liang-Barsky."""
+    (x0, y0), (x1, y1) = a, b
+    left, top, right, bottom = box
+    t0, t1 = 0.0, 1.0
+    for p, q in (
+        (-(x1 - x0), x0 - left),
+        (x1 - x0, right - x0),
+        (-(y1 - y0), y0 - top),
+        (y1 - y0, bottom - y0),
+    ):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
+def check_drawing(topology: Topology) -> None:
+    """No link drawn through a node's box; no two port labels, and no label and node box,
+    overlapping; every node inside the viewBox."""
+    root, centres = svg_geometry(topology)
     _, _, width, height = (float(v) for v in (root.get("viewBox") or "").split())
-    ellipses = {
-        g.get("data-node-id"): g.find(f"{SVG}ellipse")
-        for g in root.iter(f"{SVG}g")
-        if g.get("class") == "node" and g.find(f"{SVG}ellipse") is not None
-    }
-    centres = {
-        node_id: (float(e.get("cx") or 0), float(e.get("cy") or 0))
-        for node_id, e in ellipses.items()
-    }
+    half = NODE_EXTENT
     for cx, cy in centres.values():
-        assert 0 < cx < width and 0 < cy < height
-    # Relative placement follows GNS3's x/y: PC1 left of PC10, above PC2.
-    assert centres["id-PC1"][0] < centres["id-PC10"][0]
-    assert centres["id-PC1"][1] < centres["id-PC2"][1]
-    assert centres["id-PC10"][0] - centres["id-PC1"][0] == 600
+        assert half < cx < width - half and half < cy < height - half
+    boxes = {n: (cx - half, cy - half, cx + half, cy + half) for n, (cx, cy) in centres.items()}
+    for connection in topology.connections:
+        a, b = centres[connection.a.node_id], centres[connection.b.node_id]
+        for node_id, box in boxes.items():
+            if node_id not in (connection.a.node_id, connection.b.node_id):
+                assert not segment_hits_box(a, b, box), (connection.to_text(), node_id)
+    labels = [
+        label_rect(float(t.get("x") or 0), float(t.get("y") or 0), t.text or "")
+        for t in root.iter(f"{SVG}text")
+        if t.get("class") == "port-label"
+    ]
+    assert len(labels) == 2 * len(topology.connections)
+    for i, one in enumerate(labels):
+        for other in labels[i + 1 :]:
+            assert one.overlap(other) == 0, (one, other)
+        for box in boxes.values():
+            assert one.overlap(Rect(*box)) == 0, (one, box)
+
+
+def star(pcs: int, *, row: bool = True) -> Topology:
+    """A switch with `pcs` PCs, placed by GNS3 in a row (as create_nodes used to)."""
+    switch = make_node("Switch1", node_type="ethernet_switch", ports=max(pcs, 1), x=0)
+    hosts = [make_node(f"PC{i + 1}", x=250 * (i + 1) if row else 0) for i in range(pcs)]
+    links = [make_link(f"l{i}", host, 0, switch, i) for i, host in enumerate(hosts)]
+    return Topology(Project(project_id="p", name="star"), [switch, *hosts], links)
+
+
+def test_a_switch_and_its_hosts_are_drawn_as_a_star_not_a_chain() -> None:
+    """Given Switch1 linked to PC1 and PC2, which GNS3 has in one row; when drawn; then the
+    PCs hang below the switch, left and right of it, far from collinear with it, and
+    nothing crosses a node or a label."""
+    topology = star(2)
+    _, centres = svg_geometry(topology)
+    (sx, sy), (x1, y1), (x2, y2) = centres["id-Switch1"], centres["id-PC1"], centres["id-PC2"]
+    assert y1 > sy and y2 > sy
+    assert x1 < sx < x2
+    # the triangle's area, against a chain's (about 0)
+    area = abs((x1 - sx) * (y2 - sy) - (x2 - sx) * (y1 - sy)) / 2
+    assert area > 5000
+    check_drawing(topology)
+    assert layout(
+        [LayoutNode("PC1"), LayoutNode("PC2"), LayoutNode("Switch1", hub=True)],
+        [("PC1", "Switch1"), ("PC2", "Switch1")],
+    ) == layout(
+        [LayoutNode("PC1"), LayoutNode("PC2"), LayoutNode("Switch1", hub=True)],
+        [("Switch1", "PC2"), ("Switch1", "PC1"), ("PC1", "Switch1")],
+    )
+
+
+@pytest.mark.parametrize("pcs", [1, 3, 6, 12])
+def test_stars_of_any_size_keep_links_and_labels_apart(pcs: int) -> None:
+    check_drawing(star(pcs))
+
+
+def random_lab(seed: int) -> Topology:
+    """A generated lab: routers and switches linked as a tree plus a few extra links (rings,
+    parallel paths), PCs on switches, a few unlinked nodes."""
+    rng = random.Random(seed)
+    nodes, links, used = [], [], {}
+
+    def port(node: Node) -> int:
+        used[node.node_id] = used.get(node.node_id, -1) + 1
+        return used[node.node_id]
+
+    def link(a: Node, b: Node) -> None:
+        links.append(make_link(f"l{len(links)}", a, port(a), b, port(b)))
+
+    core = []
+    for index in range(rng.randint(1, 5)):
+        kind = rng.choice(["ethernet_switch", "dynamips"])
+        core.append(
+            make_node(f"{'S' if kind == 'ethernet_switch' else 'R'}{index}", kind, ports=16)
+        )
+    for index, node in enumerate(core[1:], 1):
+        link(node, core[rng.randrange(index)])
+    for _ in range(rng.randint(0, 2)):
+        a, b = rng.sample(core, 2) if len(core) > 1 else (core[0], core[0])
+        if a is not b:
+            link(a, b)
+    nodes += core
+    for index in range(rng.randint(0, 9)):
+        pc = make_node(f"PC{index}")
+        nodes.append(pc)
+        if rng.random() < 0.85:
+            link(pc, rng.choice(core))
+    return Topology(Project(project_id="p", name=f"lab {seed}"), nodes, links)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_generated_labs_never_draw_a_link_through_a_node_or_labels_on_each_other(
+    seed: int,
+) -> None:
+    check_drawing(random_lab(seed))
+
+
+def test_the_drawing_follows_the_jupyterlab_theme_with_light_fallbacks(lab: Topology) -> None:
+    """Background, text and label halo use JupyterLab's CSS variables with fallbacks, in
+    `style` (a presentation attribute cannot hold var()); nothing is a fixed white."""
+    svg = lab.to_svg()
+    root = ET.fromstring(svg)
+    background = next(r for r in root.iter(f"{SVG}rect") if r.get("class") == "background")
+    assert background.get("style") == "fill: var(--jp-layout-color1, #ffffff)"
+    texts = list(root.iter(f"{SVG}text"))
+    assert all("var(--jp-ui-font-color" in (t.get("style") or "") for t in texts)
+    labels = [t for t in texts if t.get("class") == "port-label"]
+    assert all("stroke: var(--jp-layout-color1, #ffffff)" in (t.get("style") or "") for t in labels)
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            assert name == "style" or "var(" not in value, (element.tag, name)
+    assert 'fill="#ffffff"' not in svg and 'stroke="#ffffff"' not in svg
 
 
 def test_to_dict_is_json_with_resolved_connections(lab: Topology) -> None:

@@ -131,6 +131,16 @@ def iteration_limit_notice(max_iterations: int, tool_names: list[str]) -> str:
     )
 
 
+def time_limit_notice(max_execution_time_seconds: int) -> str:
+    """What the user is told when the turn was stopped at `max_execution_time_seconds`."""
+    return (
+        f"Stopped after {max_execution_time_seconds} s "
+        f"(max_execution_time_seconds={max_execution_time_seconds}): the execution time "
+        "limit ended the turn; a tool still running was cancelled and recorded as aborted. "
+        "Send another message to continue, or allow more time."
+    )
+
+
 ABORTED_RESULT = json.dumps({"status": "aborted"}, ensure_ascii=False, indent=2)
 """The placeholder result of a tool call cut short by the user (seed 000 abort)."""
 

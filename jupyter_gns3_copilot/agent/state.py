@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 DEFAULT_MAX_ITERATIONS = 20
 MAX_ITERATIONS_LIMIT = 100
 MAX_TOOL_CALLS_LIMIT = 50
+MAX_EXECUTION_TIME_LIMIT = 3600
 UNLIMITED_TOOL_CALLS = 999
 """Seed 003's stand-in for "no limit" on tool calls."""
 
@@ -52,7 +53,9 @@ class TurnLimits(BaseModel):
     is left to read their results, so `max_iterations=1` means one model call and no tool
     execution. `max_tool_calls`: tools executed per turn (1-50, None = unlimited); calls
     beyond it get seed 003's limit message as their result. `temperature` (0.0-2.0)
-    overrides the model setting for this turn.
+    overrides the model setting for this turn. `max_execution_time_seconds` (1-3600,
+    None = no limit): wall-clock seconds the turn may take; at the limit it is stopped the
+    way an abort stops it (the service's job, not the graph's).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -60,6 +63,7 @@ class TurnLimits(BaseModel):
     max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS_LIMIT)
     max_tool_calls: int | None = Field(default=None, ge=1, le=MAX_TOOL_CALLS_LIMIT)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_execution_time_seconds: int | None = Field(default=None, ge=1, le=MAX_EXECUTION_TIME_LIMIT)
 
     @property
     def tool_call_budget(self) -> int:

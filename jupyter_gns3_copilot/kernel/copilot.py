@@ -21,9 +21,11 @@ during a turn aborts the turn on the server, then raises `KeyboardInterrupt` as 
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
 
@@ -466,6 +468,23 @@ class Copilot:
             params={"limit": limit},
         )
 
+    def export(self, format: str = "ipynb", session: str | None = None) -> tuple[str, bytes]:
+        """The conversation as a file: `(the server's file name, content)`; `format`
+        "ipynb" (notebook cells to run again) or "md" (Markdown)."""
+        response = self._client.request(
+            "GET",
+            "projects",
+            self._project_id(),
+            "chat",
+            "sessions",
+            self._target(session),
+            "export",
+            params={"format": format},
+        )
+        return attachment_filename(response.headers.get("content-disposition", "")), (
+            response.content
+        )
+
     def rename(self, title: str, session: str | None = None) -> SessionInfo:
         """Give the conversation a title (1-255 characters)."""
         path = ("projects", self._project_id(), "chat", "sessions", self._target(session))
@@ -499,3 +518,12 @@ class Copilot:
             if exc.status == 404 and target in self._fresh_sessions:
                 return {"status": "not_running", "session_id": target}
             raise
+
+
+def attachment_filename(header: str) -> str:
+    """The file name of a `Content-Disposition` header (its UTF-8 form first); "" if none."""
+    encoded = re.search(r"filename\*=UTF-8''([^;\s]+)", header, re.IGNORECASE)
+    if encoded:
+        return unquote(encoded.group(1))
+    plain = re.search(r'filename="([^"]*)"', header)
+    return plain.group(1) if plain else ""

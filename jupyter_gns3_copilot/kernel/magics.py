@@ -17,6 +17,7 @@ import shlex
 import sys
 from argparse import Namespace
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -39,9 +40,10 @@ VALUE_OPTIONS = frozenset(
         "--token",
         "--limit",
         "--tool",
+        "--format",
     }
 )
-FLAG_OPTIONS = frozenset({"--new", "--quiet", "-h", "--help"})
+FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "-h", "--help"})
 _TOKEN = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+)")
 _URL_LIKE = re.compile(r"^(https?|http\+unix)://|^[\w.-]+:\d+(/|$)|^\[[0-9a-f:]+\]:\d+", re.I)
 CONFIG_NUMBERS = {"temperature": float, "context_limit": int}
@@ -74,6 +76,7 @@ Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --tempe
             --new (new conversation)  --session ID  --quiet (text only)
 Projects:   %copilot projects | use <name or id> | show topology
 Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
+            %copilot export [PATH] [--format md] [--force]
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
@@ -207,6 +210,7 @@ class CopilotMagics(Magics):
             "unpin": self._unpin,
             "delete": self._delete,
             "abort": self._abort,
+            "export": self._export,
             "run": self._run,
             "status": self._status,
             "config": self._config,
@@ -237,11 +241,14 @@ class CopilotMagics(Magics):
     @argument("--token", help="connect: the Jupyter server's token")
     @argument("--limit", type=int, help="sessions, history: how many to show")
     @argument("--tool", help="run: show (default), config, vpcs, or a tool's name")
+    @argument("--format", help="export: ipynb (default) or md")
+    @argument("--force", action="store_true", help="export: overwrite an existing file")
     @argument(
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
-        "sessions, history, rename, pin, unpin, delete, abort, run, status, config, connect",
+        "sessions, history, rename, pin, unpin, delete, abort, export, run, status, config, "
+        "connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -262,6 +269,9 @@ class CopilotMagics(Magics):
           history                    the conversation's messages (--session ID, --limit N)
           rename <title>             rename the conversation
           pin, unpin, delete, abort  the conversation (or --session ID)
+          export [PATH]              the conversation as a notebook to run again
+                                     (--format md: Markdown; default file: its title;
+                                     --force overwrites)
           run <device>: <command>    run commands now, without the model
                                      (devices: "PC1, PC2"; commands: "show ip; ping 10.0.0.2")
           status                     versions, GNS3 and model checks
@@ -469,9 +479,11 @@ class CopilotMagics(Magics):
         svg = copilot.topology("svg")
         text = copilot.topology("text")
         if _in_kernel(self.shell) and not options.quiet:
-            from IPython.display import SVG, display
+            from IPython.display import display
 
-            display(SVG(data=svg))
+            # HTML first: JupyterLab puts it inline, where the drawing takes the theme's
+            # colours; its image/svg+xml renderer uses an <img> (light fallback colours).
+            display({"text/html": svg, "image/svg+xml": svg}, raw=True)
         print(text)
         return None
 
@@ -543,6 +555,25 @@ class CopilotMagics(Magics):
             print(f"Stopping the turn of conversation {answer.get('session_id')}.")
         else:
             print(f"Nothing is running in conversation {answer.get('session_id')}.")
+        return None
+
+    def _export(self, tail: str, argv: list[str]) -> Any:
+        options, words = self._subcommand_options(argv, tail)
+        if len(words) > 1:
+            return _NOT_A_SUBCOMMAND
+        export_format = (options.format or "ipynb").lower()
+        if export_format not in ("ipynb", "md"):
+            raise UsageError(f"--format is ipynb or md, got {options.format!r}.")
+        filename, content = self.api.export(export_format, options.session)
+        # Only the name of the server's suggestion: it never picks the directory.
+        default = Path(filename).name or f"copilot.{export_format}"
+        path = Path(words[0]).expanduser() if words else Path(default)
+        if path.is_dir():
+            path = path / default
+        if path.exists() and not options.force:
+            raise UsageError(f"{path} exists: give another path, or add --force to replace it.")
+        path.write_bytes(content)
+        print(f"Conversation exported to {path}.")
         return None
 
     # -- devices -------------------------------------------------------------------------------

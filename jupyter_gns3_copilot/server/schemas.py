@@ -27,7 +27,9 @@ class ChatRequest(_Request):
       session under that id);
     - `stream`: true for SSE, false for one JSON body when the turn is over;
     - `temperature` (0-2), `max_iterations` (1-100, default 20), `max_tool_calls` (1-50,
-      default unlimited): this turn only;
+      default unlimited), `max_execution_time_seconds` (1-3600, default none: the turn
+      is stopped like an abort at that many seconds, with an `error` naming the limit):
+      this turn only;
     - `mode`: the interaction mode, always "text";
     - `copilot_mode`: teaching_assistant or lab_automation_assistant, within the modes
       the administrator allows (default: the user's setting, else the server's default).
@@ -40,6 +42,7 @@ class ChatRequest(_Request):
     mode: Literal["text"] = "text"
     max_iterations: int | None = Field(default=None, ge=1, le=100)
     max_tool_calls: int | None = Field(default=None, ge=1, le=50)
+    max_execution_time_seconds: int | None = Field(default=None, ge=1, le=3600)
     copilot_mode: str | None = None
 
     @field_validator("message")

@@ -9,8 +9,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..gns3 import GNS3Error, Link
-from ..gns3.topology import resolve_link_end
+from ..gns3.topology import natural_key, resolve_link_end
 from .base import ToolAborted, ToolArguments, ToolContext, ToolError, ToolSpec, summary_status
+from .placement import follows_layout, relayout
 
 MAX_LINKS = 100
 """Links one call may create, delete or change."""
@@ -111,8 +112,11 @@ async def find_link(ctx: ToolContext, ends: LinkEnds) -> Link:
 
 
 async def create_links(ctx: ToolContext, args: CreateLinksArgs) -> dict[str, Any]:
-    """Create each link; unknown nodes or ports and ports already in use fail alone."""
+    """Create each link; unknown nodes or ports and ports already in use fail alone. A lab
+    that followed the drawing's layout is laid out again (`placement`), its moved nodes
+    listed in `moved`."""
     report = ctx.reporter("create_links")
+    keep_laid_out = follows_layout(await ctx.gns3.get_topology(ctx.project_id))
 
     async def create(ends: LinkEnds) -> dict[str, Any]:
         link = await ctx.until_aborted(
@@ -122,7 +126,13 @@ async def create_links(ctx: ToolContext, args: CreateLinksArgs) -> dict[str, Any
         report(f"linked {text}")
         return {"link": text}
 
-    return await _each_link(ctx, args.links, create, "created")
+    answer = await _each_link(ctx, args.links, create, "created")
+    created = any(r["status"] == "success" for r in answer["links"])
+    if keep_laid_out and not ctx.aborted and created:
+        moved = await relayout(ctx)
+        if moved:
+            answer["moved"] = sorted(moved, key=natural_key)
+    return answer
 
 
 async def delete_links(ctx: ToolContext, args: LinksArgs) -> dict[str, Any]:

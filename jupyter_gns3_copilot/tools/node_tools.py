@@ -19,6 +19,7 @@ from ..console import ConsoleAborted, ConsoleError, ConsoleTargetError, DialectE
 from ..gns3 import GNS3Error, Node
 from ..gns3.topology import natural_key
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec, summary_status
+from .placement import follows_layout, relayout
 from .topology_tools import node_dialect
 
 SPACING = 250
@@ -44,7 +45,7 @@ class NodeToCreate(ToolArguments):
     x: int | None = Field(
         default=None,
         description="Horizontal position in pixels; omit to place the node automatically "
-        f"on a free spot at least {SPACING} px from other nodes.",
+        "(where the topology drawing puts it, or on a free spot in a lab a person arranged).",
     )
     y: int | None = Field(
         default=None, description="Vertical position in pixels; omit to place automatically."
@@ -130,9 +131,16 @@ def free_spot(
 
 
 async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any]:
-    """Create each node from its template, placing those without a position on free spots."""
+    """Create each node from its template, placing those without a position on free spots;
+    in a lab that follows the drawing's layout (`placement`) and when no position was
+    asked for, every node then goes to its layout position."""
     report = ctx.reporter("create_nodes")
-    taken = [(node.x, node.y) for node in await ctx.nodes(refresh=True)]
+    before = await ctx.gns3.get_topology(ctx.project_id)
+    ctx.remember_nodes(before.nodes)
+    keep_laid_out = follows_layout(before) and all(
+        request.x is None and request.y is None for request in args.nodes
+    )
+    taken = [(node.x, node.y) for node in before.nodes]
     results: list[dict[str, Any]] = []
     for request in args.nodes:
         asked = {"template": request.template, **({"name": request.name} if request.name else {})}
@@ -166,6 +174,11 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
         if request.name and node.name != request.name:
             created["note"] = f"GNS3 stored the name as {node.name!r}"
         results.append(created)
+    if keep_laid_out and not ctx.aborted and any(r["status"] == "success" for r in results):
+        moved = await relayout(ctx)
+        for created in results:
+            if created.get("name") in moved:
+                created["x"], created["y"] = moved[created["name"]]
     return {"status": summary_status([r["status"] for r in results]), "nodes": results}
 
 

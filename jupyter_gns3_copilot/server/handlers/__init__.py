@@ -12,6 +12,7 @@ import tornado.web
 from .chat import (
     AbortHandler,
     ChatStreamHandler,
+    ExportHandler,
     HistoryHandler,
     PinHandler,
     SessionHandler,
@@ -48,6 +49,7 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_SESSION + "/history", HistoryHandler),
     (_SESSION + "/abort", AbortHandler),
     (_SESSION + "/pin", PinHandler),
+    (_SESSION + "/export", ExportHandler),
 ]
 
 __all__ = ["default_handlers"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import tornado.web
 from jupyter_server.auth.decorator import authorized
@@ -81,6 +82,7 @@ class ChatStreamHandler(EventStreamHandler):
             temperature=request.temperature,
             max_iterations=request.max_iterations,
             max_tool_calls=request.max_tool_calls,
+            max_execution_time_seconds=request.max_execution_time_seconds,
             heartbeat_interval=app.heartbeat_interval or None,
         )
         with app.project_users.using(project_id, user_id):
@@ -164,6 +166,50 @@ class HistoryHandler(_SessionHandler):
         if history is None:
             raise _session_not_found(session_id)
         self.write_json(history)
+
+
+EXPORT_MESSAGE_LIMIT = 1_000_000
+"""Messages read for an export: the whole session."""
+
+
+class ExportHandler(_SessionHandler):
+    """`GET .../chat/sessions/{session_id}/export?format=ipynb|md` (default ipynb): the
+    session as a notebook or Markdown file (`session_export`), as an attachment named
+    after its title. 400 for another format, 404 for an unknown or another user's
+    session. The project's name comes from GNS3 when it answers, else its id is used."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str, session_id: str) -> None:
+        from ...gns3 import GNS3Error
+        from ...session_export import EXPORT_FORMATS, MEDIA_TYPES, export_session
+        from ..errors import bad_input
+
+        export_format = self.get_query_argument("format", "ipynb")
+        if export_format not in EXPORT_FORMATS:
+            raise bad_input(
+                "format", f"must be one of {', '.join(EXPORT_FORMATS)}, got {export_format!r}"
+            )
+        agent = await self.agent_for(project_id, session_id)
+        history = await agent.get_history(
+            session_id, user_id=self.user_id, limit=EXPORT_MESSAGE_LIMIT
+        )
+        if history is None:
+            raise _session_not_found(session_id)
+        project_id = self.project_id_from(project_id)
+        try:
+            project_name = (await self.copilot.project_lookup()(project_id)).name
+        except GNS3Error:
+            project_name = project_id
+        filename, body = export_session(history, project_name, project_id, export_format)
+        self.set_header("Content-Disposition", content_disposition(filename))
+        self.finish(body, set_content_type=MEDIA_TYPES[export_format])
+
+
+def content_disposition(filename: str) -> str:
+    """An attachment header: an ASCII fallback name and the UTF-8 name (RFC 6266)."""
+    fallback = filename.encode("ascii", "replace").decode().replace("?", "_")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 class AbortHandler(CopilotHandler):
