@@ -11,6 +11,8 @@ in seed 000 "SSE Message Format":
 | tool_start | tool_name, tool_call_id |
 | progress | tool_name, tool_call_id, message, elapsed, node (ours: long tools report progress) |
 | tool_end | tool_name, tool_call_id, tool_output (a JSON string for structured results) |
+| approval_required | approval_id, tool_call_id, tool_name, tool_input, summary (a change waits) |
+| approval_resolved | approval_id, tool_call_id, decision (approve, reject, timeout), comment |
 | error | error |
 | abort | (none) |
 | done | (none) |
@@ -23,7 +25,7 @@ has `function.complete = true`.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -80,6 +82,23 @@ class ToolEndEvent(_Event):
     tool_output: str
 
 
+class ApprovalRequiredEvent(_Event):
+    type: Literal["approval_required"] = "approval_required"
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    tool_input: dict[str, Any]
+    summary: str
+
+
+class ApprovalResolvedEvent(_Event):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    tool_call_id: str
+    decision: Literal["approve", "reject", "timeout"]
+    comment: str | None = None
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     error: str
@@ -103,6 +122,8 @@ ChatEvent = Annotated[
     | ToolStartEvent
     | ProgressEvent
     | ToolEndEvent
+    | ApprovalRequiredEvent
+    | ApprovalResolvedEvent
     | ErrorEvent
     | AbortEvent
     | DoneEvent

@@ -25,7 +25,7 @@ from ..events import AbortEvent
 from .copilot import Copilot, ProjectInfo, SessionInfo
 from .errors import CopilotError, NoProject, ProjectNotFound, UsageError
 from .reports import Records, config_text, status_text
-from .transcript import TextStream, history_text
+from .transcript import APPROVAL_OUTCOMES, TextStream, history_text
 from .turn import Turn
 
 VALUE_OPTIONS = frozenset(
@@ -58,6 +58,7 @@ Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --tempe
             --new (new conversation)  --session ID  --quiet (text only)
 Projects:   %copilot projects | use <name or id> | show topology
 Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
+Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn waits for)
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
@@ -171,6 +172,8 @@ class CopilotMagics(Magics):
             "unpin": self._unpin,
             "delete": self._delete,
             "abort": self._abort,
+            "approve": self._approve,
+            "reject": self._reject,
             "run": self._run,
             "status": self._status,
             "config": self._config,
@@ -205,7 +208,8 @@ class CopilotMagics(Magics):
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
-        "sessions, history, rename, pin, unpin, delete, abort, run, status, config, connect",
+        "sessions, history, rename, pin, unpin, delete, abort, approve, reject, run, status, "
+        "config, connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -226,6 +230,7 @@ class CopilotMagics(Magics):
           history                    the conversation's messages (--session ID, --limit N)
           rename <title>             rename the conversation
           pin, unpin, delete, abort  the conversation (or --session ID)
+          approve, reject [comment]  the change the conversation waits for
           run <device>: <command>    run commands now, without the model
                                      (devices: "PC1, PC2"; commands: "show ip; ping 10.0.0.2")
           status                     versions, GNS3 and model checks
@@ -486,6 +491,27 @@ class CopilotMagics(Magics):
         deleted = self.api.delete(options.session)
         print(f"Conversation {deleted} deleted; the next message starts a new one.")
         return None
+
+    def _approve(self, tail: str, argv: list[str]) -> Any:
+        return self._decide("approve", tail, argv)
+
+    def _reject(self, tail: str, argv: list[str]) -> Any:
+        return self._decide("reject", tail, argv)
+
+    def _decide(self, decision: str, tail: str, argv: list[str]) -> Any:
+        """`%copilot approve|reject [comment]`: decide the change the conversation waits
+        for; with no stream waiting for it, the rest of the turn is shown here."""
+        options, words = self._subcommand_options(argv, tail)
+        comment = " ".join(words) or None
+        copilot = self.api
+        decide = copilot.approve if decision == "approve" else copilot.reject
+        printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
+        answer = decide(comment, session=options.session, on_event=printer)
+        if isinstance(answer, dict):
+            print(f"{APPROVAL_OUTCOMES[decision].capitalize()}; the waiting cell goes on.")
+            return None
+        printer.finish(answer)
+        return answer
 
     def _abort(self, tail: str, argv: list[str]) -> Any:
         options, words = self._subcommand_options(argv, tail)

@@ -13,6 +13,8 @@ from typing import Any
 
 from ..events import (
     AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ChatEvent,
     ContentEvent,
     DoneEvent,
@@ -26,6 +28,22 @@ from ..render_text import format_stats
 from .turn import Turn, device_results, parse_json_text
 
 MAX_OUTPUT_LINES = 40
+APPROVAL_OUTCOMES = {
+    "approve": "approved",
+    "reject": "rejected: not executed",
+    "timeout": "not approved in time: not executed",
+}
+
+
+def approval_prompt(summary: str) -> str:
+    """What a cell shows while a change waits: the plan and how to decide (the waiting
+    cell blocks the kernel, so deciding from a cell needs an interrupt first)."""
+    return (
+        f"[waiting for your approval] {summary}\n"
+        "   Approve or Reject with the chat widget's buttons, or interrupt this cell "
+        "(the change stays waiting) and run `%copilot approve [comment]` or "
+        "`%copilot reject [comment]`."
+    )
 
 
 class TextStream:
@@ -56,6 +74,11 @@ class TextStream:
             self._line(f"   ... {event.message}")
         elif isinstance(event, ToolEndEvent):
             self._line(tool_output_text(event.tool_name, event.tool_output))
+        elif isinstance(event, ApprovalRequiredEvent):
+            self._line(approval_prompt(event.summary))
+        elif isinstance(event, ApprovalResolvedEvent):
+            comment = f" ({event.comment})" if event.comment else ""
+            self._line(f"   {APPROVAL_OUTCOMES[event.decision]}{comment}")
         elif isinstance(event, ErrorEvent):
             self._line(f"Error: {event.error}")
         elif isinstance(event, AbortEvent):

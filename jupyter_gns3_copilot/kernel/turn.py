@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..events import (
     AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ChatEvent,
     ContentEvent,
     DoneEvent,
@@ -253,6 +255,8 @@ class TurnRecorder:
         self._calls: dict[str, ToolCallRecord] = {}
         self._done = False
         self._aborted = False
+        self.waiting_approval: ApprovalRequiredEvent | None = None
+        """The approval the turn waits for now (None: not waiting)."""
 
     def add(self, event: ChatEvent) -> None:
         """Take one event into account."""
@@ -278,6 +282,10 @@ class TurnRecorder:
             call = self._call(event.tool_call_id, event.tool_name)
             call.output = parse_json_text(event.tool_output)
             call.status = _result_status(call.output, call.name)
+        elif isinstance(event, ApprovalRequiredEvent):
+            self.waiting_approval = event
+        elif isinstance(event, ApprovalResolvedEvent):
+            self.waiting_approval = None
         elif isinstance(event, ErrorEvent):
             turn.errors.append(event.error)
         elif isinstance(event, AbortEvent):

@@ -11,6 +11,8 @@ import tornado.web
 
 from .chat import (
     AbortHandler,
+    ApprovalHandler,
+    ApprovalsHandler,
     ChatStreamHandler,
     HistoryHandler,
     PinHandler,
@@ -48,6 +50,8 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_SESSION + "/history", HistoryHandler),
     (_SESSION + "/abort", AbortHandler),
     (_SESSION + "/pin", PinHandler),
+    (_SESSION + "/approvals", ApprovalsHandler),
+    (_SESSION + r"/approvals/(?P<approval_id>[^/]+)", ApprovalHandler),
 ]
 
 __all__ = ["default_handlers"]
