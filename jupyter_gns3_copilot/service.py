@@ -750,7 +750,7 @@ class AgentService:
         tool calls (the server died mid-tool) is returned repaired, as its next turn will
         write it: each call answered by the interrupted placeholder. The read writes
         nothing and takes no lock; a running turn's calls are not touched (their results
-        are coming)."""
+        are coming), nor are those of a turn waiting for an approval."""
         from .agent.history import (
             ConversationHistory,
             to_openai_messages,
@@ -764,7 +764,8 @@ class AgentService:
         snapshot = await self.graph.aget_state(self._config(session_id))
         values = snapshot.values or {}
         messages = values.get("messages", [])
-        if not self.turns.is_running(session_id):
+        paused = any(task.interrupts for task in snapshot.tasks)
+        if not self.turns.is_running(session_id) and not paused:
             messages = with_placeholder_results(messages, INTERRUPTED_RESULT)
         return ConversationHistory(
             thread_id=session_id,

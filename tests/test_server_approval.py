@@ -18,6 +18,7 @@ from test_server_support import (
     TokenUsersIdentityProvider,
     as_user,
     call,
+    eventually,
     kinds,
     lab_traits,
     model_traits,
@@ -389,3 +390,73 @@ def _events_until(response: httpx.Response, kind: str) -> list[dict[str, Any]]:
             if events[-1]["type"] == kind:
                 return events
     raise AssertionError(f"the stream ended without a {kind!r} event: {events}")
+
+
+async def test_a_detached_approval_can_be_aborted_or_overtaken_by_a_new_message(
+    jp_fetch, jp_base_url, jp_http_port, gns3_project, scripted_llm
+) -> None:
+    """Given two sessions paused at an approval whose clients left; then their history
+    shows the call still unanswered (it waits, it was not interrupted); when one is
+    aborted, then nothing runs, nothing is pending and a late decision is 409; when the
+    other gets a new message instead, then the waiting call is answered as interrupted
+    and the strict model accepts the next request."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_one"),
+        text("Add PC3", when=TITLE_REPLY),
+        tool_reply("create_nodes", CREATE_PC3, id="call_two"),
+        text("Add PC3", when=TITLE_REPLY),
+        text("Fine, something else.", when={"last_message": "something else"}),
+    )
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}copilot/projects/"
+    url += f"{gns3_project.project_id}/chat/stream"
+    asked = [await _ask_and_leave(url), await _ask_and_leave(url)]
+    first, second = (event["session_id"] for event in asked)
+    history = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", first, "history"), headers=as_user("alice")
+    )
+    assert [m["role"] for m in history.body["messages"]] == ["user", "assistant"]
+
+    aborted = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", first, "abort"),
+        method="POST",
+        headers=as_user("alice"),
+    )
+    assert aborted.code == 200 and aborted.body["status"] == "ok"
+    listed = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", first, "approvals"), headers=as_user("alice")
+    )
+    assert listed.body == []
+    late = await decide(jp_fetch, gns3_project, first, asked[0]["approval_id"], decision="approve")
+    assert late.code == 409
+
+    async def next_turn() -> Any:
+        # 409 SessionBusy until the server has noticed the second client left.
+        reply = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "stream"),
+            method="POST",
+            body={"message": "something else", "session_id": second, "stream": False},
+            headers=as_user("alice"),
+        )
+        return None if reply.code == 409 else reply
+
+    follow = await eventually(next_turn, "the second stream detaching")
+    assert follow.code == 200 and follow.body["message"] == "Fine, something else."
+    assert "PC3" not in await node_names(gns3_project)
+
+
+async def _ask_and_leave(url: str) -> dict[str, Any]:
+    """Start a PC3 turn as alice, read up to its approval_required event, disconnect."""
+    body = {"message": "Add PC3", "copilot_mode": LAB_MODE}
+    async with (
+        httpx.AsyncClient(trust_env=False, timeout=60) as client,
+        client.stream("POST", url, json=body, headers=as_user("alice")) as response,
+    ):
+        buffer = ""
+        async for chunk in response.aiter_text():
+            events, buffer = parse_sse(buffer + chunk)
+            for event in events:
+                if event["type"] == "approval_required":
+                    return event
+    raise AssertionError("the stream ended without approval_required")
