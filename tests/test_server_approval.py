@@ -29,7 +29,7 @@ from test_server_support import (
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
-from jupyter_gns3_copilot.testing.scripted_llm import text
+from jupyter_gns3_copilot.testing.scripted_llm import ToolCall, text, tool_calls
 from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
 
 pytestmark = pytest.mark.lab
@@ -460,3 +460,47 @@ async def _ask_and_leave(url: str) -> dict[str, Any]:
                 if event["type"] == "approval_required":
                     return event
     raise AssertionError("the stream ended without approval_required")
+
+
+async def test_a_reply_with_two_changes_asks_once_per_call_before_running_either(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given one reply creating PC3 and PC4 (two calls) plus a topology read; when the
+    first change is approved, then the second is asked and nothing has run yet; when it is
+    rejected, then only PC3 is created, the read runs, and the model reads both results."""
+    scripted_llm.add(
+        tool_calls(
+            ToolCall(name="create_nodes", arguments=CREATE_PC3, id="call_pc3"),
+            ToolCall(name="get_topology", arguments={}, id="call_read"),
+            ToolCall(
+                name="create_nodes",
+                arguments={"nodes": [{"template": "VPCS", "name": "PC4"}]},
+                id="call_pc4",
+            ),
+        ),
+        text("PC3 only.", when={"last_message": "declined"}),
+        text("Add PCs", when=TITLE_REPLY),
+    )
+    stream = ask_for_pc3(jp_fetch, gns3_project)
+    first = (await stream.until("approval_required"))[-1]
+    session_id = first["session_id"]
+    assert first["tool_call_id"] == "call_pc3"
+    approved = await decide(
+        jp_fetch, gns3_project, session_id, first["approval_id"], decision="approve"
+    )
+    assert approved.code == 200
+    between = await stream.until("approval_required")
+    second = between[-1]
+    assert second["tool_call_id"] == "call_pc4" and second["summary"] == "create PC4 (VPCS)"
+    assert kinds(between) == ["approval_resolved", "approval_required"]
+    assert not {"PC3", "PC4"} & await node_names(gns3_project)
+    rejected = await decide(
+        jp_fetch, gns3_project, session_id, second["approval_id"], decision="reject"
+    )
+    assert rejected.code == 200
+    events = await stream.finish()
+    ends = {e["tool_call_id"]: e["tool_output"] for e in events if e["type"] == "tool_end"}
+    assert set(ends) == {"call_pc3", "call_read", "call_pc4"}
+    assert json.loads(ends["call_pc4"])["status"] == "declined"
+    assert "PC3" in ends["call_read"], "the read ran after the approved create, in order"
+    assert {"PC3", "PC4"} & await node_names(gns3_project) == {"PC3"}
