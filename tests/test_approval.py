@@ -87,3 +87,32 @@ def test_auto_approval_is_off_by_default_under_jupyterhub(monkeypatch) -> None:
     assert GNS3Copilot().allow_auto_approval is False
     assert GNS3Copilot().require_approval == "changes"
     assert GNS3Copilot().approval_timeout == 600.0
+
+
+def test_a_waiting_cell_shows_the_plan_and_how_to_decide() -> None:
+    """The text transcript of a waiting turn names the plan, the widget's buttons and the
+    magics (a cell waiting blocks the kernel: it must be interrupted first)."""
+    from jupyter_gns3_copilot.events import ApprovalRequiredEvent, ApprovalResolvedEvent
+    from jupyter_gns3_copilot.kernel.transcript import TextStream
+
+    written: list[str] = []
+    printer = TextStream(written.append)
+    printer(
+        ApprovalRequiredEvent(
+            session_id="s",
+            approval_id="a",
+            tool_call_id="c",
+            tool_name="create_nodes",
+            tool_input={},
+            summary="create PC3 (VPCS)",
+        )
+    )
+    printer(
+        ApprovalResolvedEvent(
+            session_id="s", approval_id="a", tool_call_id="c", decision="reject", comment="no"
+        )
+    )
+    out = "".join(written)
+    assert "[waiting for your approval] create PC3 (VPCS)" in out
+    assert "interrupt this cell" in out and "%copilot approve [comment]" in out
+    assert "rejected: not executed (no)" in out

@@ -42,7 +42,7 @@ CHANGES = {"require_approval": "changes"}
 
 @pytest.fixture
 def copilot_traits() -> dict[str, Any]:
-    return {"require_approval": "changes"}
+    return {"require_approval": "changes", "heartbeat_interval": 0.5}
 
 
 @pytest.fixture
@@ -107,6 +107,8 @@ async def test_approve_runs_the_waiting_change_and_the_stream_goes_on(
     assert asked["tool_input"] == CREATE_PC3
     assert asked["summary"] == "create PC3 (VPCS)"
     assert "PC3" not in await node_names(gns3_project)
+    await stream.until("heartbeat")  # the waiting stream stays open with heartbeats
+    assert not stream.task.done()
 
     listed = await call(
         jp_fetch,
