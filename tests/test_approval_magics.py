@@ -82,6 +82,8 @@ def test_an_interrupted_waiting_cell_leaves_the_change_waiting_and_the_magic_app
     with pytest.raises(KeyboardInterrupt):
         copilot.ask("Add PC3", mode="lab", on_event=interrupt_at_approval)
     assert seen == ["create PC3 (VPCS)"]
+    assert copilot.waiting_approval is not None
+    assert copilot.waiting_approval.summary == "create PC3 (VPCS)"
     [waiting] = copilot.approvals()
     assert waiting["summary"] == "create PC3 (VPCS)"
     assert "PC3" not in asyncio.run(_node_names(gns3_project))
@@ -92,7 +94,7 @@ def test_an_interrupted_waiting_cell_leaves_the_change_waiting_and_the_magic_app
     out = capsys.readouterr().out
     assert "approved (fine)" in out and "PC3 added." in out
     assert isinstance(result.result, Turn) and result.result.status == "done"
-    assert copilot.approvals() == []
+    assert copilot.approvals() == [] and copilot.waiting_approval is None
     assert "PC3" in asyncio.run(_node_names(gns3_project))
 
     nothing = shell.run_cell("%copilot reject", store_history=True)

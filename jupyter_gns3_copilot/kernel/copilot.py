@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..events import ChatEvent
+from ..events import ApprovalRequiredEvent, ChatEvent
 from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
@@ -127,6 +127,8 @@ class Copilot:
         self._fresh_sessions: set[str] = set()
         self._totals: dict[str, tuple[int, int, int]] = {}
         self.last_turn: Turn | None = None
+        self.waiting_approval: ApprovalRequiredEvent | None = None
+        """The approval the last interrupted turn left waiting on the server (None: none)."""
         if project is not None:
             self.use(project)
 
@@ -434,10 +436,12 @@ class Copilot:
                 if on_event is not None:
                     on_event(event)
         except KeyboardInterrupt:
-            if recorder.waiting_approval is None:
+            self.waiting_approval = recorder.waiting_approval
+            if self.waiting_approval is None:
                 self._abort_quietly(*abort)
             self.last_turn = recorder.finish(aborted=True)
             raise
+        self.waiting_approval = None
         self.last_turn = recorder.finish()
         return self.last_turn
 

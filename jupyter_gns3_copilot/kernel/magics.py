@@ -343,8 +343,14 @@ class CopilotMagics(Magics):
             turn = run(on_open, widget.push)
         except KeyboardInterrupt:
             if begun:
-                widget.push(AbortEvent(session_id=widget.session_id))
+                if self.api.waiting_approval is None:
+                    widget.push(AbortEvent(session_id=widget.session_id))
                 widget.end_turn()
+            if self.api.waiting_approval is not None:
+                print(
+                    "The change still waits for your approval: run `%copilot approve "
+                    "[comment]` or `%copilot reject [comment]`."
+                )
             raise
         except CopilotError as exc:
             if begun:
