@@ -232,22 +232,26 @@ class AgentService:
             await store.close()
             raise
 
-    async def _stop_turns(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Abort the running turns and wait (at most `timeout` seconds) for them to end."""
+    async def _stop_turns(self, timeout: float = STOP_TIMEOUT, *, detach: bool = False) -> None:
+        """Abort the running turns and wait (at most `timeout` seconds) for them to end;
+        with `detach` (the service closes), turns waiting for an approval stop unresumed
+        instead, their request kept in the checkpoint."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        self._closing.set()
+        if detach:
+            self._closing.set()
         while self.turns.running() and loop.time() < deadline:
             for session_id in self.turns.running():
-                if not self.awaits_decision(session_id):
+                if not (detach and self.awaits_decision(session_id)):
                     self.turns.request_abort(session_id)
             await asyncio.sleep(0.05)
         if self.turns.running():
             log.warning("Turns still running after %.0f s: %s", timeout, self.turns.running())
 
     async def close(self) -> None:
-        """Abort running turns, let them save their end, and close the database."""
-        await self._stop_turns()
+        """Abort running turns (detach those waiting for an approval), let them save their
+        end, and close the database."""
+        await self._stop_turns(detach=True)
         await self.store.close()
 
     def _config(self, session_id: str, user_id: str | None = None) -> dict[str, Any]:
