@@ -14,6 +14,11 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
   `max_iterations` with tools left unrun; the turn stopped at
   `max_execution_time_seconds`, like an abort: a running tool cancelled, results
   `{"status": "aborted"}`);
+- `approval_required` when a call must wait for a person's decision (`agent.approval`):
+  the stream stays open with heartbeats until `decide` answers it (or it times out, or
+  the turn is aborted); then `approval_resolved` and the rest of the turn. A client that
+  leaves while a decision is awaited detaches: the request stays in the checkpoint, and
+  `resume_chat` later streams the rest of the turn (also after a restart);
 - `abort` when the user aborted the turn; `heartbeat` after `heartbeat_interval` seconds
   without any other event (render nothing);
 - `done`, always last; after a model turn it carries the turn's `statistics` (its own
@@ -50,6 +55,8 @@ from .agent.abort import AbortRegistry, SessionBusy
 from .agent.tool_call_stream import ToolCallStreamAccumulator
 from .events import (
     AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
     ErrorEvent,
@@ -65,6 +72,7 @@ from .store import ChatSession, ProjectStore, TurnStats
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
+    from .agent.approval import ApprovalDecision, ApprovalPolicy, ApprovalRequest
     from .agent.graph import AgentContext
     from .agent.history import ConversationHistory
     from .agent.models import ModelSettings
@@ -97,6 +105,10 @@ class _Finished:
 _HEARTBEAT = object()
 
 
+class _Detached(Exception):
+    """The service closes while a turn waits for a decision: the turn stops unresumed."""
+
+
 class _Turn:
     """The bookkeeping of one running turn: statistics, results seen, title, outcome."""
 
@@ -125,6 +137,11 @@ class _Turn:
         """Whether the graph run ended by itself without an error."""
         self.started = time.monotonic()
         self.mode: str | None = None
+        self.waiting: ApprovalRequest | None = None
+        """The approval the turn waits for now (None: not waiting)."""
+        self.detached = False
+        """The client left while a decision was awaited: the request stays pending in
+        the checkpoint (no repair)."""
 
     def statistics(self) -> dict[str, int | float]:
         """What `done` reports: this turn's counts and its elapsed seconds."""
@@ -161,6 +178,8 @@ class AgentService:
     Create it with `await AgentService.open(project_id, data_dir=..., lab=...)` (the
     project's database is created or migrated) and `close()` it when the project closes.
     `system_prompt` replaces the built-in prompt template (see `agent.prompts`).
+    `approval` says which tool calls wait for a person (default: none; the server passes
+    its `require_approval`), `approval_timeout` for how many seconds (default 600).
     Every method taking a `user_id` acts only on that user's sessions.
     """
 
@@ -172,11 +191,22 @@ class AgentService:
         *,
         system_prompt: str | None = None,
         default_mode: str | None = None,
+        approval: ApprovalPolicy | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
+        from .agent.approval import DEFAULT_TIMEOUT, NO_APPROVAL
         from .agent.graph import build_graph, read_topology
         from .tools import DEFAULT_MODE, check_mode
 
         self.project_id = project_id
+        self.approval = approval or NO_APPROVAL
+        self.approval_timeout = approval_timeout or DEFAULT_TIMEOUT
+        self._decisions: dict[str, tuple[str, asyncio.Future[ApprovalDecision]]] = {}
+        """Approvals awaited by a turn streaming in this process: id -> (session id,
+        the decision's future)."""
+        self._closing = asyncio.Event()
+        """Set by `close()`: turns waiting for a decision detach (it stays pending in the
+        checkpoint for the next server) instead of being aborted."""
         self.store = store
         self.lab = lab
         self.system_prompt = system_prompt
@@ -200,6 +230,8 @@ class AgentService:
         lab: LabAccess,
         system_prompt: str | None = None,
         default_mode: str | None = None,
+        approval: ApprovalPolicy | None = None,
+        approval_timeout: float | None = None,
     ) -> AgentService:
         """Open the project's database and build the graph."""
         store = await ProjectStore.open(data_dir, project_id)
@@ -210,25 +242,33 @@ class AgentService:
                 lab,
                 system_prompt=system_prompt,
                 default_mode=default_mode,
+                approval=approval,
+                approval_timeout=approval_timeout,
             )
         except BaseException:
             await store.close()
             raise
 
-    async def _stop_turns(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Abort the running turns and wait (at most `timeout` seconds) for them to end."""
+    async def _stop_turns(self, timeout: float = STOP_TIMEOUT, *, detach: bool = False) -> None:
+        """Abort the running turns and wait (at most `timeout` seconds) for them to end;
+        with `detach` (the service closes), turns waiting for an approval stop unresumed
+        instead, their request kept in the checkpoint."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        if detach:
+            self._closing.set()
         while self.turns.running() and loop.time() < deadline:
             for session_id in self.turns.running():
-                self.turns.request_abort(session_id)
+                if not (detach and self.awaits_decision(session_id)):
+                    self.turns.request_abort(session_id)
             await asyncio.sleep(0.05)
         if self.turns.running():
             log.warning("Turns still running after %.0f s: %s", timeout, self.turns.running())
 
     async def close(self) -> None:
-        """Abort running turns, let them save their end, and close the database."""
-        await self._stop_turns()
+        """Abort running turns (detach those waiting for an approval), let them save their
+        end, and close the database."""
+        await self._stop_turns(detach=True)
         await self.store.close()
 
     def _config(self, session_id: str, user_id: str | None = None) -> dict[str, Any]:
@@ -255,6 +295,7 @@ class AgentService:
         max_tool_calls: int | None = None,
         max_execution_time_seconds: int | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
+        auto_approve: bool = False,
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
@@ -263,7 +304,8 @@ class AgentService:
         copilot mode (default: the service's); `temperature`, `max_iterations` (1-100,
         default 20), `max_tool_calls` (1-50, default unlimited) and
         `max_execution_time_seconds` (1-3600, default none) apply to this turn only
-        (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. Yields event dicts
+        (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve`
+        runs every call without asking (the caller checked it is allowed). Yields event dicts
         (module docstring); invalid parameters, an unknown or foreign session, a session
         already streaming and any failure give an `error` event, then `done`.
         """
@@ -304,6 +346,7 @@ class AgentService:
                     limits,
                     abort,
                     heartbeat_interval,
+                    auto_approve,
                 )
             ) as events:
                 async for event in events:
@@ -326,17 +369,12 @@ class AgentService:
         limits: TurnLimits,
         abort: asyncio.Event,
         heartbeat_interval: float | None,
+        auto_approve: bool,
     ) -> AsyncIterator[dict[str, Any]]:
-        from .agent.graph import AgentContext, TopologySource, make_tool_specs
-        from .agent.models import shared_chat_model
-        from .agent.prompts import system_prompt
+        from .agent.approval import NO_APPROVAL
         from .agent.state import turn_input, user_message
 
-        topology = TopologySource(
-            lambda: self._topology_reads(self.project_id),
-            on_lab_changed=lambda: self._topology_reads.forget(self.project_id),
-        )
-        topology.prefetch()
+        topology = self._topology_source()
         turn: _Turn | None = None
         try:
             session = None
@@ -367,19 +405,11 @@ class AgentService:
                     await self._repair(config, turn, interrupted=False)
             self._consistent.discard(session_id)
             turn.mode = mode
-            context = AgentContext(
-                model=shared_chat_model(llm, temperature=limits.temperature),
-                settings=llm,
-                tools=self.lab.tool_context(self.project_id, mode, abort),
-                specs=make_tool_specs(mode),
-                topology=topology,
-                system_prompt=system_prompt(mode, self.system_prompt),
-                abort=abort,
-                title_model=(
-                    shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
-                ),
-                turn_id=message_id,
+            context = self._context(
+                llm, title_llm, mode, limits.temperature, abort, topology, message_id
             )
+            if auto_approve:
+                context.approval = NO_APPROVAL
             turn.stats.user_message()
             inputs = turn_input(user_message(message, message_id), session_id, limits)
             async with aclosing(
@@ -399,9 +429,87 @@ class AgentService:
             if turn is not None and turn.ready is not None:
                 await asyncio.gather(turn.ready, return_exceptions=True)
 
+    def _topology_source(self) -> Any:
+        from .agent.graph import TopologySource
+
+        topology = TopologySource(
+            lambda: self._topology_reads(self.project_id),
+            on_lab_changed=lambda: self._topology_reads.forget(self.project_id),
+        )
+        topology.prefetch()
+        return topology
+
+    def _context(
+        self,
+        llm: ModelSettings,
+        title_llm: ModelSettings | None,
+        mode: str,
+        temperature: float | None,
+        abort: asyncio.Event,
+        topology: Any,
+        turn_id: str,
+    ) -> AgentContext:
+        """The runtime context of a turn (or of its resumption after an approval)."""
+        from .agent.graph import AgentContext, make_tool_specs
+        from .agent.models import shared_chat_model
+        from .agent.prompts import system_prompt
+
+        return AgentContext(
+            model=shared_chat_model(llm, temperature=temperature),
+            settings=llm,
+            tools=self.lab.tool_context(self.project_id, mode, abort),
+            specs=make_tool_specs(mode),
+            topology=topology,
+            system_prompt=system_prompt(mode, self.system_prompt),
+            abort=abort,
+            title_model=(
+                shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
+            ),
+            turn_id=turn_id,
+            approval=self.approval,
+            approval_timeout=self.approval_timeout,
+            temperature=temperature,
+        )
+
+    def _expect_decision(self, request: ApprovalRequest, session_id: str) -> None:
+        """Register `request` as awaited by a stream of this process (before the client
+        hears of it, so `decide` and `awaits_decision` know it at once)."""
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._decisions[request.approval_id] = (session_id, future)
+
+    async def _await_decision(
+        self, request: ApprovalRequest, abort: asyncio.Event
+    ) -> ApprovalDecision | None:
+        """The decision on `request` (a "timeout" one when its time runs out); None when
+        the turn was aborted while waiting. `_Detached` when the service closes."""
+        from .agent.approval import ApprovalDecision
+
+        future = self._decisions[request.approval_id][1]
+        aborting = asyncio.ensure_future(abort.wait())
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait(
+                {future, aborting, closing},
+                timeout=max(request.remaining(), 0.0),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            aborting.cancel()
+            closing.cancel()
+        if future.done():
+            return future.result()
+        if self._closing.is_set() and not abort.is_set():
+            raise _Detached
+        if abort.is_set():
+            future.cancel()
+            return None
+        decision = ApprovalDecision(decision="timeout")
+        future.set_result(decision)
+        return decision
+
     async def _stream_graph(
         self,
-        inputs: Mapping[str, Any],
+        inputs: Any,
         config: dict[str, Any],
         context: AgentContext,
         turn: _Turn,
@@ -425,14 +533,44 @@ class AgentService:
         timer = loop.call_later(time_limit, time_is_up) if time_limit else None
 
         async def run_graph() -> None:
+            from langgraph.types import Command
+
+            from .agent.approval import ApprovalDecision, ApprovalRequest
+
+            graph_input = inputs
             try:
-                # durability="sync": a step's checkpoint (e.g. the model's tool calls) is
-                # committed before the next step (the tools) runs, so a crash mid-tool never
-                # loses the record of what was being done.
-                async for item in self.graph.astream(
-                    inputs, config, context=context, stream_mode=STREAM_MODES, durability="sync"
-                ):
-                    queue.put_nowait(item)
+                while True:
+                    # durability="sync": a step's checkpoint (e.g. the model's tool calls,
+                    # an approval request) is committed before the next step runs, so a
+                    # crash never loses the record of what was being done.
+                    turn.waiting = None
+                    async for item in self.graph.astream(
+                        graph_input,
+                        config,
+                        context=context,
+                        stream_mode=STREAM_MODES,
+                        durability="sync",
+                    ):
+                        mode, data = item
+                        if mode == "updates" and "__interrupt__" in data:
+                            turn.waiting = ApprovalRequest.model_validate(
+                                data["__interrupt__"][0].value
+                            )
+                            self._expect_decision(turn.waiting, turn.session_id)
+                        queue.put_nowait(item)
+                    request = turn.waiting
+                    if request is None:
+                        break
+                    try:
+                        decision = await self._await_decision(request, context.abort)
+                    except _Detached:
+                        break
+                    if decision is not None:
+                        queue.put_nowait(_resolved(request, decision))
+                    # Aborted: the resumed tool_node sees the flag, asks nothing, runs
+                    # nothing and answers every call with the aborted result.
+                    resume = decision or ApprovalDecision(decision="reject", comment="aborted")
+                    graph_input = Command(resume=resume.model_dump())
             except asyncio.CancelledError as cancelled:
                 # LangGraph hands over the task still saving the run's last checkpoint;
                 # let it finish before the history is inspected and repaired.
@@ -478,6 +616,12 @@ class AgentService:
             if not runner.done():
                 runner.cancel()
             await asyncio.gather(runner, heart, return_exceptions=True)
+            if turn.waiting is not None:
+                turn.detached = not context.abort.is_set()
+            for approval_id in [
+                key for key, (owner, _) in self._decisions.items() if owner == turn.session_id
+            ]:
+                del self._decisions[approval_id]
             unread = [queue.get_nowait() for _ in range(queue.qsize())]
             await asyncio.shield(self._end_turn(config, turn, unread))
         if error is not None:
@@ -528,6 +672,9 @@ class AgentService:
         if mode == "custom":
             return self._custom_event(data, turn)
         await self._record_update(data, turn)
+        if "__interrupt__" in data:
+            fields = data["__interrupt__"][0].value
+            return [_event(ApprovalRequiredEvent(session_id=session_id, **fields))]
         return []
 
     def _custom_event(self, data: Mapping[str, Any], turn: _Turn) -> list[dict[str, Any]]:
@@ -546,6 +693,8 @@ class AgentService:
         if kind == "tool_end":
             turn.tool_results[data["tool_call_id"]] = data["tool_output"]
             return [tool_end_event(session_id, data, mode=turn.mode)]
+        if kind == "approval_resolved":
+            return [_event(ApprovalResolvedEvent(session_id=session_id, **_fields(data)))]
         if kind == "iteration_limit":
             return [_event(ErrorEvent(session_id=session_id, error=data["message"]))]
         return []
@@ -620,6 +769,9 @@ class AgentService:
             for item in unread:
                 if isinstance(item, tuple):
                     await self._translate(item, turn)
+            if turn.detached:
+                await self._flush(turn)
+                return
             if not turn.completed:
                 await self._repair(config, turn, interrupted=True)
                 snapshot = await self.graph.aget_state(config)
@@ -649,7 +801,7 @@ class AgentService:
         tool calls (the server died mid-tool) is returned repaired, as its next turn will
         write it: each call answered by the interrupted placeholder. The read writes
         nothing and takes no lock; a running turn's calls are not touched (their results
-        are coming)."""
+        are coming), nor are those of a turn waiting for an approval."""
         from .agent.history import (
             ConversationHistory,
             to_openai_messages,
@@ -663,7 +815,8 @@ class AgentService:
         snapshot = await self.graph.aget_state(self._config(session_id))
         values = snapshot.values or {}
         messages = values.get("messages", [])
-        if not self.turns.is_running(session_id):
+        paused = any(task.interrupts for task in snapshot.tasks)
+        if not self.turns.is_running(session_id) and not paused:
             messages = with_placeholder_results(messages, INTERRUPTED_RESULT)
         return ConversationHistory(
             thread_id=session_id,
@@ -716,12 +869,165 @@ class AgentService:
 
     async def abort_session(self, session_id: str, *, user_id: str) -> bool:
         """Ask the session's running turn to stop; False if it is not streaming (or not
-        the user's)."""
-        if not self.turns.is_running(session_id):
-            return False
+        the user's). A turn paused at an approval with no stream attached is ended at
+        once: its waiting calls get `{"status": "aborted"}` results, nothing runs."""
         if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return False
-        return self.turns.request_abort(session_id)
+        if self.turns.is_running(session_id):
+            return self.turns.request_abort(session_id)
+        if not await self.pending_approvals(session_id, user_id=user_id):
+            return False
+        try:
+            abort = self.turns.begin(session_id)
+        except SessionBusy:
+            return self.turns.request_abort(session_id)
+        try:
+            turn = _Turn(session_id, "", title=None)
+            await self._repair(self._config(session_id), turn, interrupted=True)
+            self._consistent.add(session_id)
+        finally:
+            self.turns.end(session_id, abort)
+        return True
+
+    # -- approvals -----------------------------------------------------------------------
+
+    def awaits_decision(self, session_id: str) -> bool:
+        """Whether the session's streaming turn waits for an approval now (a client that
+        leaves then detaches: closing the stream keeps the request pending)."""
+        waiting = (not f.done() for owner, f in self._decisions.values() if owner == session_id)
+        return any(waiting)
+
+    async def pending_approvals(self, session_id: str, *, user_id: str) -> list[ApprovalRequest]:
+        """The session's approval requests waiting for a decision (at most one: a turn
+        pauses at its first undecided call); [] for no such session of the user's."""
+        from .agent.approval import ApprovalRequest
+
+        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+            return []
+        snapshot = await self.graph.aget_state(self._config(session_id))
+        requests = [
+            ApprovalRequest.model_validate(interrupt.value)
+            for task in snapshot.tasks
+            for interrupt in task.interrupts
+        ]
+        decided = {key for key, (_, future) in self._decisions.items() if future.done()}
+        return [request for request in requests if request.approval_id not in decided]
+
+    async def approval_state(
+        self, session_id: str, approval_id: str, *, user_id: str
+    ) -> str | None:
+        """ "live" (a stream in this process waits for it), "pending" (paused, no stream
+        attached: `resume_chat` answers it), "decided", or None (no such approval in the
+        user's session)."""
+        from .agent.approval import approval_id_for
+
+        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+            return None
+        live = self._decisions.get(approval_id)
+        if live is not None and live[0] == session_id:
+            return "decided" if live[1].done() else "live"
+        pending = await self.pending_approvals(session_id, user_id=user_id)
+        if any(request.approval_id == approval_id for request in pending):
+            return "pending"
+        snapshot = await self.graph.aget_state(self._config(session_id))
+        for message in snapshot.values.get("messages", []):
+            for call in getattr(message, "tool_calls", None) or []:
+                if approval_id_for(session_id, call.get("id") or "") == approval_id:
+                    return "decided"
+        return None
+
+    def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
+        """Answer an approval a stream in this process waits for; False if none does."""
+        live = self._decisions.get(approval_id)
+        if live is None or live[1].done():
+            return False
+        live[1].set_result(decision)
+        return True
+
+    async def resume_chat(
+        self,
+        session_id: str,
+        approval_id: str,
+        decision: ApprovalDecision,
+        *,
+        user_id: str,
+        llm: ModelSettings,
+        title_llm: ModelSettings | None = None,
+        heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Decide a paused turn's approval with no stream attached (its client left, or
+        the server restarted) and stream the rest of the turn: `approval_resolved`, then
+        the turn's events, `done` last. A request past its time resolves as "timeout"
+        whatever was decided. Events as `stream_chat`'s."""
+        from langgraph.types import Command
+
+        from .agent.approval import ApprovalDecision as Decision
+
+        try:
+            abort = self.turns.begin(session_id)
+        except SessionBusy as exc:
+            yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
+            yield _event(DoneEvent(session_id=session_id))
+            return
+        topology = None
+        try:
+            session = await self.store.sessions.get_session_by_thread(session_id, user_id)
+            pending = await self.pending_approvals(session_id, user_id=user_id)
+            request = next((r for r in pending if r.approval_id == approval_id), None)
+            if session is None or request is None:
+                yield _event(
+                    ErrorEvent(
+                        session_id=session_id,
+                        error=f"Approval {approval_id} is not waiting for a decision.",
+                    )
+                )
+                yield _event(DoneEvent(session_id=session_id))
+                return
+            if request.remaining() <= 0:
+                decision = Decision(decision="timeout")
+            config = self._config(session_id, user_id)
+            snapshot = await self.graph.aget_state(config)
+            from langchain_core.messages import HumanMessage
+
+            human = [m for m in snapshot.values.get("messages", []) if isinstance(m, HumanMessage)]
+            message_id = (human[-1].id if human else None) or str(uuid.uuid4())
+            turn = _Turn(session_id, message_id, title=session.title)
+            turn.mode = request.mode
+            topology = self._topology_source()
+            context = self._context(
+                llm, title_llm, request.mode, request.temperature, abort, topology, message_id
+            )
+            self._consistent.discard(session_id)
+            for event in self._custom_event(_resolved(request, decision)[1], turn):
+                yield event
+            async with aclosing(
+                self._stream_graph(
+                    Command(resume=decision.model_dump()), config, context, turn, heartbeat_interval
+                )
+            ) as events:
+                async for event in events:
+                    yield event
+        except Exception as exc:
+            yield _event(ErrorEvent(session_id=session_id, error=_error_text(exc)))
+            yield _event(DoneEvent(session_id=session_id))
+        finally:
+            if topology is not None:
+                topology.close()
+            self.turns.end(session_id, abort)
+
+
+def _resolved(request: ApprovalRequest, decision: ApprovalDecision) -> tuple[str, dict[str, Any]]:
+    """The stream item announcing a decision (as the graph's custom events look)."""
+    return (
+        "custom",
+        {
+            "type": "approval_resolved",
+            "approval_id": request.approval_id,
+            "tool_call_id": request.tool_call_id,
+            "decision": decision.decision,
+            "comment": decision.comment,
+        },
+    )
 
 
 def tool_end_event(
@@ -778,8 +1084,8 @@ def _error_text(exc: BaseException) -> str:
 class ProjectAgentManager:
     """The `AgentService` of every open project (seed 000 "ProjectAgentManager").
 
-    Services share `lab` (GNS3 client, consoles, policy, skills) and keep their data
-    under `<data_dir>/projects/<project_id>/`.
+    Services share `lab` (GNS3 client, consoles, policy, skills) and the approval
+    policy, and keep their data under `<data_dir>/projects/<project_id>/`.
     """
 
     def __init__(
@@ -789,11 +1095,15 @@ class ProjectAgentManager:
         *,
         system_prompt: str | None = None,
         default_mode: str | None = None,
+        approval: ApprovalPolicy | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.lab = lab
         self.system_prompt = system_prompt
         self.default_mode = default_mode
+        self.approval = approval
+        self.approval_timeout = approval_timeout
         self._agents: dict[str, AgentService] = {}
         self._lock = asyncio.Lock()
 
@@ -814,6 +1124,8 @@ class ProjectAgentManager:
                     lab=self.lab,
                     system_prompt=self.system_prompt,
                     default_mode=self.default_mode,
+                    approval=self.approval,
+                    approval_timeout=self.approval_timeout,
                 )
                 self._agents[project_id] = agent
             return agent

@@ -27,6 +27,7 @@ PATH_VALUES = {
     "project_id": str(uuid.uuid4()),
     "session_id": str(uuid.uuid4()),
     "tool_name": "get_topology",
+    "approval_id": str(uuid.uuid4()),
 }
 BODIES = {
     "PUT": {"model": "gpt-4o", "api_key": "sk-written-nowhere"},
@@ -151,6 +152,12 @@ def test_the_issues_command_line_closes_every_route_and_writes_nothing(tmp_path:
             "console_transport",
             "unknown value 'ssh'; one of: telnet, websocket",
         ),
+        (
+            {"require_approval": "sometimes"},
+            {},
+            "require_approval",
+            "must be 'changes', 'none' or a list of tool names",
+        ),
     ],
     ids=[
         "empty-data-dir",
@@ -163,6 +170,7 @@ def test_the_issues_command_line_closes_every_route_and_writes_nothing(tmp_path:
         "env-unknown-mode",
         "env-bad-url",
         "env-unknown-console-transport",
+        "unknown-approval-policy",
     ],
 )
 async def test_an_invalid_setting_closes_every_route(

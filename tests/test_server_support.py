@@ -61,8 +61,8 @@ def closed_port_url() -> str:
 
 
 def server_config(data_dir: Path, **traits: Any) -> dict[str, Any]:
-    """A `jp_server_config` enabling the extension with `traits` (GNS3 at a closed port and
-    no model unless given)."""
+    """A `jp_server_config` enabling the extension with `traits` (GNS3 at a closed port,
+    no model and no approvals (`require_approval` "none") unless given)."""
     return {
         "ServerApp": {"jpserver_extensions": {"jupyter_gns3_copilot": True}},
         "GNS3Copilot": {
@@ -73,6 +73,7 @@ def server_config(data_dir: Path, **traits: Any) -> dict[str, Any]:
             "llm_api_key": "",
             "llm_base_url": "https://api.openai.com/v1",
             "data_dir": str(data_dir),
+            "require_approval": "none",
             **traits,
         },
     }

@@ -20,6 +20,9 @@ title_generator_node -> END;  abort_handler_node -> END
   its calls one after the other, in order. Calls beyond `max_tool_calls` get seed 003's
   limit message; when no model call is left to read results (`remaining_steps` < 1,
   e.g. `max_iterations=1`), nothing runs and every call gets a "not executed" result.
+  Before anything runs, each call the turn's approval policy names waits for a person
+  (`agent.approval`): one `interrupt()` per call, in order; a declined or timed-out call
+  gets the declined result instead of running.
 - `title_generator_node` names the conversation once, after its first complete answer.
 - `abort_handler_node` answers pending tool calls with `{"status": "aborted"}`.
 
@@ -65,6 +68,14 @@ from langgraph.runtime import Runtime, get_runtime
 
 from ..gns3 import GNS3Client, Topology
 from ..tools import ToolContext, ToolSpec, execute_tool, openai_tool_schema, tools_for_mode
+from .approval import (
+    DEFAULT_TIMEOUT,
+    NO_APPROVAL,
+    ApprovalDecision,
+    ApprovalPolicy,
+    declined_result,
+    new_request,
+)
 from .context import prepare_context
 from .history import (
     content_text,
@@ -198,6 +209,11 @@ class AgentContext:
     title_model: BaseChatModel | None = None
     turn_id: str | None = None
     """Sent as `TURN_HEADER` with the turn's model calls (a gateway counts turns by it)."""
+    approval: ApprovalPolicy = NO_APPROVAL
+    """Which calls wait for a person's decision (`agent.approval`)."""
+    approval_timeout: float = DEFAULT_TIMEOUT
+    temperature: float | None = None
+    """The turn's temperature override, kept in an approval request for the resume."""
 
     @functools.cached_property
     def schemas(self) -> list[dict[str, Any]]:
@@ -520,6 +536,43 @@ class _ToolRunner:
             await asyncio.gather(batch, aborting, return_exceptions=True)
 
 
+def _ask_approvals(ctx: AgentContext, session_id: str, calls: list[_Call]) -> dict[str, str]:
+    """Ask a person about each call the approval policy names, one `interrupt()` per
+    call in order (the graph pauses at the first one not decided yet; on resume, this
+    node runs again from the top and the decided ones return their recorded decision).
+    The declined calls' results by call id; nothing has run when this returns.
+    """
+    from langgraph.types import interrupt
+
+    if ctx.abort.is_set():
+        return {}
+    specs = ctx.specs_by_name
+    declined: dict[str, str] = {}
+    for call in calls:
+        spec = specs.get(call.name)
+        if spec is None or not isinstance(call.args, dict):
+            continue  # refused by execute_tool without running anything
+        if not ctx.approval.needs(call.name, spec.changes_lab):
+            continue
+        request = new_request(
+            session_id,
+            call.id,
+            call.name,
+            call.args,
+            timeout=ctx.approval_timeout,
+            mode=ctx.tools.mode,
+            temperature=ctx.temperature,
+        )
+        answer = interrupt(request.model_dump(mode="json"))
+        try:
+            decision = ApprovalDecision.model_validate(answer)
+        except ValueError:
+            decision = ApprovalDecision(decision="reject", comment="(an unreadable decision)")
+        if decision.decision != "approve":
+            declined[call.id] = declined_result(decision, ctx.approval_timeout)
+    return declined
+
+
 async def tool_node(
     state: AgentState, runtime: Runtime[AgentContext], config: RunnableConfig
 ) -> dict[str, Any]:
@@ -549,6 +602,8 @@ async def tool_node(
             )
         refused = tool_limit_message(limit, count + len(allowed))
         results = {call.id: refused for call in calls[len(allowed) :]}
+        results.update(_ask_approvals(ctx, state.get("session_id", ""), allowed))
+        allowed = [call for call in allowed if call.id not in results]
         if allowed:
             await runner.run(allowed)
         for call in allowed:

@@ -118,14 +118,19 @@ class CopilotClient:
     # -- SSE -------------------------------------------------------------------------------
 
     def stream(
-        self, *parts: str, json: Any, on_open: Callable[[], None] | None = None
+        self,
+        *parts: str,
+        json: Any,
+        on_open: Callable[[], None] | None = None,
+        on_json: Callable[[Any], None] | None = None,
     ) -> Iterator[ChatEvent]:
         """POST `json` and yield the answer's events as they arrive (heartbeats included).
 
         `on_open` is called once the server has accepted the request (status 200), before
         the first event: a refusal raises before it. Closing the generator early closes
         the connection (the server then ends the turn as configured by `on_disconnect`).
-        Events of an unknown type are skipped.
+        Events of an unknown type are skipped. A route that may answer JSON instead (an
+        approval decision) passes that body to `on_json` and yields nothing.
         """
         path = self.path(*parts)
         timeout = httpx.Timeout(
@@ -137,6 +142,11 @@ class CopilotClient:
                 if response.status_code >= 400:
                     response.read()
                     raise self._http_error(response)
+                content_type = response.headers.get("content-type", "")
+                if on_json is not None and content_type.startswith("application/json"):
+                    response.read()
+                    on_json(_json_or_text(response))
+                    return
                 if on_open is not None:
                     on_open()
                 for message in source.iter_sse():

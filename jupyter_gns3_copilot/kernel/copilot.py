@@ -15,7 +15,9 @@
 One conversation (session) per project: `ask` and `stream` continue it until
 `new_session()` (or `new=True`), and `use(project)` returns to that project's
 conversation. Every call blocks until its answer is complete; interrupting the kernel
-during a turn aborts the turn on the server, then raises `KeyboardInterrupt` as usual.
+during a turn aborts the turn on the server, then raises `KeyboardInterrupt` as usual,
+except while the turn waits for an approval: it then stays paused on the server, and
+`approve()` / `reject()` decide it and return the rest of the turn.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
 
-from ..events import ChatEvent
+from ..events import ApprovalRequiredEvent, ChatEvent
 from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
@@ -125,6 +127,8 @@ class Copilot:
         self._sessions: dict[str, str] = {}
         self._fresh_sessions: set[str] = set()
         self.last_turn: Turn | None = None
+        self.waiting_approval: ApprovalRequiredEvent | None = None
+        """The approval the last interrupted turn left waiting on the server (None: none)."""
         if project is not None:
             self.use(project)
 
@@ -428,11 +432,73 @@ class Copilot:
                 if on_event is not None:
                     on_event(event)
         except KeyboardInterrupt:
-            self._abort_quietly(*abort)
+            self.waiting_approval = recorder.waiting_approval
+            if self.waiting_approval is None:
+                self._abort_quietly(*abort)
             self.last_turn = recorder.finish(aborted=True)
             raise
+        self.waiting_approval = None
         self.last_turn = recorder.finish()
         return self.last_turn
+
+    # -- approvals ---------------------------------------------------------------------------
+
+    def approvals(self, session: str | None = None) -> list[dict[str, Any]]:
+        """The conversation's changes waiting for a decision (`approval_id`, `summary`,
+        `tool_name`, `tool_input`, `expires_at`, ...)."""
+        target = self._target(session)
+        return self._client.get(
+            "projects", self._project_id(), "chat", "sessions", target, "approvals"
+        )
+
+    def approve(
+        self,
+        comment: str | None = None,
+        *,
+        session: str | None = None,
+        on_event: EventCallback | None = None,
+    ) -> Turn | dict[str, Any]:
+        """Approve the change the conversation waits for. When a stream (the widget's,
+        another cell's) waits for it, that stream goes on and the server's JSON answer is
+        returned; otherwise (the waiting cell was interrupted, the server restarted) the
+        rest of the turn is read here and returned as a `Turn`. `on_event` as for `ask`."""
+        return self._decide("approve", comment, session, on_event)
+
+    def reject(
+        self,
+        comment: str | None = None,
+        *,
+        session: str | None = None,
+        on_event: EventCallback | None = None,
+    ) -> Turn | dict[str, Any]:
+        """Reject the change the conversation waits for (the model reads `comment`);
+        returns as `approve` does."""
+        return self._decide("reject", comment, session, on_event)
+
+    def _decide(
+        self,
+        decision: str,
+        comment: str | None,
+        session: str | None,
+        on_event: EventCallback | None,
+    ) -> Turn | dict[str, Any]:
+        target = self._target(session)
+        pending = self.approvals(target)
+        if not pending:
+            raise UsageError(f"Nothing in conversation {target} waits for an approval.")
+        request = pending[0]
+        project_id = self._project_id()
+        answer: list[Any] = []
+        body = {"decision": decision, **({"comment": comment} if comment else {})}
+        events = self._client.stream(
+            *("projects", project_id, "chat", "sessions", target),
+            *("approvals", request["approval_id"]),
+            json=body,
+            on_json=answer.append,
+        )
+        recorder = TurnRecorder(f"{decision}: {request['summary']}", target, project_id)
+        turn = self._consume(events, recorder, on_event, abort=(project_id, target))
+        return answer[0] if answer else turn
 
     def _abort_quietly(self, project_id: str, session_id: str) -> None:
         with contextlib.suppress(CopilotError):

@@ -27,7 +27,7 @@ from ..events import AbortEvent
 from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
 from .errors import CopilotError, NoProject, ProjectNotFound, UsageError
 from .reports import Records, config_text, status_text
-from .transcript import TextStream, history_text
+from .transcript import APPROVAL_OUTCOMES, TextStream, history_text
 from .turn import Turn
 
 VALUE_OPTIONS = frozenset(
@@ -77,6 +77,7 @@ Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --tempe
 Projects:   %copilot projects | use <name or id> | show topology
 Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
             %copilot export [PATH] [--format md] [--force]
+Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn waits for)
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
@@ -211,6 +212,8 @@ class CopilotMagics(Magics):
             "delete": self._delete,
             "abort": self._abort,
             "export": self._export,
+            "approve": self._approve,
+            "reject": self._reject,
             "run": self._run,
             "status": self._status,
             "config": self._config,
@@ -247,8 +250,8 @@ class CopilotMagics(Magics):
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
-        "sessions, history, rename, pin, unpin, delete, abort, export, run, status, config, "
-        "connect",
+        "sessions, history, rename, pin, unpin, delete, abort, export, approve, reject, run, "
+        "status, config, connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -272,6 +275,7 @@ class CopilotMagics(Magics):
           export [PATH]              the conversation as a notebook to run again
                                      (--format md: Markdown; default file: its title;
                                      --force overwrites)
+          approve, reject [comment]  the change the conversation waits for
           run <device>: <command>    run commands now, without the model
                                      (devices: "PC1, PC2"; commands: "show ip; ping 10.0.0.2")
           status                     versions, GNS3 and model checks
@@ -395,8 +399,14 @@ class CopilotMagics(Magics):
             turn = run(on_open, widget.push)
         except KeyboardInterrupt:
             if begun:
-                widget.push(AbortEvent(session_id=widget.session_id))
+                if self.api.waiting_approval is None:
+                    widget.push(AbortEvent(session_id=widget.session_id))
                 widget.end_turn()
+            if self.api.waiting_approval is not None:
+                print(
+                    "The change still waits for your approval: run `%copilot approve "
+                    "[comment]` or `%copilot reject [comment]`."
+                )
             raise
         except CopilotError as exc:
             if begun:
@@ -545,6 +555,27 @@ class CopilotMagics(Magics):
         deleted = self.api.delete(options.session)
         print(f"Conversation {deleted} deleted; the next message starts a new one.")
         return None
+
+    def _approve(self, tail: str, argv: list[str]) -> Any:
+        return self._decide("approve", tail, argv)
+
+    def _reject(self, tail: str, argv: list[str]) -> Any:
+        return self._decide("reject", tail, argv)
+
+    def _decide(self, decision: str, tail: str, argv: list[str]) -> Any:
+        """`%copilot approve|reject [comment]`: decide the change the conversation waits
+        for; with no stream waiting for it, the rest of the turn is shown here."""
+        options, words = self._subcommand_options(argv, tail)
+        comment = " ".join(words) or None
+        copilot = self.api
+        decide = copilot.approve if decision == "approve" else copilot.reject
+        printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
+        answer = decide(comment, session=options.session, on_event=printer)
+        if isinstance(answer, dict):
+            print(f"{APPROVAL_OUTCOMES[decision].capitalize()}; the waiting cell goes on.")
+            return None
+        printer.finish(answer)
+        return answer
 
     def _abort(self, tail: str, argv: list[str]) -> Any:
         options, words = self._subcommand_options(argv, tail)

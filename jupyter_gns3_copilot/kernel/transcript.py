@@ -17,6 +17,22 @@ from ..turns import Item, TurnBuilder
 from .turn import Turn, device_results, parse_json_text
 
 MAX_OUTPUT_LINES = 40
+APPROVAL_OUTCOMES = {
+    "approve": "approved",
+    "reject": "rejected: not executed",
+    "timeout": "not approved in time: not executed",
+}
+
+
+def approval_prompt(summary: str) -> str:
+    """What a cell shows while a change waits: the plan and how to decide (the waiting
+    cell blocks the kernel, so deciding from a cell needs an interrupt first)."""
+    return (
+        f"[waiting for your approval] {summary}\n"
+        "   Approve or Reject with the chat widget's buttons, or interrupt this cell "
+        "(the change stays waiting) and run `%copilot approve [comment]` or "
+        "`%copilot reject [comment]`."
+    )
 
 
 class TextStream:
@@ -54,7 +70,11 @@ class TextStream:
         if item["kind"] == "error":
             self._line(f"Error: {item['text']}")
         elif item["kind"] == "approval":
-            self._line(f"[approval] {item['summary']}: {item['state']}")
+            if item["state"] == "pending":
+                self._line(approval_prompt(item["summary"]))
+            else:
+                comment = f" ({item['comment']})" if item["comment"] else ""
+                self._line(f"   {APPROVAL_OUTCOMES[item['state']]}{comment}")
         elif item["kind"] == "tool":
             assert before is None or before["kind"] == "tool"
             if item["complete"] and (before is None or not before["complete"]):

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..events import ChatEvent, HeartbeatEvent
+from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
 from ..render_text import format_calls, format_tokens
 from ..turns import TurnBuilder
 
@@ -249,6 +249,8 @@ class TurnRecorder:
         self.turn = Turn(message=message, session_id=session_id, project_id=project_id)
         self.builder = TurnBuilder(message)
         self._started = time.monotonic()
+        self.waiting_approval: ApprovalRequiredEvent | None = None
+        """The approval the turn waits for now (None: not waiting)."""
 
     def add(self, event: ChatEvent) -> None:
         """Take one event into account."""
@@ -261,6 +263,10 @@ class TurnRecorder:
         if event.session_id:
             turn.session_id = event.session_id
         self.builder.apply(event)
+        if isinstance(event, ApprovalRequiredEvent):
+            self.waiting_approval = event
+        elif isinstance(event, ApprovalResolvedEvent):
+            self.waiting_approval = None
 
     def finish(self, *, aborted: bool = False) -> Turn:
         """The turn (`aborted`: the client stopped it, whatever the events said)."""

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, Union, default
 
 from .configuration import (
     ConfigProblem,
@@ -187,6 +187,21 @@ class GNS3Copilot(ExtensionApp):
         "abort",
         help="When a chat's client disconnects: abort the turn, or finish it unseen.",
     ).tag(config=True)
+    require_approval = Union(
+        [Unicode(), List(Unicode())],
+        default_value="changes",
+        help="Which tool calls wait for the user's approval: 'changes' (every tool that "
+        "changes the lab or a device's configuration), 'none', or a list of tool names.",
+    ).tag(config=True)
+    approval_timeout = Float(
+        600.0,
+        min=1.0,
+        help="Seconds an approval waits for a decision; unanswered, it counts as rejected.",
+    ).tag(config=True)
+    allow_auto_approval = Bool(
+        help='Whether a chat request may carry "approval": "auto" to skip approvals '
+        "(default: true, false under JupyterHub).",
+    ).tag(config=True)
     forbidden_commands_file = Unicode(
         "", help="Forbidden-command list replacing the shipped one (re-read when it changes)."
     ).tag(config=True)
@@ -197,6 +212,10 @@ class GNS3Copilot(ExtensionApp):
         help="User id for requests authenticated by Jupyter's own token or password, which "
         "name no user (default: the server's OS user name)."
     ).tag(config=True)
+
+    @default("allow_auto_approval")
+    def _default_allow_auto_approval(self) -> bool:
+        return not under_jupyterhub()
 
     @default("allowed_modes")
     def _default_allowed_modes(self) -> list[str]:
@@ -276,9 +295,7 @@ class GNS3Copilot(ExtensionApp):
         package_log = logging.getLogger(PACKAGE_LOGGER)
         package_log.parent = self.serverapp.log
         package_log.setLevel(logging.NOTSET)  # also clears the loggers' cached levels
-        self.config_problem = self.config_problem or find_problem(
-            self, MODES, CONSOLE_TRANSPORTS
-        )
+        self.config_problem = self.config_problem or find_problem(self, MODES, CONSOLE_TRANSPORTS)
         if self.config_problem is None and self.hub_mode:
             self.config_problem = hub_mode_problem(self, self.hub_token)
         if self.config_problem is not None:
@@ -459,10 +476,15 @@ class GNS3Copilot(ExtensionApp):
     def agents(self) -> ProjectAgentManager:
         """The chat service of every project in use (imports LangGraph on first call)."""
         if self._agents is None:
+            from ..agent.approval import ApprovalPolicy
             from ..service import ProjectAgentManager
 
             self._agents = ProjectAgentManager(
-                self.data_dir, self.lab(), default_mode=self.llm_admin().effective_default_mode
+                self.data_dir,
+                self.lab(),
+                default_mode=self.llm_admin().effective_default_mode,
+                approval=ApprovalPolicy.parse(self.require_approval),  # checked at load
+                approval_timeout=self.approval_timeout,
             )
         return self._agents
 

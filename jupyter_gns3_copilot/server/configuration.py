@@ -139,6 +139,12 @@ def _one_of(known: tuple[str, ...], variable: str) -> Callable[[str], None]:
     return check
 
 
+def _approval_policy(value: Any) -> None:
+    from ..agent.approval import ApprovalPolicy
+
+    ApprovalPolicy.parse(value)
+
+
 def find_problem(
     app: Any, modes: tuple[str, ...], console_transports: tuple[str, ...]
 ) -> ConfigProblem | None:
@@ -150,6 +156,7 @@ def find_problem(
         "allowed_modes": _modes(modes),
         "console_transport": _one_of(console_transports, "GNS3_COPILOT_CONSOLE_TRANSPORT"),
         "hub_service_url": lambda url: _http_url(url) if url else None,
+        "require_approval": _approval_policy,
     }
     for setting, check in checks.items():
         try:

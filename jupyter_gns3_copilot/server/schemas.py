@@ -32,7 +32,8 @@ class ChatRequest(_Request):
       this turn only;
     - `mode`: the interaction mode, always "text";
     - `copilot_mode`: teaching_assistant or lab_automation_assistant, within the modes
-      the administrator allows (default: the user's setting, else the server's default).
+      the administrator allows (default: the user's setting, else the server's default);
+    - `approval`: "auto" runs changes without asking (only where `allow_auto_approval`).
     """
 
     message: str = Field(min_length=1, max_length=MESSAGE_MAX_LENGTH)
@@ -44,6 +45,7 @@ class ChatRequest(_Request):
     max_tool_calls: int | None = Field(default=None, ge=1, le=50)
     max_execution_time_seconds: int | None = Field(default=None, ge=1, le=3600)
     copilot_mode: str | None = None
+    approval: Literal["auto"] | None = None
 
     @field_validator("message")
     @classmethod
@@ -64,6 +66,14 @@ class RenameRequest(_Request):
         if not value.strip():
             raise ValueError("must contain more than whitespace")
         return value
+
+
+class ApprovalDecisionRequest(_Request):
+    """`POST .../chat/sessions/{session_id}/approvals/{approval_id}`: the decision, and an
+    optional comment (up to 2,000 characters) the model reads with a rejection."""
+
+    decision: Literal["approve", "reject"]
+    comment: str | None = Field(default=None, max_length=2000)
 
 
 class ToolRunRequest(_Request):

@@ -94,7 +94,8 @@ class JupyterServer:
     `lab`: the GNS3 lab (anything with `url`, `username`, `password`); `model`: the
     model; `work_dir`: where its config, runtime and data directories and its log
     (`jupyter.log`) go; `app`: "server" (API only) or "lab" (JupyterLab, for people);
-    `traits`: more `GNS3Copilot` traits.
+    `traits`: more `GNS3Copilot` traits (with a scripted model, `require_approval`
+    defaults to "none": a replayed script has no person to approve its changes).
     """
 
     def __init__(
@@ -158,6 +159,8 @@ class JupyterServer:
         }
         if self.model.scripted:
             traits.setdefault("llm_max_retries", 0)
+            # A replayed script has no person to approve its changes.
+            traits.setdefault("require_approval", "none")
         command = [
             sys.executable,
             "-m",

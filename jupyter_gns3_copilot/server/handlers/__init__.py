@@ -11,6 +11,8 @@ import tornado.web
 
 from .chat import (
     AbortHandler,
+    ApprovalHandler,
+    ApprovalsHandler,
     ChatStreamHandler,
     ExportHandler,
     HistoryHandler,
@@ -50,6 +52,8 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_SESSION + "/abort", AbortHandler),
     (_SESSION + "/pin", PinHandler),
     (_SESSION + "/export", ExportHandler),
+    (_SESSION + "/approvals", ApprovalsHandler),
+    (_SESSION + r"/approvals/(?P<approval_id>[^/]+)", ApprovalHandler),
 ]
 
 __all__ = ["default_handlers"]

@@ -229,12 +229,15 @@ class EventStreamHandler(CopilotHandler):
         session_id: str,
         stream: bool,
         abort: Callable[[], object],
+        detach: Callable[[], bool] | None = None,
     ) -> TurnResult:
         """Send `events` as SSE (`stream`) or collect them into one JSON body; finish the
         response. Returns the collected result (empty when streaming).
 
         A stream opens with a `heartbeat` event at once: the client has the session id
         before the model answers (to abort early), and proxies see the answer begin.
+        When the client leaves and `detach()` says so (a turn waiting for an approval), the
+        events are closed at once whatever `on_disconnect` says: the turn stays paused.
         """
         from ...events import HeartbeatEvent
 
@@ -258,7 +261,13 @@ class EventStreamHandler(CopilotHandler):
         gone = asyncio.ensure_future(self._client_gone.wait())
         try:
             await asyncio.wait({pumping, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not pumping.done():
+            if not pumping.done() and detach is not None and detach():
+                self.log.info(
+                    "Copilot: the client of %s left; the approval stays pending", session_id
+                )
+                pumping.cancel()
+                await asyncio.gather(pumping, return_exceptions=True)
+            elif not pumping.done():
                 self.log.info(
                     "Copilot: the client of %s left; %s the turn",
                     session_id,

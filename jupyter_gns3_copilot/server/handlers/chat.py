@@ -37,9 +37,12 @@ class ChatStreamHandler(EventStreamHandler):
     tool_call, tool_start, progress, tool_end, error, abort, heartbeat, done; each with
     `session_id`; the stream opens with a heartbeat at once), or with `"stream": false`
     one JSON summary (`server.turn_result`).
-    Refused before streaming: 400 bad input (field and rule named), 404 a session of
-    another user, 409 the project is not opened / the session is still answering / no
-    model is configured (`error.setting` names what to set), 502 GNS3 unreachable.
+    A change the approval policy names pauses the turn with `approval_required` (see
+    `ApprovalHandler`); a client leaving then detaches, the request stays pending.
+    Refused before streaming: 400 bad input (field and rule named), 403 `"approval":
+    "auto"` where `allow_auto_approval` is off, 404 a session of another user, 409 the
+    project is not opened / the session is still answering / no model is configured
+    (`error.setting` names what to set), 502 GNS3 unreachable.
     """
 
     @tornado.web.authenticated
@@ -52,6 +55,15 @@ class ChatStreamHandler(EventStreamHandler):
         user_id = self.user_id
         project_id = self.project_id_from(project_id)
         request = self.body_as(ChatRequest)
+        if request.approval == "auto" and not app.allow_auto_approval:
+            raise ApiError(
+                403,
+                'The administrator does not allow "approval": "auto" here: changes to the '
+                "lab wait for your approval (c.GNS3Copilot.allow_auto_approval).",
+                type="Forbidden",
+                field="approval",
+                setting="allow_auto_approval",
+            )
         config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
         mode = config.copilot_mode
         if request.copilot_mode is not None:
@@ -84,6 +96,7 @@ class ChatStreamHandler(EventStreamHandler):
             max_tool_calls=request.max_tool_calls,
             max_execution_time_seconds=request.max_execution_time_seconds,
             heartbeat_interval=app.heartbeat_interval or None,
+            auto_approve=request.approval == "auto",
         )
         with app.project_users.using(project_id, user_id):
             await self.relay(
@@ -91,6 +104,7 @@ class ChatStreamHandler(EventStreamHandler):
                 session_id=session_id,
                 stream=request.stream,
                 abort=lambda: agent.turns.request_abort(session_id),
+                detach=lambda: agent.awaits_decision(session_id),
             )
 
 
@@ -255,3 +269,87 @@ class PinHandler(_SessionHandler):
     @authorized
     async def delete(self, project_id: str, session_id: str) -> None:
         await self._pin(project_id, session_id, False)
+
+
+class ApprovalsHandler(_SessionHandler):
+    """`GET .../chat/sessions/{session_id}/approvals`: the session's approval requests
+    waiting for a decision, `[{approval_id, tool_call_id, tool_name, tool_input, summary,
+    asked_at, expires_at}]` (404 for no such session of the caller's)."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str, session_id: str) -> None:
+        agent = await self.agent_for(project_id, session_id)
+        if await agent.get_session(session_id, user_id=self.user_id) is None:
+            raise _session_not_found(session_id)
+        pending = await agent.pending_approvals(session_id, user_id=self.user_id)
+        self.write_json(
+            [
+                {
+                    **request.model_dump(mode="json", exclude={"mode", "temperature", "timeout"}),
+                    "expires_at": request.expires_at.isoformat(),
+                }
+                for request in pending
+            ]
+        )
+
+
+class ApprovalHandler(EventStreamHandler):
+    """`POST .../chat/sessions/{session_id}/approvals/{approval_id}` with
+    `{"decision": "approve" | "reject", "comment"?}`.
+
+    A stream of this server waits for it: 200 `{"status": "ok", "approval_id",
+    "decision"}` and that stream goes on. None does (its client left, or the server
+    restarted): the answer is the rest of the turn as SSE (`approval_resolved` first; a
+    request past `approval_timeout` resolves as "timeout"). 400 bad body, 404 unknown id
+    or another user's session, 409 already decided.
+    """
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str, session_id: str, approval_id: str) -> None:
+        from ...agent.approval import ApprovalDecision
+        from ...llm_config import effective_config
+        from ..schemas import ApprovalDecisionRequest
+
+        app = self.copilot
+        user_id = self.user_id
+        project_id = self.project_id_from(project_id)
+        body = self.body_as(ApprovalDecisionRequest)
+        decision = ApprovalDecision(decision=body.decision, comment=body.comment)
+        agent = await self.project_agent(project_id, create=False)
+        state = None
+        if agent is not None:
+            state = await agent.approval_state(session_id, approval_id, user_id=user_id)
+        if agent is None or state is None:
+            raise not_found(
+                f"Approval {approval_id!r} not found in chat session {session_id!r}.",
+                type="ApprovalNotFound",
+            )
+        if state == "live" and agent.decide(approval_id, decision):
+            self.write_json(
+                {"status": "ok", "approval_id": approval_id, "decision": decision.decision}
+            )
+            return
+        if state != "pending" or agent.turns.is_running(session_id):
+            raise ApiError(
+                409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided"
+            )
+        config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
+        events = agent.resume_chat(
+            session_id,
+            approval_id,
+            decision,
+            user_id=user_id,
+            llm=config.model_settings(),
+            title_llm=config.title_model_settings(),
+            heartbeat_interval=app.heartbeat_interval or None,
+        )
+        with app.project_users.using(project_id, user_id):
+            await self.relay(
+                events,
+                session_id=session_id,
+                stream=True,
+                abort=lambda: agent.turns.request_abort(session_id),
+                detach=lambda: agent.awaits_decision(session_id),
+            )

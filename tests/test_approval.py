@@ -1,0 +1,118 @@
+"""The approval policy, the plans a person reads and what the model is told (issue 11 §1):
+pure functions, no server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jupyter_gns3_copilot.agent.approval import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    approval_id_for,
+    declined_result,
+    summarize,
+)
+from jupyter_gns3_copilot.server.app import GNS3Copilot
+from jupyter_gns3_copilot.tools import TOOLS
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "plan"),
+    [
+        ("create_nodes", {"nodes": [{"template": "vpcs", "name": "PC3"}]}, "create PC3 (vpcs)"),
+        (
+            "create_links",
+            {"links": [{"a": "PC3", "a_port": "e0", "b": "Switch1", "b_port": "e2"}]},
+            "link PC3 e0 - Switch1 e2",
+        ),
+        (
+            "run_config_commands",
+            {
+                "devices": [
+                    {
+                        "device": "R1",
+                        "commands": ["interface g0/0", "ip address 10.0.0.1 255.255.255.0"],
+                    }
+                ]
+            },
+            "on R1: interface g0/0, ip address 10.0.0.1 255.255.255.0",
+        ),
+        ("start_nodes", {"nodes": ["PC1", "PC2"]}, "start PC1; start PC2"),
+        ("rename_nodes", {"nodes": [{"name": "PC1", "new_name": "Alice"}]}, "rename PC1 -> Alice"),
+        ("set_link_state", {"state": "down"}, 'set_link_state {"state":"down"}'),
+    ],
+)
+def test_the_plan_is_written_for_a_person(tool: str, args: dict, plan: str) -> None:
+    assert summarize(tool, args) == plan
+
+
+def test_a_long_plan_is_cut_with_an_ellipsis() -> None:
+    plan = summarize("start_nodes", {"nodes": [f"PC{i}" for i in range(200)]})
+    assert len(plan) == 600 and plan.endswith("…")
+
+
+def test_the_policy_asks_for_changes_and_configuration_or_the_named_tools() -> None:
+    changes = ApprovalPolicy.parse("changes")
+    asking = {name for name, spec in TOOLS.items() if changes.needs(name, spec.changes_lab)}
+    assert "run_config_commands" in asking and "create_nodes" in asking
+    assert not asking & {"get_topology", "run_show_commands", "list_templates"}
+    assert not ApprovalPolicy.parse("none").needs("create_nodes", True)
+    named = ApprovalPolicy.parse(["run_vpcs_commands"])
+    assert named.needs("run_vpcs_commands", False) and not named.needs("create_nodes", True)
+    for bad in ("sometimes", ["ok", " "]):
+        with pytest.raises(ValueError):
+            ApprovalPolicy.parse(bad)
+
+
+def test_the_model_reads_who_declined_and_why() -> None:
+    rejected = json.loads(declined_result(ApprovalDecision(decision="reject", comment="no"), 600))
+    assert rejected["status"] == "declined" and rejected["comment"] == "no"
+    assert "declined" in rejected["message"] and "no" in rejected["message"]
+    late = json.loads(declined_result(ApprovalDecision(decision="timeout"), 600))
+    assert late["decision"] == "timeout" and "600 seconds" in late["message"]
+
+
+def test_approval_ids_are_stable_per_call_and_differ_between_sessions() -> None:
+    assert approval_id_for("s1", "c1") == approval_id_for("s1", "c1")
+    assert approval_id_for("s1", "c1") != approval_id_for("s2", "c1")
+
+
+def test_auto_approval_is_off_by_default_under_jupyterhub(monkeypatch) -> None:
+    monkeypatch.delenv("JUPYTERHUB_API_TOKEN", raising=False)
+    monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
+    assert GNS3Copilot().allow_auto_approval is True
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "hub-token")
+    assert GNS3Copilot().allow_auto_approval is False
+    assert GNS3Copilot().require_approval == "changes"
+    assert GNS3Copilot().approval_timeout == 600.0
+
+
+def test_a_waiting_cell_shows_the_plan_and_how_to_decide() -> None:
+    """The text transcript of a waiting turn names the plan, the widget's buttons and the
+    magics (a cell waiting blocks the kernel: it must be interrupted first)."""
+    from jupyter_gns3_copilot.events import ApprovalRequiredEvent, ApprovalResolvedEvent
+    from jupyter_gns3_copilot.kernel.transcript import TextStream
+
+    written: list[str] = []
+    printer = TextStream(written.append)
+    printer(
+        ApprovalRequiredEvent(
+            session_id="s",
+            approval_id="a",
+            tool_call_id="c",
+            tool_name="create_nodes",
+            tool_input={},
+            summary="create PC3 (VPCS)",
+        )
+    )
+    printer(
+        ApprovalResolvedEvent(
+            session_id="s", approval_id="a", tool_call_id="c", decision="reject", comment="no"
+        )
+    )
+    out = "".join(written)
+    assert "[waiting for your approval] create PC3 (VPCS)" in out
+    assert "interrupt this cell" in out and "%copilot approve [comment]" in out
+    assert "rejected: not executed (no)" in out

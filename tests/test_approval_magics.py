@@ -1,0 +1,106 @@
+"""Approving from a notebook (issue 11 §1): the `Copilot` API and `%copilot approve` in a
+real IPython shell against a real Jupyter server subprocess with `require_approval`
+"changes", the REAL local GNS3 lab and the scripted model server (a TEST DOUBLE of the
+OpenAI API).
+
+A waiting cell blocks the kernel; the student interrupts it (here: the event callback
+raises `KeyboardInterrupt` when the approval arrives, as the kernel's interrupt would
+inside the read loop), which leaves the change waiting instead of aborting the turn, and
+`%copilot approve` then shows the rest of the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from jupyter_gns3_copilot.events import ApprovalRequiredEvent
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.kernel.turn import Turn
+from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
+from jupyter_gns3_copilot.testing.scripted_llm import text, tool_call
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+TITLE_REPLY = {"tools": False}
+
+
+@pytest.fixture
+def server(gns3_lab: Any, scripted_llm: Any, tmp_path: Path) -> Iterator[JupyterServer]:
+    stack = JupyterServer(
+        gns3_lab,
+        ModelEndpoint.scripted_model(scripted_llm),
+        tmp_path,
+        traits={"require_approval": "changes"},
+    )
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture
+def shell(server: JupyterServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    for name, value in server.kernel_env().items():
+        monkeypatch.setenv(name, value)
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jupyter_gns3_copilot")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "jupyter_gns3_copilot")
+
+
+def test_an_interrupted_waiting_cell_leaves_the_change_waiting_and_the_magic_approves_it(
+    shell: InteractiveShell, gns3_project: Any, scripted_llm: Any, capsys: Any
+) -> None:
+    """Given a turn that waits to create PC3; when the waiting read is interrupted; then
+    the turn is not aborted (the change is listed as waiting, nothing created); when
+    `%copilot approve fine` runs; then the rest of the turn is shown in that cell
+    (approved, the tool's output, the answer) and PC3 exists."""
+    scripted_llm.add(
+        tool_call("create_nodes", {"nodes": [{"template": "VPCS", "name": "PC3"}]}, id="c1"),
+        text("PC3 added.", when={"last_message": "PC3"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    magics = shell.magics_manager.registry["CopilotMagics"]
+    copilot = magics.api
+    copilot.use(gns3_project.project_id)
+    seen: list[str] = []
+
+    def interrupt_at_approval(event: Any) -> None:
+        if isinstance(event, ApprovalRequiredEvent):
+            seen.append(event.summary)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        copilot.ask("Add PC3", mode="lab", on_event=interrupt_at_approval)
+    assert seen == ["create PC3 (VPCS)"]
+    assert copilot.waiting_approval is not None
+    assert copilot.waiting_approval.summary == "create PC3 (VPCS)"
+    [waiting] = copilot.approvals()
+    assert waiting["summary"] == "create PC3 (VPCS)"
+    assert "PC3" not in asyncio.run(_node_names(gns3_project))
+
+    capsys.readouterr()
+    result = shell.run_cell("%copilot approve fine", store_history=True)
+    assert result.error_in_exec is None, result.error_in_exec
+    out = capsys.readouterr().out
+    assert "approved (fine)" in out and "PC3 added." in out
+    assert isinstance(result.result, Turn) and result.result.status == "done"
+    assert copilot.approvals() == [] and copilot.waiting_approval is None
+    assert "PC3" in asyncio.run(_node_names(gns3_project))
+
+    nothing = shell.run_cell("%copilot reject", store_history=True)
+    assert "waits for an approval" in str(nothing.error_in_exec)
+
+
+async def _node_names(project: Any) -> set[str]:
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        return {node.name for node in await gns3.list_nodes(project.project_id)}

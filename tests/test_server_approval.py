@@ -1,0 +1,508 @@
+"""Human approval before changes (issue 11 §1) through a real Jupyter server: the REAL
+local GNS3 lab (nothing is created before the decision, the node is there after an
+approval), the scripted model server (a TEST DOUBLE of the OpenAI API, strict about
+orphaned tool calls, so a history the approval path left invalid fails the next request),
+SQLite checkpoints, and a server process restarted on the same data directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_server_support import (
+    TITLE_REPLY,
+    TokenUsersIdentityProvider,
+    as_user,
+    call,
+    eventually,
+    kinds,
+    lab_traits,
+    model_traits,
+    open_stream,
+    parse_sse,
+    server_config,
+)
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
+from jupyter_gns3_copilot.testing.scripted_llm import ToolCall, text, tool_calls
+from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
+
+pytestmark = pytest.mark.lab
+
+LAB_MODE = "lab_automation_assistant"
+CREATE_PC3 = {"nodes": [{"template": "VPCS", "name": "PC3"}]}
+CHANGES = {"require_approval": "changes"}
+"""The server's default (the test helpers default to "none")."""
+
+
+@pytest.fixture
+def copilot_traits() -> dict[str, Any]:
+    return {"require_approval": "changes", "heartbeat_interval": 0.5}
+
+
+@pytest.fixture
+def jp_server_config(gns3_lab, scripted_llm, tmp_path: Path, copilot_traits) -> dict[str, Any]:
+    config = server_config(
+        tmp_path / "copilot-data",
+        **lab_traits(gns3_lab),
+        **model_traits(scripted_llm),
+        **copilot_traits,
+    )
+    config["ServerApp"]["identity_provider_class"] = TokenUsersIdentityProvider
+    return config
+
+
+def chat_path(project: Any, *rest: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "chat", *rest)
+
+
+async def node_names(project: Any) -> set[str]:
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        return {node.name for node in await gns3.list_nodes(project.project_id)}
+
+
+def ask_for_pc3(jp_fetch: Any, project: Any, **body: Any) -> Any:
+    return open_stream(
+        jp_fetch,
+        *chat_path(project, "stream"),
+        body={"message": "Add PC3", "copilot_mode": LAB_MODE, **body},
+        headers=as_user("alice"),
+    )
+
+
+async def decide(
+    jp_fetch: Any, project: Any, session_id: str, approval_id: str, user: str = "alice", **body
+) -> Any:
+    return await call(
+        jp_fetch,
+        *chat_path(project, "sessions", session_id, "approvals", approval_id),
+        method="POST",
+        body=body,
+        headers=as_user(user),
+    )
+
+
+async def test_approve_runs_the_waiting_change_and_the_stream_goes_on(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a model that creates PC3; when the turn streams, then it pauses with
+    approval_required (the plan in words) and nothing exists in GNS3 yet, the session
+    lists the pending approval, another user's decision is 404 and a bad body 400; when
+    alice approves, then 200 JSON, the open stream goes on (approval_resolved, tool_start,
+    tool_end, the answer), PC3 exists, and deciding again is 409."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("PC3 is there.", when={"last_message": "PC3"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    stream = ask_for_pc3(jp_fetch, gns3_project)
+    asked = (await stream.until("approval_required"))[-1]
+    session_id, approval_id = asked["session_id"], asked["approval_id"]
+    assert asked["tool_call_id"] == "call_create" and asked["tool_name"] == "create_nodes"
+    assert asked["tool_input"] == CREATE_PC3
+    assert asked["summary"] == "create PC3 (VPCS)"
+    assert "PC3" not in await node_names(gns3_project)
+    await stream.until("heartbeat")  # the waiting stream stays open with heartbeats
+    assert not stream.task.done()
+
+    listed = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", session_id, "approvals"),
+        headers=as_user("alice"),
+    )
+    assert listed.code == 200 and [a["approval_id"] for a in listed.body] == [approval_id]
+    assert listed.body[0]["summary"] == "create PC3 (VPCS)" and listed.body[0]["expires_at"]
+    foreign = await decide(
+        jp_fetch, gns3_project, session_id, approval_id, "bob", decision="approve"
+    )
+    assert foreign.code == 404 and foreign.error["type"] == "ApprovalNotFound"
+    unknown = await decide(jp_fetch, gns3_project, session_id, "nope", decision="approve")
+    assert unknown.code == 404
+    bad = await decide(jp_fetch, gns3_project, session_id, approval_id, decision="maybe")
+    assert bad.code == 400
+
+    approved = await decide(jp_fetch, gns3_project, session_id, approval_id, decision="approve")
+    assert approved.code == 200
+    assert approved.body == {"status": "ok", "approval_id": approval_id, "decision": "approve"}
+    rest = await stream.finish()
+    after = kinds(rest)[kinds(rest).index("approval_required") :]
+    assert after == [
+        "approval_required",
+        "approval_resolved",
+        "tool_start",
+        "tool_end",
+        "content",
+        "done",
+    ]
+    resolved = next(e for e in rest if e["type"] == "approval_resolved")
+    assert resolved["decision"] == "approve" and resolved["tool_call_id"] == "call_create"
+    assert "PC3" in await node_names(gns3_project)
+    again = await decide(jp_fetch, gns3_project, session_id, approval_id, decision="reject")
+    assert again.code == 409 and again.error["type"] == "AlreadyDecided"
+
+
+async def test_reject_tells_the_model_who_declined_and_why(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a turn paused at creating PC3; when alice rejects it with a comment; then
+    nothing is created, the call's result says the user declined (with the comment), and
+    the model, which only answers a request holding that result, continues."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("Understood, no PC3.", when={"last_message": "declined.*call it PC9"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    stream = ask_for_pc3(jp_fetch, gns3_project)
+    asked = (await stream.until("approval_required"))[-1]
+    rejected = await decide(
+        jp_fetch,
+        gns3_project,
+        asked["session_id"],
+        asked["approval_id"],
+        decision="reject",
+        comment="call it PC9",
+    )
+    assert rejected.code == 200
+    events = await stream.finish()
+    assert kinds(events)[-4:] == ["approval_resolved", "tool_end", "content", "done"]
+    end = next(e for e in events if e["type"] == "tool_end")
+    result = json.loads(end["tool_output"])
+    assert result["status"] == "declined" and result["comment"] == "call it PC9"
+    assert "".join(e["content"] for e in events if e["type"] == "content") == (
+        "Understood, no PC3."
+    )
+    assert "PC3" not in await node_names(gns3_project)
+
+
+async def test_abort_while_waiting_runs_nothing_and_leaves_a_valid_history(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a turn paused at an approval; when the session is aborted; then the stream
+    ends (aborted result, abort, done), nothing was created, and the next turn's request
+    (strict model) is accepted."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("Add PC3", when=TITLE_REPLY),
+        text("Fine.", when={"last_message": "never mind"}),
+    )
+    stream = ask_for_pc3(jp_fetch, gns3_project)
+    asked = (await stream.until("approval_required"))[-1]
+    session_id = asked["session_id"]
+    aborted = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", session_id, "abort"),
+        method="POST",
+        headers=as_user("alice"),
+    )
+    assert aborted.code == 200 and aborted.body["status"] == "ok"
+    events = await stream.finish()
+    assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
+    assert "aborted" in events[-3]["tool_output"]
+    assert "PC3" not in await node_names(gns3_project)
+    late = await decide(
+        jp_fetch, gns3_project, session_id, asked["approval_id"], decision="approve"
+    )
+    assert late.code == 409
+    follow = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "never mind", "session_id": session_id, "stream": False},
+        headers=as_user("alice"),
+    )
+    assert follow.code == 200 and follow.body["message"] == "Fine."
+
+
+class TestTimeout:
+    @pytest.fixture
+    def copilot_traits(self) -> dict[str, Any]:
+        return {"require_approval": "changes", "approval_timeout": 1.0}
+
+    async def test_an_unanswered_approval_counts_as_rejected(
+        self, jp_fetch, gns3_project, scripted_llm
+    ) -> None:
+        """Given `approval_timeout` 1 s; when nobody decides; then the stream resolves
+        the approval as "timeout", nothing is created and the model reads why."""
+        scripted_llm.add(
+            tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+            text("Nobody approved.", when={"last_message": "No one approved"}),
+            text("Add PC3", when=TITLE_REPLY),
+        )
+        events = await ask_for_pc3(jp_fetch, gns3_project).finish()
+        resolved = next(e for e in events if e["type"] == "approval_resolved")
+        assert resolved["decision"] == "timeout"
+        assert kinds(events)[-4:] == ["approval_resolved", "tool_end", "content", "done"]
+        assert json.loads(events[-3]["tool_output"])["decision"] == "timeout"
+        assert "PC3" not in await node_names(gns3_project)
+
+
+async def test_a_client_that_leaves_detaches_and_the_decision_streams_the_rest(
+    jp_fetch, jp_base_url, jp_http_port, gns3_project, scripted_llm
+) -> None:
+    """Given a turn paused at an approval; when its client disconnects; then the approval
+    stays pending (listed, nothing created) and approving it answers the rest of the turn
+    as SSE."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("Done after you came back.", when={"last_message": "PC3"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}copilot/projects/"
+    url += f"{gns3_project.project_id}/chat/stream"
+    body = {"message": "Add PC3", "copilot_mode": LAB_MODE}
+    async with (
+        httpx.AsyncClient(trust_env=False, timeout=60) as client,
+        client.stream("POST", url, json=body, headers=as_user("alice")) as response,
+    ):
+        buffer = ""
+        asked = None
+        async for chunk in response.aiter_text():
+            events, buffer = parse_sse(buffer + chunk)
+            asked = next((e for e in events if e["type"] == "approval_required"), None)
+            if asked:
+                break
+    assert asked is not None
+    session_id = asked["session_id"]
+    path = chat_path(gns3_project, "sessions", session_id, "approvals")
+
+    async def pending() -> list[Any]:
+        return (await call(jp_fetch, *path, headers=as_user("alice"))).body
+
+    assert [a["approval_id"] for a in await pending()] == [asked["approval_id"]]
+    resumed = await decide(
+        jp_fetch, gns3_project, session_id, asked["approval_id"], decision="approve"
+    )
+    assert resumed.code == 200 and resumed.headers["Content-Type"].startswith("text/event-stream")
+    events, _ = parse_sse(resumed.body)
+    assert kinds(events) == ["approval_resolved", "tool_start", "tool_end", "content", "done"]
+    assert "PC3" in await node_names(gns3_project)
+    assert await pending() == []
+
+
+class TestAutoApprovalForbidden:
+    @pytest.fixture
+    def copilot_traits(self) -> dict[str, Any]:
+        return {"require_approval": "changes", "allow_auto_approval": False}
+
+    async def test_auto_approval_is_403_where_the_admin_forbids_it(
+        self, jp_fetch, gns3_project
+    ) -> None:
+        reply = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "stream"),
+            method="POST",
+            body={"message": "Add PC3", "approval": "auto"},
+            headers=as_user("alice"),
+        )
+        assert reply.code == 403 and reply.error["field"] == "approval"
+        assert "allow_auto_approval" in reply.error["message"]
+
+
+async def test_auto_approval_where_allowed_runs_changes_without_asking(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("Created.", when={"last_message": "PC3"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    events = await ask_for_pc3(jp_fetch, gns3_project, approval="auto").finish()
+    assert "approval_required" not in kinds(events)
+    assert kinds(events)[-4:] == ["tool_start", "tool_end", "content", "done"]
+    assert "PC3" in await node_names(gns3_project)
+
+
+@pytest.mark.slow
+def test_a_restarted_server_answers_the_pending_approval_with_the_rest_of_the_turn(
+    gns3_lab: Any, gns3_project: Any, scripted_llm: Any, tmp_path: Path
+) -> None:
+    """Given a turn paused at an approval in one server process; when that process stops
+    and a new one starts on the same data directory; then the approval is listed there
+    and approving it streams the rest of the turn (the node is created)."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("Created after the restart.", when={"last_message": "PC3"}),
+        text("Add PC3", when={**TITLE_REPLY, "model": "scripted-model"}),
+    )
+    chat = f"projects/{gns3_project.project_id}/chat"
+    servers = []
+    try:
+        first = JupyterServer(
+            gns3_lab, ModelEndpoint.scripted_model(scripted_llm), tmp_path, traits=CHANGES
+        )
+        servers.append(first.start())
+        body = {"message": "Add PC3", "copilot_mode": LAB_MODE}
+        with (
+            _api(first) as client,
+            client.stream("POST", f"{chat}/stream", json=body) as response,
+        ):
+            asked = _events_until(response, "approval_required")[-1]
+        first.stop()
+        session_id, approval_id = asked["session_id"], asked["approval_id"]
+
+        second = JupyterServer(
+            gns3_lab, ModelEndpoint.scripted_model(scripted_llm), tmp_path, traits=CHANGES
+        )
+        servers.append(second.start())
+        with _api(second) as client:
+            listed = client.get(f"{chat}/sessions/{session_id}/approvals")
+            assert listed.status_code == 200, listed.text
+            assert [a["approval_id"] for a in listed.json()] == [approval_id]
+            reply = client.post(
+                f"{chat}/sessions/{session_id}/approvals/{approval_id}",
+                json={"decision": "approve"},
+                timeout=60,
+            )
+            assert reply.status_code == 200, reply.text
+            events, _ = parse_sse(reply.text)
+            assert kinds(events) == [
+                "approval_resolved",
+                "tool_start",
+                "tool_end",
+                "content",
+                "done",
+            ]
+    finally:
+        for server in servers:
+            server.stop()
+    import asyncio
+
+    assert "PC3" in asyncio.run(node_names(gns3_project))
+
+
+def _api(server: JupyterServer) -> httpx.Client:
+    return httpx.Client(
+        base_url=f"{server.url}copilot/",
+        headers={"Authorization": f"token {server.token}"},
+        timeout=httpx.Timeout(30.0),
+        trust_env=False,
+    )
+
+
+def _events_until(response: httpx.Response, kind: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            events.append(json.loads(line[len("data: ") :]))
+            if events[-1]["type"] == kind:
+                return events
+    raise AssertionError(f"the stream ended without a {kind!r} event: {events}")
+
+
+async def test_a_detached_approval_can_be_aborted_or_overtaken_by_a_new_message(
+    jp_fetch, jp_base_url, jp_http_port, gns3_project, scripted_llm
+) -> None:
+    """Given two sessions paused at an approval whose clients left; then their history
+    shows the call still unanswered (it waits, it was not interrupted); when one is
+    aborted, then nothing runs, nothing is pending and a late decision is 409; when the
+    other gets a new message instead, then the waiting call is answered as interrupted
+    and the strict model accepts the next request."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_one"),
+        text("Add PC3", when=TITLE_REPLY),
+        tool_reply("create_nodes", CREATE_PC3, id="call_two"),
+        text("Add PC3", when=TITLE_REPLY),
+        text("Fine, something else.", when={"last_message": "something else"}),
+    )
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}copilot/projects/"
+    url += f"{gns3_project.project_id}/chat/stream"
+    asked = [await _ask_and_leave(url), await _ask_and_leave(url)]
+    first, second = (event["session_id"] for event in asked)
+    history = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", first, "history"), headers=as_user("alice")
+    )
+    assert [m["role"] for m in history.body["messages"]] == ["user", "assistant"]
+
+    aborted = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", first, "abort"),
+        method="POST",
+        headers=as_user("alice"),
+    )
+    assert aborted.code == 200 and aborted.body["status"] == "ok"
+    listed = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", first, "approvals"), headers=as_user("alice")
+    )
+    assert listed.body == []
+    late = await decide(jp_fetch, gns3_project, first, asked[0]["approval_id"], decision="approve")
+    assert late.code == 409
+
+    async def next_turn() -> Any:
+        # 409 SessionBusy until the server has noticed the second client left.
+        reply = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "stream"),
+            method="POST",
+            body={"message": "something else", "session_id": second, "stream": False},
+            headers=as_user("alice"),
+        )
+        return None if reply.code == 409 else reply
+
+    follow = await eventually(next_turn, "the second stream detaching")
+    assert follow.code == 200 and follow.body["message"] == "Fine, something else."
+    assert "PC3" not in await node_names(gns3_project)
+
+
+async def _ask_and_leave(url: str) -> dict[str, Any]:
+    """Start a PC3 turn as alice, read up to its approval_required event, disconnect."""
+    body = {"message": "Add PC3", "copilot_mode": LAB_MODE}
+    async with (
+        httpx.AsyncClient(trust_env=False, timeout=60) as client,
+        client.stream("POST", url, json=body, headers=as_user("alice")) as response,
+    ):
+        buffer = ""
+        async for chunk in response.aiter_text():
+            events, buffer = parse_sse(buffer + chunk)
+            for event in events:
+                if event["type"] == "approval_required":
+                    return event
+    raise AssertionError("the stream ended without approval_required")
+
+
+async def test_a_reply_with_two_changes_asks_once_per_call_before_running_either(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given one reply creating PC3 and PC4 (two calls) plus a topology read; when the
+    first change is approved, then the second is asked and nothing has run yet; when it is
+    rejected, then only PC3 is created, the read runs, and the model reads both results."""
+    scripted_llm.add(
+        tool_calls(
+            ToolCall(name="create_nodes", arguments=CREATE_PC3, id="call_pc3"),
+            ToolCall(name="get_topology", arguments={}, id="call_read"),
+            ToolCall(
+                name="create_nodes",
+                arguments={"nodes": [{"template": "VPCS", "name": "PC4"}]},
+                id="call_pc4",
+            ),
+        ),
+        text("PC3 only.", when={"last_message": "declined"}),
+        text("Add PCs", when=TITLE_REPLY),
+    )
+    stream = ask_for_pc3(jp_fetch, gns3_project)
+    first = (await stream.until("approval_required"))[-1]
+    session_id = first["session_id"]
+    assert first["tool_call_id"] == "call_pc3"
+    approved = await decide(
+        jp_fetch, gns3_project, session_id, first["approval_id"], decision="approve"
+    )
+    assert approved.code == 200
+    between = await stream.until("approval_required")
+    second = between[-1]
+    assert second["tool_call_id"] == "call_pc4" and second["summary"] == "create PC4 (VPCS)"
+    assert kinds(between) == ["approval_resolved", "approval_required"]
+    assert not {"PC3", "PC4"} & await node_names(gns3_project)
+    rejected = await decide(
+        jp_fetch, gns3_project, session_id, second["approval_id"], decision="reject"
+    )
+    assert rejected.code == 200
+    events = await stream.finish()
+    ends = {e["tool_call_id"]: e["tool_output"] for e in events if e["type"] == "tool_end"}
+    assert set(ends) == {"call_pc3", "call_read", "call_pc4"}
+    assert json.loads(ends["call_pc4"])["status"] == "declined"
+    assert "PC3" in ends["call_read"], "the read ran after the approved create, in order"
+    assert {"PC3", "PC4"} & await node_names(gns3_project) == {"PC3"}
