@@ -264,7 +264,7 @@ def test_a_session_exported_by_the_route_runs_again_in_a_notebook(
         delete_projects(gns3_lab, [project_id])
     ran = Executed(notebook)
     assert "Using project 'Copilot export'" in ran.text("%load_ext")
-    [pc1] = ran.widget_turns("%copilot run PC1")
+    [pc1] = ran.saved_turns("%copilot run PC1")
     assert "10.0.0.1/24" in device_outputs(tool_items(pc1)[0])["PC1"]
-    [pc2] = ran.widget_turns("%copilot run --tool vpcs")
+    [pc2] = ran.saved_turns("%copilot run --tool vpcs")
     assert "10.0.0.2/24" in device_outputs(tool_items(pc2)[0])["PC2"]

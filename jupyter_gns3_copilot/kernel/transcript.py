@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..events import AbortEvent, ChatEvent, DoneEvent
+from ..events import AbortEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent
 from ..render_text import format_stats
 from ..turns import Item, TurnBuilder
 from .turn import Turn, device_results, parse_json_text
@@ -52,12 +52,18 @@ class TextStream:
         self._seen: dict[int, Item] = {}
 
     def __call__(self, event: ChatEvent) -> None:
-        for op in self._builder.apply(event):
+        ops = self._builder.apply(event)
+        for op in ops:
             if op["op"] == "append":
                 self._text(op["text"])
             else:
                 self._item(op["index"], op["item"])
-        if isinstance(event, AbortEvent):
+        if isinstance(event, ApprovalResolvedEvent) and not ops:
+            # The rest of a turn resumed elsewhere (`%copilot approve`) starts with the
+            # decision on a request this stream never saw.
+            comment = f" ({event.comment})" if event.comment else ""
+            self._line(f"   {APPROVAL_OUTCOMES[event.decision]}{comment}")
+        elif isinstance(event, AbortEvent):
             self._line("(stopped)")
         elif isinstance(event, DoneEvent):
             self._end_line()
