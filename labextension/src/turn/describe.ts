@@ -19,6 +19,47 @@ export function parseJson(text: string | null | undefined): Json | undefined {
   }
 }
 
+/**
+ * The value of JSON text that is still streaming: the longest prefix ending at a complete
+ * value, with its open strings, arrays and objects closed (`{"a": [1, 2` -> `{a: [1, 2]}`).
+ */
+export function parsePartialJson(text: string): Json | undefined {
+  const whole = parseJson(text);
+  if (whole !== undefined || !text.trim()) {
+    return whole;
+  }
+  const closers: string[] = [];
+  const cuts: { at: number; closers: string }[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') {
+        i++;
+      } else if (c === '"') {
+        inString = false;
+      }
+    } else if (c === '"') {
+      inString = true;
+    } else if (c === '{' || c === '[') {
+      closers.push(c === '{' ? '}' : ']');
+    } else if (c === '}' || c === ']') {
+      closers.pop();
+      cuts.push({ at: i + 1, closers: closers.slice().reverse().join('') });
+    } else if (c === ',') {
+      cuts.push({ at: i, closers: closers.slice().reverse().join('') });
+    }
+  }
+  const attempts = [{ at: text.length, closers: (inString ? '"' : '') + closers.slice().reverse().join('') }, ...cuts.reverse()];
+  for (const { at, closers: close } of attempts.slice(0, 4)) {
+    const value = parseJson(text.slice(0, at) + close);
+    if (value !== undefined) {
+      return value;
+    }
+  }
+  return undefined;
+}
+
 function isObject(value: Json | undefined): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -67,9 +108,9 @@ function knownLines(name: string, args: JsonObject): string[] | null {
   return null;
 }
 
-/** The readable lines of a call's arguments (empty without arguments or before they parse). */
+/** The readable lines of a call's arguments, also while they stream (empty without any). */
 export function describeArguments(name: string, argumentsText: string): string[] {
-  const args = parseJson(argumentsText);
+  const args = parsePartialJson(argumentsText);
   if (args === undefined) {
     return [];
   }

@@ -28,7 +28,11 @@ describe('tool card headers', () => {
       'device_type: vpcs',
       'tags: a, b'
     ]);
-    expect(describeArguments('x', '{"devices": [{"dev')).toEqual([]);
+    expect(describeArguments('x', '{"dev')).toEqual([]);
+    expect(describeArguments('run_vpcs_commands', '{"devices": [{"device": "PC1", "commands": ["ping 10.0')).toEqual([
+      'PC1: ping 10.0'
+    ]);
+    expect(describeArguments('x', '{"a": [1, 2], "b": tr')).toEqual(['a: 1, 2']);
   });
 
   it('shows the tool and its arguments while streaming, the summary once ended', () => {
