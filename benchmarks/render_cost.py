@@ -176,8 +176,9 @@ def jupyter_lab(work: Path) -> Iterator[tuple[str, str]]:
     root = work / "notebooks"
     root.mkdir()
     # Every cell rendered on open (no windowing): "all outputs rendered" means all of them.
-    settings = work / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    settings.parent.mkdir(parents=True)
+    settings = work / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    settings /= "tracker.jupyterlab-settings"
     settings.write_text(json.dumps({"windowingMode": "none"}))
     env = {**os.environ, "JUPYTER_PATH": str(work / "jupyter-path"),
            "JUPYTERLAB_SETTINGS_DIR": str(work / "settings"),

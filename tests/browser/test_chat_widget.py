@@ -259,3 +259,32 @@ def _saved_notebook_rerenders(page: Any, server: Any, name: str, screenshots: Pa
     assert "8,500 in / 1,200 out tokens" in turns.first.locator(".gns3c-footer").inner_text()
     assert "Stopped" in turns.nth(2).locator(".gns3c-note").inner_text()
     jupyter_ui.screenshot(page, widget, screenshots / "lab-reloaded.png")
+
+
+def test_a_widget_whose_kernel_restarted_says_so(
+    jupyter_server: Any, page: Any, screenshots: Path
+) -> None:
+    """After a kernel restart the old widget is not silently dead: sending says to run the
+    cell again and the controls are disabled; no uncaught error."""
+    name = "restart.ipynb"
+    jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
+        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        "from scripted_chat import ScriptedChat\nchat = ScriptedChat()\n"
+        "display(chat.widget)\nprint('SHOWN')"])
+    jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, "lab")
+    jupyter_ui.run_cell(page, 0)
+    jupyter_ui.wait_for_output(page, 0, "SHOWN")
+    widget = page.locator(".gns3c").first
+    box = widget.locator("textarea.gns3c-input")
+    box.wait_for()
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                  ".kernel.restart()")
+    jupyter_ui.wait_kernel_ready(page)
+    if box.is_enabled():  # the restart did not reach the model: the send finds out
+        box.fill("still there?")
+        box.press("Enter")
+    status = widget.locator(".gns3c-composer-status")
+    status.filter(has_text="kernel restarted: run the cell again").wait_for()
+    assert box.is_disabled()
+    jupyter_ui.screenshot(page, widget, screenshots / "lab-kernel-restarted.png")
+    assert [e for e in page.page_errors if "Cannot send" in e or "gns3c" in e] == []

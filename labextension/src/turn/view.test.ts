@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { fixtureTurn } from '../../test/fixtures';
 import { describeArguments } from './describe';
 import type { ToolItem, Turn } from './types';
-import { TurnView } from './view';
+import { settledLength, TurnView } from './view';
 
 function view(turn: Turn, options = {}): TurnView {
   const v = new TurnView(options);
@@ -86,6 +86,33 @@ describe('tool card headers', () => {
   });
 });
 
+describe('streaming Markdown', () => {
+  it('settles the blocks before the last top-level one, never inside a fence or a list item', () => {
+    expect(settledLength('one\n\ntwo')).toBe(5);
+    expect(settledLength('one\n\n- a\n\n  more of a')).toBe(5);
+    expect(settledLength('```\ncode\n\nstill code')).toBe(0);
+    expect(settledLength('```\ncode\n\n```\n\nafter')).toBe(15);
+  });
+
+  it('renders settled blocks once and the whole text as one rendering would', () => {
+    const answer = '## Diagnosis\n\n**PC3** is down:\n\n- a\n- b\n\n```\nping\n\nreply\n```\n\nDone.';
+    const turn: Turn = { user: '', status: 'running', items: [{ kind: 'text', text: '' }], stats: {} };
+    const v = view(turn);
+    let first: Element | null = null;
+    for (let n = 1; n <= answer.length; n++) {
+      turn.items[0] = { kind: 'text', text: answer.slice(0, n) };
+      v.update(turn);
+      if (n > answer.indexOf('**')) {
+        first = first ?? v.node.querySelector('h2');
+        expect(v.node.querySelector('h2')).toBe(first);
+      }
+    }
+    const whole = view({ ...turn, items: [{ kind: 'text', text: answer }] });
+    expect(v.node.querySelector('.gns3c-md')!.textContent).toBe(whole.node.querySelector('.gns3c-md')!.textContent);
+    expect(v.node.querySelectorAll('h2, strong, li, pre')).toHaveLength(5);
+  });
+});
+
 describe('TurnView', () => {
   it('puts the answer, the footer and the error in the DOM', () => {
     const v = view(fixtureTurn('answer_with_stats'));
@@ -108,7 +135,7 @@ describe('TurnView', () => {
     turn.items.push({ kind: 'text', text: 'Checking' });
     v.update(turn);
     const text = v.node.querySelector('.gns3c-md')!;
-    const textChild = text.firstChild;
+    const textChild = text.querySelector('p');
     const tool: ToolItem = {
       kind: 'tool', id: 'c', name: 'get_topology', arguments: '{}', complete: true, state: 'running',
       progress: [], output: null, summary: null, outcome: null, note: null
@@ -120,7 +147,7 @@ describe('TurnView', () => {
     turn.items[1] = { ...tool, progress: [{ message: 'reading', elapsed: null, node: null }] };
     v.update(turn);
     expect(v.node.querySelector('.gns3c-md')).toBe(text);
-    expect(text.firstChild).toBe(textChild);
+    expect(text.querySelector('p')).toBe(textChild);
     expect(v.node.querySelector('.gns3c-tool')).toBe(card);
     expect(heads(v)[0].getAttribute('aria-expanded')).toBe('true');
     expect(card.querySelector('.gns3c-progress-message')?.textContent).toBe('reading');

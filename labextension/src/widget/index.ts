@@ -30,7 +30,7 @@ interface ChatState {
   instance_id: string;
 }
 
-export const KERNEL_GONE = 'kernel restarted: run the cell again';
+const KERNEL_GONE = 'kernel restarted: run the cell again';
 const STALE_NOTE = 'Working (part of the stream was missed: the full turn shows when it ends)';
 const NO_ANSWER_AFTER_MS = 15000;
 
@@ -270,8 +270,10 @@ const render: Render<ChatState> = ({ model, el }) => {
     ['change:project_id', onControls],
     ['change:project_name', onHeader],
     ['change:title', onHeader],
-    // ipywidgets' model events when its comm closes (kernel restarted or shut down).
-    ['comm:close', onClosed]
+    // ipywidgets' model events when its comm closes or the manager drops the model
+    // (kernel restarted or shut down).
+    ['comm:close', onClosed],
+    ['destroy', onClosed]
   ];
   for (const [name, handler] of events) {
     model.on(name, handler);
