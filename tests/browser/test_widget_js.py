@@ -371,11 +371,12 @@ def test_a_send_refused_by_a_closed_comm_says_run_the_cell_again(stub: Any) -> N
     assert widget.get_attribute("data-kernel") == "gone"
 
 
-def test_a_closed_comm_disables_the_controls_at_once(stub: Any) -> None:
+@pytest.mark.parametrize("event", ["comm:close", "destroy", "comm_live_update"])
+def test_a_closed_comm_disables_the_controls_at_once(stub: Any, event: str) -> None:
     running = {"user": "Ping all", "status": "running", "items": [], "stats": {}}
     widget = render(stub, {"can_send": True, "turns": [running], "session_id": "s1"})
     assert widget.locator("button.gns3c-stop").is_visible()
-    stub.evaluate("() => window.m.trigger('comm:close')")
+    stub.evaluate("(event) => window.m.trigger(event)", event)
     assert "kernel restarted" in widget.locator(".gns3c-composer-status").inner_text()
     assert widget.locator("textarea").is_disabled()
     assert not widget.locator("button.gns3c-stop").is_visible()

@@ -270,10 +270,12 @@ const render: Render<ChatState> = ({ model, el }) => {
     ['change:project_id', onControls],
     ['change:project_name', onHeader],
     ['change:title', onHeader],
-    // ipywidgets' model events when its comm closes or the manager drops the model
-    // (kernel restarted or shut down).
+    // ipywidgets' model events when its comm closes, the manager drops the model, or it
+    // marks it disconnected as the kernel restarts (comm_live only ever goes from true to
+    // false once a view exists: a restarted kernel's widgets are new models).
     ['comm:close', onClosed],
-    ['destroy', onClosed]
+    ['destroy', onClosed],
+    ['comm_live_update', onClosed]
   ];
   for (const [name, handler] of events) {
     model.on(name, handler);
