@@ -31,7 +31,7 @@ lint: install
 install: $(STAMP) frontend
 
 # The JupyterLab extension and the widget bundle, from labextension/ (TypeScript), into
-# the package (jupyter_gns3_copilot/labextension, static/widget.js); rebuilt when a source
+# the package (jupyter_gns3_copilot/labextension, static/widget.{js,css}); rebuilt when a source
 # changes. The venv's jupyterlab runs the labextension build.
 frontend: $(FRONTEND_STAMP)
 

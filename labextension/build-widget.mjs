@@ -1,4 +1,7 @@
-// The anywidget front end: one ES module bundled from the same sources as the labextension.
+// The anywidget front end: one ES module bundled from the same sources as the labextension,
+// and the same stylesheet (style/copilot.css) as the widget's CSS.
+import { copyFile } from 'node:fs/promises';
+
 import { build } from 'esbuild';
 
 await build({
@@ -9,6 +12,6 @@ await build({
   minify: true,
   sourcemap: false,
   outfile: '../jupyter_gns3_copilot/static/widget.js',
-  loader: { '.css': 'text' },
   logLevel: 'warning'
 });
+await copyFile('style/copilot.css', '../jupyter_gns3_copilot/static/widget.css');

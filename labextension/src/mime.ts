@@ -1,20 +1,22 @@
 /**
- * Saved copilot turns, rendered with no kernel and no widget state.
+ * Saved copilot turns (`TURN_MIME_TYPE`), rendered with no kernel and no widget state
+ * (`saved.ts` builds the DOM). It ranks before text/markdown, so JupyterLab and
+ * Notebook 7 pick it over the transcript fallback.
  */
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { TURN_MIME_TYPE, type TurnBundle } from './turn/types';
+import { renderBundle } from './saved';
+import { TURN_MIME_TYPE } from './turn/types';
 
 class SavedTurns extends Widget implements IRenderMime.IRenderer {
   constructor() {
     super();
-    this.addClass('jp-gns3-copilot-saved');
+    this.addClass('jp-gns3-copilot-saved-output');
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const bundle = model.data[TURN_MIME_TYPE] as unknown as TurnBundle;
-    this.node.textContent = `${bundle.turns.length} copilot turn(s)`;
+    this.node.replaceChildren(renderBundle(model.data[TURN_MIME_TYPE]));
   }
 }
 
@@ -28,6 +30,7 @@ const extension: IRenderMime.IExtension = {
   id: 'jupyter-gns3-copilot:saved-turns',
   description: 'Renders saved copilot turns',
   rendererFactory,
+  // Before text/markdown (rank 60) and text/html (50): lower ranks win.
   rank: 0,
   dataType: 'json'
 };

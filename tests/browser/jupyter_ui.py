@@ -33,6 +33,70 @@ _CELL_OUTPUT_TEXT = """(index) => {
 }"""
 
 
+# Text/background contrast (WCAG) of the main kinds of text in a copilot output (the widget,
+# a saved turn); backgrounds are composited up the ancestors, so translucent theme colours
+# count as they look.
+_CONTRASTS = """([rootSelector, selectors]) => {
+  const parse = (c) => {  // rgb(a)(...) or color(srgb ...) as color-mix() computes
+    const m = c.match(/^(rgba?|color)\\((?:srgb )?([^)]+)\\)/);
+    if (!m) throw new Error("unparsed colour " + c);
+    const p = m[2].split(/[ ,/]+/).filter(Boolean).map(Number);
+    const scale = m[1] === "color" ? 255 : 1;
+    return [p[0] * scale, p[1] * scale, p[2] * scale, p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, bottom) => {
+    const a = top[3];
+    return [0, 1, 2].map((i) => top[i] * a + bottom[i] * (1 - a)).concat(1);
+  };
+  const background = (el) => {
+    const layers = [];
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+      layers.push(parse(getComputedStyle(node).backgroundColor));
+    }
+    return layers.reverse().reduce((acc, layer) => over(layer, acc), [255, 255, 255, 1]);
+  };
+  const lum = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (el) => {
+    const bg = background(el);
+    const fg = over(parse(getComputedStyle(el).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+  };
+  const root = document.querySelector(rootSelector);
+  const out = {};
+  for (const selector of selectors) {
+    const el = root.querySelector(selector);
+    if (el) out[selector] = Math.round(ratio(el) * 100) / 100;
+  }
+  return out;
+}"""
+
+# The kinds of text of a copilot output: answer, question, tool cards (opened), device
+# tables, badges, footer, notes.
+READABLE = [
+    ".gns3c-md p", ".gns3c-md a", ".gns3c-user-text", ".gns3c-tool-title", ".gns3c-tool-name",
+    ".gns3c-args code", ".gns3c-device-name", ".gns3c-status", ".gns3c-output",
+    ".gns3c-device-error", ".gns3c-device-blocked", ".gns3c-badge", ".gns3c-kv th",
+    ".gns3c-refusal", ".gns3c-footer span", ".gns3c-note", ".gns3c-brand", ".gns3c-header",
+    ".gns3c-saved-footer", ".gns3c-error",
+]
+
+
+def assert_readable(page: Any, root: str, theme: str, at_least: int) -> None:
+    """Every kind of text found under the first `root` has a WCAG contrast of 4.5 or more;
+    at least `at_least` kinds are found."""
+    contrasts = page.evaluate(_CONTRASTS, [root, READABLE])
+    assert len(contrasts) >= at_least, contrasts
+    low = {selector: value for selector, value in contrasts.items() if value < 4.5}
+    assert not low, f"text hard to read in the {theme} theme (contrast < 4.5): {low}"
+
+
 def write_notebook(path: Path, cells: list[str]) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]

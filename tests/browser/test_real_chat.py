@@ -4,7 +4,8 @@ VPCS) and the scripted model (a TEST DOUBLE replaying
 `tests/notebook_scripts/browser-real-chat.json`).
 
 Asserted in one notebook: `%copilot show topology` draws the diagram; a question's tool
-call arguments appear progressively and its result on the real PC1 renders as a table row;
+card reads its arguments as they stream and, opened, its result on the real PC1 as a table
+row;
 Stop, pressed while a long turn streams, makes the browser POST the server's real abort
 route, the server stops the turn (it leaves the model's stream early) and the cell ends;
 Enter in the widget's input box continues the same conversation.
@@ -137,26 +138,25 @@ def _show_topology(page: Any, ui: str, screenshots: Path) -> None:
 
 
 def _question_with_a_tool(page: Any, ui: str, screenshots: Path) -> Any:
-    """The tool call's arguments stream in (seen partial at least twice), then PC1's
-    real `show ip` output comes back as a table row."""
+    """The tool card's one line reads the arguments as they stream (seen partial at least
+    once), then, opened, PC1's real `show ip` output as a table row."""
     page.evaluate(WATCH_WIDGET)
     jupyter_ui.run_cell(page, 3)
     widget = page.locator(".gns3c").nth(0)
-    widget.locator(".gns3c-tool-args[data-complete='false']").first.wait_for()
+    widget.locator(".gns3c-tool-title", has_text="PC1:").first.wait_for()
     jupyter_ui.screenshot(page, widget, screenshots / f"real-chat-{ui}-streaming.png")
     _wait_turn(page, 0, 0, "done")
 
-    seen = page.evaluate("() => window.__gns3cSeen")["args"]
-    complete = [entry["text"] for entry in seen if entry["complete"] and '"PC1"' in entry["text"]]
-    assert len(complete) == 1, seen
-    arguments = complete[0]
-    partial = {entry["text"] for entry in seen
-               if not entry["complete"] and entry["text"] and entry["text"] != arguments
-               and arguments.startswith(entry["text"])}
-    assert len(partial) >= 2, f"arguments did not stream progressively: {seen}"
+    seen = page.evaluate("() => window.__gns3cSeen")
+    growing = [text for text in seen if text.startswith("PC1:")]
+    assert "PC1: show ip" in growing, seen
+    assert len(growing) >= 2, f"arguments did not stream progressively: {seen}"
+    assert not any("{" in text for text in seen), seen
 
-    assert "run_show_commands" in widget.locator(".gns3c-tool-name").all_inner_texts()
-    rows = widget.locator(".gns3c-devices tbody tr")
+    card = widget.locator(".gns3c-tool").first
+    assert card.locator(".gns3c-tool-name").text_content() == "run show commands"
+    card.locator(".gns3c-tool-head").click()
+    rows = card.locator(".gns3c-devices tbody tr")
     assert rows.count() == 1
     row = rows.first
     assert row.get_attribute("data-status") == "success"

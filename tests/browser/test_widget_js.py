@@ -1,5 +1,6 @@
-"""widget.js on its own, in chromium: the safe Markdown renderer, rendering from saved state,
-live messages and their reconciliation with the state, the input box and the Stop button.
+"""widget.js on its own, in chromium: Markdown sanitising in a real browser, rendering from
+saved state, live messages and their reconciliation with the state, the input box, the Stop
+button, and a model whose kernel is gone.
 
 The page is served from a stub origin by Playwright's router, with a fake anywidget model
 (get/set/on/off/send, `trigger` to play messages) and a `jupyter-config-data` block as
@@ -36,13 +37,16 @@ class FakeModel {{
     this.handlers[name] = (this.handlers[name] || []).filter((c) => c !== callback);
   }}
   trigger(name, ...args) {{ for (const c of [...(this.handlers[name] || [])]) c(...args); }}
-  send(content) {{ this.sent.push(content); }}
+  send(content) {{
+    if (this.closed) throw new Error("Cannot send");
+    this.sent.push(content);
+  }}
 }}
 let counter = 0;
 window.gns3c = {{
   markdown(text) {{
     const div = document.createElement("div");
-    div.append(renderMarkdown(text));
+    renderMarkdown(div, text);
     return div.innerHTML;
   }},
   // A model, initialized as anywidget does before any message; render() adds a view.
@@ -67,9 +71,12 @@ DEVICES = [
     {"device_name": "PC3", "status": "failed", "output": "", "error": "timeout",
      "commands": []},
 ]
-TOOL = {"kind": "tool", "id": "c1", "name": "execute_multiple_device_commands",
-        "arguments": '{"device_names": ["PC1", "PC3"]}', "complete": True, "state": "done",
-        "progress": [], "output": json.dumps(DEVICES)}
+ARGUMENTS = json.dumps({"devices": [{"device": "PC1", "commands": ["show ip"]},
+                                   {"device": "PC3", "commands": ["show ip"]}]})
+TOOL = {"kind": "tool", "id": "c1", "name": "run_vpcs_commands", "arguments": ARGUMENTS,
+        "complete": True, "state": "done", "progress": [], "output": json.dumps(DEVICES),
+        "summary": "ran `show ip` on PC1, PC3 · 1 ok, 1 failed", "outcome": "partial",
+        "note": None}
 FINISHED = {"user": "Why?", "status": "done", "stats": {"title": "Reachability",
             "input_tokens": 1234, "output_tokens": 56, "llm_calls": 2, "elapsed": 3.21},
             "items": [{"kind": "text", "text": "Checking **now**."}, TOOL,
@@ -124,47 +131,14 @@ def markdown(page: Any, text: str) -> str:
     return page.evaluate("(text) => window.gns3c.markdown(text)", text)
 
 
-# --- Safe Markdown -----------------------------------------------------------------------
+# --- Safe Markdown (the library's output, sanitised, in a real browser) -------------------
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("**bold**, *em*, _em_ and ~~gone~~",
-         "<p><strong>bold</strong>, <em>em</em>, <em>em</em> and <del>gone</del></p>"),
-        ("device_name and snake_case_names stay", "<p>device_name and snake_case_names stay</p>"),
-        ("2 * 3 * 4 and *> 10.0.0.0/8", "<p>2 * 3 * 4 and *&gt; 10.0.0.0/8</p>"),
-        ("``a ` tick`` and `x`", "<p><code>a ` tick</code> and <code>x</code></p>"),
-        (r"\*not em\*", "<p>*not em*</p>"),
-        ("# Title", '<h3 class="gns3c-md-h1">Title</h3>'),
-        ("line one\nline two", "<p>line one<br>line two</p>"),
-        ("> quoted", "<blockquote><p>quoted</p></blockquote>"),
-        ("Steps:\n1. one\n2. two", "<p>Steps:</p><ol><li>one</li><li>two</li></ol>"),
-        ("3. three\n4. four", '<ol start="3"><li>three</li><li>four</li></ol>'),
-        ("- a\n- b\n  - c\n- d",
-         "<ul><li>a</li><li><p>b</p><ul><li>c</li></ul></li><li>d</li></ul>"),
-        ("| a | b |\n|---|:-:|\n| 1 | 2 |",
-         '<div class="gns3c-table-wrap"><table class="gns3c-md-table"><thead><tr><th>a</th>'
-         "<th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>"),
-        ("see https://gns3.com.",
-         '<p>see <a href="https://gns3.com" target="_blank" rel="noopener noreferrer">'
-         "https://gns3.com</a>.</p>"),
-        ("[docs](https://a.example/x?y=1&z=2)",
-         '<p><a href="https://a.example/x?y=1&amp;z=2" target="_blank" '
-         'rel="noopener noreferrer">docs</a></p>'),
-    ],
-)
-def test_markdown_renders_the_common_constructs(
-    markdown_page: Any, text: str, expected: str
-) -> None:
-    assert markdown(markdown_page, text) == expected
-
-
-def test_code_fences_render_literally_even_while_still_streaming(markdown_page: Any) -> None:
-    closed = markdown(markdown_page, "```bash\n<b>show ip</b>\n```\nafter")
-    assert '<pre><code class="language-bash">&lt;b&gt;show ip&lt;/b&gt;</code></pre>' in closed
-    assert closed.endswith("<p>after</p>")
-    assert "<pre><code>line 1\nline 2</code></pre>" in markdown(markdown_page,
-                                                                "```\nline 1\nline 2")
+def test_markdown_renders_the_common_constructs(markdown_page: Any) -> None:
+    html = markdown(markdown_page, "# Title\n\n**bold** and `x`, see https://gns3.com.")
+    assert "<h1>Title</h1>" in html
+    assert "<strong>bold</strong>" in html and "<code>x</code>" in html
+    assert ('<a href="https://gns3.com" target="_blank" rel="noopener noreferrer">'
+            "https://gns3.com</a>.") in html
 
 
 @pytest.mark.parametrize(
@@ -201,17 +175,34 @@ def set_turns(page: Any, turns: list[dict[str, Any]]) -> None:
     page.evaluate("(turns) => window.m.set('turns', turns)", turns)
 
 
-def test_a_saved_conversation_renders_from_state(stub: Any) -> None:
+def test_a_saved_conversation_renders_from_state_answer_first(stub: Any) -> None:
     widget = render(stub, {"turns": [FINISHED], "title": "Reachability"})
     assert widget.locator(".gns3c-user-text").inner_text() == "Why?"
     assert widget.locator(".gns3c-md strong").inner_text() == "now"
-    assert widget.locator(".gns3c-devices tbody tr").count() == 2
-    assert widget.locator(".gns3c-badge").inner_text() == "1 success, 1 failed"
+    head = widget.locator(".gns3c-tool-head")
+    assert head.inner_text().split("\n")[0].startswith("ran show ip on PC1, PC3")
+    assert head.get_attribute("aria-expanded") == "false"
+    assert not widget.locator(".gns3c-tool-body").is_visible()
+    badge = widget.locator(".gns3c-badge")
+    assert badge.inner_text() == "partial" and badge.get_attribute("data-tone") == "warn"
     assert widget.locator(".gns3c-error[role=alert]").inner_text() == "PC3 console timed out"
     assert widget.locator(".gns3c-footer").inner_text().split("\n") == [
         "Reachability", "1,234 in / 56 out tokens", "2 model calls", "3.2 s"]
     assert widget.locator(".gns3c-session").inner_text() == "Reachability"
     assert not widget.locator(".gns3c-composer").is_visible()  # nobody to send to
+    # A collapsed card is one line: the answer is close below the question.
+    card = widget.locator(".gns3c-tool").bounding_box()
+    assert card is not None and card["height"] < 40
+
+    head.focus()
+    stub.keyboard.press("Enter")
+    assert head.get_attribute("aria-expanded") == "true"
+    body = widget.locator(".gns3c-tool-body")
+    assert body.locator(".gns3c-args li").all_inner_texts() == ["PC1: show ip", "PC3: show ip"]
+    assert body.locator(".gns3c-devices tbody tr").count() == 2
+    assert body.locator(".gns3c-device-error").inner_text() == "timeout"
+    stub.keyboard.press("Space")
+    assert head.get_attribute("aria-expanded") == "false"
 
 
 def test_a_stopped_turn_without_usage_says_tokens_were_not_reported(stub: Any) -> None:
@@ -225,38 +216,48 @@ def test_a_stopped_turn_without_usage_says_tokens_were_not_reported(stub: Any) -
 def test_live_messages_stream_into_the_view_and_the_state_has_the_last_word(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
+    streaming = {**TOOL, "arguments": ARGUMENTS[:40], "complete": False, "state": "arguments",
+                 "output": None, "summary": None, "outcome": None}
     emit(stub, {"type": "ops", "turn": 0, "batch": 0, "ops": [
         {"op": "append", "index": 0, "text": "Check"},
-        {"op": "item", "index": 1, "item": {**TOOL, "arguments": '{"device_na',
-                                            "complete": False, "state": "arguments",
-                                            "output": None}}]})
+        {"op": "item", "index": 1, "item": streaming}]})
     emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
-        {"op": "append", "index": 0, "text": "ing **now**."}]})
+        {"op": "append", "index": 0, "text": "ing **now**."},
+        {"op": "item", "index": 1, "item": {**streaming, "arguments": ARGUMENTS,
+                                            "complete": True, "state": "running"}}]})
     stub.wait_for_function("() => document.querySelector('.gns3c-md strong')")
-    args = widget.locator(".gns3c-tool-args")
-    assert args.inner_text() == '{"device_na' and args.get_attribute("data-complete") == "false"
-    assert widget.locator(".gns3c-badge").inner_text() == "writing arguments"
+    head = widget.locator(".gns3c-tool-head")
+    assert head.locator(".gns3c-tool-name").inner_text() == "run vpcs commands"
+    assert head.locator(".gns3c-tool-title").inner_text() == "PC1: show ip; PC3: show ip"
+    assert "{" not in head.inner_text()
+    assert widget.locator(".gns3c-badge").inner_text() == "running"
+    head.click()  # opened while it runs: stays open when the state arrives
     assert widget.locator(".gns3c-turn").get_attribute("aria-busy") == "true"
     assert "Working" in widget.locator(".gns3c-note").inner_text()
+    card = widget.locator(".gns3c-tool").element_handle()
 
     final = {**FINISHED, "items": [{"kind": "text", "text": "Final **answer**."}, TOOL]}
     set_turns(stub, [final])
     assert widget.locator(".gns3c-md").first.inner_text() == "Final answer."
-    assert not args.is_visible()
-    assert widget.locator(".gns3c-args code").all_inner_texts() == ["PC1", "PC3"]
+    assert widget.locator(".gns3c-tool").element_handle().evaluate("(n, old) => n === old", card)
+    assert head.get_attribute("aria-expanded") == "true"
+    assert widget.locator(".gns3c-devices tbody tr").count() == 2
+    assert widget.locator(".gns3c-badge").inner_text() == "partial"
     assert widget.locator(".gns3c-turn").get_attribute("data-status") == "done"
 
 
-def test_progress_shows_the_latest_lines_of_a_running_tool(stub: Any) -> None:
+def test_progress_lines_of_a_running_tool_keep_their_lines(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Ping"})
-    progress = [{"message": f"round {n}", "elapsed": n / 2, "node": "PC1"} for n in range(6)]
-    running = {**TOOL, "state": "running", "output": None, "progress": progress}
+    progress = [{"message": f"round {n}\nreply from 10.0.0.{n}", "elapsed": n / 2,
+                 "node": "PC1"} for n in range(3)]
+    running = {**TOOL, "state": "running", "output": None, "summary": None, "outcome": None,
+               "progress": progress}
     emit(stub, {"type": "ops", "turn": 0, "batch": 0,
                 "ops": [{"op": "item", "index": 0, "item": running}]})
+    widget.locator(".gns3c-tool-head").click()
     lines = widget.locator(".gns3c-progress li").all_inner_texts()
-    assert lines == ["2 earlier updates", "PC1: round 2 · 1.0 s", "PC1: round 3 · 1.5 s",
-                     "PC1: round 4 · 2.0 s", "PC1: round 5 · 2.5 s"]
+    assert lines == [f"PC1: round {n}\nreply from 10.0.0.{n} · {n / 2:.1f} s" for n in range(3)]
     assert widget.locator(".gns3c-badge").inner_text() == "running"
 
 
@@ -272,7 +273,8 @@ def test_a_view_opened_mid_turn_shows_what_already_streamed(stub: Any) -> None:
     emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
         {"op": "append", "index": 0, "text": " And more."}]})
     stub.wait_for_function(
-        "() => document.querySelector('.gns3c-md').textContent === 'Already here. And more.'")
+        "() => document.querySelector('.gns3c-md').textContent.trim() === "
+        "'Already here. And more.'")
 
 
 def test_a_missing_batch_waits_for_the_state(stub: Any) -> None:
@@ -295,7 +297,7 @@ def test_a_view_taken_out_of_the_page_rebuilds_when_shown_again(stub: Any) -> No
         {"op": "append", "index": 0, "text": "while away"}]})
     set_turns(stub, [{**FINISHED, "items": [{"kind": "text", "text": "while away"}]}])
     stub.evaluate("() => document.body.append(window.parked)")
-    stub.wait_for_function("() => document.querySelector('.gns3c-md')?.textContent === "
+    stub.wait_for_function("() => document.querySelector('.gns3c-md')?.textContent.trim() === "
                            "'while away'")
 
 
@@ -353,3 +355,28 @@ def test_a_refused_stop_says_why_and_can_be_retried(stub: Any) -> None:
     status.filter(has_text="Could not stop").wait_for()
     assert "HTTP 404: Session not found" in status.inner_text()
     assert widget.locator("button.gns3c-stop").is_enabled()
+
+
+# --- A kernel that is gone -----------------------------------------------------------------
+
+def test_a_send_refused_by_a_closed_comm_says_run_the_cell_again(stub: Any) -> None:
+    widget = render(stub, {"can_send": True, "turns": [FINISHED]})
+    stub.evaluate("() => { window.m.closed = true; }")
+    box = widget.locator("textarea")
+    box.fill("still there?")
+    box.press("Enter")  # the page's error listener fails the test on an uncaught error
+    status = widget.locator(".gns3c-composer-status")
+    assert status.inner_text() == "kernel restarted: run the cell again"
+    assert box.is_disabled() and widget.locator("button.gns3c-send").is_disabled()
+    assert widget.get_attribute("data-kernel") == "gone"
+
+
+@pytest.mark.parametrize("event", ["comm:close", "destroy", "comm_live_update"])
+def test_a_closed_comm_disables_the_controls_at_once(stub: Any, event: str) -> None:
+    running = {"user": "Ping all", "status": "running", "items": [], "stats": {}}
+    widget = render(stub, {"can_send": True, "turns": [running], "session_id": "s1"})
+    assert widget.locator("button.gns3c-stop").is_visible()
+    stub.evaluate("(event) => window.m.trigger(event)", event)
+    assert "kernel restarted" in widget.locator(".gns3c-composer-status").inner_text()
+    assert widget.locator("textarea").is_disabled()
+    assert not widget.locator("button.gns3c-stop").is_visible()

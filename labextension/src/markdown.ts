@@ -1,0 +1,41 @@
+/**
+ * Markdown for every front end: markdown-it (raw HTML disabled, bare URLs linked) and
+ * DOMPurify over its output. Links open in a new tab with `rel="noopener noreferrer"`.
+ */
+import DOMPurify, { type DOMPurify as Purifier } from 'dompurify';
+import MarkdownIt from 'markdown-it';
+
+let parser: MarkdownIt | null = null;
+let purifier: Purifier | null = null;
+
+function instances(): [MarkdownIt, Purifier] {
+  if (!parser || !purifier) {
+    parser = new MarkdownIt({ html: false, linkify: true, breaks: false });
+    // Our own instance: its hook must not change how the rest of the page sanitises.
+    purifier = DOMPurify(window);
+    purifier.addHook('afterSanitizeAttributes', node => {
+      if (node.tagName === 'A' && node.hasAttribute('href')) {
+        node.setAttribute('target', '_blank');
+        node.setAttribute('rel', 'noopener noreferrer');
+      }
+    });
+  }
+  return [parser, purifier];
+}
+
+/** Sanitised HTML of `markdown`. */
+export function markdownToHtml(markdown: string): string {
+  const [md, purify] = instances();
+  return purify.sanitize(md.render(markdown), { ADD_ATTR: ['target'] });
+}
+
+/** Replace `host`'s content with `markdown` rendered and sanitised. */
+export function renderMarkdown(host: HTMLElement, markdown: string): void {
+  host.innerHTML = markdownToHtml(markdown);
+}
+
+/** Sanitised HTML of one line of inline Markdown (no paragraph around it). */
+export function inlineMarkdownToHtml(markdown: string): string {
+  const [md, purify] = instances();
+  return purify.sanitize(md.renderInline(markdown), { ADD_ATTR: ['target'] });
+}

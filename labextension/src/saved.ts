@@ -1,0 +1,33 @@
+/**
+ * The DOM of a saved cell output (`TurnBundle`): its turns through `TurnView`, then a
+ * footer naming the project and session. No JupyterLab imports: the benchmark and the
+ * tests render it as the MIME renderer does.
+ */
+import { h } from './dom';
+import type { Turn, TurnBundle } from './turn/types';
+import { TurnView } from './turn/view';
+
+function isTurn(value: unknown): value is Turn {
+  const turn = value as Turn;
+  return !!turn && typeof turn === 'object' && typeof turn.user === 'string' && Array.isArray(turn.items);
+}
+
+/** The DOM of a saved bundle; a bundle that does not hold turns gets a readable message. */
+export function renderBundle(bundle: unknown): HTMLElement {
+  const root = h('div', { class: 'jp-gns3-copilot-saved gns3c-saved' });
+  const data = bundle as TurnBundle | null;
+  if (!data || typeof data !== 'object' || !Array.isArray(data.turns) || !data.turns.every(isTurn)) {
+    root.append(h('div', { class: 'gns3c-error', role: 'alert', text: 'This copilot output could not be read: it holds no turns.' }));
+    return root;
+  }
+  for (const turn of data.turns) {
+    const view = new TurnView();
+    view.update({ ...turn, stats: turn.stats ?? {} });
+    root.append(view.node);
+  }
+  const where = [data.project_name || data.project_id, data.session_id ? `session ${data.session_id.slice(0, 8)}` : '', data.mode ?? '']
+    .filter(Boolean)
+    .join(' · ');
+  root.append(h('footer', { class: 'gns3c-saved-footer', text: `GNS3 Copilot${where ? ` · ${where}` : ''} · saved answer` }));
+  return root;
+}

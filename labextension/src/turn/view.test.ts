@@ -1,0 +1,178 @@
+import { describe, expect, it, vi } from 'vitest';
+
+import { fixtureTurn } from '../../test/fixtures';
+import { describeArguments } from './describe';
+import type { ToolItem, Turn } from './types';
+import { settledLength, TurnView } from './view';
+
+function view(turn: Turn, options = {}): TurnView {
+  const v = new TurnView(options);
+  v.update(turn);
+  document.body.append(v.node);
+  return v;
+}
+
+const heads = (v: TurnView) => [...v.node.querySelectorAll<HTMLButtonElement>('.gns3c-tool-head')];
+
+describe('tool card headers', () => {
+  it('reads arguments as words, never JSON', () => {
+    expect(describeArguments('run_vpcs_commands', '{"devices": [{"device": "PC1", "commands": ["ping 10.0.0.2 -c 2"]}]}')).toEqual([
+      'PC1: ping 10.0.0.2 -c 2'
+    ]);
+    expect(describeArguments('create_nodes', '{"nodes": [{"template": "VPCS", "name": "PC3"}]}')).toEqual(['create PC3 (vpcs)']);
+    expect(describeArguments('create_links', '{"links": [{"a": "PC3", "a_port": "e0", "b": "Switch1", "b_port": "e2"}]}')).toEqual([
+      'link PC3 e0 - Switch1 e2'
+    ]);
+    expect(describeArguments('start_nodes', '{"nodes": ["PC1", "PC2"]}')).toEqual(['start PC1, PC2']);
+    expect(describeArguments('get_skill', '{"device_type": "vpcs", "topic": null, "tags": ["a", "b"]}')).toEqual([
+      'device_type: vpcs',
+      'tags: a, b'
+    ]);
+    expect(describeArguments('x', '{"dev')).toEqual([]);
+    expect(describeArguments('run_vpcs_commands', '{"devices": [{"device": "PC1", "commands": ["ping 10.0')).toEqual([
+      'PC1: ping 10.0'
+    ]);
+    expect(describeArguments('x', '{"a": [1, 2], "b": tr')).toEqual(['a: 1, 2']);
+  });
+
+  it('shows the tool and its arguments while streaming, the summary once ended', () => {
+    const turn = fixtureTurn('failed_ping');
+    const tool = turn.items[1] as ToolItem;
+    const running: Turn = { ...turn, status: 'running', items: [turn.items[0], { ...tool, state: 'running', output: null, summary: null, outcome: null }] };
+    const v = view(running);
+    const [head] = heads(v);
+    expect(head.textContent).toContain('run vpcs commands');
+    expect(head.textContent).toContain('PC1: ping 10.0.0.9 -c 2');
+    expect(head.textContent).not.toContain('{');
+    v.update(turn);
+    expect(head.querySelector('.gns3c-tool-title')?.textContent).toBe('ran ping 10.0.0.9 -c 2 on PC1 · 1 failed check');
+    expect(head.querySelector('code')?.textContent).toBe('ping 10.0.0.9 -c 2');
+  });
+
+  it('marks a ping with 100% loss failed, not green', () => {
+    const v = view(fixtureTurn('failed_ping'));
+    const badge = v.node.querySelector<HTMLElement>('.gns3c-badge')!;
+    expect(badge.textContent).toBe('failed');
+    expect(badge.dataset.tone).toBe('error');
+    expect(v.node.querySelector('.gns3c-tool')?.getAttribute('data-outcome')).toBe('failed');
+  });
+
+  it('opens on click with the arguments, the device table and the progress', () => {
+    const v = view(fixtureTurn('failed_ping'));
+    const [head] = heads(v);
+    const body = document.getElementById(head.getAttribute('aria-controls')!)!;
+    expect(head.getAttribute('aria-expanded')).toBe('false');
+    expect(body.hidden).toBe(true);
+    head.click();
+    expect(head.getAttribute('aria-expanded')).toBe('true');
+    expect(body.hidden).toBe(false);
+    expect(body.querySelector('.gns3c-args')?.textContent).toBe('PC1: ping 10.0.0.9 -c 2');
+    expect(body.querySelector('.gns3c-device-name')?.textContent).toBe('PC1');
+    expect(body.querySelector('pre')?.textContent).toContain('host (10.0.0.9) not reachable');
+    expect(body.querySelector('.gns3c-status')?.textContent).toBe('ran');
+    expect(body.querySelector('.gns3c-progress-message')?.textContent).toBe('PC1> ping 10.0.0.9 -c 2\nhost (10.0.0.9) not reachable');
+    head.click();
+    expect(body.hidden).toBe(true);
+  });
+
+  it('shows a refusal as the note for the student, never the text for the model', () => {
+    const v = view(fixtureTurn('teaching_refusal'));
+    heads(v)[0].click();
+    const card = v.node.querySelector<HTMLElement>('.gns3c-tool')!;
+    expect(card.querySelector('.gns3c-badge')?.textContent).toBe('refused');
+    expect(card.querySelector('.gns3c-refusal')?.textContent).toBe("Teaching mode: I can't change PC2's address; here is how you would do it.");
+    expect(v.node.textContent).not.toContain('Explain to the user');
+    expect(card.querySelector('table')).toBeNull();
+  });
+});
+
+describe('streaming Markdown', () => {
+  it('settles the blocks before the last top-level one, never inside a fence or a list item', () => {
+    expect(settledLength('one\n\ntwo')).toBe(5);
+    expect(settledLength('one\n\n- a\n\n  more of a')).toBe(5);
+    expect(settledLength('```\ncode\n\nstill code')).toBe(0);
+    expect(settledLength('```\ncode\n\n```\n\nafter')).toBe(15);
+  });
+
+  it('renders settled blocks once and the whole text as one rendering would', () => {
+    const answer = '## Diagnosis\n\n**PC3** is down:\n\n- a\n- b\n\n```\nping\n\nreply\n```\n\nDone.';
+    const turn: Turn = { user: '', status: 'running', items: [{ kind: 'text', text: '' }], stats: {} };
+    const v = view(turn);
+    let first: Element | null = null;
+    for (let n = 1; n <= answer.length; n++) {
+      turn.items[0] = { kind: 'text', text: answer.slice(0, n) };
+      v.update(turn);
+      if (n > answer.indexOf('**')) {
+        first = first ?? v.node.querySelector('h2');
+        expect(v.node.querySelector('h2')).toBe(first);
+      }
+    }
+    const whole = view({ ...turn, items: [{ kind: 'text', text: answer }] });
+    expect(v.node.querySelector('.gns3c-md')!.textContent).toBe(whole.node.querySelector('.gns3c-md')!.textContent);
+    expect(v.node.querySelectorAll('h2, strong, li, pre')).toHaveLength(5);
+  });
+});
+
+describe('TurnView', () => {
+  it('puts the answer, the footer and the error in the DOM', () => {
+    const v = view(fixtureTurn('answer_with_stats'));
+    expect(v.node.querySelector('.gns3c-user-text')?.textContent).toBe('what is a VLAN?');
+    expect(v.node.querySelector('.gns3c-md strong')?.textContent).toBe('VLAN');
+    expect([...v.node.querySelectorAll('.gns3c-footer span')].map(s => s.textContent)).toEqual([
+      'VLAN basics',
+      '812 in / 57 out tokens',
+      '1 model call',
+      '1.2 s'
+    ]);
+    const failed = view(fixtureTurn('error_midway'));
+    expect(failed.node.querySelector('[role=alert]')?.textContent).toContain('HTTP 401');
+    expect(failed.node.querySelector('.gns3c-badge')?.textContent).toBe('stopped');
+  });
+
+  it('updates incrementally: unchanged items keep their nodes, an opened card stays open', () => {
+    const turn: Turn = { user: 'q', status: 'running', items: [], stats: {} };
+    const v = view(turn);
+    turn.items.push({ kind: 'text', text: 'Checking' });
+    v.update(turn);
+    const text = v.node.querySelector('.gns3c-md')!;
+    const textChild = text.querySelector('p');
+    const tool: ToolItem = {
+      kind: 'tool', id: 'c', name: 'get_topology', arguments: '{}', complete: true, state: 'running',
+      progress: [], output: null, summary: null, outcome: null, note: null
+    };
+    turn.items.push(tool);
+    v.update(turn);
+    const card = v.node.querySelector('.gns3c-tool')!;
+    heads(v)[0].click();
+    turn.items[1] = { ...tool, progress: [{ message: 'reading', elapsed: null, node: null }] };
+    v.update(turn);
+    expect(v.node.querySelector('.gns3c-md')).toBe(text);
+    expect(text.querySelector('p')).toBe(textChild);
+    expect(v.node.querySelector('.gns3c-tool')).toBe(card);
+    expect(heads(v)[0].getAttribute('aria-expanded')).toBe('true');
+    expect(card.querySelector('.gns3c-progress-message')?.textContent).toBe('reading');
+    turn.items.push({ kind: 'text', text: 'Done' });
+    turn.status = 'done';
+    v.update(turn);
+    expect(v.node.querySelector('.gns3c-tool')).toBe(card);
+    expect(v.node.querySelectorAll('.gns3c-md')).toHaveLength(2);
+  });
+
+  it('shows approval buttons only with a callback, and passes the decision', () => {
+    const turn = fixtureTurn('approval_then_create');
+    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const onDecision = vi.fn();
+    const v = view(pending, { onDecision });
+    const approve = v.node.querySelector<HTMLButtonElement>('.gns3c-approve')!;
+    expect(approve.closest<HTMLElement>('.gns3c-approval-buttons')!.hidden).toBe(false);
+    expect(v.node.querySelector('.gns3c-approval-summary')?.textContent).toBe('create PC3 (VPCS)');
+    approve.click();
+    expect(onDecision).toHaveBeenCalledWith('ap_1', 'approve');
+    expect(view(pending).node.querySelector<HTMLElement>('.gns3c-approval-buttons')!.hidden).toBe(true);
+    const done = view(turn);
+    expect([...done.node.querySelectorAll('.gns3c-approval-state')].map(s => s.textContent)).toEqual([
+      'Approved',
+      'Rejected: one PC is enough'
+    ]);
+  });
+});

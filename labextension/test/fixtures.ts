@@ -1,0 +1,31 @@
+/** The turn fixtures shared with the Python reducer's tests (tests/fixtures/turns/). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { ChatEvent } from '../src/events';
+import type { Turn } from '../src/turn/types';
+
+export interface Fixture {
+  name: string;
+  user: string;
+  events: ChatEvent[];
+  turn: Turn;
+}
+
+const FIXTURES = join(__dirname, '../../tests/fixtures/turns');
+
+export function loadFixtures(): Fixture[] {
+  return readdirSync(FIXTURES)
+    .filter(file => file.endsWith('.json'))
+    .sort()
+    .map(file => JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')) as Fixture);
+}
+
+/** One fixture's finished turn, by name. */
+export function fixtureTurn(name: string): Turn {
+  const fixture = loadFixtures().find(f => f.name === name);
+  if (!fixture) {
+    throw new Error(`no fixture ${name}`);
+  }
+  return structuredClone(fixture.turn);
+}
