@@ -1,0 +1,113 @@
+/**
+ * The conversation of one session: its stored turns, then live turns reduced from the chat
+ * stream as they arrive (the same `TurnReducer` + `TurnView` as the widget and the saved
+ * notebooks).
+ */
+import type { ChatEvent } from '../events';
+import { TurnReducer } from '../turn/reducer';
+import type { Turn, TurnStatus } from '../turn/types';
+import { TurnView } from '../turn/view';
+
+/** One turn on screen: the question, then the view of the answer. */
+class TurnBlock {
+  readonly node: HTMLElement;
+  private readonly view = new TurnView();
+
+  constructor(user: string) {
+    this.node = document.createElement('section');
+    this.node.className = 'jp-gns3-copilot-sidebar-turn';
+    if (user) {
+      const question = document.createElement('div');
+      question.className = 'jp-gns3-copilot-sidebar-question';
+      question.textContent = user;
+      this.node.appendChild(question);
+    }
+    this.node.appendChild(this.view.node);
+  }
+
+  update(turn: Turn): void {
+    this.node.dataset.status = turn.status;
+    this.view.update(turn);
+  }
+
+  dispose(): void {
+    this.view.dispose();
+    this.node.remove();
+  }
+}
+
+export class ConversationView {
+  readonly node: HTMLElement;
+  private blocks: TurnBlock[] = [];
+  private readonly empty: HTMLElement;
+
+  constructor() {
+    this.node = document.createElement('div');
+    this.node.className = 'jp-gns3-copilot-sidebar-conversation';
+    this.empty = document.createElement('p');
+    this.empty.className = 'jp-gns3-copilot-sidebar-hint';
+    this.empty.textContent = 'Ask the copilot about your lab: type below and press Enter.';
+    this.node.appendChild(this.empty);
+  }
+
+  /** Replace what is shown by `turns` (a session's history). */
+  show(turns: readonly Turn[]): void {
+    this.clear();
+    for (const turn of turns) {
+      this.add(turn.user).update(turn);
+    }
+    this.scrollToEnd();
+  }
+
+  clear(): void {
+    this.blocks.forEach(block => block.dispose());
+    this.blocks = [];
+    this.empty.hidden = false;
+  }
+
+  /**
+   * Show a live turn for `user`'s message fed by `events`; resolves with its final status
+   * once the stream ends. A stream that fails (refused, connection lost) ends the turn
+   * with its error, as an `error` event would, and is passed to `onError`.
+   */
+  async stream(
+    user: string,
+    events: AsyncIterable<ChatEvent>,
+    onEvent?: (event: ChatEvent) => void,
+    onError?: (message: string) => void
+  ): Promise<TurnStatus> {
+    const reducer = new TurnReducer(user);
+    const block = this.add(user);
+    block.update(reducer.turn);
+    this.scrollToEnd();
+    try {
+      for await (const event of events) {
+        onEvent?.(event);
+        if (reducer.apply(event)) {
+          block.update(reducer.turn);
+          this.scrollToEnd();
+        }
+      }
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      reducer.apply({ type: 'error', session_id: '', error: text });
+      onError?.(text);
+    }
+    const status = reducer.finish();
+    block.update(reducer.turn);
+    this.scrollToEnd();
+    return status;
+  }
+
+  private add(user: string): TurnBlock {
+    const block = new TurnBlock(user);
+    this.blocks.push(block);
+    this.node.appendChild(block.node);
+    this.empty.hidden = true;
+    return block;
+  }
+
+  private scrollToEnd(): void {
+    this.node.scrollTop = this.node.scrollHeight;
+  }
+}
