@@ -6,6 +6,7 @@
  * notebook's magics continue.
  */
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ApiError, CopilotApi, type History, type ProjectInfo, type SessionInfo } from '../api';
@@ -80,9 +81,10 @@ export class CopilotSidebar extends Widget {
     this.build();
   }
 
-  /** Load the projects, the status and the model settings (call once it is shown). */
+  /** Load the projects, the status, the allowed modes and the project's sessions (the
+   * magics may have added some): done each time the sidebar is shown. */
   async refresh(): Promise<void> {
-    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes()]);
+    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act()]);
   }
 
   /** The mode the sidebar asks in by default (the user's setting; null: the server's). */
@@ -133,6 +135,11 @@ export class CopilotSidebar extends Widget {
     } catch (error) {
       this.say(message(error));
     }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.refresh();
   }
 
   dispose(): void {

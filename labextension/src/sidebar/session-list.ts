@@ -76,8 +76,8 @@ export class SessionList {
     const title = document.createElement('button');
     title.type = 'button';
     title.className = 'jp-gns3-copilot-sidebar-session-title';
-    title.textContent = (session.pinned ? '📌 ' : '') + sessionTitle(session);
-    title.title = `${sessionTitle(session)} (${session.thread_id})`;
+    title.textContent = sessionTitle(session);
+    title.title = `${sessionTitle(session)}${session.pinned ? ' (pinned)' : ''}: ${session.thread_id}`;
     title.addEventListener('click', () => this.actions.select(session));
     item.append(
       title,

@@ -49,10 +49,15 @@ export function llmUpdate(before: ModelFields, after: ModelFields, apiKey: strin
   return Object.keys(update).length ? update : null;
 }
 
+/** How long the key field must stay unchanged before the key is sent and cleared: the
+ * Settings Editor saves while one types, and a half-typed key must not be sent. */
+export const KEY_SETTLE_MS = 1500;
+
 /**
  * Follow the plugin's settings: `onMode` gets the default mode now and on each change;
- * changed model fields and a typed key go to the server (`onError` hears refusals).
- * Loading the settings sends nothing but a key left over from an interrupted save.
+ * changed model fields go to the server at once, a typed key once it has settled
+ * (`onError` hears refusals). Loading the settings sends nothing but a key left over
+ * from an interrupted save.
  */
 export async function followSettings(
   registry: ISettingRegistry,
@@ -62,25 +67,36 @@ export async function followSettings(
 ): Promise<void> {
   const settings = await registry.load(SETTINGS_PLUGIN_ID);
   let applied = modelFields(settings.composite as Record<string, unknown>);
+  let keyTimer: ReturnType<typeof setTimeout> | undefined;
+  const save = async (update: LLMConfigUpdate) => {
+    try {
+      await api.saveLLMConfig(update);
+    } catch (error) {
+      onError(`Your copilot model settings were not saved: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const sendKey = async (key: string) => {
+    try {
+      await save(llmUpdate(applied, applied, key) ?? {});
+    } finally {
+      // Removing it rewrites the settings file without the key (and fires `changed`
+      // once more, with nothing left to send).
+      await settings.remove('apiKey');
+    }
+  };
   const apply = async () => {
     const composite = settings.composite as Record<string, unknown>;
     onMode(text(composite.defaultMode));
     const current = modelFields(composite);
-    const key = typeof composite.apiKey === 'string' ? composite.apiKey : '';
-    const update = llmUpdate(applied, current, key);
+    const update = llmUpdate(applied, current, '');
     applied = current;
-    try {
-      if (update) {
-        await api.saveLLMConfig(update);
-      }
-    } catch (error) {
-      onError(`Your copilot model settings were not saved: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      if (key) {
-        // Removing it rewrites the settings file without the key (and fires `changed`
-        // once more, with nothing left to send).
-        await settings.remove('apiKey');
-      }
+    const key = typeof composite.apiKey === 'string' ? composite.apiKey : '';
+    clearTimeout(keyTimer);
+    if (key) {
+      keyTimer = setTimeout(() => void sendKey(key), KEY_SETTLE_MS);
+    }
+    if (update) {
+      await save(update);
     }
   };
   settings.changed.connect(() => void apply());
