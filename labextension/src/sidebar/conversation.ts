@@ -8,12 +8,21 @@ import { TurnReducer } from '../turn/reducer';
 import type { Turn, TurnStatus } from '../turn/types';
 import { TurnView } from '../turn/view';
 
+export type Decision = 'approve' | 'reject';
+
+/** TurnView's options plus its approval callback (issue 11: the view shows Approve and
+ * Reject buttons on a pending change when given one). */
+export type TurnViewOptions = NonNullable<ConstructorParameters<typeof TurnView>[0]> & {
+  onDecision?: (approvalId: string, decision: Decision) => void;
+};
+
 /** One turn on screen: the question, then the view of the answer. */
 class TurnBlock {
   readonly node: HTMLElement;
-  private readonly view = new TurnView();
+  private readonly view: TurnView;
 
-  constructor(user: string) {
+  constructor(user: string, options: TurnViewOptions) {
+    this.view = new TurnView(options);
     this.node = document.createElement('section');
     this.node.className = 'jp-gns3-copilot-sidebar-turn';
     if (user) {
@@ -40,8 +49,11 @@ export class ConversationView {
   readonly node: HTMLElement;
   private blocks: TurnBlock[] = [];
   private readonly empty: HTMLElement;
+  private readonly viewOptions: TurnViewOptions;
 
-  constructor() {
+  /** `onDecision`: the student's answer to a change waiting for approval. */
+  constructor(onDecision?: (approvalId: string, decision: Decision) => void) {
+    this.viewOptions = { onDecision };
     this.node = document.createElement('div');
     this.node.className = 'jp-gns3-copilot-sidebar-conversation';
     this.empty = document.createElement('p');
@@ -100,7 +112,7 @@ export class ConversationView {
   }
 
   private add(user: string): TurnBlock {
-    const block = new TurnBlock(user);
+    const block = new TurnBlock(user, this.viewOptions);
     this.blocks.push(block);
     this.node.appendChild(block.node);
     this.empty.hidden = true;

@@ -43,7 +43,7 @@ describe('sessionCells', () => {
       { cell_type: 'markdown', source: '**Question**\n\n> Which address does PC1 have?\n> And PC2?' },
       { cell_type: 'code', source: '%copilot run PC1: show ip\n%copilot run PC2: show ip; ping 10.0.0.1 -c 2' },
       { cell_type: 'markdown', source: 'PC1 has **10.0.0.1/24**.' },
-      { cell_type: 'code', source: '%copilot run --tool vpcs PC3: ip 10.0.0.3/24; save' },
+      { cell_type: 'code', source: '%copilot run --tool vpcs --mode lab PC3: ip 10.0.0.3/24; save' },
       { cell_type: 'markdown', source: '**Question**\n\n> Thanks' },
       { cell_type: 'markdown', source: 'You are welcome.' }
     ]);
@@ -61,7 +61,7 @@ describe('sessionCells', () => {
   it('as Markdown: the same cells, code fenced', () => {
     const text = sessionMarkdown(history);
     expect(text.startsWith('## PC addresses\n\n**Question**')).toBe(true);
-    expect(text).toContain('```\n%copilot run --tool vpcs PC3: ip 10.0.0.3/24; save\n```');
+    expect(text).toContain('```\n%copilot run --tool vpcs --mode lab PC3: ip 10.0.0.3/24; save\n```');
   });
 
   it("reads the server's notebook export", () => {

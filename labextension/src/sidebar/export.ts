@@ -10,11 +10,12 @@ export interface ExportCell {
   source: string;
 }
 
-/** The `%copilot run --tool` value of each device-command tool ("show" is the default). */
-const COMMAND_TOOLS: Record<string, string | null> = {
-  run_show_commands: null,
-  run_config_commands: 'config',
-  run_vpcs_commands: 'vpcs'
+/** The `%copilot run` options that call each device-command tool again (changes need
+ * lab mode; the server's export writes the same). */
+const COMMAND_TOOLS: Record<string, string> = {
+  run_show_commands: '',
+  run_config_commands: '--tool config --mode lab ',
+  run_vpcs_commands: '--tool vpcs --mode lab '
 };
 
 interface DeviceCommands {
@@ -48,12 +49,10 @@ function runLines(message: HistoryMessage): string[] {
     if (!(name in COMMAND_TOOLS)) {
       continue;
     }
-    const tool = COMMAND_TOOLS[name];
     for (const entry of deviceCommands(call.function.arguments)) {
       const commands = entry.commands.flatMap(command => command.split('\n')).filter(Boolean);
       if (commands.length) {
-        const option = tool ? `--tool ${tool} ` : '';
-        lines.push(`%copilot run ${option}${entry.device}: ${commands.join('; ')}`);
+        lines.push(`%copilot run ${COMMAND_TOOLS[name]}${entry.device}: ${commands.join('; ')}`);
       }
     }
   }

@@ -11,7 +11,7 @@ import { Widget } from '@lumino/widgets';
 
 import { ApiError, CopilotApi, type History, type ProjectInfo, type SessionInfo } from '../api';
 import type { ChatEvent } from '../events';
-import { ConversationView } from './conversation';
+import { ConversationView, type Decision } from './conversation';
 import { cellsFromNotebook, type ExportCell, sessionCells, sessionMarkdown } from './export';
 import { turnsFromHistory } from './history';
 import { SessionList } from './session-list';
@@ -56,7 +56,9 @@ export class CopilotSidebar extends Widget {
   private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
   private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
   private readonly sessionList: SessionList;
-  private readonly conversation = new ConversationView();
+  private readonly conversation = new ConversationView((approvalId, decision) =>
+    void this.decide(approvalId, decision)
+  );
   private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
   private readonly topologyImage = element('img', 'jp-gns3-copilot-sidebar-topology-image');
   private readonly input = element('textarea', 'jp-gns3-copilot-sidebar-input');
@@ -419,6 +421,18 @@ export class CopilotSidebar extends Widget {
     await this.act();
     if (this.topology.open) {
       await this.loadTopology();
+    }
+  }
+
+  /** Send the student's decision on a planned change of the running turn. */
+  private async decide(approvalId: string, decision: Decision): Promise<void> {
+    if (!this.projectId || !this.sessionId) {
+      return;
+    }
+    try {
+      await this.api.approve(this.projectId, this.sessionId, approvalId, decision);
+    } catch (error) {
+      this.say(message(error));
     }
   }
 
