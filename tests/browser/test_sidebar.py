@@ -104,7 +104,7 @@ _CONTRASTS = """([root, selectors]) => {
 _READABLE = [".jp-gns3-copilot-sidebar-heading", ".jp-gns3-copilot-sidebar-mode-badge",
              ".jp-gns3-copilot-sidebar-status-part", ".jp-gns3-copilot-sidebar-project",
              ".jp-gns3-copilot-sidebar-session-title", ".jp-gns3-copilot-sidebar-search",
-             ".jp-gns3-copilot-sidebar-question", ".jp-gns3-copilot-turn",
+             ".jp-gns3-copilot-turn",
              ".jp-gns3-copilot-sidebar-input", ".jp-gns3-copilot-sidebar-send",
              ".jp-gns3-copilot-sidebar-new", ".jp-gns3-copilot-sidebar-icon-button"]
 
@@ -177,13 +177,15 @@ def _open_sidebar(page: Any, stack: SidebarStack, ui: str) -> Any:
 
 
 def _ask(page: Any, sidebar: Any, question: str) -> Any:
+    """Send `question` with Enter; the new turn's block."""
+    turns = sidebar.locator(".jp-gns3-copilot-sidebar-turn")
+    before = turns.count()
     box = sidebar.locator("textarea.jp-gns3-copilot-sidebar-input")
     box.fill(question)
     box.press("Enter")
-    turn = sidebar.locator(".jp-gns3-copilot-sidebar-turn").last
-    turn.locator(".jp-gns3-copilot-sidebar-question", has_text=question).wait_for()
+    turns.nth(before).wait_for()
     assert box.input_value() == ""
-    return turn
+    return turns.nth(before)
 
 
 def _wait_idle(page: Any, timeout_ms: int = 60_000) -> None:
@@ -284,8 +286,7 @@ def _export_into_notebook(page: Any, sidebar: Any, first: str) -> None:
     """The first session's cells land after the notebook's active cell."""
     page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }")
     _row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title").click()
-    sidebar.locator(".jp-gns3-copilot-sidebar-turn .jp-gns3-copilot-sidebar-question",
-                    has_text=QUESTION).wait_for()
+    sidebar.locator(".jp-gns3-copilot-sidebar-turn", has_text="10.0.0.1/24").wait_for()
     sidebar.locator("button.jp-gns3-copilot-sidebar-export-notebook").click()
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget.content.model.cells.length > 2", polling=100)

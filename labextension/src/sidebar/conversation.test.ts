@@ -12,7 +12,7 @@ async function* failingStream(): AsyncGenerator<ChatEvent> {
 }
 
 describe('ConversationView', () => {
-  it('streams a turn under its question, and a failed stream ends it with the error said', async () => {
+  it('streams a turn, and a failed stream ends it with the error said', async () => {
     const view = new ConversationView();
     const seen: string[] = [];
     const errors: string[] = [];
@@ -22,7 +22,6 @@ describe('ConversationView', () => {
     const turns = view.node.querySelectorAll<HTMLElement>('.jp-gns3-copilot-sidebar-turn');
     expect(turns).toHaveLength(1);
     expect(turns[0].dataset.status).toBe(status);
-    expect(turns[0].querySelector('.jp-gns3-copilot-sidebar-question')!.textContent).toBe('Hi?');
     expect(turns[0].textContent).toContain('Hello');
   });
 
@@ -37,7 +36,6 @@ describe('ConversationView', () => {
     const turns = view.node.querySelectorAll('.jp-gns3-copilot-sidebar-turn');
     expect(turns).toHaveLength(2);
     expect(turns[0].textContent).toContain('First answer');
-    expect(turns[1].querySelector('.jp-gns3-copilot-sidebar-question')!.textContent).toBe('Two');
     expect(turns[1].textContent).toContain('Second answer');
     view.clear();
     expect(view.node.querySelectorAll('.jp-gns3-copilot-sidebar-turn')).toHaveLength(0);

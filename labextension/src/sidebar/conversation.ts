@@ -16,21 +16,16 @@ export type TurnViewOptions = NonNullable<ConstructorParameters<typeof TurnView>
   onDecision?: (approvalId: string, decision: Decision) => void;
 };
 
-/** One turn on screen: the question, then the view of the answer. */
+/** One turn on screen: the view (the question and the answer) in a block that carries
+ * the turn's status. */
 class TurnBlock {
   readonly node: HTMLElement;
   private readonly view: TurnView;
 
-  constructor(user: string, options: TurnViewOptions) {
+  constructor(options: TurnViewOptions) {
     this.view = new TurnView(options);
     this.node = document.createElement('section');
     this.node.className = 'jp-gns3-copilot-sidebar-turn';
-    if (user) {
-      const question = document.createElement('div');
-      question.className = 'jp-gns3-copilot-sidebar-question';
-      question.textContent = user;
-      this.node.appendChild(question);
-    }
     this.node.appendChild(this.view.node);
   }
 
@@ -66,7 +61,7 @@ export class ConversationView {
   show(turns: readonly Turn[]): void {
     this.clear();
     for (const turn of turns) {
-      this.add(turn.user).update(turn);
+      this.add().update(turn);
     }
     this.scrollToEnd();
   }
@@ -89,7 +84,7 @@ export class ConversationView {
     onError?: (message: string) => void
   ): Promise<TurnStatus> {
     const reducer = new TurnReducer(user);
-    const block = this.add(user);
+    const block = this.add();
     block.update(reducer.turn);
     this.scrollToEnd();
     try {
@@ -111,8 +106,8 @@ export class ConversationView {
     return status;
   }
 
-  private add(user: string): TurnBlock {
-    const block = new TurnBlock(user, this.viewOptions);
+  private add(): TurnBlock {
+    const block = new TurnBlock(this.viewOptions);
     this.blocks.push(block);
     this.node.appendChild(block.node);
     this.empty.hidden = true;

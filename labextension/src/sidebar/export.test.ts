@@ -1,3 +1,4 @@
+// Both modules read a session's history: one fixture checks the export and the turns.
 import { describe, expect, it } from 'vitest';
 
 import type { History } from '../api';
