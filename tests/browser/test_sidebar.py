@@ -3,9 +3,9 @@ extension (REST + SSE, no kernel) against the local GNS3 lab (real gns3-server a
 and the scripted model (a TEST DOUBLE replaying `tests/notebook_scripts/browser-sidebar.json`).
 
 JupyterLab: the sidebar streams a turn that runs `show ip` on the real PC1; Stop ends a
-long turn through the server's abort route; a session is renamed (the dialog) and pinned
-(moves to the top); a session is exported into the open notebook after its active cell
-and as a Markdown download; the palette lists the commands; Show Topology draws the lab;
+long turn through the server's abort route; a session is renamed (the dialog), pinned
+(moves to the top), found by search, and deleted after confirming; a session is exported
+into the open notebook after its active cell and as a Markdown download; the palette lists the commands; Show Topology draws the lab;
 the Settings Editor's model field and API key reach `copilot/llm-config` and the key does
 not stay in the settings file; the sidebar's text is readable in the dark theme.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
@@ -282,6 +282,19 @@ def _rename_and_pin(page: Any, sidebar: Any, stack: SidebarStack, first: str, lo
     search.fill("")
 
 
+def _delete_after_confirming(page: Any, sidebar: Any, stack: SidebarStack, long: str) -> None:
+    """Delete asks first: Cancel keeps the session, Delete removes it (list and server)."""
+    dialog = page.locator(".jp-Dialog")
+    _row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
+    dialog.locator("button.jp-mod-reject").click()
+    dialog.wait_for(state="detached")
+    assert long in [s["thread_id"] for s in stack.sessions()]
+    _row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
+    dialog.locator("button.jp-mod-accept", has_text="Delete").click()
+    _row(sidebar, long).wait_for(state="detached")
+    assert long not in [s["thread_id"] for s in stack.sessions()]
+
+
 def _export_into_notebook(page: Any, sidebar: Any, first: str) -> None:
     """The first session's cells land after the notebook's active cell."""
     page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }")
@@ -374,13 +387,14 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
 
 def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path) -> None:
     """Given JupyterLab with the extension, the lab project and the scripted model; when a
-    student chats from the sidebar, stops a turn, renames, pins and exports a session,
+    student chats from the sidebar, stops a turn, renames, pins, deletes and exports a session,
     shows the topology and saves model settings; then each step shows in the browser and
     the server did it."""
     sidebar = _open_sidebar(page, stack, "lab")
     first = _stream_a_turn(page, sidebar, stack, screenshots)
     long = _stop_a_turn(page, sidebar, stack)
     _rename_and_pin(page, sidebar, stack, first, long)
+    _delete_after_confirming(page, sidebar, stack, long)
     _export_into_notebook(page, sidebar, first)
     _export_markdown(page, sidebar)
     _palette_and_topology(page, sidebar)
