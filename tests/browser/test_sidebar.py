@@ -5,9 +5,10 @@ and the scripted model (a TEST DOUBLE replaying `tests/notebook_scripts/browser-
 JupyterLab: the sidebar streams a turn that runs `show ip` on the real PC1; Stop ends a
 long turn through the server's abort route; a session is renamed (the dialog), pinned
 (moves to the top), found by search, and deleted after confirming; a session is exported
-into the open notebook after its active cell and as a Markdown download; the palette lists the commands; Show Topology draws the lab;
-the Settings Editor's model field and API key reach `copilot/llm-config` and the key does
-not stay in the settings file; the sidebar's text is readable in the dark theme.
+into the open notebook after its active cell and as a Markdown download; the palette lists
+the commands; Show Topology draws the lab; the Settings Editor's model field and API key
+reach `copilot/llm-config` and the key does not stay in the settings file; the sidebar's
+text is readable in the dark theme.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
 left area and streams a turn.
 """
