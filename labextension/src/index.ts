@@ -4,6 +4,8 @@
  */
 import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [];
+import { sidebarPlugin } from './sidebar/plugin';
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [sidebarPlugin];
 
 export default plugins;

@@ -1,0 +1,128 @@
+import { ServerConnection } from '@jupyterlab/services';
+import { describe, expect, it } from 'vitest';
+
+import { ApiError, CopilotApi } from './api';
+
+type Handler = (url: string, init: RequestInit) => Response | Promise<Response>;
+
+/** A client whose requests go to `handler` (no server: this checks the client's own
+ * reading of answers; the browser tests run it against the real server). */
+function client(handler: Handler): { api: CopilotApi; calls: { url: string; method: string; body: unknown }[] } {
+  const calls: { url: string; method: string; body: unknown }[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    const text = await request.text();
+    calls.push({ url: request.url, method: request.method, body: text ? JSON.parse(text) : undefined });
+    return handler(request.url, { method: request.method });
+  };
+  const settings = ServerConnection.makeSettings({
+    baseUrl: 'http://127.0.0.1:8888/base/',
+    wsUrl: 'ws://127.0.0.1:8888/base/',
+    token: 'secret',
+    fetch: fetch as typeof globalThis.fetch
+  });
+  return { api: new CopilotApi(settings), calls };
+}
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    return error as ApiError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('CopilotApi errors', () => {
+  it("reads the copilot's JSON error: message, setting, type and status", async () => {
+    const { api } = client(() =>
+      json(409, { error: { message: 'No model is configured.', type: 'ModelNotConfigured', setting: 'llm_model' } })
+    );
+    const error = await rejection(api.projects());
+    expect(error.message).toBe('No model is configured. (setting: llm_model)');
+    expect(error.status).toBe(409);
+    expect(error.setting).toBe('llm_model');
+    expect(error.type).toBe('ModelNotConfigured');
+  });
+
+  it('says the status line for an answer that is not JSON (a proxy page)', async () => {
+    const { api } = client(() => new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
+    const error = await rejection(api.status());
+    expect(error.message).toMatch(/^502 Bad Gateway from /);
+    expect(error.type).toBeNull();
+  });
+
+  it('says which call got no answer when the connection fails', async () => {
+    const { api } = client(() => {
+      throw new TypeError('Failed to fetch');
+    });
+    const error = await rejection(api.sessions('p1'));
+    expect(error.status).toBe(0);
+    expect(error.message).toContain('did not answer GET http://127.0.0.1:8888/base/copilot/projects/p1/chat/sessions');
+    expect(error.message).toContain('Failed to fetch');
+  });
+
+  it('refuses a success that is not JSON', async () => {
+    const { api } = client(() => new Response('oops', { status: 200 }));
+    expect((await rejection(api.llmConfig())).message).toContain('not JSON');
+  });
+});
+
+describe('CopilotApi routes', () => {
+  it('escapes ids in paths and uses the verbs of the API', async () => {
+    const { api, calls } = client(() => json(200, {}));
+    await api.rename('p/1', 's 1', 'New title');
+    await api.pin('p/1', 's 1', true);
+    await api.pin('p/1', 's 1', false);
+    await api.abort('p/1', 's 1');
+    // ServerConnection appends a cache-busting number to every URL.
+    expect(calls.map(c => `${c.method} ${c.url.replace(/[?&]\d+$/, '')}`)).toEqual([
+      'PATCH http://127.0.0.1:8888/base/copilot/projects/p%2F1/chat/sessions/s%201',
+      'PUT http://127.0.0.1:8888/base/copilot/projects/p%2F1/chat/sessions/s%201/pin',
+      'DELETE http://127.0.0.1:8888/base/copilot/projects/p%2F1/chat/sessions/s%201/pin',
+      'POST http://127.0.0.1:8888/base/copilot/projects/p%2F1/chat/sessions/s%201/abort'
+    ]);
+    expect(calls[0].body).toEqual({ title: 'New title' });
+  });
+
+  it('treats a missing export route as "not there yet", a missing session as an error', async () => {
+    const missingRoute = client(() => new Response('<html>404: Not Found</html>', { status: 404, statusText: 'Not Found' }));
+    expect(await missingRoute.api.exportSession('p', 's', 'md')).toBeNull();
+    const missingSession = client(() =>
+      json(404, { error: { message: "Chat session 's' not found in this project.", type: 'SessionNotFound' } })
+    );
+    expect((await rejection(missingSession.api.exportSession('p', 's', 'md'))).message).toContain('not found');
+  });
+
+  it('streams the chat events and rejects a refusal before the stream', async () => {
+    const chunks = ['data: {"type":"heartbeat","session_id":"s1"}\n', '\ndata: {"type":"content","session_id":"s1","con', 'tent":"Hello"}\n\ndata: {"type":"done","session_id":"s1"}\n\n'];
+    const { api, calls } = client(
+      () =>
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              chunks.forEach(chunk => controller.enqueue(new TextEncoder().encode(chunk)));
+              controller.close();
+            }
+          }),
+          { status: 200, headers: { 'Content-Type': 'text/event-stream' } }
+        )
+    );
+    const types = [];
+    for await (const event of api.chat('p', { message: 'hi', session_id: 's1', copilot_mode: 'teaching_assistant' })) {
+      types.push(event.type);
+    }
+    expect(types).toEqual(['heartbeat', 'content', 'done']);
+    expect(calls[0].body).toEqual({ message: 'hi', session_id: 's1', copilot_mode: 'teaching_assistant', stream: true });
+
+    const refused = client(() => json(409, { error: { message: 'Project is not opened.', type: 'ProjectNotOpened' } }));
+    const stream = refused.api.chat('p', { message: 'hi' });
+    const error = await rejection(stream.next());
+    expect(error.status).toBe(409);
+    expect(error.message).toBe('Project is not opened.');
+  });
+});

@@ -1,0 +1,312 @@
+/**
+ * A typed client of the copilot's REST + SSE API (`{base_url}copilot/...`) over
+ * JupyterLab's `ServerConnection`: the same authentication, base URL and XSRF handling as
+ * the rest of JupyterLab, no kernel involved.
+ *
+ * Every call resolves with the parsed body or rejects with an `ApiError` whose message is
+ * readable as is (the server's `{"error": {"message", "setting", ...}}`, or what went wrong
+ * on the way).
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import type { ChatEvent } from './events';
+import { readEvents } from './sse';
+
+export interface ProjectInfo {
+  project_id: string;
+  name: string;
+  status: string | null;
+  filename?: string | null;
+}
+
+export interface SessionInfo {
+  thread_id: string;
+  title: string | null;
+  pinned: boolean;
+  message_count: number;
+  total_tokens: number;
+  created_at: string | null;
+  updated_at: string | null;
+  last_message_at: string | null;
+}
+
+export interface HistoryToolCall {
+  id: string;
+  type?: string;
+  function: { name: string; arguments: string };
+}
+
+export interface HistoryMessage {
+  id?: string | null;
+  role: 'user' | 'assistant' | 'tool' | 'system';
+  content: string;
+  name?: string | null;
+  tool_call_id?: string | null;
+  tool_calls?: HistoryToolCall[] | null;
+}
+
+export interface History {
+  thread_id: string;
+  title: string | null;
+  messages: HistoryMessage[];
+}
+
+export interface StatusReport {
+  version: string;
+  mode: 'standalone' | 'hub';
+  mode_summary: string;
+  gns3: { url: string; reachable: boolean; version?: string | null; error?: string | null };
+  model?: {
+    configured: boolean;
+    model: string;
+    copilot_mode: string;
+    missing?: string[];
+    problems?: string[];
+  } | null;
+  /** Hub mode only. `budget_left` (tokens left today) when the hub service reports it. */
+  hub?: {
+    service: string;
+    reachable: boolean;
+    error?: string | null;
+    budget_left?: number | null;
+  } | null;
+}
+
+export interface LLMConfig {
+  provider: string;
+  base_url: string;
+  model: string;
+  temperature: number | null;
+  copilot_mode: string;
+  api_key_set: boolean;
+  configured: boolean;
+  allowed_modes: string[];
+  user_settings: string[];
+}
+
+/** `PUT copilot/llm-config`: left out = unchanged, null = the administrator's value. */
+export interface LLMConfigUpdate {
+  provider?: string | null;
+  base_url?: string | null;
+  model?: string | null;
+  temperature?: number | null;
+  copilot_mode?: string | null;
+  api_key?: string | null;
+}
+
+export interface ChatRequest {
+  message: string;
+  session_id?: string | null;
+  copilot_mode?: string | null;
+}
+
+export type ExportFormat = 'ipynb' | 'md';
+
+/** A failed call: `status` 0 when no answer came (network, server down). */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly setting: string | null = null,
+    /** The copilot's error type (`SessionNotFound`, ...); null when the answer was not
+     * the copilot's (an unknown route, a proxy). */
+    readonly type: string | null = null
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The readable message of a failed response (JSON error body, else the status line). */
+export async function errorFromResponse(response: Response): Promise<ApiError> {
+  const fallback = `${response.status} ${response.statusText || 'error'} from ${response.url || 'the server'}`;
+  let text = '';
+  try {
+    text = await response.text();
+  } catch {
+    return new ApiError(fallback, response.status);
+  }
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const error = body.error;
+    if (typeof error === 'string') {
+      return new ApiError(error, response.status);
+    }
+    if (error && typeof error === 'object') {
+      const { message, setting, type } = error as { message?: unknown; setting?: unknown; type?: unknown };
+      if (typeof message === 'string') {
+        const name = typeof setting === 'string' ? setting : null;
+        const text = name ? `${message} (setting: ${name})` : message;
+        return new ApiError(text, response.status, name, typeof type === 'string' ? type : 'Error');
+      }
+    }
+    if (typeof body.message === 'string') {
+      return new ApiError(body.message, response.status);
+    }
+  } catch {
+    // Not JSON (a proxy's page): the status line says more than its HTML.
+  }
+  return new ApiError(fallback, response.status);
+}
+
+const seg = encodeURIComponent;
+
+export class CopilotApi {
+  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
+
+  /** The absolute URL of `copilot/<path...>` (each part escaped). */
+  url(...parts: string[]): string {
+    return URLExt.join(this.settings.baseUrl, 'copilot', ...parts.map(seg));
+  }
+
+  status(): Promise<StatusReport> {
+    return this.json('GET', this.url('status'));
+  }
+
+  projects(): Promise<ProjectInfo[]> {
+    return this.json('GET', this.url('projects'));
+  }
+
+  openProject(projectId: string): Promise<ProjectInfo> {
+    return this.json('POST', this.url('projects', projectId, 'open'));
+  }
+
+  /** The drawing of the project's topology (an SVG document as text). */
+  topologySvg(projectId: string): Promise<string> {
+    return this.text('GET', this.url('projects', projectId, 'topology') + '?format=svg');
+  }
+
+  sessions(projectId: string, limit = 100): Promise<SessionInfo[]> {
+    return this.json('GET', this.sessionUrl(projectId) + `?limit=${limit}`);
+  }
+
+  history(projectId: string, sessionId: string, limit = 1000): Promise<History> {
+    return this.json('GET', this.sessionUrl(projectId, sessionId, 'history') + `?limit=${limit}`);
+  }
+
+  rename(projectId: string, sessionId: string, title: string): Promise<SessionInfo> {
+    return this.json('PATCH', this.sessionUrl(projectId, sessionId), { title });
+  }
+
+  pin(projectId: string, sessionId: string, pinned: boolean): Promise<SessionInfo> {
+    return this.json(pinned ? 'PUT' : 'DELETE', this.sessionUrl(projectId, sessionId, 'pin'));
+  }
+
+  deleteSession(projectId: string, sessionId: string): Promise<void> {
+    return this.json('DELETE', this.sessionUrl(projectId, sessionId));
+  }
+
+  abort(projectId: string, sessionId: string): Promise<{ status: string }> {
+    return this.json('POST', this.sessionUrl(projectId, sessionId, 'abort'));
+  }
+
+  approve(
+    projectId: string,
+    sessionId: string,
+    approvalId: string,
+    decision: 'approve' | 'reject',
+    comment: string | null = null
+  ): Promise<unknown> {
+    return this.json('POST', this.sessionUrl(projectId, sessionId, 'approvals', approvalId), {
+      decision,
+      comment
+    });
+  }
+
+  /** The session exported by the server; null while the server has no export route (404
+   * without the copilot's error body). */
+  async exportSession(
+    projectId: string,
+    sessionId: string,
+    format: ExportFormat
+  ): Promise<string | null> {
+    const url = this.sessionUrl(projectId, sessionId, 'export') + `?format=${format}`;
+    const response = await this.send('GET', url);
+    if (response.status === 404) {
+      const error = await errorFromResponse(response);
+      if (error.type === null) {
+        return null;
+      }
+      throw error;
+    }
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    return response.text();
+  }
+
+  llmConfig(): Promise<LLMConfig> {
+    return this.json('GET', this.url('llm-config'));
+  }
+
+  saveLLMConfig(update: LLMConfigUpdate): Promise<LLMConfig> {
+    return this.json('PUT', this.url('llm-config'), update);
+  }
+
+  /**
+   * One chat turn: the server's events as they arrive. Refusals before the stream starts
+   * (bad input, project not opened, no model) reject with an `ApiError`; `signal` cancels
+   * the read (the server treats a reader that leaves like an abort).
+   */
+  async *chat(projectId: string, request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent> {
+    const response = await this.send('POST', this.url('projects', projectId, 'chat', 'stream'), {
+      ...request,
+      stream: true
+    }, signal);
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    if (!response.body) {
+      throw new ApiError('The chat answer has no body to read (is a proxy buffering it?)', response.status);
+    }
+    yield* readEvents(response.body);
+  }
+
+  private sessionUrl(projectId: string, ...rest: string[]): string {
+    const [sessionId, ...tail] = rest;
+    const base = ['projects', projectId, 'chat', 'sessions'];
+    return this.url(...(sessionId === undefined ? base : [...base, sessionId, ...tail]));
+  }
+
+  private async send(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    const init: RequestInit = { method, signal };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers = { 'Content-Type': 'application/json' };
+    }
+    try {
+      return await ServerConnection.makeRequest(url, init, this.settings);
+    } catch (error) {
+      if (signal?.aborted) {
+        throw error;
+      }
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ApiError(`The Jupyter server did not answer ${method} ${url}: ${reason}`, 0);
+    }
+  }
+
+  private async text(method: string, url: string): Promise<string> {
+    const response = await this.send(method, url);
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    return response.text();
+  }
+
+  private async json<T>(method: string, url: string, body?: unknown): Promise<T> {
+    const response = await this.send(method, url, body);
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    if (response.status === 204) {
+      return undefined as T;
+    }
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiError(`${method} ${url} answered something that is not JSON: ${text.slice(0, 200)}`, response.status);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * A session's stored history (seed 000's OpenAI-format messages) as turns for `TurnView`:
+ * one turn per user message, the assistant's text and tool calls with their results.
+ */
+import type { HistoryMessage } from '../api';
+import type { ToolItem, Turn } from '../turn/types';
+
+export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
+  const turns: Turn[] = [];
+  const tools = new Map<string, ToolItem>();
+  const current = (): Turn => {
+    if (!turns.length) {
+      // The history was cut (limit): its first turn's question is not in it.
+      turns.push({ user: '', status: 'done', items: [], stats: {} });
+    }
+    return turns[turns.length - 1];
+  };
+  for (const message of messages) {
+    if (message.role === 'user') {
+      turns.push({ user: message.content, status: 'done', items: [], stats: {} });
+    } else if (message.role === 'assistant') {
+      const turn = current();
+      if (message.content) {
+        turn.items.push({ kind: 'text', text: message.content });
+      }
+      for (const call of message.tool_calls ?? []) {
+        const item: ToolItem = {
+          kind: 'tool',
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+          complete: true,
+          state: 'stopped',
+          progress: [],
+          output: null,
+          summary: null,
+          outcome: null,
+          note: null
+        };
+        tools.set(call.id, item);
+        turn.items.push(item);
+      }
+    } else if (message.role === 'tool' && message.tool_call_id) {
+      const item = tools.get(message.tool_call_id);
+      if (item) {
+        item.output = message.content;
+        item.state = 'done';
+      }
+    }
+  }
+  return turns;
+}

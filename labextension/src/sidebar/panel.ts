@@ -1,0 +1,492 @@
+/**
+ * The Copilot sidebar: project picker with the lab status, the project's sessions, the
+ * selected session's conversation (history, then live turns), the input box with Stop and
+ * the mode selector, the topology drawing, and Export. Talks to the server only
+ * (`CopilotApi`), no kernel: a session continued here is the same session id the
+ * notebook's magics continue.
+ */
+import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
+import type { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { ApiError, CopilotApi, type History, type ProjectInfo, type SessionInfo } from '../api';
+import type { ChatEvent } from '../events';
+import { ConversationView, type Decision } from './conversation';
+import { cellsFromNotebook, type ExportCell, sessionCells, sessionMarkdown } from './export';
+import { turnsFromHistory } from './history';
+import { SessionList } from './session-list';
+import { modeLabel, statusParts } from './status';
+
+export interface SidebarOptions {
+  api?: CopilotApi;
+  /** Inserts cells after the active cell of the active notebook; false when there is none. */
+  insertCells: (cells: ExportCell[]) => boolean;
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class CopilotSidebar extends Widget {
+  readonly api: CopilotApi;
+  private readonly insertCellsInto: SidebarOptions['insertCells'];
+  private projectId: string | null = null;
+  private sessionId: string | null = null;
+  private sessions: SessionInfo[] = [];
+  private allowedModes: string[] = [];
+  /** The Settings Editor's default mode, else the user's server setting. */
+  private settingsMode: string | null = null;
+  private serverMode: string | null = null;
+  private running: AbortController | null = null;
+
+  private readonly projectSelect = element('select', 'jp-gns3-copilot-sidebar-project');
+  private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
+  private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
+  private readonly sessionList: SessionList;
+  private readonly conversation = new ConversationView((approvalId, decision) =>
+    void this.decide(approvalId, decision)
+  );
+  private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
+  private readonly topologyImage = element('img', 'jp-gns3-copilot-sidebar-topology-image');
+  private readonly input = element('textarea', 'jp-gns3-copilot-sidebar-input');
+  private readonly sendButton = element('button', 'jp-gns3-copilot-sidebar-send jp-mod-accept', 'Send');
+  private readonly stopButton = element('button', 'jp-gns3-copilot-sidebar-stop', 'Stop');
+  private readonly modeSelect = element('select', 'jp-gns3-copilot-sidebar-mode');
+  private readonly modeBadge = element('span', 'jp-gns3-copilot-sidebar-mode-badge');
+
+  constructor(options: SidebarOptions) {
+    super();
+    this.api = options.api ?? new CopilotApi();
+    this.insertCellsInto = options.insertCells;
+    this.id = 'jp-gns3-copilot-sidebar';
+    this.addClass('jp-gns3-copilot-sidebar');
+    this.title.caption = 'GNS3 Copilot';
+    this.sessionList = new SessionList({
+      select: session => void this.selectSession(session.thread_id),
+      pin: session => void this.act(() => this.api.pin(this.project(), session.thread_id, !session.pinned)),
+      rename: session => void this.rename(session),
+      remove: session => void this.remove(session)
+    });
+    this.build();
+  }
+
+  /** Load the projects, the status, the allowed modes and the project's sessions (the
+   * magics may have added some): done each time the sidebar is shown. */
+  async refresh(): Promise<void> {
+    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act()]);
+  }
+
+  /** The mode the sidebar asks in by default (the user's setting; null: the server's). */
+  setDefaultMode(mode: string | null): void {
+    this.settingsMode = mode || null;
+    this.renderModes();
+  }
+
+  /** Start a new chat: the next message opens a new session. */
+  newChat(): void {
+    this.sessionId = null;
+    this.conversation.clear();
+    this.sessionList.set(this.sessions, null);
+    this.input.focus();
+  }
+
+  /** Show the project's topology drawing (fetched again). */
+  async showTopology(): Promise<void> {
+    this.topology.open = true;
+    await this.loadTopology();
+  }
+
+  /** Insert the selected session into the active notebook, after its active cell. */
+  async exportToNotebook(): Promise<void> {
+    const cells = await this.exportCells();
+    if (cells && !this.insertCellsInto(cells)) {
+      this.say('Open a notebook first: the chat is inserted after its active cell.');
+    }
+  }
+
+  /** Download the selected session as a Markdown file. */
+  async exportMarkdown(): Promise<void> {
+    const project = this.project();
+    const session = this.selectedSession();
+    if (!session) {
+      return;
+    }
+    try {
+      const text =
+        (await this.api.exportSession(project, session, 'md')) ??
+        sessionMarkdown(await this.api.history(project, session));
+      const title = this.sessions.find(s => s.thread_id === session)?.title || 'copilot-chat';
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob([text], { type: 'text/markdown' }));
+      link.download = `${title.replace(/[^\p{L}\p{N} ._-]+/gu, '_').trim() || 'copilot-chat'}.md`;
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(link.href), 0);
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.refresh();
+  }
+
+  dispose(): void {
+    this.running?.abort();
+    super.dispose();
+  }
+
+  private build(): void {
+    const header = element('div', 'jp-gns3-copilot-sidebar-header');
+    header.append(element('h2', 'jp-gns3-copilot-sidebar-heading', 'GNS3 Copilot'), this.modeBadge);
+    this.projectSelect.setAttribute('aria-label', 'GNS3 project');
+    this.projectSelect.addEventListener('change', () => void this.selectProject(this.projectSelect.value));
+
+    const chats = element('div', 'jp-gns3-copilot-sidebar-chats');
+    const chatsHeader = element('div', 'jp-gns3-copilot-sidebar-row');
+    const newChat = element('button', 'jp-gns3-copilot-sidebar-new', 'New chat');
+    newChat.addEventListener('click', () => this.newChat());
+    const toNotebook = element('button', 'jp-gns3-copilot-sidebar-export-notebook', 'To notebook');
+    toNotebook.title = 'Insert this chat into the active notebook as cells';
+    toNotebook.addEventListener('click', () => void this.exportToNotebook());
+    const toMarkdown = element('button', 'jp-gns3-copilot-sidebar-export-markdown', 'Markdown');
+    toMarkdown.title = 'Download this chat as a Markdown file';
+    toMarkdown.addEventListener('click', () => void this.exportMarkdown());
+    chatsHeader.append(newChat, toNotebook, toMarkdown);
+    chats.append(chatsHeader, this.sessionList.node);
+
+    const topologySummary = element('summary', '', 'Topology');
+    const reload = element('button', 'jp-gns3-copilot-sidebar-topology-reload', 'Refresh');
+    reload.addEventListener('click', () => void this.loadTopology());
+    this.topologyImage.alt = 'The project topology';
+    this.topology.append(topologySummary, reload, this.topologyImage);
+    this.topology.addEventListener('toggle', () => {
+      if (this.topology.open && !this.topologyImage.src) {
+        void this.loadTopology();
+      }
+    });
+
+    const composer = element('div', 'jp-gns3-copilot-sidebar-composer');
+    this.input.placeholder = 'Ask the copilot (Enter sends, Shift+Enter: new line)';
+    this.input.rows = 3;
+    this.input.setAttribute('aria-label', 'Message to the copilot');
+    this.input.addEventListener('keydown', event => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        void this.send();
+      }
+    });
+    this.sendButton.addEventListener('click', () => void this.send());
+    this.stopButton.addEventListener('click', () => void this.stop());
+    this.stopButton.hidden = true;
+    this.modeSelect.setAttribute('aria-label', 'Copilot mode');
+    this.modeSelect.addEventListener('change', () => this.renderBadge());
+    const controls = element('div', 'jp-gns3-copilot-sidebar-row');
+    controls.append(this.modeSelect, this.stopButton, this.sendButton);
+    composer.append(this.input, controls);
+
+    this.notice.setAttribute('role', 'status');
+    this.node.append(header, this.projectSelect, this.statusLine, chats, this.topology, this.notice,
+      this.conversation.node, composer);
+  }
+
+  private project(): string {
+    if (!this.projectId) {
+      throw new ApiError('Choose a GNS3 project first.', 0);
+    }
+    return this.projectId;
+  }
+
+  private selectedSession(): string | null {
+    if (!this.sessionId) {
+      this.say('Choose a chat first.');
+    }
+    return this.sessionId;
+  }
+
+  private say(text: string): void {
+    this.notice.textContent = text;
+    this.notice.hidden = !text;
+  }
+
+  /** Run a session action (if any), then show the sessions again; errors are said, not
+   * thrown. */
+  private async act(action?: () => Promise<unknown>): Promise<void> {
+    try {
+      await action?.();
+      await this.loadSessions();
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private async loadProjects(): Promise<void> {
+    try {
+      const projects = await this.api.projects();
+      this.renderProjects(projects);
+      const opened = projects.filter(p => p.status === 'opened');
+      if (!this.projectId && opened.length === 1) {
+        await this.selectProject(opened[0].project_id);
+      }
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private renderProjects(projects: ProjectInfo[]): void {
+    const choose = element('option', '', projects.length ? 'Choose a GNS3 project' : 'No GNS3 project');
+    choose.value = '';
+    const options = projects.map(project => {
+      const option = element('option', '', `${project.name}${project.status === 'opened' ? '' : ` (${project.status ?? 'closed'})`}`);
+      option.value = project.project_id;
+      return option;
+    });
+    this.projectSelect.replaceChildren(choose, ...options);
+    this.projectSelect.value = this.projectId ?? '';
+  }
+
+  private async loadStatus(): Promise<void> {
+    try {
+      const report = await this.api.status();
+      this.statusLine.replaceChildren(
+        ...statusParts(report).map(part => {
+          const node = element('span', 'jp-gns3-copilot-sidebar-status-part', part.text);
+          node.dataset.ok = String(part.ok);
+          return node;
+        })
+      );
+    } catch (error) {
+      this.statusLine.textContent = message(error);
+    }
+  }
+
+  private async loadModes(): Promise<void> {
+    try {
+      const config = await this.api.llmConfig();
+      this.allowedModes = config.allowed_modes;
+      this.serverMode = config.copilot_mode;
+      this.renderModes();
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private renderModes(): void {
+    const preferred = this.settingsMode ?? this.serverMode;
+    const modes = this.allowedModes.length ? this.allowedModes : preferred ? [preferred] : [];
+    this.modeSelect.replaceChildren(
+      ...modes.map(mode => {
+        const option = element('option', '', modeLabel(mode));
+        option.value = mode;
+        return option;
+      })
+    );
+    if (preferred && modes.includes(preferred)) {
+      this.modeSelect.value = preferred;
+    }
+    this.modeSelect.disabled = modes.length < 2;
+    this.renderBadge();
+  }
+
+  private renderBadge(): void {
+    const mode = this.modeSelect.value;
+    this.modeBadge.textContent = mode ? modeLabel(mode) : '';
+    this.modeBadge.dataset.mode = mode;
+  }
+
+  private async selectProject(projectId: string): Promise<void> {
+    this.running?.abort();
+    this.projectId = projectId || null;
+    this.projectSelect.value = projectId;
+    this.sessionId = null;
+    this.sessions = [];
+    this.conversation.clear();
+    this.topologyImage.removeAttribute('src');
+    this.say('');
+    if (!projectId) {
+      this.sessionList.set([], null);
+      return;
+    }
+    try {
+      await this.api.openProject(projectId);
+      await this.loadSessions();
+      if (this.topology.open) {
+        await this.loadTopology();
+      }
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private async loadSessions(): Promise<void> {
+    if (!this.projectId) {
+      return;
+    }
+    this.sessions = await this.api.sessions(this.projectId);
+    this.sessionList.set(this.sessions, this.sessionId);
+  }
+
+  private async selectSession(sessionId: string): Promise<void> {
+    if (this.running) {
+      this.say('Wait for the answer to finish, or stop it, before switching chats.');
+      return;
+    }
+    this.sessionId = sessionId;
+    this.sessionList.set(this.sessions, sessionId);
+    this.say('');
+    try {
+      const history = await this.api.history(this.project(), sessionId);
+      this.conversation.show(turnsFromHistory(history.messages));
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private async rename(session: SessionInfo): Promise<void> {
+    const result = await InputDialog.getText({
+      title: 'Rename chat',
+      text: session.title ?? '',
+      okLabel: 'Rename'
+    });
+    const title = result.value?.trim();
+    if (result.button.accept && title) {
+      await this.act(() => this.api.rename(this.project(), session.thread_id, title));
+    }
+  }
+
+  private async remove(session: SessionInfo): Promise<void> {
+    const result = await showDialog({
+      title: 'Delete chat',
+      body: `Delete "${session.title || 'Untitled chat'}" and its history? This cannot be undone.`,
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    await this.act(async () => {
+      await this.api.deleteSession(this.project(), session.thread_id);
+      if (this.sessionId === session.thread_id) {
+        this.newChat();
+      }
+    });
+  }
+
+  private async send(): Promise<void> {
+    const text = this.input.value;
+    if (!text.trim() || this.running) {
+      return;
+    }
+    let project: string;
+    try {
+      project = this.project();
+    } catch (error) {
+      this.say(message(error));
+      return;
+    }
+    const controller = new AbortController();
+    this.running = controller;
+    this.setRunning(true);
+    this.input.value = '';
+    this.say('');
+    const onEvent = (event: ChatEvent) => {
+      if (!this.sessionId && event.session_id) {
+        this.sessionId = event.session_id;
+        void this.loadSessions().catch(() => undefined);
+      }
+    };
+    const events = this.api.chat(
+      project,
+      { message: text, session_id: this.sessionId, copilot_mode: this.modeSelect.value || null },
+      controller.signal
+    );
+    try {
+      await this.conversation.stream(text, events, onEvent, error => this.say(error));
+    } finally {
+      this.running = null;
+      this.setRunning(false);
+    }
+    await this.act();
+    if (this.topology.open) {
+      await this.loadTopology();
+    }
+  }
+
+  /** Send the student's decision on a planned change of the running turn. */
+  private async decide(approvalId: string, decision: Decision): Promise<void> {
+    if (!this.projectId || !this.sessionId) {
+      return;
+    }
+    try {
+      await this.api.approve(this.projectId, this.sessionId, approvalId, decision);
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  /** Ask the server to stop the running turn; its stream then ends with an abort event. */
+  private async stop(): Promise<void> {
+    if (!this.running || !this.projectId || !this.sessionId) {
+      this.running?.abort();
+      return;
+    }
+    this.stopButton.disabled = true;
+    try {
+      await this.api.abort(this.projectId, this.sessionId);
+    } catch (error) {
+      this.say(message(error));
+      this.running?.abort();
+    }
+  }
+
+  private setRunning(running: boolean): void {
+    this.node.dataset.running = String(running);
+    this.stopButton.hidden = !running;
+    this.stopButton.disabled = false;
+    this.sendButton.disabled = running;
+  }
+
+  private async loadTopology(): Promise<void> {
+    if (!this.projectId) {
+      return;
+    }
+    try {
+      const svg = await this.api.topologySvg(this.projectId);
+      // An <img> never runs scripts of the drawing: no sanitiser needed.
+      this.topologyImage.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    } catch (error) {
+      this.say(message(error));
+    }
+  }
+
+  private async exportCells(): Promise<ExportCell[] | null> {
+    const session = this.selectedSession();
+    if (!session) {
+      return null;
+    }
+    try {
+      const project = this.project();
+      const notebook = await this.api.exportSession(project, session, 'ipynb');
+      if (notebook !== null) {
+        return cellsFromNotebook(notebook);
+      }
+      const history: History = await this.api.history(project, session);
+      return sessionCells(history);
+    } catch (error) {
+      this.say(message(error));
+      return null;
+    }
+  }
+}

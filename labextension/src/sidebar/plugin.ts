@@ -1,0 +1,106 @@
+/**
+ * The sidebar plugin: the panel in the left area (JupyterLab 4 and Notebook 7), its
+ * commands in the palette, and the Settings Editor entry applied to the server.
+ */
+import {
+  ILayoutRestorer,
+  type JupyterFrontEnd,
+  type JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import type { ExportCell } from './export';
+import { copilotIcon } from './icon';
+import { CopilotSidebar } from './panel';
+import { followSettings, SETTINGS_PLUGIN_ID } from './settings';
+
+export const CommandIDs = {
+  open: 'gns3-copilot:open',
+  newChat: 'gns3-copilot:new-chat',
+  showTopology: 'gns3-copilot:show-topology',
+  exportSession: 'gns3-copilot:export-session',
+  exportMarkdown: 'gns3-copilot:export-markdown'
+} as const;
+
+/** Insert `cells` after the active cell of the current notebook; false without one. */
+function inserter(tracker: INotebookTracker | null): (cells: ExportCell[]) => boolean {
+  return cells => {
+    const notebook = tracker?.currentWidget?.content;
+    const model = notebook?.model;
+    if (!notebook || !model) {
+      return false;
+    }
+    const at = notebook.activeCellIndex + 1;
+    model.sharedModel.insertCells(
+      at,
+      cells.map(cell =>
+        cell.cell_type === 'code'
+          ? { cell_type: 'code', source: cell.source, metadata: {}, outputs: [], execution_count: null }
+          : { cell_type: 'markdown', source: cell.source, metadata: {} }
+      )
+    );
+    notebook.activeCellIndex = at + cells.length - 1;
+    return true;
+  };
+}
+
+export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
+  id: SETTINGS_PLUGIN_ID,
+  description: 'The GNS3 Copilot sidebar, its commands and settings',
+  autoStart: true,
+  optional: [ILayoutRestorer, ICommandPalette, INotebookTracker, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
+    tracker: INotebookTracker | null,
+    registry: ISettingRegistry | null
+  ) => {
+    const sidebar = new CopilotSidebar({ insertCells: inserter(tracker) });
+    sidebar.title.icon = copilotIcon;
+    app.shell.add(sidebar, 'left', { rank: 600, type: 'GNS3 Copilot' });
+    restorer?.add(sidebar, sidebar.id);
+    app.restored.then(() => sidebar.refresh());
+
+    const show = () => app.shell.activateById(sidebar.id);
+    const { commands } = app;
+    commands.addCommand(CommandIDs.open, {
+      label: 'GNS3 Copilot: Open',
+      icon: copilotIcon,
+      execute: show
+    });
+    commands.addCommand(CommandIDs.newChat, {
+      label: 'GNS3 Copilot: New Chat',
+      execute: () => {
+        show();
+        sidebar.newChat();
+      }
+    });
+    commands.addCommand(CommandIDs.showTopology, {
+      label: 'GNS3 Copilot: Show Topology',
+      execute: () => {
+        show();
+        return sidebar.showTopology();
+      }
+    });
+    commands.addCommand(CommandIDs.exportSession, {
+      label: 'GNS3 Copilot: Export Chat into the Notebook',
+      execute: () => sidebar.exportToNotebook()
+    });
+    commands.addCommand(CommandIDs.exportMarkdown, {
+      label: 'GNS3 Copilot: Export Chat as Markdown',
+      execute: () => sidebar.exportMarkdown()
+    });
+    for (const command of Object.values(CommandIDs)) {
+      palette?.addItem({ command, category: 'GNS3 Copilot' });
+    }
+
+    if (registry) {
+      followSettings(registry, sidebar.api, mode => sidebar.setDefaultMode(mode), message =>
+        Notification.error(message, { autoClose: false })
+      ).catch(error => console.error('GNS3 Copilot: the settings could not be loaded', error));
+    }
+  }
+};
