@@ -217,7 +217,10 @@ def main() -> int:
             recipe = NOTEBOOK_PROJECTS[NOTEBOOK]
             say(f"Preparing the project {recipe.name!r} (two VPCS on a switch, addressed)...")
             prepare_projects(lab, [recipe])
-            server = JupyterServer(lab, model, work / "jupyter")
+            # The notebook runs headless: nobody is there to approve the copilot's changes.
+            server = JupyterServer(
+                lab, model, work / "jupyter", traits={"require_approval": "none"}
+            )
             try:
                 with server:
                     say(f"Jupyter server with the copilot extension: {server.url}")
