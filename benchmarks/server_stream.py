@@ -74,11 +74,14 @@ class RunningServer:
 
 
 @contextmanager
-def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[RunningServer]:
-    """A Jupyter server with the copilot in a child process (its files under `work`)."""
+def jupyter_server(
+    lab: LabServer, model_url: str, work: Path, ready_path: str = "copilot/status"
+) -> Iterator[RunningServer]:
+    """A Jupyter server with the copilot in a child process (its files under `work`),
+    yielded once `ready_path` answers 200."""
     port, token = free_port(), secrets.token_hex(16)
     root = work / "jupyter"
-    root.mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
     data_dir = work / "data"
     env = {
         **os.environ,
@@ -118,7 +121,7 @@ def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[Runni
                 raise RuntimeError(f"jupyter server exited; see {log.name}")
             try:
                 reply = httpx.get(
-                    f"{url}copilot/status",
+                    f"{url}{ready_path}",
                     headers={"Authorization": f"token {token}"},
                     timeout=5,
                     trust_env=False,

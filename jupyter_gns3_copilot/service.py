@@ -347,7 +347,7 @@ class AgentService:
                     await self._repair(config, turn, interrupted=False)
             self._consistent.discard(session_id)
             context = AgentContext(
-                model=shared_chat_model(llm, temperature=limits.temperature),
+                model=await shared_chat_model(llm, temperature=limits.temperature),
                 settings=llm,
                 tools=self.lab.tool_context(self.project_id, mode, abort),
                 specs=make_tool_specs(mode),
@@ -355,7 +355,9 @@ class AgentService:
                 system_prompt=system_prompt(mode, self.system_prompt),
                 abort=abort,
                 title_model=(
-                    shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
+                    await shared_chat_model(title_llm, streaming=False)
+                    if title_llm is not None
+                    else None
                 ),
                 turn_id=message_id,
             )

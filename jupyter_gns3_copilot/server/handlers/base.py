@@ -8,7 +8,9 @@ server log.
 Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
 503 when the extension's configuration is invalid (`server.configuration`), 413 when the
 body is over `MAX_BODY_BYTES`; in hub mode it makes sure the hub session is there (503
-naming `hub_service_url` when the hub service cannot give one). The body is read whole
+naming `hub_service_url` when the hub service cannot give one); until the warm-up thread
+has imported the copilot's modules, it waits for it (`server.warmup`) without blocking the
+event loop, so no handler imports on the loop. The body is read whole
 first, as for every Jupyter route (up to the server's own `max_body_size`): a handler
 that answered before reading it (`stream_request_body`) would make tornado close the
 connection, which clients reusing it see as a reset instead of the JSON error.
@@ -67,6 +69,8 @@ class CopilotHandler(APIHandler):
             raise problem.api_error()
         if len(self.request.body) > MAX_BODY_BYTES:
             raise body_too_large(len(self.request.body))
+        if not app.warm_up.done:
+            await app.warm_up.wait()
         if app.hub_mode and self.needs_hub_session and self.current_user is not None:
             from ...hub.client import HubServiceError
 
