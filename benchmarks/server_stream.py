@@ -11,7 +11,8 @@ times, in order, one bare `astream`, one `stream_chat` turn and one
 turn a new session; their title call after the answer is not timed). Replies are CHUNKS
 content pieces with no delay. Medians over REPS repetitions after one warm-up of each:
 
-- content events per second, from sending the request to the last piece;
+- content events per second, from sending the request to the last piece (over HTTP the
+  pieces, since the relay merges those a lagging client has not been sent yet);
 - time to the first content piece;
 - a 20-device tool call streamed in 228 fragments: bare, first fragment -> last chunk;
   over HTTP, first `tool_call` event -> the `complete` one, and how many events.
@@ -186,6 +187,15 @@ async def http_tool_call(client: httpx.AsyncClient, url: str) -> tuple[float, in
     return complete - first, count
 
 
+async def content_pieces(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
+    """The reply's pieces (`w<i> `) as they arrive, however many one content event holds
+    (the relay merges pieces a lagging client has not been sent yet)."""
+    async for event in events:
+        if event["type"] == "content":
+            for piece in event["content"].split(" ")[:-1]:
+                yield piece + " "
+
+
 async def sse_events(client: httpx.AsyncClient, url: str) -> AsyncIterator[dict[str, Any]]:
     """The events of one chat turn through the HTTP endpoint."""
     async with client.stream("POST", url, json={"message": PROMPT}) as response:
@@ -220,9 +230,7 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
                 samples = {
                     "bare astream": await bare(settings),
                     "stream_chat": await chat(service, settings),
-                    "HTTP SSE": await timed(
-                        sse_events(client, stream_url), lambda e: e["type"] == "content"
-                    ),
+                    "HTTP SSE": await timed(content_pieces(sse_events(client, stream_url)), bool),
                 }
                 bare_call = await bare_tool_call(settings)
                 http_call, events = await http_tool_call(client, stream_url)

@@ -230,10 +230,11 @@ def test_tool_call_accumulator_phases() -> None:
     assert acc.finish() == []
 
 
-def tool_call_runs(kinds: list[str]) -> list[str]:
-    """Event kinds with each run of consecutive `tool_call` events as one: how many
-    growing-arguments events a call gets depends on how fast its fragments arrive."""
-    return [k for i, k in enumerate(kinds) if k != "tool_call" or kinds[i - 1 : i] != [k]]
+def tool_call_runs(kinds: list[str], of: tuple[str, ...] = ("tool_call",)) -> list[str]:
+    """Event kinds with each run of consecutive `tool_call` events (and other kinds `of`)
+    as one: how many growing-arguments events a call gets depends on how fast its
+    fragments arrive (and, over HTTP, content pieces are merged while the client lags)."""
+    return [k for i, k in enumerate(kinds) if k not in of or kinds[i - 1 : i] != [k]]
 
 
 def assert_tool_call_contract(calls: list[dict[str, Any]], name: str, arguments: Any) -> None:
