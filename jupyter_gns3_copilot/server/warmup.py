@@ -47,18 +47,21 @@ WARM_MODULES: tuple[str, ...] = (
 
 def prime(model: str | None = None) -> None:
     """First-use work beyond imports, done once per process: openai's client resources
-    (loaded on first attribute access) through a throw-away model nobody calls, and the
-    tokenizer of `model` (the admin's default; its files materialised offline). Building
+    (loaded on first attribute access) through a throw-away model nobody calls, LangGraph's
+    first compile (a throw-away graph: the first one takes ~8x as long as the next), and
+    the tokenizer of `model` (the admin's default; its files materialised offline). Building
     a tokenizer holds the interpreter lock for a while (tiktoken's Rust core: 0.1-0.7 s,
     more for o200k_base), so only the default model's is built here."""
     from pydantic import SecretStr
 
+    from ..agent.graph import build_graph
     from ..agent.models import ModelSettings, make_chat_model
     from ..agent.tokens import token_counter_for_model
 
     make_chat_model(
         ModelSettings(model="warm-up", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("-"))
     )
+    build_graph()
     token_counter_for_model(model).count_text("warm-up")
 
 
