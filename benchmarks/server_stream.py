@@ -259,7 +259,8 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
     print(
         f"{DEVICES}-device tool call ({TOOL_FRAGMENTS} fragments): bare first fragment -> "
         f"last chunk {bare_call * 1000:.1f} ms; HTTP first tool_call -> complete "
-        f"{http_call * 1000:.1f} ms in {statistics.median(tool_events):.0f} events"
+        f"{http_call * 1000:.1f} ms in {statistics.median(tool_events):.0f} events "
+        f"(added: {(http_call - bare_call) * 1000:.1f} ms)"
     )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"http ratio vs bare: {http[0] / medians['bare astream'][0]:.2f}")
