@@ -12,6 +12,7 @@ import asyncio
 import sys
 import threading
 import types
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ GATE = "_copilot_warm_up_gate"
 
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
-    """A module the warm-up imports first; importing it blocks until `release` is set."""
+    """A module the warm-up imports first in its agent stage; importing it blocks until
+    `release` is set."""
     state = types.SimpleNamespace(entered=threading.Event(), release=threading.Event())
     monkeypatch.setitem(sys.modules, f"{GATE}_state", state)
     (tmp_path / f"{GATE}.py").write_text(
@@ -35,7 +37,7 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespa
         "state.release.wait(60)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(warmup, "WARM_MODULES", (GATE, *warmup.WARM_MODULES))
+    monkeypatch.setattr(warmup, "AGENT_MODULES", (GATE, *warmup.AGENT_MODULES))
     yield state
     state.release.set()
     sys.modules.pop(GATE, None)
@@ -46,29 +48,32 @@ def jp_server_config(gate: Any, tmp_path: Path) -> dict[str, Any]:
     return server_config(tmp_path / "data")
 
 
-async def test_the_server_answers_while_the_warm_up_imports_and_copilot_routes_wait(
+async def test_the_server_answers_while_the_warm_up_imports_and_chat_routes_wait(
     jp_fetch: Any, jp_serverapp: Any, gate: types.SimpleNamespace
 ) -> None:
     app = copilot_app(jp_serverapp)
-    copilot = asyncio.ensure_future(call(jp_fetch, "copilot", "llm-config"))
+    sessions = ("copilot", "projects", str(uuid.uuid4()), "chat", "sessions")
+    chat = asyncio.ensure_future(call(jp_fetch, *sessions))
     assert await asyncio.to_thread(gate.entered.wait, 30), "the warm-up never started"
 
-    # the warm-up is stuck in an import, in its own thread: the loop still serves requests
+    # the warm-up is stuck in an import, in its own thread: the loop still serves requests,
+    # the copilot's routes that need no model too; the chat waits
     status = await jp_fetch("api", "status")
     assert status.code == 200
-    assert not app.warm_up.done and not copilot.done()
-    assert threading.current_thread() is threading.main_thread()
+    settings = await call(jp_fetch, "copilot", "llm-config")
+    assert settings.code == 200, settings.body
+    assert app.warm_up.done("core") and not app.warm_up.done("agent") and not chat.done()
 
     gate.release.set()
-    settings = await asyncio.wait_for(copilot, 60)
-    assert settings.code == 200, settings.body
-    assert app.warm_up.done
+    answered = await asyncio.wait_for(chat, 60)
+    assert answered.code == 200, answered.body
+    assert app.warm_up.done("agent")
 
 
 async def test_a_failed_import_is_logged_and_does_not_close_the_copilot(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    warm_up = warmup.WarmUp(["jupyter_gns3_copilot.no_such_module"], then=None)
+    warm_up = warmup.WarmUp([], ["jupyter_gns3_copilot.no_such_module"], then=None)
     await warm_up.wait()
-    assert warm_up.done
+    assert warm_up.done("core") and warm_up.done("agent")
     assert "importing jupyter_gns3_copilot.no_such_module failed" in caplog.text

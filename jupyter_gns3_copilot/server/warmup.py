@@ -6,8 +6,9 @@ and the tokenizers, about 2-3 s of imports. Run on the server's event loop, that
 every user and kernel of the server for as long. `WarmUp` runs them in a daemon thread
 right after the server starts, and the copilot's handlers await it (`wait`, which never
 blocks the loop) before their first use of any of it, so no first-use import runs on the
-loop. A module that fails to import is logged and left to fail again, with its own
-message, where it is used.
+loop. It goes in two stages: the core modules every route needs, then the agent's (routes
+that need no model wait only for the first). A module that fails to import is logged and
+left to fail again, with its own message, where it is used.
 """
 
 from __future__ import annotations
@@ -18,10 +19,25 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 log = logging.getLogger(__name__)
 
-WARM_MODULES: tuple[str, ...] = (
+CORE_MODULES: tuple[str, ...] = (
+    "jupyter_gns3_copilot.llm_config",
+    "jupyter_gns3_copilot.status",
+    "jupyter_gns3_copilot.gns3",
+    "jupyter_gns3_copilot.single_flight",
+    "jupyter_gns3_copilot.store",
+    "jupyter_gns3_copilot.console",
+    "jupyter_gns3_copilot.tools",
+    "jupyter_gns3_copilot.server.schemas",
+    "jupyter_gns3_copilot.server.tool_runs",
+)
+"""First stage: what every copilot route needs (settings, status, GNS3, consoles, tools);
+no LangChain, openai, LangGraph or tiktoken. Routes such as `copilot/status` wait only
+for this stage, so a notebook connecting right after the start is answered soon."""
+AGENT_MODULES: tuple[str, ...] = (
     "jupyter_gns3_copilot.service",
     "jupyter_gns3_copilot.agent.graph",
     "jupyter_gns3_copilot.agent.models",
@@ -29,20 +45,14 @@ WARM_MODULES: tuple[str, ...] = (
     "jupyter_gns3_copilot.agent.history",
     "jupyter_gns3_copilot.agent.prompts",
     "jupyter_gns3_copilot.agent.tokens",
-    "jupyter_gns3_copilot.tools",
-    "jupyter_gns3_copilot.console",
-    "jupyter_gns3_copilot.gns3",
-    "jupyter_gns3_copilot.store",
-    "jupyter_gns3_copilot.llm_config",
-    "jupyter_gns3_copilot.status",
-    "jupyter_gns3_copilot.single_flight",
-    "jupyter_gns3_copilot.server.schemas",
-    "jupyter_gns3_copilot.server.tool_runs",
     "langchain_openai",
     "langchain_core.utils.function_calling",
     "langgraph.checkpoint.sqlite.aio",
 )
-"""Imported in this order by the warm-up thread (each pulls in its own dependencies)."""
+"""Second stage, then `prime`: what the chat needs (imported in this order; each pulls in
+its own dependencies)."""
+
+WarmUpStage = Literal["core", "agent"]
 
 
 def prime(model: str | None = None) -> None:
@@ -66,22 +76,29 @@ def prime(model: str | None = None) -> None:
 
 
 class WarmUp:
-    """Import `modules` (default `WARM_MODULES`), then run `then`, once, in a daemon
-    thread (`start`)."""
+    """Import `core` modules (default `CORE_MODULES`), then `agent` modules (default
+    `AGENT_MODULES`), then run `then`, once, in a daemon thread (`start`); `wait` for
+    either stage."""
 
     def __init__(
-        self, modules: Sequence[str] | None = None, then: Callable[[], None] | None = prime
+        self,
+        core: Sequence[str] | None = None,
+        agent: Sequence[str] | None = None,
+        then: Callable[[], None] | None = prime,
     ) -> None:
-        self._modules = tuple(WARM_MODULES if modules is None else modules)
+        self._core = tuple(CORE_MODULES if core is None else core)
+        self._agent = tuple(AGENT_MODULES if agent is None else agent)
         self._then = then
-        self._done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stages: dict[WarmUpStage, concurrent.futures.Future[None]] = {
+            "core": concurrent.futures.Future(),
+            "agent": concurrent.futures.Future(),
+        }
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
-    @property
-    def done(self) -> bool:
-        """Whether the warm-up has finished (whatever failed in it is logged)."""
-        return self._done.done()
+    def done(self, stage: WarmUpStage = "agent") -> bool:
+        """Whether `stage` has finished (whatever failed in it is logged)."""
+        return self._stages[stage].done()
 
     def start(self) -> None:
         """Start the thread (idempotent); returns at once."""
@@ -92,24 +109,32 @@ class WarmUp:
                 )
                 self._thread.start()
 
-    async def wait(self) -> None:
-        """Return once the warm-up has finished, starting it if needed; the event loop
-        serves other requests meanwhile."""
-        if not self._done.done():
+    async def wait(self, stage: WarmUpStage = "agent") -> None:
+        """Return once `stage` has finished, starting the warm-up if needed; the event
+        loop serves other requests meanwhile."""
+        if not self._stages[stage].done():
             self.start()
-            await asyncio.wrap_future(self._done)
+            await asyncio.wrap_future(self._stages[stage])
 
     def _run(self) -> None:
         try:
-            for name in self._modules:
-                try:
-                    importlib.import_module(name)
-                except Exception:
-                    log.warning("GNS3 Copilot warm-up: importing %s failed", name, exc_info=True)
+            _import_all(self._core)
+            self._stages["core"].set_result(None)
+            _import_all(self._agent)
             if self._then is not None:
                 try:
                     self._then()
                 except Exception:
                     log.warning("GNS3 Copilot warm-up failed", exc_info=True)
         finally:
-            self._done.set_result(None)
+            for stage in self._stages.values():
+                if not stage.done():
+                    stage.set_result(None)
+
+
+def _import_all(modules: Sequence[str]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            log.warning("GNS3 Copilot warm-up: importing %s failed", name, exc_info=True)

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ...gns3 import Project
     from ...service import AgentService
     from ..app import GNS3Copilot
+    from ..warmup import WarmUpStage
 
 AUTH_RESOURCE = "copilot"
 DISCONNECT_DRAIN_TIMEOUT = 30.0
@@ -57,6 +58,9 @@ class CopilotHandler(APIHandler):
     needs_hub_session = True
     """In hub mode, whether the verb needs the hub session (the status route reports on
     the service instead)."""
+    warm_up_stage: WarmUpStage = "agent"
+    """The warm-up stage the handler waits for (`server.warmup`): "core" for routes that
+    never touch the chat (LangChain, LangGraph, tokenizers)."""
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Refuse before the verb runs: 503 while the configuration is invalid (to a caller
@@ -69,8 +73,8 @@ class CopilotHandler(APIHandler):
             raise problem.api_error()
         if len(self.request.body) > MAX_BODY_BYTES:
             raise body_too_large(len(self.request.body))
-        if not app.warm_up.done:
-            await app.warm_up.wait()
+        if not app.warm_up.done(self.warm_up_stage):
+            await app.warm_up.wait(self.warm_up_stage)
         if app.hub_mode and self.needs_hub_session and self.current_user is not None:
             from ...hub.client import HubServiceError
 
