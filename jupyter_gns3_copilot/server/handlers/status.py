@@ -18,6 +18,8 @@ class StatusHandler(CopilotHandler):
     mode it says whether the hub service answers (`hub`, `mode_summary`), even when not.
     """
 
+    warm_up_stage = "core"
+
     needs_hub_session = False
 
     @tornado.web.authenticated
