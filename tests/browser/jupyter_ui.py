@@ -84,7 +84,7 @@ READABLE = [
     ".gns3c-args code", ".gns3c-device-name", ".gns3c-status", ".gns3c-output",
     ".gns3c-device-error", ".gns3c-device-blocked", ".gns3c-badge", ".gns3c-kv th",
     ".gns3c-refusal", ".gns3c-footer span", ".gns3c-note", ".gns3c-brand", ".gns3c-header",
-    ".gns3c-saved-footer", ".gns3c-error",
+    ".gns3c-saved-footer", ".gns3c-continue", ".gns3c-error",
 ]
 
 
