@@ -101,7 +101,9 @@ def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[RealStack]:
     jupyter_ui.write_notebook(root / NOTEBOOK, CELLS)
     project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
     try:
-        with ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm, JupyterServer(
+        with jupyter_ui.checkout_front_end(work), ScriptedLLM(
+            SCRIPT, models=["scripted-model"]
+        ) as llm, JupyterServer(
             gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
         ) as server:
             yield RealStack(server, llm, project_ids[PROJECT.name])
@@ -164,8 +166,12 @@ def _question_with_a_tool(page: Any, ui: str, screenshots: Path) -> None:
 def _device_table(answer: Any) -> None:
     """The first question's card in its saved answer opens onto PC1's `show ip` row."""
     card = answer.locator(".gns3c-tool").first
-    assert card.locator(".gns3c-tool-name").text_content() == "run show commands"
     head = card.locator(".gns3c-tool-head")
+    # Done: the server's summary is the one line; the tool's name stays in its tooltip.
+    summary = head.locator(".gns3c-tool-title").inner_text()
+    assert "show ip" in summary and "PC1" in summary, summary
+    assert head.get_attribute("title").startswith("run show commands: ")
+    assert card.locator(".gns3c-badge").inner_text() == "ok"
     assert head.get_attribute("aria-expanded") == "false"
     head.click()
     rows = card.locator(".gns3c-devices tbody tr")
