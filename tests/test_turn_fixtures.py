@@ -93,15 +93,22 @@ def recorded(name: str, user: str, events: list[dict[str, Any]]) -> dict[str, An
         path.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", "utf-8")
     else:
         stored = json.loads(path.read_text(encoding="utf-8"))
-        assert kinds(stored["events"]) == kinds(events)
+        assert runs(kinds(stored["events"])) == runs(kinds(events))
         assert shape(stored["turn"]) == shape(turn)
     return turn
+
+
+def runs(names: list[str]) -> list[str]:
+    """`names` with repeats in a row counted once: how many `tool_call` updates carry a
+    call's growing arguments depends on the relay's coalescing, not on the turn."""
+    return [name for index, name in enumerate(names) if index == 0 or names[index - 1] != name]
 
 
 def shape(turn: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [
         (turn["status"],),
-        *((item["kind"], item.get("outcome"), item.get("summary")) for item in turn["items"]),
+        # Not the summary: how far a stopped command got depends on when Stop lands.
+        *((item["kind"], item.get("outcome")) for item in turn["items"]),
     ]
 
 
@@ -245,7 +252,8 @@ async def test_an_aborted_turn(jp_fetch, gns3_project, scripted_llm) -> None:
     assert turn["status"] == "aborted"
     [card] = tools(turn)
     assert card["state"] == "done" and card["outcome"] == "failed"
-    assert card["summary"] == "ran `ip 10.0.0.1/24`; `ping 10.0.0.99 -c 30` on PC1 · 1 stopped"
+    # Stop lands while the console runs the commands, or before it got to them.
+    assert card["summary"].endswith("stopped"), card["summary"]
     assert events[-1]["statistics"]["llm_calls"] == 1
 
 
