@@ -93,10 +93,15 @@ class RunningServer:
 
 @contextmanager
 def jupyter_server(
-    lab: LabServer, model_url: str, work: Path, ready_path: str = "copilot/status"
+    lab: LabServer,
+    model_url: str,
+    work: Path,
+    ready_path: str = "copilot/status",
+    pythonpath: str | None = None,
 ) -> Iterator[RunningServer]:
     """A Jupyter server with the copilot in a child process (its files under `work`),
-    yielded once `ready_path` answers 200."""
+    yielded once `ready_path` answers 200; `pythonpath` replaces PYTHONPATH (another
+    source tree of the copilot, to compare)."""
     port, token = free_port(), secrets.token_hex(16)
     root = work / "jupyter"
     root.mkdir(parents=True, exist_ok=True)
@@ -113,6 +118,8 @@ def jupyter_server(
         "JUPYTER_CONFIG_DIR": str(root / "config"),
         "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
     }
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     command = [
         sys.executable,
         "-m",

@@ -44,7 +44,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,18 +73,21 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from .agent.approval import ApprovalDecision, ApprovalPolicy, ApprovalRequest
-    from .agent.graph import AgentContext
+    from .agent.graph import AgentContext, TopologySource
     from .agent.history import ConversationHistory
     from .agent.models import ModelSettings
     from .agent.state import TurnLimits
-    from .gns3 import Topology
+    from .gns3 import Project, Topology
     from .tools.lab_access import LabAccess
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HEARTBEAT_INTERVAL = 15.0
 """Seconds of silence after which a `heartbeat` event is sent."""
-STREAM_MODES = ["messages", "updates", "custom"]
+STREAM_MODES = ["updates", "custom"]
+"""The graph's stream modes; the model's replies come through `AgentContext.reply_sink`."""
+REPLY = "reply"
+"""Queue items `(REPLY, chunk)` from the reply sink (None: a model call starts)."""
 STOP_TIMEOUT = 10.0
 """Seconds `close()` waits for aborted turns to save their end."""
 CLEANUP_TIMEOUT = 30.0
@@ -180,6 +183,8 @@ class AgentService:
     `system_prompt` replaces the built-in prompt template (see `agent.prompts`).
     `approval` says which tool calls wait for a person (default: none; the server passes
     its `require_approval`), `approval_timeout` for how many seconds (default 600).
+    `read_project` reads the GNS3 project for the topology (default: the GNS3 client's
+    `get_project`; the server passes its shared lookup).
     Every method taking a `user_id` acts only on that user's sessions.
     """
 
@@ -193,6 +198,7 @@ class AgentService:
         default_mode: str | None = None,
         approval: ApprovalPolicy | None = None,
         approval_timeout: float | None = None,
+        read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> None:
         from .agent.approval import DEFAULT_TIMEOUT, NO_APPROVAL
         from .agent.graph import build_graph, read_topology
@@ -214,7 +220,7 @@ class AgentService:
         self.turns = AbortRegistry()
         self.graph: CompiledStateGraph = build_graph(store.checkpointer)
         self._topology_reads: SingleFlight[str, Topology] = SingleFlight(
-            lambda project_id: read_topology(lab.gns3, project_id)
+            lambda project_id: read_topology(lab.gns3, project_id, read_project)
         )
         """Topology reads shared by turns starting together (one GNS3 read per burst)."""
         self._consistent: set[str] = set()
@@ -232,6 +238,7 @@ class AgentService:
         default_mode: str | None = None,
         approval: ApprovalPolicy | None = None,
         approval_timeout: float | None = None,
+        read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> AgentService:
         """Open the project's database and build the graph."""
         store = await ProjectStore.open(data_dir, project_id)
@@ -244,6 +251,7 @@ class AgentService:
                 default_mode=default_mode,
                 approval=approval,
                 approval_timeout=approval_timeout,
+                read_project=read_project,
             )
         except BaseException:
             await store.close()
@@ -296,6 +304,7 @@ class AgentService:
         max_execution_time_seconds: int | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
         auto_approve: bool = False,
+        topology: TopologySource | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
@@ -305,7 +314,9 @@ class AgentService:
         default 20), `max_tool_calls` (1-50, default unlimited) and
         `max_execution_time_seconds` (1-3600, default none) apply to this turn only
         (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve`
-        runs every call without asking (the caller checked it is allowed). Yields event dicts
+        runs every call without asking (the caller checked it is allowed). `topology` is a
+        read the caller started with `read_topology()` (the turn then owns it and closes
+        it), None to start one here. Yields event dicts
         (module docstring); invalid parameters, an unknown or foreign session, a session
         already streaming and any failure give an `error` event, then `done`.
         """
@@ -324,12 +335,16 @@ class AgentService:
             limits = TurnLimits(**{key: value for key, value in given.items() if value is not None})
             mode = check_mode(mode or self.default_mode)
         except (ValidationError, ValueError) as exc:
+            if topology is not None:
+                topology.close()
             yield _event(ErrorEvent(session_id=session_id, error=_invalid_parameters(exc)))
             yield _event(DoneEvent(session_id=session_id))
             return
         try:
             abort = self.turns.begin(session_id)
         except SessionBusy as exc:
+            if topology is not None:
+                topology.close()
             yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
             yield _event(DoneEvent(session_id=session_id))
             return
@@ -347,6 +362,7 @@ class AgentService:
                     abort,
                     heartbeat_interval,
                     auto_approve,
+                    topology or self.read_topology(),
                 )
             ) as events:
                 async for event in events:
@@ -370,11 +386,11 @@ class AgentService:
         abort: asyncio.Event,
         heartbeat_interval: float | None,
         auto_approve: bool,
+        topology: TopologySource,
     ) -> AsyncIterator[dict[str, Any]]:
         from .agent.approval import NO_APPROVAL
         from .agent.state import turn_input, user_message
 
-        topology = self._topology_source()
         turn: _Turn | None = None
         try:
             session = None
@@ -429,7 +445,9 @@ class AgentService:
             if turn is not None and turn.ready is not None:
                 await asyncio.gather(turn.ready, return_exceptions=True)
 
-    def _topology_source(self) -> Any:
+    def read_topology(self) -> TopologySource:
+        """Start reading the project's topology for a turn (shared with turns starting
+        together); hand it to `stream_chat`, or `close()` it if no turn follows."""
         from .agent.graph import TopologySource
 
         topology = TopologySource(
@@ -446,7 +464,7 @@ class AgentService:
         mode: str,
         temperature: float | None,
         abort: asyncio.Event,
-        topology: Any,
+        topology: TopologySource,
         turn_id: str,
     ) -> AgentContext:
         """The runtime context of a turn (or of its resumption after an approval)."""
@@ -533,6 +551,7 @@ class AgentService:
                 context.abort.set()
 
         timer = loop.call_later(time_limit, time_is_up) if time_limit else None
+        context.reply_sink = lambda chunk: queue.put_nowait((REPLY, chunk))
 
         async def run_graph() -> None:
             from langgraph.types import Command
@@ -637,40 +656,12 @@ class AgentService:
         )
 
     async def _translate(self, item: tuple[str, Any], turn: _Turn) -> list[dict[str, Any]]:
-        """The SSE events for one item of the graph's stream (statistics updated on the way)."""
-        from .agent.graph import LLM_CALL
-
+        """The SSE events for one item of the graph's stream or the reply sink (statistics
+        updated on the way)."""
         mode, data = item
         session_id = turn.session_id
-        if mode == "messages":
-            chunk, metadata = data
-            if metadata.get("langgraph_node") != LLM_CALL or chunk.type != "AIMessageChunk":
-                return []
-            events = []
-            if chunk.content:
-                text = chunk.content if isinstance(chunk.content, str) else chunk.text
-                if text:
-                    events.append(
-                        {
-                            "type": "content",
-                            "content": text,
-                            "message_id": chunk.id,
-                            "session_id": session_id,
-                        }
-                        if chunk.id
-                        else _event(ContentEvent(session_id=session_id, content=text))
-                    )
-            if chunk.tool_call_chunks:
-                events += [
-                    _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
-                    for p in turn.accumulator.add(chunk.tool_call_chunks)
-                ]
-            if chunk.response_metadata.get("finish_reason"):
-                events += [
-                    _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
-                    for p in turn.accumulator.finish()
-                ]
-            return events
+        if mode == REPLY:
+            return self._reply_events(data, turn)
         if mode == "custom":
             return self._custom_event(data, turn)
         await self._record_update(data, turn)
@@ -679,15 +670,44 @@ class AgentService:
             return [_event(ApprovalRequiredEvent(session_id=session_id, **fields))]
         return []
 
-    def _custom_event(self, data: Mapping[str, Any], turn: _Turn) -> list[dict[str, Any]]:
+    def _reply_events(self, chunk: Any, turn: _Turn) -> list[dict[str, Any]]:
+        """The events for one chunk of the model's reply (None: a model call starts)."""
         from .agent.graph import LLM_CALL
 
-        kind = data.get("type")
-        session_id = turn.session_id
-        if kind == "llm_start":
+        if chunk is None:
             turn.stats.model_started(LLM_CALL)
             turn.accumulator.reset()
             return []
+        session_id = turn.session_id
+        events: list[dict[str, Any]] = []
+        if chunk.content:
+            text = chunk.content if isinstance(chunk.content, str) else chunk.text
+            if text:
+                events.append(
+                    {
+                        "type": "content",
+                        "content": text,
+                        "message_id": chunk.id,
+                        "session_id": session_id,
+                    }
+                    if chunk.id
+                    else _event(ContentEvent(session_id=session_id, content=text))
+                )
+        if chunk.tool_call_chunks:
+            events += [
+                _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+                for p in turn.accumulator.add(chunk.tool_call_chunks)
+            ]
+        if chunk.response_metadata.get("finish_reason"):
+            events += [
+                _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+                for p in turn.accumulator.finish()
+            ]
+        return events
+
+    def _custom_event(self, data: Mapping[str, Any], turn: _Turn) -> list[dict[str, Any]]:
+        kind = data.get("type")
+        session_id = turn.session_id
         if kind == "tool_start":
             return [_event(ToolStartEvent(session_id=session_id, **_fields(data)))]
         if kind == "progress":
@@ -995,7 +1015,7 @@ class AgentService:
             message_id = (human[-1].id if human else None) or str(uuid.uuid4())
             turn = _Turn(session_id, message_id, title=session.title)
             turn.mode = request.mode
-            topology = self._topology_source()
+            topology = self.read_topology()
             context = await self._context(
                 llm, title_llm, request.mode, request.temperature, abort, topology, message_id
             )
@@ -1086,8 +1106,9 @@ def _error_text(exc: BaseException) -> str:
 class ProjectAgentManager:
     """The `AgentService` of every open project (seed 000 "ProjectAgentManager").
 
-    Services share `lab` (GNS3 client, consoles, policy, skills) and the approval
-    policy, and keep their data under `<data_dir>/projects/<project_id>/`.
+    Services share `lab` (GNS3 client, consoles, policy, skills), the approval
+    policy and `read_project` (see `AgentService`), and keep their data under
+    `<data_dir>/projects/<project_id>/`.
     """
 
     def __init__(
@@ -1099,6 +1120,7 @@ class ProjectAgentManager:
         default_mode: str | None = None,
         approval: ApprovalPolicy | None = None,
         approval_timeout: float | None = None,
+        read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.lab = lab
@@ -1106,6 +1128,7 @@ class ProjectAgentManager:
         self.default_mode = default_mode
         self.approval = approval
         self.approval_timeout = approval_timeout
+        self.read_project = read_project
         self._agents: dict[str, AgentService] = {}
         self._lock = asyncio.Lock()
 
@@ -1128,9 +1151,14 @@ class ProjectAgentManager:
                     default_mode=self.default_mode,
                     approval=self.approval,
                     approval_timeout=self.approval_timeout,
+                    read_project=self.read_project,
                 )
                 self._agents[project_id] = agent
             return agent
+
+    def opened(self, project_id: str) -> AgentService | None:
+        """The project's service if it is open, without opening it."""
+        return self._agents.get(project_id.strip().lower())
 
     async def remove_agent(self, project_id: str) -> None:
         """Close and forget the project's service (project closed); no-op if none."""

@@ -486,6 +486,36 @@ async def test_a_closed_project_is_409_saying_how_to_open_it(
     assert reply.body["message"] == "Hello."
 
 
+async def test_a_turn_asks_gns3_for_project_nodes_and_links_once_each(
+    jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm
+) -> None:
+    """The project check shares its lookup with the turn's topology read (issue 12 §4)."""
+    stream = chat_path(gns3_project, "stream")
+    scripted_llm.add(text("Hello."), text("T", when=TITLE_REPLY), text("Again."))
+    first = await call(jp_fetch, *stream, method="POST", body={"message": "hi", "stream": False})
+    asked: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        asked.append(f"{request.method} {request.url.path}")
+
+    # Counts the requests this server sends to the real GNS3 lab (an httpx event hook).
+    copilot_app(jp_serverapp).gns3_client()._http.event_hooks["request"].append(record)
+    body = {"message": "again", "stream": False, "session_id": first.body["session_id"]}
+    second = await call(jp_fetch, *stream, method="POST", body=body)
+    assert second.body["message"] == "Again."
+    project = f"GET /v3/projects/{gns3_project.project_id}"
+    assert sorted(asked) == [project, f"{project}/links", f"{project}/nodes"]
+
+    # Closed in GNS3 itself (the copilot keeps the project's agent): still the clear 409.
+    gns3_http.post(f"/v3/projects/{gns3_project.project_id}/close").raise_for_status()
+    closed = await call(jp_fetch, *stream, method="POST", body=body)
+    assert closed.code == 409 and closed.error["type"] == "ProjectNotOpened"
+    gns3_http.post(f"/v3/projects/{gns3_project.project_id}/open").raise_for_status()
+    scripted_llm.add(text("Open again."))
+    reopened = await call(jp_fetch, *stream, method="POST", body=body)
+    assert reopened.body["message"] == "Open again."
+
+
 async def test_model_errors_arrive_as_error_events(jp_fetch, gns3_project, scripted_llm) -> None:
     from jupyter_gns3_copilot.testing.scripted_llm import error
 

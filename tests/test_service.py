@@ -892,3 +892,38 @@ async def test_closing_the_service_aborts_running_turns(
     async with copilot(gns3_project, tmp_path) as reopened:
         session = await reopened.get_session(events[-1]["session_id"], user_id=USER)
     assert session is not None and (session.message_count, session.llm_calls_count) == (2, 1)
+
+
+async def test_reply_chunks_reach_the_stream_without_a_wake_up_each(
+    gns3_project: Any,
+    scripted_llm: ScriptedLLM,
+    scripted_model_settings: ModelSettings,
+    tmp_path: Path,
+) -> None:
+    """The model's reply reaches the turn's queue on the loop itself (issue 12 §3): a
+    200-chunk answer streams as 200 pieces with far fewer `call_soon_threadsafe` calls than
+    chunks (LangGraph's `messages` mode made one per chunk). The loop's method is wrapped
+    to count its calls; nothing is replaced."""
+    pieces = [f"w{i} " for i in range(200)]
+    scripted_llm.add(text(pieces), text("T", when=TITLE_REPLY))
+    loop = asyncio.get_running_loop()
+    wakeups = 0
+    original = loop.call_soon_threadsafe
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal wakeups
+        wakeups += 1
+        return original(*args, **kwargs)
+
+    async with copilot(gns3_project, tmp_path) as service:
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        try:
+            events = await collect(
+                service.stream_chat("hi", user_id=USER, llm=scripted_model_settings)
+            )
+        finally:
+            del loop.call_soon_threadsafe
+    content = [e["content"] for e in events if e["type"] == "content"]
+    assert "".join(content) == "".join(pieces) and len(content) == len(pieces)
+    assert kinds(events)[-1] == "done"
+    assert wakeups < len(pieces) // 4

@@ -66,7 +66,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
 
-from ..gns3 import GNS3Client, Topology
+from ..gns3 import GNS3Client, Project, Topology
 from ..tools import ToolContext, ToolSpec, execute_tool, openai_tool_schema, tools_for_mode
 from .approval import (
     DEFAULT_TIMEOUT,
@@ -181,10 +181,21 @@ class TopologySource:
             self._task.cancel()
 
 
-async def read_topology(gns3: GNS3Client, project_id: str) -> Topology:
-    """The project's topology in one round trip (project, nodes and links read at once)."""
+async def read_topology(
+    gns3: GNS3Client,
+    project_id: str,
+    read_project: Callable[[str], Awaitable[Project]] | None = None,
+) -> Topology:
+    """The project's topology in one round trip (project, nodes and links read at once).
+
+    `read_project` reads the project (default `gns3.get_project`): the server passes its
+    shared lookup, so a request checking the project while this read runs costs no
+    second GNS3 request.
+    """
     project, nodes, links = await asyncio.gather(
-        gns3.get_project(project_id), gns3.list_nodes(project_id), gns3.list_links(project_id)
+        (read_project or gns3.get_project)(project_id),
+        gns3.list_nodes(project_id),
+        gns3.list_links(project_id),
     )
     return Topology(project, nodes, links)
 
@@ -214,6 +225,11 @@ class AgentContext:
     approval_timeout: float = DEFAULT_TIMEOUT
     temperature: float | None = None
     """The turn's temperature override, kept in an approval request for the resume."""
+    reply_sink: Callable[[AIMessageChunk | None], None] | None = None
+    """Where the caller reads the model's replies as they stream, on the graph's own loop:
+    None as each model call starts, then each chunk. Without it, a model call starts with
+    a custom `llm_start` event and its chunks reach LangGraph's `messages` stream mode,
+    which hands each one over with `call_soon_threadsafe` (a self-pipe wake-up per token)."""
 
     @functools.cached_property
     def schemas(self) -> list[dict[str, Any]]:
@@ -279,14 +295,17 @@ async def _stream_reply(
     abort: asyncio.Event,
     config: RunnableConfig,
     chunks: list[AIMessageChunk],
+    sink: Callable[[AIMessageChunk], None] | None = None,
 ) -> bool:
-    """Stream the reply into `chunks`; whether an abort cut it short."""
+    """Stream the reply into `chunks` (and `sink`); whether an abort cut it short."""
     if abort.is_set():
         return True
 
     async def read() -> None:
         async for chunk in model.astream(messages, config):
             chunks.append(chunk)
+            if sink is not None:
+                sink(chunk)
 
     reading = asyncio.ensure_future(read())
     aborting = asyncio.ensure_future(abort.wait())
@@ -315,7 +334,9 @@ async def _reply_with_retries(
     while True:
         chunks: list[AIMessageChunk] = []
         try:
-            return chunks, await _stream_reply(ctx.bound_model, messages, ctx.abort, config, chunks)
+            return chunks, await _stream_reply(
+                ctx.bound_model, messages, ctx.abort, config, chunks, ctx.reply_sink
+            )
         except Exception as exc:
             delay = None if chunks else retries.next_delay(exc)
             if delay is None:
@@ -412,7 +433,10 @@ async def llm_call(
         model=ctx.settings.model,
         tool_tokens=ctx.tool_tokens,
     )
-    runtime.stream_writer({"type": "llm_start"})
+    if ctx.reply_sink is not None:
+        ctx.reply_sink(None)
+    else:
+        runtime.stream_writer({"type": "llm_start"})
     chunks, aborted = await _reply_with_retries(ctx, prepared.messages, config)
     reply = _merge(chunks, aborted)
     if reply is None and not aborted:

@@ -492,6 +492,7 @@ class GNS3Copilot(ExtensionApp):
                 default_mode=self.llm_admin().effective_default_mode,
                 approval=ApprovalPolicy.parse(self.require_approval),  # checked at load
                 approval_timeout=self.approval_timeout,
+                read_project=self.project_lookup(),
             )
         return self._agents
 

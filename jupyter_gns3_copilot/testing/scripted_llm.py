@@ -98,6 +98,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,8 @@ class RecordedRequest(BaseModel):
 
     number: int
     """Position among the requests received since the last reset, from 1."""
+    received: float = 0.0
+    """When its head and body had arrived (`time.time()`, comparable across processes)."""
     method: str
     path: str
     headers: dict[str, str] = Field(repr=False)
@@ -441,6 +444,7 @@ class ScriptedLLM:
         with self._lock:
             record = RecordedRequest(
                 number=len(self._requests) + 1,
+                received=time.time(),
                 method=request.method,
                 path=request.path,
                 headers=request.headers,

@@ -69,20 +69,20 @@ class ChatStreamHandler(EventStreamHandler):
         if request.copilot_mode is not None:
             mode = app.llm_admin().check_mode(request.copilot_mode)
         llm = config.model_settings()
-        await self.opened_project(project_id)
-        agent = await self.project_agent(project_id, create=True)
-        assert agent is not None
-        if request.session_id is not None:
-            owner = await agent.store.sessions.get_session_by_thread(request.session_id)
-            if owner is not None and owner.user_id != user_id:
-                raise _session_not_found(request.session_id)
-            if agent.turns.is_running(request.session_id):
-                raise ApiError(
-                    409,
-                    f"Session {request.session_id} is still answering a message: wait for "
-                    "it to finish, or abort it, before sending another.",
-                    type="SessionBusy",
-                )
+        agent = app.agents().opened(project_id)
+        # The turn's topology read runs alongside the project check (sharing its project
+        # lookup): one GNS3 round trip before the model call rather than two.
+        topology = agent.read_topology() if agent is not None else None
+        try:
+            await self.opened_project(project_id)
+            agent = await self.project_agent(project_id, create=True)
+            assert agent is not None
+            if request.session_id is not None:
+                await self.check_session(agent, request.session_id)
+        except BaseException:
+            if topology is not None:
+                topology.close()
+            raise
         session_id = request.session_id or str(uuid.uuid4())
         events = agent.stream_chat(
             request.message,
@@ -97,6 +97,7 @@ class ChatStreamHandler(EventStreamHandler):
             max_execution_time_seconds=request.max_execution_time_seconds,
             heartbeat_interval=app.heartbeat_interval or None,
             auto_approve=request.approval == "auto",
+            topology=topology,
         )
         with app.project_users.using(project_id, user_id):
             await self.relay(
@@ -105,6 +106,19 @@ class ChatStreamHandler(EventStreamHandler):
                 stream=request.stream,
                 abort=lambda: agent.turns.request_abort(session_id),
                 detach=lambda: agent.awaits_decision(session_id),
+            )
+
+    async def check_session(self, agent: AgentService, session_id: str) -> None:
+        """404 for another user's session, 409 while the session is still answering."""
+        owner = await agent.store.sessions.get_session_by_thread(session_id)
+        if owner is not None and owner.user_id != self.user_id:
+            raise _session_not_found(session_id)
+        if agent.turns.is_running(session_id):
+            raise ApiError(
+                409,
+                f"Session {session_id} is still answering a message: wait for it to "
+                "finish, or abort it, before sending another.",
+                type="SessionBusy",
             )
 
 

@@ -1,0 +1,125 @@
+"""Time from a chat request to the model request (issue 12 §4), over HTTP on a warm server.
+
+A Jupyter server with the copilot runs in a child process; a real local GNS3 lab holds the
+project (two VPCS nodes and a link between them, opened); the scripted model server (TEST
+DOUBLE of the OpenAI API, `testing.scripted_llm.ScriptedLLM`, in this process) records when
+each request arrived (`RecordedRequest.received`, wall clock, so comparable across
+processes). Each repetition sends `POST {base_url}copilot/projects/{id}/chat/stream`,
+alternately a new session and a follow-up in the previous one, reads the whole turn,
+and takes the model request's arrival minus the moment just before the client sent the
+request. The first turns (imports, connections, first compile) are left out.
+
+`--compare SRC` starts a second server with `PYTHONPATH=SRC` (another checkout of the
+copilot, e.g. the main branch) and interleaves its turns with this one's, on the same
+project, lab and model server.
+
+The last line is this tree's median over both kinds: `time to model call: 14 ms`.
+
+    .venv/bin/python benchmarks/time_to_model.py [--reps 15] [--compare /path/to/main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+from server_stream import RunningServer, jupyter_server
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
+
+WARM_UP = 2
+TITLE_REPLY = {"tools": False}
+"""The title request is the only one offering no tools."""
+KINDS = ("new session", "follow-up")
+
+
+async def one_turn(
+    client: httpx.AsyncClient, url: str, llm: ScriptedLLM, session_id: str | None
+) -> tuple[float, str]:
+    """Seconds from sending one chat request to the model request's arrival, and the
+    turn's session id."""
+    llm.add(text("ok"), text("Benchmark", when=TITLE_REPLY))
+    seen = len(llm.chat_requests)
+    body: dict[str, object] = {"message": "What is in the lab?", "stream": False}
+    if session_id is not None:
+        body["session_id"] = session_id
+    sent = time.time()
+    reply = await client.post(url, json=body)
+    reply.raise_for_status()
+    chat = next(r for r in llm.chat_requests[seen:] if r.body.get("tools"))
+    return chat.received - sent, reply.json()["session_id"]
+
+
+async def measure(
+    lab: LabServer, servers: dict[str, RunningServer], llm: ScriptedLLM, reps: int
+) -> dict[str, dict[str, list[float]]]:
+    times = {label: {kind: [] for kind in KINDS} for label in servers}
+    async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
+        project = await gns3.create_project(f"bench-ttm-{uuid.uuid4().hex[:6]}")
+        try:
+            for name in ("PC1", "PC2"):
+                await gns3.create_node_from_template(project.project_id, "VPCS", name)
+            await gns3.create_link(project.project_id, "PC1", "e0", "PC2", "e0")
+            clients = {
+                label: httpx.AsyncClient(
+                    headers={"Authorization": f"token {server.token}"},
+                    timeout=60,
+                    trust_env=False,
+                )
+                for label, server in servers.items()
+            }
+            sessions: dict[str, str | None] = dict.fromkeys(servers)
+            for rep in range(2 * (reps + WARM_UP)):
+                kind = KINDS[rep % 2]
+                for label, server in servers.items():
+                    url = f"{server.url}copilot/projects/{project.project_id}/chat/stream"
+                    given = sessions[label] if kind == "follow-up" else None
+                    seconds, sessions[label] = await one_turn(clients[label], url, llm, given)
+                    if rep >= 2 * WARM_UP:
+                        times[label][kind].append(seconds)
+            for client in clients.values():
+                await client.aclose()
+        finally:
+            await gns3.delete_project(project.project_id)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=15, help="timed turns of each kind")
+    parser.add_argument("--compare", help="another copilot source tree, run interleaved")
+    args = parser.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    work = Path(tempfile.mkdtemp(prefix="bench-time-to-model-"))
+    with ExitStack() as stack:
+        llm = stack.enter_context(ScriptedLLM())
+        lab = stack.enter_context(LabServer(instance_dir=work / "lab"))
+        servers = {"this tree": stack.enter_context(jupyter_server(lab, llm.base_url, work))}
+        if args.compare:
+            other = jupyter_server(lab, llm.base_url, work / "compare", pythonpath=args.compare)
+            servers[args.compare] = stack.enter_context(other)
+        times = asyncio.run(measure(lab, servers, llm, args.reps))
+    for label, kinds in times.items():
+        for kind, values in kinds.items():
+            print(
+                f"{label:>20} {kind:12} median {statistics.median(values) * 1000:6.1f} ms "
+                f"(min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f}, "
+                f"{len(values)} turns)"
+            )
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ours = times["this tree"]["new session"] + times["this tree"]["follow-up"]
+    print(f"time to model call: {statistics.median(ours) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
