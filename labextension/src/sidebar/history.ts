@@ -3,6 +3,7 @@
  * one turn per user message, the assistant's text and tool calls with their results.
  */
 import type { HistoryMessage } from '../api';
+import type { ChatEvent } from '../events';
 import type { ToolItem, Turn } from '../turn/types';
 
 export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
@@ -49,4 +50,22 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
     }
   }
   return turns;
+}
+
+/** The events that rebuild a stored turn's text and tool calls (with their results), so a
+ * turn waiting for an approval goes on in one view with the rest of its stream. */
+export function turnEvents(turn: Turn, sessionId: string): ChatEvent[] {
+  const events: ChatEvent[] = [];
+  for (const item of turn.items) {
+    if (item.kind === 'text') {
+      events.push({ type: 'content', session_id: sessionId, content: item.text });
+    } else if (item.kind === 'tool') {
+      const fn = { name: item.name, arguments: item.arguments, complete: true };
+      events.push({ type: 'tool_call', session_id: sessionId, tool_call: { id: item.id, type: 'function', function: fn } });
+      if (item.output !== null) {
+        events.push({ type: 'tool_end', session_id: sessionId, tool_name: item.name, tool_call_id: item.id, tool_output: item.output });
+      }
+    }
+  }
+  return events;
 }
