@@ -12,6 +12,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
 import { readEvents } from './sse';
+import type { ToolOutcome } from './turn/types';
 
 export interface ProjectInfo {
   project_id: string;
@@ -37,6 +38,13 @@ export interface HistoryToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A tool result read for people, as its `tool_end` event carried it. */
+export interface ToolReading {
+  summary: string;
+  outcome: ToolOutcome;
+  note: string | null;
+}
+
 export interface HistoryMessage {
   id?: string | null;
   role: 'user' | 'assistant' | 'tool' | 'system';
@@ -44,6 +52,8 @@ export interface HistoryMessage {
   name?: string | null;
   tool_call_id?: string | null;
   tool_calls?: HistoryToolCall[] | null;
+  /** A tool result's `reading`, among other things (timestamps). */
+  metadata?: { reading?: ToolReading; [key: string]: unknown };
 }
 
 export interface History {

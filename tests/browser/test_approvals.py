@@ -7,9 +7,11 @@ In JupyterLab: the sidebar shows the plan of a `create_nodes` call with Approve 
 and nothing is created until Approve, then PC3 is in GNS3 and the answer streams on; a
 change asked in the sidebar still waits after the page is reloaded (its stream gone),
 shows again when the chat is chosen, and Reject answers with the rest of the turn in the
-same view (PC4 never created, the model read the decline); in a notebook, the chat
-widget of a `%copilot --mode lab` cell shows the plan with Approve, which POSTs the
-approval route while the cell waits, and the cell ends with PC5 created.
+same view (PC4 never created, its card "not done: you declined", the model read the
+decline); the approved chat chosen again reads as it streamed (the history's readings);
+in a notebook, the chat widget of a `%copilot --mode lab` cell shows the plan with
+Approve, which POSTs the approval route while the cell waits, and the cell ends with PC5
+created.
 """
 
 from __future__ import annotations
@@ -143,6 +145,13 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     [pending] = stack.session(session_id, "approvals")
     assert pending["summary"] == "create PC4 (VPCS)"
 
+    # The approved chat, chosen again, reads as it streamed (the history's readings).
+    sidebar.locator(".jp-gns3-copilot-sidebar-session-title", has_text="Adding PC3").click()
+    stored = sidebar.locator(".jp-gns3-copilot-sidebar-turn", has_text="PC3 is in the lab now.")
+    stored.wait_for()
+    assert stored.locator(".gns3c-tool-title").inner_text() == "created PC3 (vpcs)"
+    assert stored.locator(".gns3c-badge").inner_text() == "ok"
+
     _row(sidebar, session_id).locator(".jp-gns3-copilot-sidebar-session-title").click()
     turn = sidebar.locator(".jp-gns3-copilot-sidebar-turn").last
     approval = _approval(turn)
@@ -157,6 +166,9 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     assert "Understood: I did not add PC4." in turn.inner_text()
     # One view: the resumed turn's tool card is the one the history showed.
     assert turn.locator(".gns3c-tool").count() == 1
+    # What happened to the change: not done, never a green "ok".
+    assert "not done: you declined" in turn.locator(".gns3c-tool-head").inner_text()
+    assert turn.locator(".gns3c-badge").inner_text() == "refused"
     assert "PC4" not in stack.node_names()
     assert stack.session(session_id, "approvals") == []
     tool_results = [m["content"] for m in stack.session(session_id, "history")["messages"]

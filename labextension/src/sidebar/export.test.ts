@@ -25,7 +25,13 @@ const history: History = {
         call('c2', 'get_topology', {})
       ]
     },
-    { role: 'tool', tool_call_id: 'c1', name: 'run_show_commands', content: '[{"device_name":"PC1"}]' },
+    {
+      role: 'tool',
+      tool_call_id: 'c1',
+      name: 'run_show_commands',
+      content: '[{"device_name":"PC1"}]',
+      metadata: { at: 1, reading: { summary: 'ran `show ip` on PC1, PC2 · 1 ok, 1 failed', outcome: 'partial', note: null } }
+    },
     { role: 'tool', tool_call_id: 'c2', name: 'get_topology', content: 'PC1 e0 <-> Switch1 e0' },
     {
       role: 'assistant',
@@ -67,6 +73,11 @@ describe('turnsFromHistory', () => {
       ['run_show_commands', 'done', '[{"device_name":"PC1"}]'],
       ['get_topology', 'done', 'PC1 e0 <-> Switch1 e0'],
       ['run_vpcs_commands', 'stopped', null]
+    ]);
+    expect(tools.map(tool => [tool.summary, tool.outcome])).toEqual([
+      ['ran `show ip` on PC1, PC2 · 1 ok, 1 failed', 'partial'],
+      [null, null],
+      [null, null]
     ]);
     expect(turns[1].items).toEqual([{ kind: 'text', text: 'You are welcome.' }]);
   });

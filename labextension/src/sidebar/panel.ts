@@ -461,6 +461,9 @@ export class CopilotSidebar extends Widget {
       if (!this.sessionId && event.session_id) {
         this.sessionId = event.session_id;
         void this.loadSessions().catch(() => undefined);
+      } else if (event.type === 'approval_required') {
+        // The turn may wait long: list its chat now (the first read can precede its row).
+        void this.loadSessions().catch(() => undefined);
       }
     };
     const events = this.api.chat(
