@@ -11,7 +11,10 @@ Each repetition runs two fresh interpreters:
 The goal applies to the extension load (it includes the package import). Each run also
 reports heavy modules the load imported
 (LangChain, LangGraph, openai, tiktoken, pydantic, cryptography, httpx, telnetlib3): there
-should be none. Prints medians.
+should be none. Prints medians. The last line is the memory the copilot adds once warm:
+the RSS of an initialized ServerApp before the extension is loaded, and after the
+warm-up (`server.warmup`: every module a chat turn imports, openai's client resources, the
+o200k tokenizer of a gpt-4o default) has run.
 
 Run: `.venv/bin/python benchmarks/import_time.py [--repeat 15]`
 """
@@ -65,6 +68,34 @@ print(json.dumps({"ms": elapsed * 1000, "loaded": loaded,
                   "heavy": [m for m in HEAVY if m in sys.modules and m not in before]}))
 """
 
+MEMORY = """
+import json, sys
+from jupyter_server.serverapp import ServerApp
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+app = ServerApp(jpserver_extensions={}, open_browser=False, log_level="ERROR")
+app.initialize(argv=[], new_httpserver=False)
+plain = rss_mb()
+manager = app.extension_manager
+manager.add_extension("jupyter_gns3_copilot", enabled=True)
+manager.link_extension("jupyter_gns3_copilot")
+manager.load_extension("jupyter_gns3_copilot")
+from jupyter_gns3_copilot.server.warmup import WarmUp, prime
+before = set(sys.modules)
+WarmUp(then=lambda: prime("gpt-4o"))._run()
+tops = {}
+for name in set(sys.modules) - before:
+    top = name.split(".")[0]
+    tops[top] = tops.get(top, 0) + 1
+print(json.dumps({"plain": plain, "warm": rss_mb(), "modules": len(set(sys.modules) - before),
+                  "tops": sorted(tops.items(), key=lambda kv: -kv[1])[:8]}))
+"""
+
 
 def run(code: str, env: dict[str, str]) -> dict[str, object]:
     prelude = f"HEAVY = {HEAVY!r}\n"
@@ -107,6 +138,14 @@ def main() -> None:
     )
     print(f"heavy modules imported: {', '.join(sorted(heavy)) or 'none'}")
     print(f"repetitions: {args.repeat}")
+    with tempfile.TemporaryDirectory() as runtime:
+        memory = run(MEMORY, {**env, "JUPYTER_RUNTIME_DIR": runtime})
+    print(f"modules the warm-up imports: {memory['modules']}, most from {memory['tops']}")
+    plain, warm = float(memory["plain"]), float(memory["warm"])  # type: ignore[arg-type]
+    print(
+        f"memory after the warm-up (what a first turn imports): +{warm - plain:.0f} MB "
+        f"over a plain Jupyter server (RSS {plain:.0f} -> {warm:.0f} MB)"
+    )
 
 
 if __name__ == "__main__":

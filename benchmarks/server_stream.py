@@ -11,8 +11,14 @@ times, in order, one bare `astream`, one `stream_chat` turn and one
 turn a new session; their title call after the answer is not timed). Replies are CHUNKS
 content pieces with no delay. Medians over REPS repetitions after one warm-up of each:
 
-- content events per second, from sending the request to the last piece;
-- time to the first content piece.
+- content events per second, from sending the request to the last piece (over HTTP the
+  pieces, since the relay merges those a lagging client has not been sent yet);
+- time to the first content piece;
+- a 20-device tool call streamed in 228 fragments: bare, first fragment -> last chunk;
+  over HTTP, first `tool_call` event -> the `complete` one, and how many events.
+
+The last line is the HTTP endpoint's content events/s over the bare stream's:
+`http ratio vs bare: 0.83`.
 
     .venv/bin/python benchmarks/server_stream.py [--reps 7] [--chunks 2000]
 """
@@ -38,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from langchain_core.messages import HumanMessage
 from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
 
-from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
@@ -51,12 +58,23 @@ SERVER_START_TIMEOUT = 90.0
 MODEL = "scripted-model"
 
 
+DEVICES = 20
+TOOL_FRAGMENTS = 228
+"""A 20-device `run_show_commands` call streamed as a real model did: 228 fragments."""
+
+
 def write_script(path: Path, runs: int, chunks: int) -> None:
-    """Per run: bare, stream_chat (+ its title), HTTP (+ its title)."""
+    """Per run: bare, stream_chat (+ its title), HTTP (+ its title); then the tool call
+    bare, and over HTTP (+ the answer after the tool, + its title)."""
     long_reply = {"content": [f"w{i} " for i in range(chunks)]}
     title = {"when": {"last_message": "^User: "}, "content": "Benchmark"}
-    replies = [long_reply, long_reply, title, long_reply, title] * runs
-    path.write_text(json.dumps({"description": "server stream", "replies": replies}))
+    devices = [{"device_name": f"PC{n}", "commands": ["show ip"]} for n in range(DEVICES)]
+    call = {"name": "run_show_commands", "arguments": {"devices": devices}}
+    tool_reply = {"tool_calls": [{**call, "id": "call_bench", "chunks": TOOL_FRAGMENTS}]}
+    after_tool = {"content": "Done."}
+    replies = [long_reply, long_reply, title, long_reply, title]
+    replies += [tool_reply, tool_reply, after_tool, title]
+    path.write_text(json.dumps({"description": "server stream", "replies": replies * runs}))
 
 
 def free_port() -> int:
@@ -74,11 +92,14 @@ class RunningServer:
 
 
 @contextmanager
-def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[RunningServer]:
-    """A Jupyter server with the copilot in a child process (its files under `work`)."""
+def jupyter_server(
+    lab: LabServer, model_url: str, work: Path, ready_path: str = "copilot/status"
+) -> Iterator[RunningServer]:
+    """A Jupyter server with the copilot in a child process (its files under `work`),
+    yielded once `ready_path` answers 200."""
     port, token = free_port(), secrets.token_hex(16)
     root = work / "jupyter"
-    root.mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
     data_dir = work / "data"
     env = {
         **os.environ,
@@ -118,7 +139,7 @@ def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[Runni
                 raise RuntimeError(f"jupyter server exited; see {log.name}")
             try:
                 reply = httpx.get(
-                    f"{url}copilot/status",
+                    f"{url}{ready_path}",
                     headers={"Authorization": f"token {token}"},
                     timeout=5,
                     trust_env=False,
@@ -139,6 +160,40 @@ def jupyter_server(lab: LabServer, model_url: str, work: Path) -> Iterator[Runni
             process.kill()
             process.wait(timeout=10)
         log.close()
+
+
+async def bare_tool_call(settings: ModelSettings) -> float:
+    """Seconds from a bare stream's first tool-call fragment to its last chunk."""
+    model = make_chat_model(settings)
+    first = last = 0.0
+    async for chunk in model.astream([HumanMessage(PROMPT)]):
+        last = time.perf_counter()
+        if chunk.tool_call_chunks and not first:
+            first = last
+    return last - first
+
+
+async def http_tool_call(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
+    """Over HTTP: seconds from the first `tool_call` event to the complete one, and the
+    number of `tool_call` events."""
+    first = complete = 0.0
+    count = 0
+    async for event in sse_events(client, url):
+        if event["type"] == "tool_call":
+            count += 1
+            first = first or time.perf_counter()
+            if event["tool_call"]["function"].get("complete"):
+                complete = time.perf_counter()
+    return complete - first, count
+
+
+async def content_pieces(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
+    """The reply's pieces (`w<i> `) as they arrive, however many one content event holds
+    (the relay merges pieces a lagging client has not been sent yet)."""
+    async for event in events:
+        if event["type"] == "content":
+            for piece in event["content"].split(" ")[:-1]:
+                yield piece + " "
 
 
 async def sse_events(client: httpx.AsyncClient, url: str) -> AsyncIterator[dict[str, Any]]:
@@ -169,17 +224,22 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
         stream_url = f"{server_url}copilot/projects/{project.project_id}/chat/stream"
         try:
             runs: dict[str, list[Sample]] = {"bare astream": [], "stream_chat": [], "HTTP SSE": []}
+            tool_calls: dict[str, list[float]] = {"bare": [], "HTTP": []}
+            tool_events: list[int] = []
             for rep in range(reps + 1):
                 samples = {
                     "bare astream": await bare(settings),
                     "stream_chat": await chat(service, settings),
-                    "HTTP SSE": await timed(
-                        sse_events(client, stream_url), lambda e: e["type"] == "content"
-                    ),
+                    "HTTP SSE": await timed(content_pieces(sse_events(client, stream_url)), bool),
                 }
+                bare_call = await bare_tool_call(settings)
+                http_call, events = await http_tool_call(client, stream_url)
                 if rep:  # the first repetition warms up imports, connections, tokenizers
                     for label, sample in samples.items():
                         runs[label].append(sample)
+                    tool_calls["bare"].append(bare_call)
+                    tool_calls["HTTP"].append(http_call)
+                    tool_events.append(events)
         finally:
             await service.close()
             await gns3.delete_project(project.project_id)
@@ -195,6 +255,15 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
         f"HTTP SSE / stream_chat events/s = {http[0] / direct[0]:.2f}; "
         f"the endpoint adds {(http[1] - direct[1]) * 1000:.1f} ms to the first event"
     )
+    bare_call, http_call = (statistics.median(tool_calls[k]) for k in ("bare", "HTTP"))
+    print(
+        f"{DEVICES}-device tool call ({TOOL_FRAGMENTS} fragments): bare first fragment -> "
+        f"last chunk {bare_call * 1000:.1f} ms; HTTP first tool_call -> complete "
+        f"{http_call * 1000:.1f} ms in {statistics.median(tool_events):.0f} events "
+        f"(added: {(http_call - bare_call) * 1000:.1f} ms)"
+    )
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"http ratio vs bare: {http[0] / medians['bare astream'][0]:.2f}")
 
 
 def main() -> None:
@@ -202,6 +271,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=7, help="timed runs of each (median)")
     parser.add_argument("--chunks", type=int, default=2000, help="content pieces per reply")
     args = parser.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     work = Path(tempfile.mkdtemp(prefix="bench-server-stream-"))
     write_script(work / "script.json", args.reps + 1, args.chunks)
     began = time.perf_counter()

@@ -405,7 +405,7 @@ class AgentService:
                     await self._repair(config, turn, interrupted=False)
             self._consistent.discard(session_id)
             turn.mode = mode
-            context = self._context(
+            context = await self._context(
                 llm, title_llm, mode, limits.temperature, abort, topology, message_id
             )
             if auto_approve:
@@ -439,7 +439,7 @@ class AgentService:
         topology.prefetch()
         return topology
 
-    def _context(
+    async def _context(
         self,
         llm: ModelSettings,
         title_llm: ModelSettings | None,
@@ -455,7 +455,7 @@ class AgentService:
         from .agent.prompts import system_prompt
 
         return AgentContext(
-            model=shared_chat_model(llm, temperature=temperature),
+            model=await shared_chat_model(llm, temperature=temperature),
             settings=llm,
             tools=self.lab.tool_context(self.project_id, mode, abort),
             specs=make_tool_specs(mode),
@@ -463,7 +463,9 @@ class AgentService:
             system_prompt=system_prompt(mode, self.system_prompt),
             abort=abort,
             title_model=(
-                shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
+                await shared_chat_model(title_llm, streaming=False)
+                if title_llm is not None
+                else None
             ),
             turn_id=turn_id,
             approval=self.approval,
@@ -994,7 +996,7 @@ class AgentService:
             turn = _Turn(session_id, message_id, title=session.title)
             turn.mode = request.mode
             topology = self._topology_source()
-            context = self._context(
+            context = await self._context(
                 llm, title_llm, request.mode, request.temperature, abort, topology, message_id
             )
             self._consistent.discard(session_id)

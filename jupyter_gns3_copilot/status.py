@@ -51,6 +51,8 @@ class HubStatus(BaseModel):
     """The student's own GNS3 account."""
     questions_logged: bool = False
     """The service keeps the student's questions for the course staff (they are told)."""
+    budget_left: int | None = None
+    """Model tokens the student has left today (None: no limit, or the service did not say)."""
     error: str | None = None
 
     @property

@@ -2,7 +2,7 @@
 
 Python API (what the `%copilot` magics call; stable)::
 
-    chat = ChatWidget(project_id, project_name="OSPF lab", on_send=continue_conversation)
+    chat = ChatWidget(project_id, project_name="OSPF lab")  # on_send=...: an input box
     display(chat)
     chat.begin_turn("why can't PC1 ping PC3?")
     for event in stream:                 # ChatEvent models (or their dicts), in order
@@ -10,7 +10,10 @@ Python API (what the `%copilot` magics call; stable)::
     chat.end_turn({"input_tokens": 8500, "output_tokens": 1200, "llm_calls": 2})
 
 `on_send(text)` is called when the user sends a message from the widget's input box (only
-once the kernel is idle: a running cell blocks browser messages). The **Stop** button does
+once the kernel is idle: a running cell blocks browser messages); without it there is no
+input box. The magics pass none: their widget's output becomes the saved answer when the
+turn ends, so the next cell (or the saved answer's sidebar button) continues instead.
+The **Stop** button does
 not go through the kernel: the browser POSTs the server's
 `copilot/projects/{project_id}/chat/sessions/{session_id}/abort` itself, so the widget
 must know the session id, which the first event of a turn carries.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -202,8 +203,9 @@ async def test_abort_registry_tracks_running_turns() -> None:
 
 def test_tool_call_accumulator_phases() -> None:
     """Seed 000's three phases: an opening payload with empty arguments, one payload per
-    fragment with the arguments so far, and `complete: true` at the finish."""
-    acc = ToolCallStreamAccumulator()
+    fragment with the arguments so far (no interval between payloads), and `complete:
+    true` at the finish."""
+    acc = ToolCallStreamAccumulator(interval=0)
     opened = acc.add([{"name": "run_show_commands", "args": "", "id": "call_9", "index": 0}])
     grown = acc.add([{"name": None, "args": '{"devices":', "id": None, "index": 0}])
     grown += acc.add([{"name": None, "args": " []}", "id": None, "index": 0}])
@@ -226,6 +228,49 @@ def test_tool_call_accumulator_phases() -> None:
         "function": {"name": "run_show_commands", "arguments": ""},
     }
     assert acc.finish() == []
+
+
+def tool_call_runs(kinds: list[str], of: tuple[str, ...] = ("tool_call",)) -> list[str]:
+    """Event kinds with each run of consecutive `tool_call` events (and other kinds `of`)
+    as one: how many growing-arguments events a call gets depends on how fast its
+    fragments arrive (and, over HTTP, content pieces are merged while the client lags)."""
+    return [k for i, k in enumerate(kinds) if k not in of or kinds[i - 1 : i] != [k]]
+
+
+def assert_tool_call_contract(calls: list[dict[str, Any]], name: str, arguments: Any) -> None:
+    """One call's `tool_call` payloads: opening with empty arguments, arguments that only
+    grow, and last the full arguments with `complete: true`."""
+    assert calls[0]["function"] == {"name": name, "arguments": ""}
+    sent = [call["function"]["arguments"] for call in calls]
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(sent))
+    assert [call["function"].get("complete") for call in calls[:-1]] == [None] * (len(calls) - 1)
+    assert calls[-1]["function"]["complete"] is True
+    assert json.loads(calls[-1]["function"]["arguments"]) == arguments
+
+
+def test_tool_call_arguments_are_coalesced_but_only_grow_and_end_complete() -> None:
+    """A 20-device call streamed in 228 fragments: at most one growing payload per
+    interval (a stepped clock stands for time passing), each a prefix of the next, and the
+    last one complete with every fragment in it."""
+    arguments = json.dumps(
+        {"devices": [{"device_name": f"PC{n}", "commands": ["show ip"]} for n in range(20)]}
+    )
+    size = -(-len(arguments) // 228)
+    fragments = [arguments[i : i + size] for i in range(0, len(arguments), size)]
+    now = [0.0]
+    acc = ToolCallStreamAccumulator(interval=0.05, clock=lambda: now[0])
+    payloads = acc.add([{"name": "run_vpcs_commands", "args": "", "id": "c1", "index": 0}])
+    for fragment in fragments:
+        now[0] += 0.001  # a fast stream: 1 ms between fragments
+        payloads += acc.add([{"name": None, "args": fragment, "id": None, "index": 0}])
+    payloads += acc.finish()
+
+    sent = [p.function.arguments for p in payloads]
+    assert len(fragments) > 200 and len(payloads) <= len(fragments) // 50 + 3
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(sent))
+    assert [p.function.complete for p in payloads][-1] is True
+    assert sent[-1] == arguments and json.loads(sent[-1])["devices"][19]["device_name"] == "PC19"
+    assert all(p.function.complete is None for p in payloads[:-1])
 
 
 # -- the graph, run directly -----------------------------------------------------------------

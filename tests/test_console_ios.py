@@ -55,10 +55,10 @@ async def seen_closed(pool: ConsolePool, target: ConsoleTarget) -> None:
     Reaches into the pool: no public API waits for a peer's close, and the test must not
     guess it with a sleep.
     """
-    reader = pool._sessions[target.key]._reader
-    assert reader is not None
-    while await asyncio.wait_for(reader.read(4096), 5):
-        pass
+    session = pool._sessions[target.key]
+    assert session._reading is not None  # a kept session listens while idle
+    await asyncio.wait({session._reading}, timeout=5)
+    assert not session.is_open
 
 
 # -- one session on the IOS double -------------------------------------------------------

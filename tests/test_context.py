@@ -30,6 +30,7 @@ from jupyter_gns3_copilot.agent.tokens import (
     TokenCounter,
     encoding_name_for_model,
     ensure_offline_encodings,
+    get_encoding,
     materialize_encodings,
 )
 from jupyter_gns3_copilot.gns3 import Node, Project, Topology
@@ -74,6 +75,16 @@ def test_encodings_load_from_a_fresh_cache_dir_without_network(tmp_path: Path) -
         data = (cache / enc.cache_name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == enc.sha256
     assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_encodings_keep_no_python_copy_of_their_ranks_and_still_round_trip() -> None:
+    """The ranks live in tiktoken's Rust core; the Python copy (tens of MB) is dropped."""
+    for name in OFFLINE_ENCODINGS:
+        encoding = get_encoding(name)
+        assert encoding._mergeable_ranks == {}
+        text = "R1(config-if)# ip address 10.0.0.1 255.255.255.0"
+        assert encoding.decode(encoding.encode(text)) == text
+    assert get_encoding("cl100k_base").encode("hello world") == [15339, 1917]
 
 
 def test_a_corrupt_cache_file_is_replaced(tmp_path: Path) -> None:

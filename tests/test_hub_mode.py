@@ -40,7 +40,7 @@ from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
-from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
+from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.kernel.reports import status_text
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 
@@ -244,6 +244,35 @@ async def test_a_student_is_told_when_their_questions_are_logged(
     assert f"Settings: hub mode, service http://127.0.0.1:{service_port}{PREFIX}{logged}" in (
         status_text(status, "http://jupyter/")
     )
+
+
+@pytest.mark.lab
+async def test_the_status_says_how_much_budget_the_student_has_left_today(
+    jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path
+) -> None:
+    """Given alice (the default 50,000 tokens a day) who used 1,234 tokens today and bob
+    19,000; then her status says 48,766 left; once a course-wide cap of 20,000 is set (the
+    class used 20,234), the tighter limit says 0."""
+    async with hub_service(service_port, gns3_lab, tmp_path / "hub") as runtime:
+        now = datetime.now(timezone.utc)
+        for user, tokens in (("alice", 1_234), ("bob", 19_000)):
+            await runtime.store.record(
+                ModelCall(
+                    user=user,
+                    groups=frozenset({"students"}),
+                    model="scripted-model",
+                    started_at=now,
+                    ended_at=now,
+                    status="ok",
+                    prompt_tokens=tokens,
+                    completion_tokens=0,
+                )
+            )
+        status = await get_json(jp_fetch, "status")
+        assert status["hub"]["budget_left"] == 50_000 - 1_234
+        await runtime.store.set_override("course", "", 20_000)
+        status = await get_json(jp_fetch, "status")
+        assert status["hub"]["budget_left"] == 0
 
 
 async def test_without_the_service_copilot_routes_say_so_and_status_still_answers(

@@ -520,10 +520,10 @@ def test_shared_chat_model_is_one_per_loop_and_arguments() -> None:
 
     async def models() -> tuple[object, ...]:
         return (
-            shared_chat_model(settings),
-            shared_chat_model(settings),
-            shared_chat_model(settings, temperature=0.5),
-            shared_chat_model(settings, streaming=False),
+            await shared_chat_model(settings),
+            await shared_chat_model(settings),
+            await shared_chat_model(settings, temperature=0.5),
+            await shared_chat_model(settings, streaming=False),
         )
 
     first = asyncio.run(models())

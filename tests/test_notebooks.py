@@ -356,15 +356,6 @@ def front_end(notebook_stack: NotebookStack) -> Iterator[tuple[FrontEnd, str]]:
         delete_projects(notebook_stack.lab, ids.values())
 
 
-def widget_model_id(messages: list[dict[str, Any]]) -> str:
-    [view] = [
-        m["content"]["data"][WIDGET_VIEW]
-        for m in messages
-        if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"]
-    ]
-    return view["model_id"]
-
-
 def widget_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The widget's `turns` state as last updated in `messages`."""
     updates = [
@@ -377,12 +368,13 @@ def widget_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.mark.lab
 @pytest.mark.slow
-def test_the_widgets_input_box_continues_the_same_conversation(
+def test_the_magics_widget_has_no_input_box_and_the_next_cell_continues(
     notebook_stack: NotebookStack, front_end: tuple[FrontEnd, str]
 ) -> None:
-    """Given a `%copilot` answer shown in its widget; when the browser sends a message
-    from the widget's input box (the comm message the widget's JavaScript sends); then
-    the kernel runs the next turn into the same widget, in the same server session."""
+    """Given a `%copilot` answer (its live widget is replaced by the saved answer when the
+    turn ends, so an input box there could never be used); then the widget was opened
+    without one (`can_send` false), the output ends as the saved bundle, and the next
+    `%copilot` cell continues the same server session."""
     kernel, _ = front_end
     llm = notebook_stack.llm
     llm.reset(
@@ -392,17 +384,26 @@ def test_the_widgets_input_box_continues_the_same_conversation(
             text("Hi again.", when={"tools": True, "last_message": "^and again$"}),
         ]
     )
-    model_id = widget_model_id(kernel.run("%copilot hello"))
-    parent = kernel.send(
-        "comm_msg",
-        {
-            "comm_id": model_id,
-            "data": {"method": "custom", "content": {"type": "send", "text": "and again"}},
-        },
-    )
-    turns = widget_turns(kernel.messages_until_idle(parent))
-    assert [(t["user"], t["status"]) for t in turns] == [("hello", "done"), ("and again", "done")]
-    assert answer(turns[1]) == "Hi again."
+    first = kernel.run("%copilot hello")
+    [state] = [
+        m["content"]["data"]["state"]
+        for m in first
+        if m["msg_type"] == "comm_open" and "can_send" in m["content"]["data"].get("state", {})
+    ]
+    assert state["can_send"] is False
+    [saved] = [
+        m["content"]["data"][TURN_MIME_TYPE]
+        for m in first
+        if m["msg_type"] == "update_display_data" and TURN_MIME_TYPE in m["content"]["data"]
+    ]
+    second = kernel.run("%copilot and again")
+    [again] = [
+        m["content"]["data"][TURN_MIME_TYPE]
+        for m in second
+        if m["msg_type"] == "update_display_data" and TURN_MIME_TYPE in m["content"]["data"]
+    ]
+    assert again["session_id"] == saved["session_id"]
+    assert [t["user"] for t in again["turns"]] == ["and again"]
     last = llm.chat_requests[-1].body or {}
     texts = [str(message.get("content")) for message in last["messages"]]
     assert "hello" in texts and "Hi there." in texts, "the second turn saw the first"

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.messages import AIMessage
-from test_agent_graph import CountingTransport
+from test_agent_graph import CountingTransport, assert_tool_call_contract, tool_call_runs
 
 from jupyter_gns3_copilot.agent.models import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
@@ -84,8 +84,9 @@ def kinds(events: list[dict[str, Any]], *, progress: bool = False) -> list[str]:
 
 
 def tool_call_events(count: int) -> list[str]:
-    """A call's tool_call events: the opening one, one per argument fragment, the last."""
-    return ["tool_call"] * (1 + count + 1)
+    """A call's tool_call events in `tool_call_runs(kinds(...))`: one run of them (the
+    opening one, growing arguments coalesced by time, the complete one)."""
+    return ["tool_call"]
 
 
 async def test_full_turn_runs_tools_on_real_vpcs(
@@ -130,7 +131,7 @@ async def test_full_turn_runs_tools_on_real_vpcs(
         session = await service.get_session(session_id, user_id=USER)
         history = await service.get_history(session_id, user_id=USER)
 
-    assert kinds(events) == [
+    assert tool_call_runs(kinds(events)) == [
         *tool_call_events(3),
         "tool_start",
         "tool_end",
@@ -145,14 +146,12 @@ async def test_full_turn_runs_tools_on_real_vpcs(
     ]
     assert {e["session_id"] for e in events} == {session_id}
     calls = [e["tool_call"] for e in events if e["type"] == "tool_call"]
-    assert calls[0]["function"] == {"name": "start_nodes", "arguments": ""}
-    assert calls[4]["function"] == {
-        "name": "start_nodes",
-        "arguments": '{"nodes":["PC1","PC2"]}',
-        "complete": True,
-    }
-    assert json.loads(calls[-1]["function"]["arguments"]) == show
-    assert [c["function"].get("complete") for c in calls[5:]] == [None] * 5 + [True]
+    assert_tool_call_contract(
+        [c for c in calls if c["id"] == "call_start"], "start_nodes", {"nodes": ["PC1", "PC2"]}
+    )
+    assert_tool_call_contract(
+        [c for c in calls if c["id"] == "call_show"], "run_show_commands", show
+    )
 
     by_type: dict[str, list[dict[str, Any]]] = {}
     for event in events:
@@ -431,7 +430,7 @@ async def test_max_iterations_one_means_one_model_call_and_no_tool(
                 "go on", session_id=session_id, user_id=USER, llm=scripted_model_settings
             )
         )
-    assert kinds(events) == [*tool_call_events(2), "tool_end", "error", "done"]
+    assert tool_call_runs(kinds(events)) == [*tool_call_events(2), "tool_end", "error", "done"]
     assert json.loads(events[-3]["tool_output"])["status"] == "not_executed"
     assert "max_iterations=1" in events[-2]["error"] and "get_topology" in events[-2]["error"]
     requests = scripted_llm.chat_requests

@@ -278,23 +278,28 @@ _loop_models: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
-def shared_chat_model(
+async def shared_chat_model(
     settings: ModelSettings, *, temperature: float | None = None, streaming: bool = True
 ) -> ChatOpenAI:
     """`make_chat_model(...)` built once per running event loop and arguments, so turns
     reuse its connections; at most `_MODELS_PER_LOOP` are kept per loop (oldest dropped).
 
-    Must be called with an event loop running: the model's connections belong to it.
+    A missing model is built in a worker thread (the openai client and its TLS context
+    take tens of milliseconds the loop, and every request on it, would otherwise wait);
+    its connections are opened on first use, so they belong to the caller's loop.
     """
     models = _loop_models.setdefault(asyncio.get_running_loop(), {})
     key = (settings, temperature, streaming)
     model = models.get(key)
     if model is None:
-        if len(models) >= _MODELS_PER_LOOP:
-            del models[next(iter(models))]
-        model = models[key] = make_chat_model(
-            settings, temperature=temperature, streaming=streaming
+        built = await asyncio.to_thread(
+            make_chat_model, settings, temperature=temperature, streaming=streaming
         )
+        model = models.get(key)  # a concurrent first turn may have built one meanwhile
+        if model is None:
+            if len(models) >= _MODELS_PER_LOOP:
+                del models[next(iter(models))]
+            model = models[key] = built
     return model
 
 

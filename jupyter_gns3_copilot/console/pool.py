@@ -30,10 +30,14 @@ from .session import ConsoleSession
 DEFAULT_CONCURRENCY = 32
 """Devices worked on at once by `run_many`: far above a classroom lab's size, low enough
 to stay polite to one GNS3 host's telnet proxies."""
-_TRUST_RECENT = 5.0
-"""A kept session that showed its prompt less than this many seconds ago is reused as is;
-an older one is first checked with an Enter (the device may have logged it out, or a
-person may have typed on the same console)."""
+TRUST_RECENT = 5.0
+"""A kept session that showed its prompt less than this many seconds ago is reused as is."""
+_TRUST_QUIET = 600.0
+"""An older kept session is reused as is while it is `quiet` (open, and its console printed
+nothing since its last prompt: nobody typed on it, no command left running, no logout
+message), for at most this long since its prompt; otherwise it is first checked with an
+Enter. The bound covers a connection silently dropped on the way (a NAT's idle timeout),
+which only an Enter finds out."""
 _READY_ATTEMPT = 5.0
 """Longest single wait for a prompt inside `wait_ready`, so progress is reported often."""
 
@@ -64,8 +68,11 @@ class ConsolePool:
         keep_open: bool = True,
         connect_timeout: float = 10.0,
         prompt_timeout: float = 10.0,
+        trust_recent: float = TRUST_RECENT,
     ) -> None:
         self.keep_open = keep_open
+        self.trust_recent = trust_recent
+        """Seconds since its last prompt for which a kept session is reused unchecked."""
         self.connect_timeout = connect_timeout
         self.prompt_timeout = prompt_timeout
         self._locks: dict[str, asyncio.Lock] = {}
@@ -92,10 +99,11 @@ class ConsolePool:
     ) -> AsyncIterator[ConsoleSession]:
         """Hold `target`'s console lock and yield an open session at its prompt.
 
-        A kept session idle for a while is checked with an Enter first, and brought out of
-        configuration mode; a dead one is replaced by a new connection. A console busy
-        with a command someone left running is interrupted while waking, unless
-        `interrupt_busy` is false (see `ConsoleSession.wake`). `timeout` bounds
+        A kept session idle for a while is checked with an Enter first when its console
+        printed something meanwhile or it has been quiet very long (`_TRUST_QUIET`), and
+        brought out of configuration mode; a dead one is replaced by a new connection. A
+        console busy with a command someone left running is interrupted while waking,
+        unless `interrupt_busy` is false (see `ConsoleSession.wake`). `timeout` bounds
         connecting and waking (default: the pool's timeouts). Raises the `ConsoleError` of a failed
         connection or login, or `ConsoleAborted` when `abort_event` is set meanwhile.
         """
@@ -105,6 +113,7 @@ class ConsolePool:
                 yield session
             finally:
                 if self.keep_open and session.is_open:
+                    session.watch()
                     self._sessions[target.key] = session
                 else:
                     self._sessions.pop(target.key, None)
@@ -273,7 +282,8 @@ class ConsolePool:
         kept = self._sessions.pop(target.key, None)
         if kept is not None and kept.is_open and kept.target == target:
             try:
-                if asyncio.get_running_loop().time() - kept.last_used > _TRUST_RECENT:
+                idle = asyncio.get_running_loop().time() - kept.last_used
+                if idle > self.trust_recent and not (kept.quiet and idle < _TRUST_QUIET):
                     await abortable(
                         kept.wake(timeout=prompt_timeout, interrupt_busy=interrupt_busy),
                         abort_event,

@@ -124,6 +124,23 @@ class ConsoleSession:
             and not reader.at_eof()
         )
 
+    @property
+    def quiet(self) -> bool:
+        """Whether the session is open and the console printed nothing since `watch()`.
+
+        False when not watching. A quiet console is where its last command left it: at
+        its prompt, so a command can be typed without first pressing Enter to check.
+        """
+        reading = self._reading
+        return self.is_open and reading is not None and not reading.done()
+
+    def watch(self) -> None:
+        """Listen while idle, sending nothing: whatever the console prints from now on (a
+        person typing on it, a command someone left running, a log or logout message)
+        and its close end `quiet`. The next command's read takes what arrived."""
+        if self._reading is None and self._reader is not None and self.is_open:
+            self._reading = asyncio.ensure_future(self._reader.read(_READ_SIZE))
+
     async def open(
         self, *, prompt_timeout: float | None = None, interrupt_busy: bool = False
     ) -> None:
@@ -600,6 +617,8 @@ class ConsoleSession:
         self._reader = self._writer = self._reading = self._link = None
         if reading is not None:
             reading.cancel()
+            if reading.done() and not reading.cancelled():
+                reading.exception()  # a lost connection, already reported or moot
         if writer is not None:
             writer.close()
 

@@ -14,7 +14,7 @@ The HTTP server listens on the port of `JUPYTERHUB_SERVICE_URL`, on its host (12
 when it names none) unless `ip` says otherwise (in a Kubernetes hub pod the URL names the
 hub's Service, `http://hub:10101`, and the service listens on 0.0.0.0), and serves
 under `JUPYTERHUB_SERVICE_PREFIX`: the gateway (`v1/chat/completions`, `v1/models`),
-`api/session`, `api/projects`, `api/health` (`hub/handlers.py`), and the instructor
+`api/session`, `api/projects`, `api/usage`, `api/health` (`hub/handlers.py`), and the instructor
 dashboard at the prefix itself
 (`hub/dashboard.py`: the page, its forms and `api/...`). Callers are authenticated by
 `jupyterhub.services.auth.HubOAuth` (`hub/hub_auth.py`): a hub token in the
@@ -365,7 +365,7 @@ class CopilotHubService(Application):
 def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
     """The service's URL specs under its prefix."""
     from .dashboard import dashboard_handlers
-    from .handlers import HealthHandler, ProjectsHandler, SessionHandler
+    from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
 
     prefix = runtime.settings.prefix
     own = {"runtime": runtime}
@@ -373,6 +373,7 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
         *runtime.gateway.routes(prefix),
         (rf"{re.escape(prefix)}api/session", SessionHandler, own),
         (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
+        (rf"{re.escape(prefix)}api/usage", UsageHandler, own),
         (rf"{re.escape(prefix)}api/health", HealthHandler, own),
         *(dashboard_handlers(prefix, runtime.dashboard) if runtime.dashboard else []),
     ]

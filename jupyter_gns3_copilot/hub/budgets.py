@@ -59,6 +59,15 @@ class Budget(BaseModel):
     """"user override", "group <name>" or "default"."""
 
 
+class BudgetLeft(BaseModel):
+    """A caller's budget today, as `GET api/usage` answers it (None: no limit applies)."""
+
+    daily_tokens: DailyTokens
+    used_today: NonNegativeInt
+    left: NonNegativeInt | None
+    """Tokens left today, the course-wide cap included; it resets at 00:00 UTC."""
+
+
 class Refusal(BaseModel):
     """Why a call is refused: `message` is one line written for the student."""
 

@@ -1,4 +1,5 @@
-"""A student's server's side of the hub service: `GET api/session` and its renewal.
+"""A student's server's side of the hub service: `GET api/session` and its renewal, and
+`GET api/usage` (the budget left today).
 
     hub = HubServiceClient("http://hub:8000/services/gns3-copilot/", hub_token)
     session = await hub.session()            # fetched once, renewed before the GNS3 token expires
@@ -16,13 +17,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from typing import TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError, field_serializer
 
 from ..gns3.errors import GNS3AuthError
+from .budgets import BudgetLeft
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
 
 SESSION_PATH = "api/session"
+USAGE_PATH = "api/usage"
 DEFAULT_RENEW_BEFORE = timedelta(minutes=5)
 """How long before the GNS3 token's expiry the session is fetched again (the service
 itself renews 10 minutes before, so a fetched token always has longer to live)."""
@@ -132,10 +138,20 @@ class HubServiceClient:
             raise GNS3AuthError(f"No GNS3 token: {exc}", url=self.url) from exc
         return session.gns3_token.get_secret_value()
 
+    async def budget(self) -> BudgetLeft:
+        """The student's model budget today (`GET api/usage`; never cached: every model
+        call spends it). `HubServiceError` when the service cannot say."""
+        return await self._get(USAGE_PATH, BudgetLeft)
+
     async def _fetch(self, *, renew: bool) -> HubSession:
-        url = self.url + SESSION_PATH
+        return await self._get(SESSION_PATH, HubSession, params={"renew": "1"} if renew else None)
+
+    async def _get(
+        self, path: str, model: type[_Answer], params: dict[str, str] | None = None
+    ) -> _Answer:
+        url = self.url + path
         try:
-            response = await self._http.get(url, params={"renew": "1"} if renew else None)
+            response = await self._http.get(url, params=params)
         except httpx.HTTPError as exc:
             raise HubServiceError(
                 f"The copilot hub service at {self.url} cannot be reached "
@@ -144,14 +160,14 @@ class HubServiceClient:
         if response.status_code != 200:
             raise HubServiceError(
                 f"The copilot hub service at {self.url} answered HTTP {response.status_code}"
-                f" to {SESSION_PATH}: {_message(response)}"
+                f" to {path}: {_message(response)}"
             )
         try:
-            return HubSession.model_validate_json(response.content)
+            return model.model_validate_json(response.content)
         except ValidationError as exc:
             raise HubServiceError(
-                f"The copilot hub service at {self.url} sent a session this copilot cannot "
-                f"read ({exc.error_count()} problems): is it the same version?"
+                f"The copilot hub service at {self.url} sent an answer to {path} this copilot "
+                f"cannot read ({exc.error_count()} problems): is it the same version?"
             ) from exc
 
     async def aclose(self) -> None:

@@ -66,7 +66,7 @@ from tornado.web import RequestHandler
 
 from ..agent.models import TURN_HEADER, http_base_url
 from ..agent.tokens import token_counter_for_model
-from .budgets import BudgetPolicy, Refusal
+from .budgets import BudgetLeft, BudgetOverrides, BudgetPolicy, Refusal
 from .caller import Caller
 from .usage import QUESTION_CHARS, CallStatus, ModelCall, UsageStore, utc_now
 
@@ -198,16 +198,39 @@ class ModelGateway:
 
     async def budget_refusal(self, caller: Caller, now: datetime) -> Refusal | None:
         """Why `caller` may not start a call now (tokens used today), or None."""
+        overrides, used, course_used = await self._used_today(caller, now)
+        return self.policy.refusal(
+            caller, overrides, used_today=used, course_used_today=course_used
+        )
+
+    async def budget_left(self, caller: Caller, now: datetime) -> BudgetLeft:
+        """`caller`'s budget today: the daily tokens, those used, and those left (the
+        course-wide cap included); None where no limit applies."""
+        overrides, used, course_used = await self._used_today(caller, now)
+        daily = self.policy.daily_budget(caller, overrides).daily_tokens
+        course = self.policy.course_budget(overrides)
+        lefts = [
+            limit - spent
+            for limit, spent in ((daily, used), (course, course_used))
+            if limit is not None
+        ]
+        return BudgetLeft(
+            daily_tokens=daily,
+            used_today=used,
+            left=max(min(lefts), 0) if lefts else None,
+        )
+
+    async def _used_today(self, caller: Caller, now: datetime) -> tuple[BudgetOverrides, int, int]:
+        """The overrides in force and the tokens used today by `caller` and by the course
+        (only what a limit applies to is read; 0 otherwise)."""
         overrides = await self.store.overrides()
         day = now.date()
-        used = course_used = 0  # only what a limit applies to is read
+        used = course_used = 0
         if self.policy.daily_budget(caller, overrides).daily_tokens is not None:
             used = await self.store.tokens_used(day, caller.name)
         if self.policy.course_budget(overrides) is not None:
             course_used = await self.store.tokens_used(day)
-        return self.policy.refusal(
-            caller, overrides, used_today=used, course_used_today=course_used
-        )
+        return overrides, used, course_used
 
 
 class _Meter:

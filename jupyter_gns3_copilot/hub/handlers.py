@@ -10,6 +10,8 @@ prefix and answering JSON, errors as `{"error": {"message", "type", ...}}`:
 - `GET api/projects`: the caller's GNS3 projects (their pool's); `POST api/projects`
   `{"name"}`: a new project in the caller's pool (students cannot create projects in GNS3
   themselves), at most `max_projects_per_student`.
+- `GET api/usage`: the caller's model budget today (`BudgetLeft`: daily tokens, used, left
+  with the course-wide cap; None where no limit applies), for the copilot's status.
 - `GET api/health`: no authentication, no secrets: the service runs, and whether GNS3
   answers.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -134,6 +137,15 @@ class SessionHandler(ServiceHandler):
             ),
         )
         self.write_json(session)
+
+
+class UsageHandler(ServiceHandler):
+    """`GET api/usage` (see the module docstring)."""
+
+    async def get(self) -> None:
+        self.write_json(
+            await self.runtime.gateway.budget_left(self.caller, datetime.now(timezone.utc))
+        )
 
 
 class ProjectsHandler(ServiceHandler):

@@ -4,19 +4,20 @@ Every magic blocks until it is done (so "Run All" runs in order). A message stre
 a chat widget (text where widgets cannot render, or with `--quiet`) and the magic returns
 the `Turn`: `turn = %copilot ...` then `turn.tool_results["PC1"]`. The conversation
 continues across cells: one session per notebook (kernel) and project, unless `--new` or
-`--session ID` says otherwise; the widget's input box continues it too.
+`--session ID` says otherwise. The widget has no input box: when the turn ends its output
+becomes the saved answer, so the next cell (or the saved answer's "Continue in the Copilot
+sidebar" button) continues the conversation.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import getpass
 import re
 import shlex
 import sys
 from argparse import Namespace
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -365,8 +366,7 @@ class CopilotMagics(Magics):
             turn = self._text_turn(ask)
         else:
             widget = self._widget(project, session_id, options.mode)
-            widget.on_send = self._continuation(widget, project, limits)
-            turn = self._widget_turn(widget, message, ask, display=True)
+            turn = self._widget_turn(widget, message, ask)
         turn.shown_in_cell(self.shell.execution_count)
         return turn
 
@@ -380,18 +380,16 @@ class CopilotMagics(Magics):
             mode=copilot_mode(mode),
         )
 
-    def _widget_turn(self, widget: Any, message: str, run: TurnRunner, *, display: bool) -> Turn:
-        """Run a turn into `widget`; the widget is displayed (if `display`) and the turn
-        begun once the server accepts the request, so a refusal shows only as the
-        cell's error."""
+    def _widget_turn(self, widget: Any, message: str, run: TurnRunner) -> Turn:
+        """Run a turn into `widget`; the widget is displayed and the turn begun once the
+        server accepts the request, so a refusal shows only as the cell's error."""
         begun = False
 
         def on_open() -> None:
             nonlocal begun
-            if display:
-                from IPython.display import display as show
+            from IPython.display import display
 
-                show(widget)
+            display(widget)
             widget.begin_turn(message)
             begun = True
 
@@ -415,29 +413,6 @@ class CopilotMagics(Magics):
             raise
         widget.end_turn()
         return turn
-
-    def _continuation(
-        self, widget: Any, project: ProjectInfo, limits: Mapping[str, Any]
-    ) -> Callable[[str], None]:
-        """What the widget's input box calls: the next turn of the widget's session (a
-        refusal propagates to the widget, which shows it)."""
-        copilot = self.api
-
-        def send(text: str) -> None:
-            def ask(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
-                return copilot.ask(
-                    text,
-                    session=widget.session_id or None,
-                    project_id=project.project_id,
-                    on_open=on_open,
-                    on_event=on_event,
-                    **limits,
-                )
-
-            with contextlib.suppress(KeyboardInterrupt):
-                self._widget_turn(widget, text, ask, display=False)
-
-        return send
 
     def _text_turn(self, run: TurnRunner) -> Turn:
         printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
@@ -633,7 +608,7 @@ class CopilotMagics(Magics):
         else:
             message = f"run {', '.join(devices)}: {commands.strip()}"
             widget = self._widget(project, None, options.mode)
-            turn = self._widget_turn(widget, message, run, display=True)
+            turn = self._widget_turn(widget, message, run)
         turn.shown_in_cell(self.shell.execution_count)
         return turn
 

@@ -21,7 +21,9 @@ handlers, with the server's format and level.
 Loading the extension imports no core module: the GNS3 client, the model settings, the
 command policy, the skills library and the agent manager are created on first use (the
 agent manager, which imports LangGraph, when the first project is opened or chatted
-with), so `jupyter lab` starts as fast without the copilot as with it.
+with), so `jupyter lab` starts as fast without the copilot as with it. Once the server
+runs, a daemon thread imports them (`server.warmup`), and the copilot's routes wait for it
+without blocking the event loop: no first-use import stalls other users and kernels.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import getpass
 import logging
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +49,7 @@ from .configuration import (
 from .handlers import default_handlers
 from .kernel_env import publish_server_to_kernels
 from .project_users import ProjectUsers
+from .warmup import WarmUp, prime
 
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
@@ -313,13 +317,16 @@ class GNS3Copilot(ExtensionApp):
         self._project_lookup: SingleFlight[str, Project] | None = None
         self._hub: HubServiceClient | None = None
         self._hub_admin: tuple[HubSession, LLMAdminConfig] | None = None
+        self.warm_up = WarmUp(then=partial(prime, self.llm_model or None))
 
     def initialize_handlers(self) -> None:
         """Register the API routes (jupyter_server prefixes them with base_url)."""
         self.handlers.extend(default_handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        """Publish the server's URL and a token to kernels started from now on."""
+        """Start the warm-up thread (`server.warmup`); publish the server's URL and a
+        token to kernels started from now on."""
+        self.warm_up.start()
         published = publish_server_to_kernels(serverapp)
         self.log.info(
             "GNS3 Copilot: kernels will find this server at %s (%s)",

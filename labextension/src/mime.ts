@@ -1,7 +1,8 @@
 /**
  * Saved copilot turns (`TURN_MIME_TYPE`), rendered with no kernel and no widget state
  * (`saved.ts` builds the DOM). It ranks before text/markdown, so JupyterLab and
- * Notebook 7 pick it over the transcript fallback.
+ * Notebook 7 pick it over the transcript fallback. Its "Continue in the Copilot sidebar"
+ * button reaches the sidebar plugin through a DOM event (`continue.ts`).
  */
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
@@ -16,7 +17,7 @@ class SavedTurns extends Widget implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    this.node.replaceChildren(renderBundle(model.data[TURN_MIME_TYPE]));
+    this.node.replaceChildren(renderBundle(model.data[TURN_MIME_TYPE], { continuable: true }));
   }
 }
 

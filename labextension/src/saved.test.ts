@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { loadFixtures } from '../test/fixtures';
+import { CONTINUE_EVENT, onContinue, type ContinueRequest } from './continue';
 import { renderBundle } from './saved';
 
 describe('the saved-turn renderer', () => {
@@ -18,4 +19,32 @@ describe('the saved-turn renderer', () => {
     }
   });
 
+  it('offers to continue the session in the sidebar, through a DOM event', () => {
+    const turns = loadFixtures().map(f => f.turn);
+    const bundle = { version: 1, project_id: 'p1', project_name: 'Lab', session_id: 's1', mode: null, turns };
+    expect(renderBundle(bundle).querySelector('.gns3c-continue')).toBeNull();
+    expect(renderBundle({ ...bundle, session_id: null }, { continuable: true }).querySelector('.gns3c-continue')).toBeNull();
+
+    const root = renderBundle(bundle, { continuable: true });
+    document.body.append(root);
+    const button = root.querySelector<HTMLButtonElement>('.gns3c-continue');
+    expect(button?.textContent).toBe('Continue in the Copilot sidebar');
+
+    button?.click(); // nobody listens: the note says where to continue instead
+    expect(root.querySelector('.gns3c-continue-note')?.textContent).toContain('new %copilot cell');
+
+    const seen: ContinueRequest[] = [];
+    const stop = onContinue(document, request => seen.push(request));
+    button?.click();
+    expect(seen).toEqual([{ project_id: 'p1', session_id: 's1' }]);
+    expect(root.querySelector('.gns3c-continue-note')?.textContent).toBe('');
+
+    // a malformed event is not taken
+    const stray = new CustomEvent(CONTINUE_EVENT, { detail: { project_id: 'p1' }, bubbles: true, cancelable: true });
+    expect(document.body.dispatchEvent(stray)).toBe(true);
+    stop();
+    button?.click();
+    expect(seen).toHaveLength(1);
+    root.remove();
+  });
 });

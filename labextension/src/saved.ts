@@ -1,8 +1,10 @@
 /**
  * The DOM of a saved cell output (`TurnBundle`): its turns through `TurnView`, then a
- * footer naming the project and session. No JupyterLab imports: the benchmark and the
- * tests render it as the MIME renderer does.
+ * footer naming the project and session (with the "Continue in the Copilot sidebar"
+ * button when asked for and the bundle names both). No JupyterLab imports: the benchmark
+ * and the tests render it as the MIME renderer does.
  */
+import { continueButton } from './continue';
 import { h } from './dom';
 import type { Turn, TurnBundle } from './turn/types';
 import { TurnView } from './turn/view';
@@ -12,8 +14,13 @@ function isTurn(value: unknown): value is Turn {
   return !!turn && typeof turn === 'object' && typeof turn.user === 'string' && Array.isArray(turn.items);
 }
 
+export interface RenderOptions {
+  /** Offer to continue the bundle's session in the sidebar (JupyterLab / Notebook 7). */
+  continuable?: boolean;
+}
+
 /** The DOM of a saved bundle; a bundle that does not hold turns gets a readable message. */
-export function renderBundle(bundle: unknown): HTMLElement {
+export function renderBundle(bundle: unknown, options: RenderOptions = {}): HTMLElement {
   const root = h('div', { class: 'jp-gns3-copilot-saved gns3c-saved' });
   const data = bundle as TurnBundle | null;
   if (!data || typeof data !== 'object' || !Array.isArray(data.turns) || !data.turns.every(isTurn)) {
@@ -28,6 +35,10 @@ export function renderBundle(bundle: unknown): HTMLElement {
   const where = [data.project_name || data.project_id, data.session_id ? `session ${data.session_id.slice(0, 8)}` : '', data.mode ?? '']
     .filter(Boolean)
     .join(' · ');
-  root.append(h('footer', { class: 'gns3c-saved-footer', text: `GNS3 Copilot${where ? ` · ${where}` : ''} · saved answer` }));
+  const footer = h('footer', { class: 'gns3c-saved-footer' }, h('span', { text: `GNS3 Copilot${where ? ` · ${where}` : ''} · saved answer` }));
+  if (options.continuable && data.project_id && data.session_id) {
+    footer.append(continueButton({ project_id: data.project_id, session_id: data.session_id }));
+  }
+  root.append(footer);
   return root;
 }

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import jupyter_ui
 import pytest
 
 CHROMIUM = Path(os.environ.get("GNS3_COPILOT_CHROMIUM", "/usr/bin/chromium"))
@@ -97,7 +98,7 @@ def jupyter_server() -> Iterator[JupyterServer]:
             path.write_text(json.dumps(values))
         env = {
             **os.environ,
-            "JUPYTER_PATH": _checkout_labextension_path(base),
+            "JUPYTER_PATH": jupyter_ui.checkout_jupyter_path(base),
             "JUPYTERLAB_SETTINGS_DIR": str(settings),
             "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
             "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
@@ -121,18 +122,6 @@ def jupyter_server() -> Iterator[JupyterServer]:
             yield server
         finally:
             _stop(server, process)
-
-
-def _checkout_labextension_path(base: Path) -> str:
-    """A JUPYTER_PATH entry (searched before the venv's) holding this checkout's built
-    labextension, so the pages load the front end under test; JUPYTER_PATH kept after it."""
-    built = REPO / "jupyter_gns3_copilot" / "labextension"
-    if not (built / "package.json").exists():
-        pytest.skip(f"the front end is not built ({built}): run make frontend")
-    path = base / "jupyter-path"
-    (path / "labextensions").mkdir(parents=True)
-    (path / "labextensions" / "jupyter-gns3-copilot").symlink_to(built)
-    return os.pathsep.join(filter(None, [str(path), os.environ.get("JUPYTER_PATH")]))
 
 
 def _wait_until_up(server: JupyterServer, process: subprocess.Popen[bytes]) -> None:

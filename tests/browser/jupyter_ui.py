@@ -7,12 +7,17 @@ Both front ends are reached through `window.jupyterapp` (the servers start with
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 
+REPO = Path(__file__).resolve().parents[2]
 KERNEL_READY_TIMEOUT_MS = 90_000
 CELL_TIMEOUT_MS = 120_000
 
@@ -84,7 +89,7 @@ READABLE = [
     ".gns3c-args code", ".gns3c-device-name", ".gns3c-status", ".gns3c-output",
     ".gns3c-device-error", ".gns3c-device-blocked", ".gns3c-badge", ".gns3c-kv th",
     ".gns3c-refusal", ".gns3c-footer span", ".gns3c-note", ".gns3c-brand", ".gns3c-header",
-    ".gns3c-saved-footer", ".gns3c-error",
+    ".gns3c-saved-footer", ".gns3c-continue", ".gns3c-error",
 ]
 
 
@@ -95,6 +100,33 @@ def assert_readable(page: Any, root: str, theme: str, at_least: int) -> None:
     assert len(contrasts) >= at_least, contrasts
     low = {selector: value for selector, value in contrasts.items() if value < 4.5}
     assert not low, f"text hard to read in the {theme} theme (contrast < 4.5): {low}"
+
+
+def checkout_jupyter_path(base: Path) -> str:
+    """A JUPYTER_PATH entry (searched before the venv's) holding this checkout's built
+    labextension, so the pages load the front end under test; JUPYTER_PATH kept after it."""
+    built = REPO / "jupyter_gns3_copilot" / "labextension"
+    if not (built / "package.json").exists():
+        pytest.skip(f"the front end is not built ({built}): run make frontend")
+    path = base / "jupyter-path"
+    (path / "labextensions").mkdir(parents=True)
+    (path / "labextensions" / "jupyter-gns3-copilot").symlink_to(built)
+    return os.pathsep.join(filter(None, [str(path), os.environ.get("JUPYTER_PATH")]))
+
+
+@contextlib.contextmanager
+def checkout_front_end(base: Path) -> Iterator[None]:
+    """Servers started inside (they inherit the environment, as `local_stack`'s do) load
+    this checkout's front end (`checkout_jupyter_path`)."""
+    before = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = checkout_jupyter_path(base)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("JUPYTER_PATH", None)
+        else:
+            os.environ["JUPYTER_PATH"] = before
 
 
 def write_notebook(path: Path, cells: list[str]) -> None:

@@ -1,8 +1,8 @@
 """Kernel-side driver for the browser tests: plays scripted chat streams into a ChatWidget.
 
-Stands in for the %copilot magics (which will feed the widget from the server's SSE stream)
-until they exist: the events are the seed 000 SSE format, parsed with the same models the
-kernel client uses, and pushed with small sleeps so the browser sees them arrive live.
+Stands in for the %copilot magics (which feed the widget from the server's SSE stream): the
+events are the seed 000 SSE format, parsed with the same models the kernel client uses, and
+pushed with small sleeps so the browser sees them arrive live.
 """
 
 from __future__ import annotations
@@ -106,11 +106,27 @@ def followup_events(question: str, session_id: str = SESSION_ID) -> Iterator[
 
 
 class ScriptedChat:
-    """A ChatWidget fed from scripts; messages sent from its input box get a reply."""
+    """Plays scripted turns as the `%copilot` magics do: each turn in a ChatWidget of its
+    own, shown in the running cell, without an input box (when the turn ends its output
+    becomes the saved answer). `input_box=True` gives the first widget the input box of
+    `ChatWidget(on_send=...)` for direct users: messages sent from it get a reply."""
 
-    def __init__(self, project_id: str = PROJECT_ID) -> None:
-        self.widget = ChatWidget(project_id, project_name="OSPF lab", on_send=self._on_send)
+    def __init__(self, project_id: str = PROJECT_ID, *, input_box: bool = False) -> None:
+        self.project_id = project_id
+        self.widget = self._new_widget(self._on_send if input_box else None)
         self.sent: list[str] = []
+
+    def _new_widget(self, on_send: Any = None) -> ChatWidget:
+        return ChatWidget(self.project_id, project_name="OSPF lab", session_id=SESSION_ID,
+                          on_send=on_send)
+
+    def next_widget(self) -> ChatWidget:
+        """A new widget for the next cell's turn (same session), shown in that cell."""
+        from IPython.display import display
+
+        self.widget = self._new_widget()
+        display(self.widget)
+        return self.widget
 
     def play(self, user: str, events: Iterator[tuple[float, dict[str, Any]]],
              stats: dict[str, Any] | None = None) -> str:
@@ -126,9 +142,16 @@ class ScriptedChat:
     def demo_turn(self) -> str:
         return self.play("Why can't PC1 ping PC3?", demo_events(), DEMO_STATS)
 
+    def next_turn(self, question: str) -> str:
+        """The conversation continued in the next cell, as a `%copilot` cell continues it."""
+        self.next_widget()
+        return self._reply(question)
+
     def long_turn(self, stop_file: str, timeout: float = 90.0) -> str:
-        """A turn whose tool runs until `stop_file` appears (what the server's abort
-        endpoint does to a real stream): then the stream ends with `abort`."""
+        """A turn, in a widget of its own, whose tool runs until `stop_file` appears (what
+        the server's abort endpoint does to a real stream): then the stream ends with
+        `abort`."""
+        self.next_widget()
         self.widget.begin_turn("Ping every PC from every PC, one after the other.")
         try:
             self.widget.push(parse_event({"type": "content", "content": "Starting the pings.",
@@ -157,7 +180,10 @@ class ScriptedChat:
                                            "llm_calls": 1})
         return status
 
+    def _reply(self, text: str) -> str:
+        return self.play(text, followup_events(text), {"input_tokens": 9100, "output_tokens": 60,
+                                                       "llm_calls": 1})
+
     def _on_send(self, text: str) -> None:
         self.sent.append(text)
-        self.play(text, followup_events(text), {"input_tokens": 9100, "output_tokens": 60,
-                                                "llm_calls": 1})
+        self._reply(text)

@@ -1,12 +1,14 @@
-"""The chat widget in a real browser, in JupyterLab 4 and Notebook 7.
+"""The chat widget and the saved answer in a real browser, in JupyterLab 4 and Notebook 7.
 
-A notebook cell plays a scripted chat stream into a ChatWidget (scripted_chat.py, standing
-in for the %copilot magics) while the page is watched: tool cards must stay one line with
-their arguments readable as they stream, open on click onto per-device tables, the answer
-close below the question, the footer with statistics; Enter in the input
-box must reach the kernel's `on_send` and continue the conversation; Stop must POST the
-server's abort endpoint (with the XSRF header) while the cell is still running; light and
-dark themes must stay readable; the saved notebook must re-render from widget state.
+Cells play scripted chat streams into ChatWidgets (scripted_chat.py, standing in for the
+%copilot magics: a widget per cell, no input box) while the page is watched. While a turn
+runs, on the live widget: tool cards stay one line with their arguments readable as they
+stream; Stop POSTs the server's abort endpoint (with the XSRF header) while the cell is
+still running. When the turn ends the cell's output is the saved answer, and on it: the
+answer close below the question, cards opening on click or Enter onto per-device tables,
+badges, sanitised Markdown, the footer with statistics, light and dark themes readable;
+the next cell continues the conversation; the saved notebook re-renders after a reload
+with no kernel and no widget state.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pytest
 import scripted_chat
 
 HERE = Path(__file__).parent
+TURN_MIME = "application/vnd.gns3-copilot.turns+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # Records every text a tool card's one-line header shows (a MutationObserver sees each
 # change, however short-lived).
@@ -37,6 +41,21 @@ WATCH_WIDGET = """() => {
 }"""
 
 
+def cell(page: Any, index: int) -> Any:
+    """The notebook's cell `index` (outputs are scoped by cell: each turn has its own)."""
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def live(page: Any, index: int) -> Any:
+    """The live widget in cell `index` (only while its turn runs)."""
+    return cell(page, index).locator(".gns3c")
+
+
+def saved(page: Any, index: int) -> Any:
+    """The saved answer in cell `index` (once its turn has ended)."""
+    return cell(page, index).locator(".jp-gns3-copilot-saved")
+
+
 def _cells(stop_file: Path) -> list[str]:
     return [
         f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
@@ -45,26 +64,26 @@ def _cells(stop_file: Path) -> list[str]:
         "chat = ScriptedChat()\n"
         "display(chat.widget)\n"
         "print('DEMO-DONE', chat.demo_turn())",
-        "print('SENT', chat.sent)",
+        "print('NEXT-DONE', chat.next_turn('Does PC2 answer pings?'))",
         f"print('LONG-DONE', chat.long_turn({str(stop_file)!r}))",
     ]
 
 
 def _contrast_ok(page: Any, theme: str) -> None:
-    """Readable text, with the first turn's cards open (a turn's end re-renders the output,
-    closed)."""
-    heads = page.locator(".gns3c").first.locator(".gns3c-turn").first.locator(
-        ".gns3c-tool-head[aria-expanded='false']")
+    """Readable text in the first saved answer, with its cards open."""
+    heads = saved(page, 0).locator(".gns3c-tool-head[aria-expanded='false']")
     while heads.count():
         heads.first.click()
-    jupyter_ui.assert_readable(page, ".gns3c", theme, at_least=14)
+    jupyter_ui.assert_readable(page, ".jp-gns3-copilot-saved", theme, at_least=14)
 
 
-def _play_demo_turn(page: Any, widget: Any, ui: str, screenshots: Path) -> None:
-    """Cell 0 streams a turn; check what showed up while it ran and after."""
+def _play_demo_turn(page: Any, ui: str, screenshots: Path) -> Any:
+    """Cell 0 streams a turn: what showed up live while it ran, then on the saved answer."""
     page.evaluate(WATCH_WIDGET)
     jupyter_ui.run_cell(page, 0)
-    page.locator(".gns3c-tool-title", has_text="commands: show ip").wait_for()
+    widget = live(page, 0)
+    widget.locator(".gns3c-tool-title", has_text="commands: show ip").wait_for()
+    assert not widget.locator("textarea.gns3c-input").is_visible(), "no input box"
     jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-streaming.png")
     output = jupyter_ui.wait_for_output(page, 0, "DEMO-DONE")
     assert "DEMO-DONE done" in output
@@ -76,15 +95,20 @@ def _play_demo_turn(page: Any, widget: Any, ui: str, screenshots: Path) -> None:
     assert len(growing) >= 3 and growing[-1] == final, seen
     assert not any("{" in text or '"' in text for text in seen), seen
 
+    # The turn ended: the cell now holds the saved answer, not the widget.
+    answer_view = saved(page, 0)
+    answer_view.wait_for()
+    assert live(page, 0).count() == 0
+
     # Answer first: every card is one closed line, the answer right below them.
-    heads = widget.locator(".gns3c-tool-head")
+    heads = answer_view.locator(".gns3c-tool-head")
     assert heads.count() == 2
     assert [heads.nth(i).get_attribute("aria-expanded") for i in range(2)] == ["false", "false"]
-    question = widget.locator(".gns3c-user-text").first.bounding_box()
-    answer_box = widget.locator(".gns3c-md h2", has_text="Diagnosis").bounding_box()
+    question = answer_view.locator(".gns3c-user-text").first.bounding_box()
+    answer_box = answer_view.locator(".gns3c-md h2", has_text="Diagnosis").bounding_box()
     assert question and answer_box
     assert answer_box["y"] - (question["y"] + question["height"]) < 250
-    device_card = widget.locator(".gns3c-tool").nth(1)
+    device_card = answer_view.locator(".gns3c-tool").nth(1)
     assert device_card.locator(".gns3c-badge").inner_text() == "partial"
 
     # Opened (keyboard): per-device results as a table, long output folded.
@@ -105,62 +129,56 @@ def _play_demo_turn(page: Any, widget: Any, ui: str, screenshots: Path) -> None:
     progress = device_card.locator("details.gns3c-progress-done")
     progress.locator("summary").click()
     assert "waiting for PC3's console" in progress.locator("ol").inner_text()
-    topology = widget.locator(".gns3c-tool").first
+    topology = answer_view.locator(".gns3c-tool").first
     topology.locator(".gns3c-tool-head").click()
     assert "PC1, PC2, PC3, SW1" in topology.locator(".gns3c-kv tr", has_text="nodes").inner_text()
 
     # Safe Markdown: formatting rendered, raw HTML and javascript: links left as text.
-    answer = widget.locator(".gns3c-md").last
+    answer = answer_view.locator(".gns3c-md").last
     assert answer.locator("strong", has_text="PC3 does not answer.").count() == 1
     assert answer.locator("li").count() == 2
     assert answer.locator("pre", has_text="host (10.0.0.3) not reachable").count() == 1
     docs = answer.locator("a", has_text="the VPCS docs")
     assert docs.get_attribute("href") == "https://docs.gns3.com/docs/emulators/vpcs/"
     assert docs.get_attribute("rel") == "noopener noreferrer"
-    assert widget.locator("img").count() == 0
-    assert widget.locator("a[href^='javascript']").count() == 0
+    assert answer_view.locator("img").count() == 0
+    assert answer_view.locator("a[href^='javascript']").count() == 0
     assert scripted_chat.INJECTION in answer.inner_text()
     assert page.evaluate("() => window.__gns3cInjected") is None
 
-    footer = widget.locator(".gns3c-turn").first.locator(".gns3c-footer").inner_text()
+    footer = answer_view.locator(".gns3c-turn").first.locator(".gns3c-footer").inner_text()
     for expected in ("PC reachability", "8,500 in / 1,200 out tokens", "2 model calls"):
         assert expected in footer
-    assert "OSPF lab" in widget.locator(".gns3c-header").inner_text()
-    assert "PC reachability" in widget.locator(".gns3c-session").inner_text()
+    where = answer_view.locator(".gns3c-saved-footer").inner_text()
+    assert "OSPF lab" in where and f"session {scripted_chat.SESSION_ID[:8]}" in where
+    assert answer_view.locator("button.gns3c-continue").is_visible()
+    return answer_view
 
 
-def _continue_from_input_box(page: Any, widget: Any) -> None:
-    """Enter sends (Shift+Enter does not); the kernel's on_send continues the chat."""
-    box = widget.locator("textarea.gns3c-input")
-    assert box.get_attribute("aria-label")
-    box.click()
-    box.type("first line")
-    box.press("Shift+Enter")
-    box.type("second line")
-    assert box.input_value() == "first line\nsecond line"
-    assert widget.locator(".gns3c-turn").count() == 1
-    box.fill("Does PC2 answer pings?")
-    box.press("Enter")
-    second = widget.locator(".gns3c-turn").nth(1)
-    second.locator(".gns3c-user-text", has_text="Does PC2 answer pings?").wait_for()
-    page.wait_for_function(
-        "() => document.querySelectorAll('.gns3c-turn')[1]?.dataset.status === 'done'")
-    assert "PC2 answers pings" in second.locator(".gns3c-md").inner_text()
-    assert box.input_value() == ""
+def _continue_in_the_next_cell(page: Any) -> None:
+    """The next cell's turn continues the conversation (same session) in its own output."""
     jupyter_ui.run_cell(page, 1)
-    output = jupyter_ui.wait_for_output(page, 1, "SENT")
-    assert "SENT ['Does PC2 answer pings?']" in output
+    output = jupyter_ui.wait_for_output(page, 1, "NEXT-DONE")
+    assert "NEXT-DONE done" in output
+    second = saved(page, 1)
+    second.wait_for()
+    assert second.locator(".gns3c-user-text").inner_text() == "Does PC2 answer pings?"
+    assert "PC2 answers pings" in second.locator(".gns3c-md").inner_text()
+    assert second.locator(".gns3c-turn").get_attribute("data-status") == "done"
+    assert f"session {scripted_chat.SESSION_ID[:8]}" in second.locator(
+        ".gns3c-saved-footer").inner_text()
+    assert saved(page, 0).locator(".gns3c-turn").count() == 1, "cell 0 keeps its own turn"
 
 
-def _stop_running_turn(page: Any, widget: Any, server: Any, stop_file: Path, ui: str,
+def _stop_running_turn(page: Any, server: Any, stop_file: Path, ui: str,
                        screenshots: Path) -> None:
     """Stop, pressed while cell 2 still runs, POSTs the server's abort endpoint itself."""
     requests: list[dict[str, Any]] = []
 
     def handle(route: Any, request: Any) -> None:
         # Forward to the real server (its verdict proves auth + XSRF), then tell the
-        # scripted stream to end as an aborted real stream would. Until the chat API's
-        # abort route exists the server answers 404: the browser then gets a stub reply.
+        # scripted stream to end as an aborted real stream would. The scripted session does
+        # not exist on the server, which answers 404: the browser then gets a stub reply.
         response = route.fetch()
         requests.append({"url": request.url, "method": request.method,
                          "headers": request.headers, "server_status": response.status})
@@ -172,22 +190,24 @@ def _stop_running_turn(page: Any, widget: Any, server: Any, stop_file: Path, ui:
 
     page.route("**/copilot/projects/*/chat/sessions/*/abort", handle)
     jupyter_ui.run_cell(page, 2)
-    running = widget.locator(".gns3c-turn").nth(2)
+    widget = live(page, 2)
+    running = widget.locator(".gns3c-turn").first
     running.locator(".gns3c-tool-head").click()  # open while it runs: the progress shows
     running.locator(".gns3c-progress li", has_text="ping round").first.wait_for()
     assert "null" not in running.locator(".gns3c-progress").inner_text()
     stop = widget.locator("button.gns3c-stop")
     assert stop.is_visible() and stop.is_enabled()
-    assert widget.locator("textarea.gns3c-input").is_disabled()
     jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-running.png")
     stop.click()
     output = jupyter_ui.wait_for_output(page, 2, "LONG-DONE")
     assert "LONG-DONE aborted" in output
-    page.wait_for_function(
-        "() => document.querySelectorAll('.gns3c-turn')[2]?.dataset.status === 'aborted'")
-    assert "Stopped" in running.locator(".gns3c-note").inner_text()
-    assert running.locator(".gns3c-tool .gns3c-badge").inner_text() == "stopped"
-    assert not stop.is_visible()
+    stopped = saved(page, 2)
+    stopped.wait_for()
+    turn = stopped.locator(".gns3c-turn")
+    assert turn.get_attribute("data-status") == "aborted"
+    assert "Stopped" in turn.locator(".gns3c-note").inner_text()
+    assert turn.locator(".gns3c-tool .gns3c-badge").inner_text() == "stopped"
+    assert cell(page, 2).locator("button.gns3c-stop").count() == 0
 
     assert len(requests) == 1, requests
     request = requests[0]
@@ -212,17 +232,16 @@ def test_chat_widget_streams_continues_and_stops(
     jupyter_ui.write_notebook(jupyter_server.root_dir / name, _cells(stop_file))
     jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, ui)
     jupyter_ui.set_theme(page, dark=False)
-    widget = page.locator(".gns3c").first
 
-    _play_demo_turn(page, widget, ui, screenshots)
+    answer_view = _play_demo_turn(page, ui, screenshots)
     _contrast_ok(page, "light")
-    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-light.png")
-    _continue_from_input_box(page, widget)
-    _stop_running_turn(page, widget, jupyter_server, stop_file, ui, screenshots)
+    jupyter_ui.screenshot(page, answer_view, screenshots / f"{ui}-light.png")
+    _continue_in_the_next_cell(page)
+    _stop_running_turn(page, jupyter_server, stop_file, ui, screenshots)
 
     jupyter_ui.set_theme(page, dark=True)
     _contrast_ok(page, "dark")
-    jupyter_ui.screenshot(page, widget, screenshots / f"{ui}-dark.png")
+    jupyter_ui.screenshot(page, answer_view, screenshots / f"{ui}-dark.png")
     jupyter_ui.set_theme(page, dark=False)
     # The widget's module is loaded from a blob: URL; errors of the front ends themselves
     # (Notebook 7 logs a few while switching themes) are not ours to fail on.
@@ -233,32 +252,34 @@ def test_chat_widget_streams_continues_and_stops(
 
 
 def _saved_notebook_rerenders(page: Any, server: Any, name: str, screenshots: Path) -> None:
-    """Saved with widget state, reopened on a fresh kernel: the conversation is back."""
+    """Saved, reopened with no kernel: every cell's answer is back, from its saved bundle."""
     jupyter_ui.save_notebook(page)
-    saved = nbformat.read(server.root_dir / name, as_version=4)
-    state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    chats = [m["state"] for m in state.values() if m["state"].get("project_id")]
-    assert [t["status"] for t in chats[0]["turns"]] == ["done", "done", "aborted"]
-    markdown = next(output.data["text/markdown"] for output in saved.cells[0].outputs
-                    if "text/markdown" in output.get("data", {}))
-    assert "Does PC2 answer pings?" in markdown and "| PC3 | failed |" in markdown
+    notebook = nbformat.read(server.root_dir / name, as_version=4)
+    bundles = []
+    for saved_cell in notebook.cells:
+        [data] = [o.data for o in saved_cell.outputs if TURN_MIME in o.get("data", {})]
+        assert WIDGET_VIEW not in data
+        bundles.append(data)
+    assert [[t["status"] for t in b[TURN_MIME]["turns"]] for b in bundles] == [
+        ["done"], ["done"], ["aborted"]]
+    assert "| PC3 | failed |" in bundles[0]["text/markdown"]
+    assert "Does PC2 answer pings?" in bundles[1]["text/markdown"]
 
     with server.api() as api:
         for session in api.get("api/sessions").json():
             api.delete(f"api/sessions/{session['id']}").raise_for_status()
     page.reload()
-    jupyter_ui.wait_kernel_ready(page)
-    widget = page.locator(".gns3c").first
-    widget.wait_for()
-    turns = widget.locator(".gns3c-turn")
+    saved(page, 2).wait_for()
+    turns = page.locator(".jp-gns3-copilot-saved .gns3c-turn")
     assert turns.count() == 3
     assert [turns.nth(i).get_attribute("data-status") for i in range(3)] == [
         "done", "done", "aborted"]
-    assert widget.locator(".gns3c-tool").count() == 3
+    assert page.locator(".jp-gns3-copilot-saved .gns3c-tool").count() == 3
     assert turns.first.locator(".gns3c-badge").all_inner_texts() == ["ok", "partial"]
     assert "8,500 in / 1,200 out tokens" in turns.first.locator(".gns3c-footer").inner_text()
     assert "Stopped" in turns.nth(2).locator(".gns3c-note").inner_text()
-    jupyter_ui.screenshot(page, widget, screenshots / "lab-reloaded.png")
+    assert "model not found" not in page.locator(".jp-Notebook").inner_text()
+    jupyter_ui.screenshot(page, saved(page, 0), screenshots / "lab-reloaded.png")
 
 
 def test_a_widget_whose_kernel_restarted_says_so(
@@ -269,7 +290,7 @@ def test_a_widget_whose_kernel_restarted_says_so(
     name = "restart.ipynb"
     jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
         f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
-        "from scripted_chat import ScriptedChat\nchat = ScriptedChat()\n"
+        "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
         "display(chat.widget)\nprint('SHOWN')"])
     # Notebook 7: one notebook per page (JupyterLab would restore the other tests' tabs).
     jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, "notebook")

@@ -80,8 +80,11 @@ def test_a_saved_notebook_renders_its_answers_without_widget_state(
     assert refusal.locator(".gns3c-refusal").inner_text().startswith("Teaching mode:")
     assert "Explain to the user" not in saved.inner_text()
     assert "HTTP 401" in turns.nth(3).locator(".gns3c-error").inner_text()
-    assert saved.locator(".gns3c-saved-footer").inner_text() == (
+    footer = saved.locator(".gns3c-saved-footer")
+    assert footer.locator("span").first.inner_text() == (
         "GNS3 Copilot · OSPF lab · session 3f2c9a10 · teaching · saved answer")
+    assert footer.locator("button.gns3c-continue").inner_text() == (
+        "Continue in the Copilot sidebar")
     jupyter_ui.assert_readable(page, ".jp-gns3-copilot-saved", "light", at_least=12)
 
     jupyter_ui.set_theme(page, dark=True)

@@ -156,7 +156,9 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     jupyter_ui.write_notebook(root / NOTEBOOK, ["print('first')", "print('last')"])
     project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
     try:
-        with ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm, JupyterServer(
+        with jupyter_ui.checkout_front_end(work), ScriptedLLM(
+            SCRIPT, models=["scripted-model"]
+        ) as llm, JupyterServer(
             gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
         ) as server:
             yield SidebarStack(server, llm, project_ids[PROJECT.name], settings_dir)

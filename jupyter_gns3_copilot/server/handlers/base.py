@@ -8,7 +8,9 @@ server log.
 Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
 503 when the extension's configuration is invalid (`server.configuration`), 413 when the
 body is over `MAX_BODY_BYTES`; in hub mode it makes sure the hub session is there (503
-naming `hub_service_url` when the hub service cannot give one). The body is read whole
+naming `hub_service_url` when the hub service cannot give one); until the warm-up thread
+has imported the copilot's modules, it waits for it (`server.warmup`) without blocking the
+event loop, so no handler imports on the loop. The body is read whole
 first, as for every Jupyter route (up to the server's own `max_body_size`): a handler
 that answered before reading it (`stream_request_body`) would make tornado close the
 connection, which clients reusing it see as a reset instead of the JSON error.
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from ...gns3 import Project
     from ...service import AgentService
     from ..app import GNS3Copilot
+    from ..warmup import WarmUpStage
 
 AUTH_RESOURCE = "copilot"
 DISCONNECT_DRAIN_TIMEOUT = 30.0
@@ -55,6 +58,9 @@ class CopilotHandler(APIHandler):
     needs_hub_session = True
     """In hub mode, whether the verb needs the hub session (the status route reports on
     the service instead)."""
+    warm_up_stage: WarmUpStage = "agent"
+    """The warm-up stage the handler waits for (`server.warmup`): "core" for routes that
+    never touch the chat (LangChain, LangGraph, tokenizers)."""
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Refuse before the verb runs: 503 while the configuration is invalid (to a caller
@@ -67,6 +73,8 @@ class CopilotHandler(APIHandler):
             raise problem.api_error()
         if len(self.request.body) > MAX_BODY_BYTES:
             raise body_too_large(len(self.request.body))
+        if not app.warm_up.done(self.warm_up_stage):
+            await app.warm_up.wait(self.warm_up_stage)
         if app.hub_mode and self.needs_hub_session and self.current_user is not None:
             from ...hub.client import HubServiceError
 
@@ -298,28 +306,34 @@ class _EventWriter:
 
     The `first` event is written and flushed at once, in the constructor: under load one
     turn of the event loop can take a long time, and the stream's opening is what the
-    client (and any proxy) waits for. After it, `send` never waits: the message is queued
-    and a writer task writes and flushes it. Messages queued while a flush is in progress
+    client (and any proxy) waits for. After it, `send` never waits: the event is queued
+    and a writer task writes and flushes it. Events queued while a flush is in progress
     go out together with the next flush, so a fast stream costs one flush per batch rather
-    than per event, and a slow one adds no delay. A closed connection marks the handler's
-    client gone.
+    than per event, and a slow one adds no delay. Within a batch, consecutive `content`
+    pieces of one message become one event, and of consecutive growing `tool_call` events
+    of one call only the last is sent (it holds all the arguments so far; the opening and
+    the complete one are always sent): a client that cannot keep up gets fewer, larger
+    events, never less text. A closed connection marks the
+    handler's client gone.
     """
 
     def __init__(self, handler: EventStreamHandler, first: dict[str, Any]) -> None:
         from ...events import sse_message
 
         self._handler = handler
-        self._pending: list[str] = []
+        self._pending: list[dict[str, Any]] = []
         self._wake = asyncio.Event()
         self._closing = False
         handler.write(sse_message(first))
         self._task = asyncio.ensure_future(self._run(handler.flush()))
 
     def send(self, event: dict[str, Any]) -> None:
-        from ...events import sse_message
-
         if not self._handler.client_gone:
-            self._pending.append(sse_message(event))
+            merged = _merged(self._pending[-1], event) if self._pending else None
+            if merged is not None:
+                self._pending[-1] = merged
+                return
+            self._pending.append(event)
             self._wake.set()
 
     async def close(self) -> None:
@@ -332,6 +346,8 @@ class _EventWriter:
         self._task.cancel()
 
     async def _run(self, first_flush: Awaitable[None]) -> None:
+        from ...events import sse_message
+
         handler = self._handler
         try:
             await first_flush
@@ -339,10 +355,29 @@ class _EventWriter:
                 await self._wake.wait()
                 self._wake.clear()
                 if self._pending:
-                    chunk, self._pending = "".join(self._pending), []
-                    handler.write(chunk)
+                    events, self._pending = self._pending, []
+                    handler.write("".join(map(sse_message, events)))
                     await handler.flush()
                 if self._closing and not self._pending:
                     return
         except StreamClosedError:
             handler._client_gone.set()
+
+
+def _merged(last: dict[str, Any], event: dict[str, Any]) -> dict[str, Any] | None:
+    """`event` folded into the queued `last`, when it only continues it (see
+    `_EventWriter`); None otherwise. A call's opening and complete payloads are kept."""
+    kind = event.get("type")
+    if kind != last.get("type") or event.keys() != last.keys():
+        return None
+    if kind == "content":
+        if any(last[key] != event[key] for key in event if key != "content"):
+            return None
+        return {**event, "content": last["content"] + event["content"]}
+    if kind == "tool_call":
+        call, queued = event["tool_call"], last["tool_call"]
+        function = queued.get("function") or {}
+        if call.get("id") != queued.get("id") or function.get("complete"):
+            return None
+        return event if function.get("arguments") else None
+    return None

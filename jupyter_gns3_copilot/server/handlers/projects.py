@@ -35,6 +35,8 @@ def _project_json(project: Project) -> dict[str, object]:
 class ProjectsHandler(CopilotHandler):
     """`GET copilot/projects`: `[{project_id, name, status, filename}]` sorted by name."""
 
+    warm_up_stage = "core"
+
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
@@ -138,6 +140,8 @@ class TopologyHandler(CopilotHandler):
     json: `{project, nodes, links, connections}`; text: the compact text the model reads;
     svg: a drawing (`image/svg+xml`). The project must be opened (409 otherwise).
     """
+
+    warm_up_stage = "core"
 
     @tornado.web.authenticated
     @authorized

@@ -23,6 +23,8 @@ class LLMConfigHandler(CopilotHandler):
     `provider`, `base_url` and `api_key` are refused with 403 (the hub's gateway applies).
     """
 
+    warm_up_stage = "core"
+
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:

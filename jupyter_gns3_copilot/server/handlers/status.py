@@ -18,6 +18,8 @@ class StatusHandler(CopilotHandler):
     mode it says whether the hub service answers (`hub`, `mode_summary`), even when not.
     """
 
+    warm_up_stage = "core"
+
     needs_hub_session = False
 
     @tornado.web.authenticated
@@ -38,12 +40,17 @@ class StatusHandler(CopilotHandler):
             except HubServiceError as exc:
                 hub = HubStatus(service=app.hub_service_url, reachable=False, error=str(exc))
             else:
+                try:
+                    budget_left = (await app.hub_client().budget()).left
+                except HubServiceError:
+                    budget_left = None  # an older service: the rest of the report stands
                 hub = HubStatus(
                     service=app.hub_service_url,
                     reachable=True,
                     user=session.user,
                     gns3_username=session.gns3_username,
                     questions_logged=session.policy.questions_logged,
+                    budget_left=budget_left,
                 )
                 client = app.gns3_client()
         model = effective_config(app.llm_admin(), app.llm_store().get(user_id)).status()

@@ -108,6 +108,23 @@ export class CopilotSidebar extends Widget {
     this.input.focus();
   }
 
+  /** Show `sessionId` of `projectId`, ready for the next message (a saved answer's
+   * "Continue in the Copilot sidebar"); the project is chosen (opened if closed) first. */
+  async openSession(projectId: string, sessionId: string): Promise<void> {
+    if (this.running) {
+      this.say('Wait for the answer to finish, or stop it, before switching chats.');
+      return;
+    }
+    await this.loadProjects();
+    if (this.projectId === projectId) {
+      await this.act(); // the magics may have added the session since the list was read
+    } else {
+      await this.selectProject(projectId);
+    }
+    await this.selectSession(sessionId);
+    this.input.focus();
+  }
+
   /** Show the project's topology drawing (fetched again). */
   async showTopology(): Promise<void> {
     this.topology.open = true;

@@ -1,6 +1,7 @@
 /**
  * The sidebar plugin: the panel in the left area (JupyterLab 4 and Notebook 7), its
- * commands in the palette, and the Settings Editor entry applied to the server.
+ * commands in the palette, the Settings Editor entry applied to the server, and the saved
+ * answers' requests to continue a session here.
  */
 import {
   ILayoutRestorer,
@@ -11,6 +12,7 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import { onContinue } from '../continue';
 import type { ExportCell } from './export';
 import { copilotIcon } from './icon';
 import { CopilotSidebar } from './panel';
@@ -92,6 +94,11 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     commands.addCommand(CommandIDs.exportMarkdown, {
       label: 'GNS3 Copilot: Export Chat as Markdown',
       execute: () => sidebar.exportMarkdown()
+    });
+    // A saved answer's "Continue in the Copilot sidebar" (the MIME renderer has no app).
+    onContinue(document, ({ project_id, session_id }) => {
+      show();
+      void sidebar.openSession(project_id, session_id);
     });
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category: 'GNS3 Copilot' });

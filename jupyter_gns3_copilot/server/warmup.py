@@ -1,0 +1,140 @@
+"""Warm-up: the copilot's heavy modules imported in a background thread once the server runs.
+
+Loading the extension imports nothing heavy (so `jupyter lab` starts as fast with the
+copilot as without it); the first chat turn, though, needs LangChain, openai, LangGraph
+and the tokenizers, about 2-3 s of imports. Run on the server's event loop, that stalled
+every user and kernel of the server for as long. `WarmUp` runs them in a daemon thread
+right after the server starts, and the copilot's handlers await it (`wait`, which never
+blocks the loop) before their first use of any of it, so no first-use import runs on the
+loop. It goes in two stages: the core modules every route needs, then the agent's (routes
+that need no model wait only for the first). A module that fails to import is logged and
+left to fail again, with its own message, where it is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+CORE_MODULES: tuple[str, ...] = (
+    "jupyter_gns3_copilot.llm_config",
+    "jupyter_gns3_copilot.status",
+    "jupyter_gns3_copilot.gns3",
+    "jupyter_gns3_copilot.single_flight",
+    "jupyter_gns3_copilot.store",
+    "jupyter_gns3_copilot.console",
+    "jupyter_gns3_copilot.tools",
+    "jupyter_gns3_copilot.server.schemas",
+    "jupyter_gns3_copilot.server.tool_runs",
+)
+"""First stage: what every copilot route needs (settings, status, GNS3, consoles, tools);
+no LangChain, openai, LangGraph or tiktoken. Routes such as `copilot/status` wait only
+for this stage, so a notebook connecting right after the start is answered soon."""
+AGENT_MODULES: tuple[str, ...] = (
+    "jupyter_gns3_copilot.service",
+    "jupyter_gns3_copilot.agent.graph",
+    "jupyter_gns3_copilot.agent.models",
+    "jupyter_gns3_copilot.agent.context",
+    "jupyter_gns3_copilot.agent.history",
+    "jupyter_gns3_copilot.agent.prompts",
+    "jupyter_gns3_copilot.agent.tokens",
+    "langchain_openai",
+    "langchain_core.utils.function_calling",
+    "langgraph.checkpoint.sqlite.aio",
+)
+"""Second stage, then `prime`: what the chat needs (imported in this order; each pulls in
+its own dependencies)."""
+
+WarmUpStage = Literal["core", "agent"]
+
+
+def prime(model: str | None = None) -> None:
+    """First-use work beyond imports, done once per process: openai's client resources
+    (loaded on first attribute access) through a throw-away model nobody calls, LangGraph's
+    first compile (a throw-away graph: the first one takes ~8x as long as the next), and
+    the tokenizer of `model` (the admin's default; its files materialised offline). Building
+    a tokenizer holds the interpreter lock for a while (tiktoken's Rust core: 0.1-0.7 s,
+    more for o200k_base), so only the default model's is built here."""
+    from pydantic import SecretStr
+
+    from ..agent.graph import build_graph
+    from ..agent.models import ModelSettings, make_chat_model
+    from ..agent.tokens import token_counter_for_model
+
+    make_chat_model(
+        ModelSettings(model="warm-up", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("-"))
+    )
+    build_graph()
+    token_counter_for_model(model).count_text("warm-up")
+
+
+class WarmUp:
+    """Import `core` modules (default `CORE_MODULES`), then `agent` modules (default
+    `AGENT_MODULES`), then run `then`, once, in a daemon thread (`start`); `wait` for
+    either stage."""
+
+    def __init__(
+        self,
+        core: Sequence[str] | None = None,
+        agent: Sequence[str] | None = None,
+        then: Callable[[], None] | None = prime,
+    ) -> None:
+        self._core = tuple(CORE_MODULES if core is None else core)
+        self._agent = tuple(AGENT_MODULES if agent is None else agent)
+        self._then = then
+        self._stages: dict[WarmUpStage, concurrent.futures.Future[None]] = {
+            "core": concurrent.futures.Future(),
+            "agent": concurrent.futures.Future(),
+        }
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def done(self, stage: WarmUpStage = "agent") -> bool:
+        """Whether `stage` has finished (whatever failed in it is logged)."""
+        return self._stages[stage].done()
+
+    def start(self) -> None:
+        """Start the thread (idempotent); returns at once."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="gns3-copilot-warm-up", daemon=True
+                )
+                self._thread.start()
+
+    async def wait(self, stage: WarmUpStage = "agent") -> None:
+        """Return once `stage` has finished, starting the warm-up if needed; the event
+        loop serves other requests meanwhile."""
+        if not self._stages[stage].done():
+            self.start()
+            await asyncio.wrap_future(self._stages[stage])
+
+    def _run(self) -> None:
+        try:
+            _import_all(self._core)
+            self._stages["core"].set_result(None)
+            _import_all(self._agent)
+            if self._then is not None:
+                try:
+                    self._then()
+                except Exception:
+                    log.warning("GNS3 Copilot warm-up failed", exc_info=True)
+        finally:
+            for stage in self._stages.values():
+                if not stage.done():
+                    stage.set_result(None)
+
+
+def _import_all(modules: Sequence[str]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            log.warning("GNS3 Copilot warm-up: importing %s failed", name, exc_info=True)

@@ -1,0 +1,79 @@
+"""The warm-up thread: the copilot's heavy imports run off the server's event loop.
+
+Through a real Jupyter server (pytest-jupyter). The heavy modules are already imported in
+the test process, so a gate module is added to the warm-up's list: its import blocks
+until the test releases it, which holds the warm-up "in the middle of its imports" for
+as long as the test needs, with no timing involved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import types
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_server_support import call, copilot_app, server_config
+
+from jupyter_gns3_copilot.server import warmup
+
+GATE = "_copilot_warm_up_gate"
+
+
+@pytest.fixture
+def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
+    """A module the warm-up imports first in its agent stage; importing it blocks until
+    `release` is set."""
+    state = types.SimpleNamespace(entered=threading.Event(), release=threading.Event())
+    monkeypatch.setitem(sys.modules, f"{GATE}_state", state)
+    (tmp_path / f"{GATE}.py").write_text(
+        "import sys\n"
+        f"state = sys.modules['{GATE}_state']\n"
+        "state.entered.set()\n"
+        "state.release.wait(60)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(warmup, "AGENT_MODULES", (GATE, *warmup.AGENT_MODULES))
+    yield state
+    state.release.set()
+    sys.modules.pop(GATE, None)
+
+
+@pytest.fixture
+def jp_server_config(gate: Any, tmp_path: Path) -> dict[str, Any]:
+    return server_config(tmp_path / "data")
+
+
+async def test_the_server_answers_while_the_warm_up_imports_and_chat_routes_wait(
+    jp_fetch: Any, jp_serverapp: Any, gate: types.SimpleNamespace
+) -> None:
+    app = copilot_app(jp_serverapp)
+    sessions = ("copilot", "projects", str(uuid.uuid4()), "chat", "sessions")
+    chat = asyncio.ensure_future(call(jp_fetch, *sessions))
+    assert await asyncio.to_thread(gate.entered.wait, 30), "the warm-up never started"
+
+    # the warm-up is stuck in an import, in its own thread: the loop still serves requests,
+    # the copilot's routes that need no model too; the chat waits
+    status = await jp_fetch("api", "status")
+    assert status.code == 200
+    settings = await call(jp_fetch, "copilot", "llm-config")
+    assert settings.code == 200, settings.body
+    assert app.warm_up.done("core") and not app.warm_up.done("agent") and not chat.done()
+
+    gate.release.set()
+    answered = await asyncio.wait_for(chat, 60)
+    assert answered.code == 200, answered.body
+    assert app.warm_up.done("agent")
+
+
+async def test_a_failed_import_is_logged_and_does_not_close_the_copilot(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    warm_up = warmup.WarmUp([], ["jupyter_gns3_copilot.no_such_module"], then=None)
+    await warm_up.wait()
+    assert warm_up.done("core") and warm_up.done("agent")
+    assert "importing jupyter_gns3_copilot.no_such_module failed" in caplog.text
