@@ -4,14 +4,14 @@ browser -> server extension (REST + SSE) against the local GNS3 lab (real gns3-s
 `tests/notebook_scripts/browser-approvals.json`).
 
 In JupyterLab: the sidebar shows the plan of a `create_nodes` call with Approve / Reject
-and nothing is created until Approve, then PC3 is in GNS3 and the answer streams on; a
-change asked in the sidebar still waits after the page is reloaded (its stream gone),
-shows again when the chat is chosen, and Reject answers with the rest of the turn in the
-same view (PC4 never created, its card "not done: you declined", the model read the
-decline); the approved chat chosen again reads as it streamed (the history's readings);
-in a notebook, the chat widget of a `%copilot --mode lab` cell shows the plan with
-Approve, which POSTs the approval route while the cell waits, and the cell ends with PC5
-created.
+(readable in the dark theme) and nothing is created until Approve, then PC3 is in GNS3 and
+the answer streams on; a change asked in the sidebar still waits after the page is
+reloaded (its stream gone), shows again when the chat is chosen, and Reject answers with
+the rest of the turn in the same view (PC4 never created, its card "not done: you
+declined", the model read the decline); the approved chat chosen again reads as it
+streamed (the history's readings); in a notebook, the chat widget of a `%copilot --mode
+lab` cell shows the plan with Approve, which POSTs the approval route while the cell
+waits, and the cell ends with PC5 created.
 """
 
 from __future__ import annotations
@@ -25,7 +25,16 @@ from typing import Any
 import httpx
 import jupyter_ui
 import pytest
-from test_sidebar import SIDEBAR, USER_SETTINGS, _ask, _off_loop, _open_sidebar, _row, _wait_idle
+from test_sidebar import (
+    _CONTRASTS,
+    SIDEBAR,
+    USER_SETTINGS,
+    _ask,
+    _off_loop,
+    _open_sidebar,
+    _row,
+    _wait_idle,
+)
 
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
@@ -117,6 +126,7 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
     assert turn.get_attribute("data-status") == "running"
     assert "PC3" not in stack.node_names()
     jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-pending.png")
+    _readable_in_the_dark(page, sidebar, screenshots)
 
     approval.locator("button.gns3c-approve").click()
     _wait_idle(page)
@@ -125,6 +135,20 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
     assert not approval.locator(".gns3c-approval-buttons").is_visible()
     assert "PC3 is in the lab now." in turn.inner_text()
     assert "PC3" in stack.node_names()
+
+
+def _readable_in_the_dark(page: Any, sidebar: Any, screenshots: Path) -> None:
+    """The plan, its state line and both buttons read in JupyterLab's dark theme."""
+    parts = [".gns3c-approval-summary", ".gns3c-approval-state", "button.gns3c-approve",
+             "button.gns3c-reject"]
+    jupyter_ui.set_theme(page, dark=True)
+    try:
+        contrasts = page.evaluate(_CONTRASTS, [SIDEBAR, parts])
+        low = {part: value for part, value in contrasts.items() if value is None or value < 4.5}
+        assert not low, f"approval hard to read in the dark theme (contrast < 4.5): {low}"
+        jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-dark.png")
+    finally:
+        jupyter_ui.set_theme(page, dark=False)
 
 
 def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -> None:

@@ -102,6 +102,9 @@ export class CopilotSidebar extends Widget {
 
   /** Start a new chat: the next message opens a new session. */
   newChat(): void {
+    if (this.resumeWaiting) {
+      this.running?.abort(); // only shown here: the turn keeps waiting on the server
+    }
     this.sessionId = null;
     this.conversation.clear();
     this.sessionList.set(this.sessions, null);
@@ -111,7 +114,7 @@ export class CopilotSidebar extends Widget {
   /** Show `sessionId` of `projectId`, ready for the next message (a saved answer's
    * "Continue in the Copilot sidebar"); the project is chosen (opened if closed) first. */
   async openSession(projectId: string, sessionId: string): Promise<void> {
-    if (this.running) {
+    if (this.running && !this.resumeWaiting) {
       this.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
     }
