@@ -129,3 +129,40 @@ def test_errors_aborts_and_limits_are_failed() -> None:
     assert read("start_nodes", {"status": "aborted"}).summary == "start nodes · stopped"
     limit = "Tool call limit reached (3 calls). Please simplify your request."
     assert read_result("get_topology", limit).outcome == "failed"
+
+
+def test_a_change_not_approved_was_not_done() -> None:
+    """A declined or timed-out approval (`agent.approval.declined_result`) is nothing done,
+    never a green "ok"."""
+    from jupyter_gns3_copilot.agent.approval import ApprovalDecision, declined_result
+
+    declined = declined_result(ApprovalDecision(decision="reject", comment="no"), 600)
+    assert read_result("create_nodes", declined, mode=LAB) == ToolReading(
+        "create nodes · not done: you declined", "refused")
+    timeout = declined_result(ApprovalDecision(decision="timeout"), 600)
+    assert read_result("run_config_commands", timeout, mode=LAB) == ToolReading(
+        "run config commands · not done: not approved in time", "refused")
+
+
+def test_a_stored_history_carries_each_results_reading() -> None:
+    """The history route's tool results carry the reading their `tool_end` gave, so the
+    sidebar's stored conversations read as they streamed (a failed ping is not green)."""
+    from jupyter_gns3_copilot.agent.history import OpenAIMessage, with_readings
+
+    ping = {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.99 -c 2"]}]}
+    call = {"id": "c1", "function": {"name": "run_vpcs_commands", "arguments": json.dumps(ping)}}
+    output = json.dumps([device("PC1", "host (10.0.0.99) not reachable",
+                                commands=["ping 10.0.0.99 -c 2"])])
+    messages = [
+        OpenAIMessage(id="u", role="user", content="ping"),
+        OpenAIMessage(id="a", role="assistant", content="", tool_calls=[call]),
+        OpenAIMessage(id="t", role="tool", content=output, name="run_vpcs_commands",
+                      tool_call_id="c1", metadata={"at": 1}),
+    ]
+    read = with_readings(messages)
+    assert read[:2] == messages[:2]
+    expected = read_result("run_vpcs_commands", output, arguments=ping)
+    assert expected.outcome == "failed"
+    assert read[2].metadata == {"at": 1, "reading": {
+        "summary": expected.summary, "outcome": "failed", "note": None}}
+    assert messages[2].metadata == {"at": 1}  # the stored messages are not changed

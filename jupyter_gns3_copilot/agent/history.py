@@ -16,6 +16,7 @@ are the same messages.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -136,6 +137,28 @@ def to_openai_message(message: BaseMessage) -> OpenAIMessage:
 def to_openai_messages(messages: Sequence[BaseMessage]) -> list[OpenAIMessage]:
     """Every message of `messages` in the seed's OpenAI format, in order."""
     return [to_openai_message(message) for message in messages]
+
+
+def with_readings(messages: Sequence[OpenAIMessage]) -> list[OpenAIMessage]:
+    """`messages` with each tool result's reading for people (`tools.outcomes.read_result`:
+    `{"summary", "outcome", "note"}`, what its `tool_end` event carried) in its metadata
+    under `"reading"`, so a stored conversation reads as it streamed. The turn's mode is
+    not stored: a refusal's note says "This mode" where the live one named it."""
+    from ..tools.outcomes import read_result
+
+    arguments: dict[str, dict[str, Any]] = {}
+    read: list[OpenAIMessage] = []
+    for message in messages:
+        for call in message.tool_calls or []:
+            arguments[call.id] = _parsed_arguments(call.function.get("arguments")) or {}
+        if message.role == "tool" and message.name:
+            reading = read_result(
+                message.name, message.content, arguments=arguments.get(message.tool_call_id or "")
+            )
+            metadata = {**message.metadata, "reading": dataclasses.asdict(reading)}
+            message = message.model_copy(update={"metadata": metadata})
+        read.append(message)
+    return read
 
 
 def _parsed_arguments(arguments: Any) -> dict[str, Any] | None:

@@ -10,7 +10,8 @@ model sees, unchanged) into a `ToolReading`, which the chat's `tool_end` event c
   `failed` (a device failed, or its output shows a failed reachability check: 100% loss,
   "host (...) not reachable", "Destination host unreachable", ping timeouts with no reply,
   IOS "Success rate is 0 percent"), `refused` (the mode or the command policy kept the
-  copilot from acting; nothing was done);
+  copilot from acting, or the user declined the change or left it undecided; nothing was
+  done);
 - `note`: for a refusal, a friendly line for the student ("Teaching mode: I can't change
   PC2's address; here is how you would do it"), never the text written for the model.
 
@@ -87,6 +88,9 @@ def read_result(
     status = value.get("status") if isinstance(value, dict) else None
     if status == "refused":
         return _refused_call(tool, mode, arguments or {})
+    if status == "declined":
+        why = "not approved in time" if value.get("decision") == "timeout" else "you declined"
+        return ToolReading(f"{tool.replace('_', ' ')} · not done: {why}", "refused")
     if status in ("error", "aborted"):
         return _failed_call(tool, value)
     if status == "not_executed" or (isinstance(value, str) and value.startswith(LIMIT_TEXT)):

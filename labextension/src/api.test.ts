@@ -89,13 +89,42 @@ describe('CopilotApi routes', () => {
     expect(calls[0].body).toEqual({ title: 'New title' });
   });
 
-  it('treats a missing export route as "not there yet", a missing session as an error', async () => {
-    const missingRoute = client(() => new Response('<html>404: Not Found</html>', { status: 404, statusText: 'Not Found' }));
-    expect(await missingRoute.api.exportSession('p', 's', 'md')).toBeNull();
+  it("reads the server's export, and says a missing session's error", async () => {
+    const exported = client(() => new Response('# PC addresses\n', { status: 200, headers: { 'Content-Type': 'text/markdown' } }));
+    expect(await exported.api.exportSession('p', 's 1', 'md')).toBe('# PC addresses\n');
+    expect(exported.calls[0].url.replace(/[?&]\d+$/, '')).toBe(
+      'http://127.0.0.1:8888/base/copilot/projects/p/chat/sessions/s%201/export?format=md'
+    );
     const missingSession = client(() =>
       json(404, { error: { message: "Chat session 's' not found in this project.", type: 'SessionNotFound' } })
     );
     expect((await rejection(missingSession.api.exportSession('p', 's', 'md'))).message).toContain('not found');
+  });
+
+  it('a decision: null when a waiting stream goes on, else the rest of the turn as events', async () => {
+    const live = client(() => json(200, { status: 'ok', approval_id: 'a1', decision: 'approve' }));
+    expect(await live.api.decide('p', 's1', 'a1', 'approve', 'fine')).toBeNull();
+    expect(live.calls[0].url.replace(/[?&]\d+$/, '')).toBe('http://127.0.0.1:8888/base/copilot/projects/p/chat/sessions/s1/approvals/a1');
+    expect([live.calls[0].method, live.calls[0].body]).toEqual(['POST', { decision: 'approve', comment: 'fine' }]);
+
+    const resumed = client(
+      () =>
+        new Response(
+          'data: {"type":"approval_resolved","session_id":"s1","approval_id":"a1","tool_call_id":"c1","decision":"reject"}\n\n' +
+            'data: {"type":"done","session_id":"s1"}\n\n',
+          { status: 200, headers: { 'Content-Type': 'text/event-stream; charset=utf-8' } }
+        )
+    );
+    const events = await resumed.api.decide('p', 's1', 'a1', 'reject');
+    const types = [];
+    for await (const event of events!) {
+      types.push(event.type);
+    }
+    expect(types).toEqual(['approval_resolved', 'done']);
+
+    const decided = client(() => json(409, { error: { message: "Approval 'a1' was already decided.", type: 'AlreadyDecided' } }));
+    const error = await rejection(decided.api.decide('p', 's1', 'a1', 'approve'));
+    expect([error.status, error.message]).toEqual([409, "Approval 'a1' was already decided."]);
   });
 
   it('streams the chat events and rejects a refusal before the stream', async () => {

@@ -12,6 +12,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
 import { readEvents } from './sse';
+import type { ToolOutcome } from './turn/types';
 
 export interface ProjectInfo {
   project_id: string;
@@ -37,6 +38,13 @@ export interface HistoryToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A tool result read for people, as its `tool_end` event carried it. */
+export interface ToolReading {
+  summary: string;
+  outcome: ToolOutcome;
+  note: string | null;
+}
+
 export interface HistoryMessage {
   id?: string | null;
   role: 'user' | 'assistant' | 'tool' | 'system';
@@ -44,6 +52,8 @@ export interface HistoryMessage {
   name?: string | null;
   tool_call_id?: string | null;
   tool_calls?: HistoryToolCall[] | null;
+  /** A tool result's `reading`, among other things (timestamps). */
+  metadata?: { reading?: ToolReading; [key: string]: unknown };
 }
 
 export interface History {
@@ -102,6 +112,18 @@ export interface ChatRequest {
 }
 
 export type ExportFormat = 'ipynb' | 'md';
+
+/** A planned change waiting for a decision (`GET .../sessions/{s}/approvals`): the
+ * `approval_required` event's fields and when it was asked and expires. */
+export interface PendingApproval {
+  approval_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  tool_input: Record<string, unknown>;
+  summary: string;
+  asked_at: string;
+  expires_at: string;
+}
 
 /** A failed call: `status` 0 when no answer came (network, server down). */
 export class ApiError extends Error {
@@ -201,39 +223,42 @@ export class CopilotApi {
     return this.json('POST', this.sessionUrl(projectId, sessionId, 'abort'));
   }
 
-  approve(
+  /** The session's planned changes waiting for a decision (whether or not a stream of
+   * the server waits on them). */
+  approvals(projectId: string, sessionId: string): Promise<PendingApproval[]> {
+    return this.json('GET', this.sessionUrl(projectId, sessionId, 'approvals'));
+  }
+
+  /**
+   * Decide a planned change. Resolves with null when a stream of the server waits for the
+   * decision (that stream goes on with the turn: the sidebar's own, or a notebook cell's);
+   * otherwise (its client left, or the server restarted) with the rest of the turn as
+   * events, which must be read to the end (a reader that leaves stops the turn).
+   */
+  async decide(
     projectId: string,
     sessionId: string,
     approvalId: string,
     decision: 'approve' | 'reject',
-    comment: string | null = null
-  ): Promise<unknown> {
-    return this.json('POST', this.sessionUrl(projectId, sessionId, 'approvals', approvalId), {
-      decision,
-      comment
-    });
-  }
-
-  /** The session exported by the server; null while the server has no export route (404
-   * without the copilot's error body). */
-  async exportSession(
-    projectId: string,
-    sessionId: string,
-    format: ExportFormat
-  ): Promise<string | null> {
-    const url = this.sessionUrl(projectId, sessionId, 'export') + `?format=${format}`;
-    const response = await this.send('GET', url);
-    if (response.status === 404) {
-      const error = await errorFromResponse(response);
-      if (error.type === null) {
-        return null;
-      }
-      throw error;
-    }
+    comment: string | null = null,
+    signal?: AbortSignal
+  ): Promise<AsyncGenerator<ChatEvent> | null> {
+    const url = this.sessionUrl(projectId, sessionId, 'approvals', approvalId);
+    const response = await this.send('POST', url, { decision, comment }, signal);
     if (!response.ok) {
       throw await errorFromResponse(response);
     }
-    return response.text();
+    if (!(response.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+      await response.text();
+      return null;
+    }
+    return this.events(response);
+  }
+
+  /** The session exported by the server: `ipynb` an nbformat 4 notebook (JSON text),
+   * `md` Markdown. */
+  exportSession(projectId: string, sessionId: string, format: ExportFormat): Promise<string> {
+    return this.text('GET', this.sessionUrl(projectId, sessionId, 'export') + `?format=${format}`);
   }
 
   llmConfig(): Promise<LLMConfig> {
@@ -257,10 +282,14 @@ export class CopilotApi {
     if (!response.ok) {
       throw await errorFromResponse(response);
     }
+    yield* this.events(response);
+  }
+
+  private events(response: Response): AsyncGenerator<ChatEvent> {
     if (!response.body) {
       throw new ApiError('The chat answer has no body to read (is a proxy buffering it?)', response.status);
     }
-    yield* readEvents(response.body);
+    return readEvents(response.body);
   }
 
   private sessionUrl(projectId: string, ...rest: string[]): string {

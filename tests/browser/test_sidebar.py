@@ -166,9 +166,9 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         _off_loop(delete_projects, gns3_lab, project_ids.values())
 
 
-def _open_sidebar(page: Any, stack: SidebarStack, ui: str) -> Any:
+def _open_sidebar(page: Any, stack: SidebarStack, ui: str, notebook: str = NOTEBOOK) -> Any:
     """Open the notebook, then the sidebar through its command; choose the project."""
-    jupyter_ui.open_notebook(page, stack.server.url, stack.server.token, NOTEBOOK, ui)
+    jupyter_ui.open_notebook(page, stack.server.url, stack.server.token, notebook, ui)
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:open')")
     sidebar = page.locator(SIDEBAR)
     sidebar.wait_for(state="visible")
@@ -323,7 +323,7 @@ def _export_markdown(page: Any, sidebar: Any) -> None:
     download = download_info.value
     assert download.suggested_filename == f"{RENAMED}.md"
     text = Path(download.path()).read_text()
-    # The server's Markdown export (or the browser's while the route is missing).
+    # The server's Markdown export.
     assert QUESTION in text and "10.0.0.1/24" in text and "show ip" in text, text
 
 

@@ -85,7 +85,8 @@ FINISHED = {"user": "Why?", "status": "done", "stats": {"title": "Reachability",
 
 @pytest.fixture
 def stub(browser_context: Any) -> Iterator[Any]:
-    """A fresh page on the stub origin; `page.abort_requests` records abort POSTs."""
+    """A fresh page on the stub origin; `page.abort_requests` records abort POSTs,
+    `page.decisions` approval POSTs."""
     yield from _stub_page(browser_context)
 
 
@@ -99,6 +100,8 @@ def _stub_page(browser_context: Any) -> Iterator[Any]:
     page = browser_context.new_page()
     page.abort_requests = []
     page.abort_status = 200
+    page.decisions = []
+    page.decision_status = 200
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 
@@ -115,6 +118,13 @@ def _stub_page(browser_context: Any) -> Iterator[Any]:
             body = {"status": "aborting"} if page.abort_status < 400 else {
                 "error": {"message": "Session not found", "type": "SessionNotFound"}}
             route.fulfill(status=page.abort_status, json=body)
+        elif "/approvals/" in path:
+            page.decisions.append({"url": request.url, "headers": request.headers,
+                                   "body": request.post_data_json})
+            body = {"status": "ok"} if page.decision_status < 400 else {
+                "error": {"message": "Approval 'ap1' was already decided.",
+                          "type": "AlreadyDecided"}}
+            route.fulfill(status=page.decision_status, json=body)
         else:
             route.fulfill(status=404)
 
@@ -355,6 +365,56 @@ def test_a_refused_stop_says_why_and_can_be_retried(stub: Any) -> None:
     status.filter(has_text="Could not stop").wait_for()
     assert "HTTP 404: Session not found" in status.inner_text()
     assert widget.locator("button.gns3c-stop").is_enabled()
+
+
+APPROVAL = {"kind": "approval", "approval_id": "ap1", "tool_call_id": "c1",
+            "tool_name": "create_nodes", "summary": "create PC3 (VPCS)", "state": "pending",
+            "comment": None}
+
+
+def _waiting_turn(page: Any) -> Any:
+    """A running turn (live messages) that waits on APPROVAL."""
+    running = {"user": "Add PC3", "status": "running", "items": [], "stats": {}}
+    widget = render(page, {"turns": [running], "project_id": "proj 1", "session_id": "sess-1"})
+    emit(page, {"type": "begin", "turn": 0, "user": "Add PC3"})
+    emit(page, {"type": "ops", "turn": 0, "batch": 0, "ops": [
+        {"op": "item", "index": 0, "item": APPROVAL}]})
+    widget.locator(".gns3c-approval-summary", has_text="create PC3 (VPCS)").wait_for()
+    return widget
+
+
+def test_approve_posts_the_approval_route_while_the_cell_waits(stub: Any) -> None:
+    widget = _waiting_turn(stub)
+    approve = widget.locator("button.gns3c-approve")
+    assert approve.is_visible() and widget.locator("button.gns3c-reject").is_visible()
+    approve.click()
+    stub.wait_for_function("() => document.querySelector('button.gns3c-approve').disabled")
+    (request,) = stub.decisions
+    path = "copilot/projects/proj%201/chat/sessions/sess-1/approvals/ap1"
+    assert request["url"] == f"{ORIGIN}{BASE_URL}{path}"
+    assert request["headers"]["x-xsrftoken"] == XSRF
+    assert request["body"] == {"decision": "approve", "comment": None}
+    emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
+        {"op": "item", "index": 0, "item": {**APPROVAL, "state": "approve"}}]})
+    widget.locator(".gns3c-approval-state", has_text="Approved").wait_for()
+    assert not approve.is_visible()
+
+
+def test_a_refused_decision_says_why_and_gives_the_buttons_back(stub: Any) -> None:
+    stub.decision_status = 409
+    widget = _waiting_turn(stub)
+    widget.locator("button.gns3c-reject").click()
+    state = widget.locator(".gns3c-approval-state", has_text="Could not send the decision")
+    state.wait_for()
+    assert "HTTP 409: Approval 'ap1' was already decided." in state.inner_text()
+    assert widget.locator("button.gns3c-reject").is_enabled()
+
+
+def test_a_change_whose_cell_stopped_waiting_says_where_to_decide(stub: Any) -> None:
+    interrupted = {"user": "Add PC3", "status": "interrupted", "items": [APPROVAL], "stats": {}}
+    widget = render(stub, {"turns": [interrupted]})
+    assert not widget.locator("button.gns3c-approve").is_visible()
+    assert "%copilot approve" in widget.locator(".gns3c-approval-state").inner_text()
 
 
 # --- A kernel that is gone -----------------------------------------------------------------

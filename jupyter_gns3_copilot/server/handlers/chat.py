@@ -183,16 +183,20 @@ class SessionHandler(_SessionHandler):
 
 class HistoryHandler(_SessionHandler):
     """`GET .../chat/sessions/{session_id}/history?limit=100`: seed 000
-    ConversationHistory (the last `limit` messages in the OpenAI format)."""
+    ConversationHistory (the last `limit` messages in the OpenAI format); each tool
+    result's metadata has its `reading` (summary, outcome, note) as `tool_end` gave it."""
 
     @tornado.web.authenticated
     @authorized
     async def get(self, project_id: str, session_id: str) -> None:
+        from ...agent.history import with_readings
+
         limit = self.query_int("limit", DEFAULT_LIST_LIMIT)
         agent = await self.agent_for(project_id, session_id)
         history = await agent.get_history(session_id, user_id=self.user_id, limit=limit)
         if history is None:
             raise _session_not_found(session_id)
+        history.messages = with_readings(history.messages)
         self.write_json(history)
 
 

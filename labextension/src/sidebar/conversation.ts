@@ -6,15 +6,7 @@
 import type { ChatEvent } from '../events';
 import { TurnReducer } from '../turn/reducer';
 import type { Turn, TurnStatus } from '../turn/types';
-import { TurnView } from '../turn/view';
-
-export type Decision = 'approve' | 'reject';
-
-/** TurnView's options plus its approval callback (issue 11: the view shows Approve and
- * Reject buttons on a pending change when given one). */
-export type TurnViewOptions = NonNullable<ConstructorParameters<typeof TurnView>[0]> & {
-  onDecision?: (approvalId: string, decision: Decision) => void;
-};
+import { type DecisionCallback, TurnView, type TurnViewOptions } from '../turn/view';
 
 /** One turn on screen: the view (the question and the answer) in a block that carries
  * the turn's status. */
@@ -47,7 +39,7 @@ export class ConversationView {
   private readonly viewOptions: TurnViewOptions;
 
   /** `onDecision`: the student's answer to a change waiting for approval. */
-  constructor(onDecision?: (approvalId: string, decision: Decision) => void) {
+  constructor(onDecision?: DecisionCallback) {
     this.viewOptions = { onDecision };
     this.node = document.createElement('div');
     this.node.className = 'jp-gns3-copilot-sidebar-conversation';

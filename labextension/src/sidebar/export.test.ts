@@ -1,9 +1,9 @@
-// Both modules read a session's history: one fixture checks the export and the turns.
 import { describe, expect, it } from 'vitest';
 
 import type { History } from '../api';
-import { cellsFromNotebook, sessionCells, sessionMarkdown } from './export';
-import { turnsFromHistory } from './history';
+import { cellsFromNotebook } from './export';
+import { reduceTurn } from '../turn/reducer';
+import { turnEvents, turnsFromHistory } from './history';
 
 const call = (id: string, name: string, args: unknown) => ({
   id,
@@ -25,7 +25,13 @@ const history: History = {
         call('c2', 'get_topology', {})
       ]
     },
-    { role: 'tool', tool_call_id: 'c1', name: 'run_show_commands', content: '[{"device_name":"PC1"}]' },
+    {
+      role: 'tool',
+      tool_call_id: 'c1',
+      name: 'run_show_commands',
+      content: '[{"device_name":"PC1"}]',
+      metadata: { at: 1, reading: { summary: 'ran `show ip` on PC1, PC2 · 1 ok, 1 failed', outcome: 'partial', note: null } }
+    },
     { role: 'tool', tool_call_id: 'c2', name: 'get_topology', content: 'PC1 e0 <-> Switch1 e0' },
     {
       role: 'assistant',
@@ -37,34 +43,7 @@ const history: History = {
   ]
 };
 
-describe('sessionCells', () => {
-  it('gives Markdown cells for the text and %copilot run cells for device commands', () => {
-    expect(sessionCells(history)).toEqual([
-      { cell_type: 'markdown', source: '## PC addresses' },
-      { cell_type: 'markdown', source: '**Question**\n\n> Which address does PC1 have?\n> And PC2?' },
-      { cell_type: 'code', source: '%copilot run PC1: show ip\n%copilot run PC2: show ip; ping 10.0.0.1 -c 2' },
-      { cell_type: 'markdown', source: 'PC1 has **10.0.0.1/24**.' },
-      { cell_type: 'code', source: '%copilot run --tool vpcs --mode lab PC3: ip 10.0.0.3/24; save' },
-      { cell_type: 'markdown', source: '**Question**\n\n> Thanks' },
-      { cell_type: 'markdown', source: 'You are welcome.' }
-    ]);
-  });
-
-  it('skips tool calls whose arguments cannot be read', () => {
-    const broken: History = {
-      thread_id: 's',
-      title: null,
-      messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'x', function: { name: 'run_show_commands', arguments: '{"devices": [' } }] }]
-    };
-    expect(sessionCells(broken)).toEqual([]);
-  });
-
-  it('as Markdown: the same cells, code fenced', () => {
-    const text = sessionMarkdown(history);
-    expect(text.startsWith('## PC addresses\n\n**Question**')).toBe(true);
-    expect(text).toContain('```\n%copilot run --tool vpcs --mode lab PC3: ip 10.0.0.3/24; save\n```');
-  });
-
+describe('cellsFromNotebook', () => {
   it("reads the server's notebook export", () => {
     const notebook = JSON.stringify({
       nbformat: 4,
@@ -95,11 +74,22 @@ describe('turnsFromHistory', () => {
       ['get_topology', 'done', 'PC1 e0 <-> Switch1 e0'],
       ['run_vpcs_commands', 'stopped', null]
     ]);
+    expect(tools.map(tool => [tool.summary, tool.outcome])).toEqual([
+      ['ran `show ip` on PC1, PC2 · 1 ok, 1 failed', 'partial'],
+      [null, null],
+      [null, null]
+    ]);
     expect(turns[1].items).toEqual([{ kind: 'text', text: 'You are welcome.' }]);
   });
 
   it('a history cut before its first question starts with an anonymous turn', () => {
     const turns = turnsFromHistory([{ role: 'assistant', content: 'Done.' }]);
     expect(turns).toEqual([{ user: '', status: 'done', items: [{ kind: 'text', text: 'Done.' }], stats: {} }]);
+  });
+
+  it('a stored turn replayed as events gives the same items (a waiting turn goes on in one view)', () => {
+    const [first] = turnsFromHistory(history.messages);
+    const replayed = reduceTurn(first.user, turnEvents(first, 's1'));
+    expect(replayed.items).toEqual(first.items);
   });
 });

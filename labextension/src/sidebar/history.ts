@@ -1,8 +1,10 @@
 /**
  * A session's stored history (seed 000's OpenAI-format messages) as turns for `TurnView`:
- * one turn per user message, the assistant's text and tool calls with their results.
+ * one turn per user message, the assistant's text and tool calls with their results and
+ * the server's reading of each (summary, outcome, note).
  */
 import type { HistoryMessage } from '../api';
+import type { ChatEvent } from '../events';
 import type { ToolItem, Turn } from '../turn/types';
 
 export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
@@ -43,10 +45,33 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
     } else if (message.role === 'tool' && message.tool_call_id) {
       const item = tools.get(message.tool_call_id);
       if (item) {
+        const reading = message.metadata?.reading;
         item.output = message.content;
         item.state = 'done';
+        item.summary = reading?.summary ?? null;
+        item.outcome = reading?.outcome ?? null;
+        item.note = reading?.note ?? null;
       }
     }
   }
   return turns;
+}
+
+/** The events that rebuild a stored turn's text and tool calls (with their results), so a
+ * turn waiting for an approval goes on in one view with the rest of its stream. */
+export function turnEvents(turn: Turn, sessionId: string): ChatEvent[] {
+  const events: ChatEvent[] = [];
+  for (const item of turn.items) {
+    if (item.kind === 'text') {
+      events.push({ type: 'content', session_id: sessionId, content: item.text });
+    } else if (item.kind === 'tool') {
+      const fn = { name: item.name, arguments: item.arguments, complete: true };
+      events.push({ type: 'tool_call', session_id: sessionId, tool_call: { id: item.id, type: 'function', function: fn } });
+      if (item.output !== null) {
+        const { summary, outcome, note } = item;
+        events.push({ type: 'tool_end', session_id: sessionId, tool_name: item.name, tool_call_id: item.id, tool_output: item.output, summary, outcome, note });
+      }
+    }
+  }
+  return events;
 }

@@ -9,11 +9,13 @@ import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, CopilotApi, type History, type ProjectInfo, type SessionInfo } from '../api';
+import { ApiError, CopilotApi, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
 import type { ChatEvent } from '../events';
-import { ConversationView, type Decision } from './conversation';
-import { cellsFromNotebook, type ExportCell, sessionCells, sessionMarkdown } from './export';
-import { turnsFromHistory } from './history';
+import type { Turn } from '../turn/types';
+import type { Decision } from '../turn/view';
+import { ConversationView } from './conversation';
+import { cellsFromNotebook, type ExportCell } from './export';
+import { turnEvents, turnsFromHistory } from './history';
 import { SessionList } from './session-list';
 import { modeLabel, statusParts } from './status';
 
@@ -51,13 +53,16 @@ export class CopilotSidebar extends Widget {
   private settingsMode: string | null = null;
   private serverMode: string | null = null;
   private running: AbortController | null = null;
+  /** Set while a turn shown from the history waits for a decision and no stream of this
+   * sidebar is attached: gives that turn the events of its continuation. */
+  private resumeWaiting: ((events: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => void) | null = null;
 
   private readonly projectSelect = element('select', 'jp-gns3-copilot-sidebar-project');
   private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
   private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
   private readonly sessionList: SessionList;
   private readonly conversation = new ConversationView((approvalId, decision) =>
-    void this.decide(approvalId, decision)
+    this.decide(approvalId, decision)
   );
   private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
   private readonly topologyImage = element('img', 'jp-gns3-copilot-sidebar-topology-image');
@@ -97,6 +102,9 @@ export class CopilotSidebar extends Widget {
 
   /** Start a new chat: the next message opens a new session. */
   newChat(): void {
+    if (this.resumeWaiting) {
+      this.running?.abort(); // only shown here: the turn keeps waiting on the server
+    }
     this.sessionId = null;
     this.conversation.clear();
     this.sessionList.set(this.sessions, null);
@@ -106,7 +114,7 @@ export class CopilotSidebar extends Widget {
   /** Show `sessionId` of `projectId`, ready for the next message (a saved answer's
    * "Continue in the Copilot sidebar"); the project is chosen (opened if closed) first. */
   async openSession(projectId: string, sessionId: string): Promise<void> {
-    if (this.running) {
+    if (this.running && !this.resumeWaiting) {
       this.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
     }
@@ -142,9 +150,7 @@ export class CopilotSidebar extends Widget {
       return;
     }
     try {
-      const text =
-        (await this.api.exportSession(project, session, 'md')) ??
-        sessionMarkdown(await this.api.history(project, session));
+      const text = await this.api.exportSession(project, session, 'md');
       const title = this.sessions.find(s => s.thread_id === session)?.title || 'copilot-chat';
       const link = document.createElement('a');
       link.href = URL.createObjectURL(new Blob([text], { type: 'text/markdown' }));
@@ -357,7 +363,10 @@ export class CopilotSidebar extends Widget {
   }
 
   private async selectSession(sessionId: string): Promise<void> {
-    if (this.running) {
+    if (this.resumeWaiting) {
+      // Only shown here: the turn keeps waiting on the server.
+      this.running?.abort();
+    } else if (this.running) {
       this.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
     }
@@ -365,10 +374,60 @@ export class CopilotSidebar extends Widget {
     this.sessionList.set(this.sessions, sessionId);
     this.say('');
     try {
-      const history = await this.api.history(this.project(), sessionId);
-      this.conversation.show(turnsFromHistory(history.messages));
+      const project = this.project();
+      const [history, pending] = await Promise.all([
+        this.api.history(project, sessionId),
+        this.api.approvals(project, sessionId)
+      ]);
+      const turns = turnsFromHistory(history.messages);
+      const waiting = pending.length ? turns.pop() : undefined;
+      this.conversation.show(turns);
+      if (pending.length) {
+        void this.continueWaiting(sessionId, waiting ?? { user: '', status: 'running', items: [], stats: {} }, pending);
+      }
     } catch (error) {
       this.say(message(error));
+    }
+  }
+
+  /**
+   * Show the session's last turn, which waits for `pending` decisions (asked in a stream
+   * that has gone: a closed page, an interrupted cell, a server restart), with Approve /
+   * Reject; the decision route then answers with the rest of the turn, shown in the same
+   * view. Stop, or choosing another chat, leaves it waiting on the server.
+   */
+  private async continueWaiting(sessionId: string, waiting: Turn, pending: PendingApproval[]): Promise<void> {
+    const controller = new AbortController();
+    this.running = controller;
+    this.setRunning(true);
+    let resume!: (events: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => void;
+    const decided = new Promise<Iterable<ChatEvent> | AsyncIterable<ChatEvent>>(resolve => (resume = resolve));
+    controller.signal.addEventListener('abort', () => resume([]));
+    const resumeThis = (continuation: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => {
+      this.resumeWaiting = null;
+      resume(continuation);
+    };
+    this.resumeWaiting = resumeThis;
+    async function* events(): AsyncGenerator<ChatEvent> {
+      yield* turnEvents(waiting, sessionId);
+      for (const { approval_id, tool_call_id, tool_name, tool_input, summary } of pending) {
+        yield { type: 'approval_required', session_id: sessionId, approval_id, tool_call_id, tool_name, tool_input, summary };
+      }
+      yield* await decided;
+    }
+    try {
+      await this.conversation.stream(waiting.user, events(), undefined, error => this.say(error));
+    } finally {
+      if (this.resumeWaiting === resumeThis) {
+        this.resumeWaiting = null;
+      }
+      if (this.running === controller) {
+        this.running = null;
+        this.setRunning(false);
+      }
+    }
+    if (!controller.signal.aborted) {
+      await this.act();
     }
   }
 
@@ -422,6 +481,9 @@ export class CopilotSidebar extends Widget {
       if (!this.sessionId && event.session_id) {
         this.sessionId = event.session_id;
         void this.loadSessions().catch(() => undefined);
+      } else if (event.type === 'approval_required') {
+        // The turn may wait long: list its chat now (the first read can precede its row).
+        void this.loadSessions().catch(() => undefined);
       }
     };
     const events = this.api.chat(
@@ -441,15 +503,22 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  /** Send the student's decision on a planned change of the running turn. */
+  /** Send the student's decision on a planned change of the shown turn (a refusal
+   * rejects: the view says it and offers the buttons again). */
   private async decide(approvalId: string, decision: Decision): Promise<void> {
-    if (!this.projectId || !this.sessionId) {
-      return;
+    const sessionId = this.sessionId;
+    if (!sessionId) {
+      throw new Error('no chat is selected');
     }
-    try {
-      await this.api.approve(this.projectId, this.sessionId, approvalId, decision);
-    } catch (error) {
-      this.say(message(error));
+    const events = await this.api.decide(this.project(), sessionId, approvalId, decision, null, this.running?.signal);
+    const resume = this.resumeWaiting;
+    if (events) {
+      // No stream waited: the rest of the turn is this answer.
+      resume ? resume(events) : await this.conversation.stream('', events);
+    } else if (resume) {
+      // A stream elsewhere (a notebook cell waiting on it) goes on with the turn.
+      resume([{ type: 'approval_resolved', session_id: sessionId, approval_id: approvalId, tool_call_id: '', decision }]);
+      this.say('Decided: the turn goes on where it was asked (the notebook cell); choose the chat again once it has ended.');
     }
   }
 
@@ -462,6 +531,8 @@ export class CopilotSidebar extends Widget {
     this.stopButton.disabled = true;
     try {
       await this.api.abort(this.projectId, this.sessionId);
+      // A waiting turn with no stream here: the abort ended it on the server.
+      this.resumeWaiting?.([{ type: 'abort', session_id: this.sessionId }]);
     } catch (error) {
       this.say(message(error));
       this.running?.abort();
@@ -495,12 +566,7 @@ export class CopilotSidebar extends Widget {
     }
     try {
       const project = this.project();
-      const notebook = await this.api.exportSession(project, session, 'ipynb');
-      if (notebook !== null) {
-        return cellsFromNotebook(notebook);
-      }
-      const history: History = await this.api.history(project, session);
-      return sessionCells(history);
+      return cellsFromNotebook(await this.api.exportSession(project, session, 'ipynb'));
     } catch (error) {
       this.say(message(error));
       return null;

@@ -175,4 +175,28 @@ describe('TurnView', () => {
       'Rejected: one PC is enough'
     ]);
   });
+
+  it('offers the decision only while the turn runs here, and says where to decide after', () => {
+    const turn = fixtureTurn('approval_then_create');
+    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const v = view(pending, { onDecision: vi.fn() });
+    const buttons = v.node.querySelector<HTMLElement>('.gns3c-approval-buttons')!;
+    expect(buttons.hidden).toBe(false);
+    v.update({ ...pending, status: 'interrupted' });
+    expect(buttons.hidden).toBe(true);
+    expect(v.node.querySelector('.gns3c-approval-state')?.textContent).toContain('%copilot approve');
+  });
+
+  it('gives the buttons back and says why when the decision is refused', async () => {
+    const turn = fixtureTurn('approval_then_create');
+    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const v = view(pending, { onDecision: () => Promise.reject(new Error('HTTP 409: already decided')) });
+    const approve = v.node.querySelector<HTMLButtonElement>('.gns3c-approve')!;
+    approve.click();
+    expect(approve.disabled).toBe(true);
+    await vi.waitFor(() => expect(approve.disabled).toBe(false));
+    const state = v.node.querySelector<HTMLElement>('.gns3c-approval-state')!;
+    expect(state.textContent).toBe('Could not send the decision (HTTP 409: already decided)');
+    expect(state.dataset.tone).toBe('error');
+  });
 });

@@ -17,9 +17,13 @@ export type Decision = 'approve' | 'reject';
 export interface TurnViewOptions {
   /** Renders sanitised Markdown into `host` (markdown-it + DOMPurify by default). */
   renderMarkdown?: (host: HTMLElement, markdown: string) => void;
-  /** Called when the student approves or rejects a planned change (no buttons without it). */
-  onDecision?: (approvalId: string, decision: Decision) => void;
+  /** Called when the student approves or rejects a planned change of a running turn (no
+   * buttons without it, nor once the turn stopped running). A rejected promise gives the
+   * buttons back and says why. */
+  onDecision?: DecisionCallback;
 }
+
+export type DecisionCallback = (approvalId: string, decision: Decision) => void | Promise<unknown>;
 
 interface ItemView<T extends Item = Item> {
   readonly kind: T['kind'];
@@ -266,6 +270,10 @@ const DECISION_WORDS: Record<ApprovalItem['state'], string> = {
   reject: 'Rejected',
   timeout: 'No decision in time: not done'
 };
+/** A pending change whose turn no longer runs here (its cell was interrupted, or a saved
+ * notebook): it is decided elsewhere. */
+const DECIDE_ELSEWHERE =
+  'Waiting for a decision: run %copilot approve or %copilot reject in a cell, or decide in the Copilot sidebar';
 
 class ApprovalView implements ItemView<ApprovalItem> {
   readonly kind = 'approval';
@@ -283,17 +291,26 @@ class ApprovalView implements ItemView<ApprovalItem> {
     this.state
   );
   private item: ApprovalItem | null = null;
+  private live = true;
+  private failure = '';
 
-  constructor(private readonly onDecision?: (approvalId: string, decision: Decision) => void) {
-    const decide = (decision: Decision) => {
+  constructor(private readonly onDecision?: DecisionCallback) {
+    const decide = async (decision: Decision) => {
       if (!this.item || !this.onDecision) {
         return;
       }
       this.approve.disabled = this.reject.disabled = true;
-      this.onDecision(this.item.approval_id, decision);
+      this.failure = '';
+      try {
+        await this.onDecision(this.item.approval_id, decision);
+      } catch (error) {
+        this.approve.disabled = this.reject.disabled = false;
+        this.failure = `Could not send the decision (${error instanceof Error ? error.message : String(error)})`;
+        this.render();
+      }
     };
-    this.approve.addEventListener('click', () => decide('approve'));
-    this.reject.addEventListener('click', () => decide('reject'));
+    this.approve.addEventListener('click', () => void decide('approve'));
+    this.reject.addEventListener('click', () => void decide('reject'));
   }
 
   update(item: ApprovalItem): void {
@@ -302,10 +319,33 @@ class ApprovalView implements ItemView<ApprovalItem> {
     if (prev && prev.summary === item.summary && prev.state === item.state && prev.comment === item.comment) {
       return;
     }
+    this.failure = '';
+    this.render();
+  }
+
+  /** Whether the turn still runs where this view is (only then can it be decided here). */
+  setLive(live: boolean): void {
+    if (live !== this.live) {
+      this.live = live;
+      this.render();
+    }
+  }
+
+  private render(): void {
+    const item = this.item;
+    if (!item) {
+      return;
+    }
+    const pending = item.state === 'pending';
+    const here = pending && this.live && !!this.onDecision;
     this.node.dataset.state = item.state;
     this.summary.textContent = item.summary;
-    this.buttons.hidden = item.state !== 'pending' || !this.onDecision;
-    this.state.textContent = DECISION_WORDS[item.state] + (item.comment ? `: ${item.comment}` : '');
+    this.buttons.hidden = !here;
+    this.state.dataset.tone = this.failure ? 'error' : '';
+    this.state.textContent =
+      this.failure ||
+      (pending && !here && !this.live ? DECIDE_ELSEWHERE : DECISION_WORDS[item.state]) +
+        (item.comment ? `: ${item.comment}` : '');
   }
 }
 
@@ -346,6 +386,12 @@ export class TurnView {
       this.userRow.hidden = !turn.user;
     }
     turn.items.forEach((item, index) => this.updateItem(index, item));
+    const live = turn.status === 'running';
+    for (const view of this.views) {
+      if (view instanceof ApprovalView) {
+        view.setLive(live);
+      }
+    }
     for (const view of this.views.splice(turn.items.length)) {
       view.node.remove();
     }

@@ -6,16 +6,17 @@
  * Renders the synced `turns` state and the live turn (live.ts). When a turn ends the
  * state holds it in full and its view is updated from it (only what differs changes).
  * The input box sends `{type: "send", text}` to the kernel; Stop POSTs the server's abort
- * route. A model whose kernel is gone (comm closed, or a send refused) says so and
+ * route, Approve / Reject on a planned change its approval route (the kernel's cell waits
+ * on the stream, which then goes on). A model whose kernel is gone (comm closed, or a send refused) says so and
  * disables its controls.
  */
 import type { AnyModel, Initialize, Render } from '@anywidget/types';
 
 import { h, icon } from '../dom';
 import type { Turn } from '../turn/types';
-import { TurnView } from '../turn/view';
+import { type Decision, TurnView } from '../turn/view';
 import { followLiveTurns, type LiveListener, type LiveTurn, liveStore } from './live';
-import { requestAbort } from './server';
+import { requestAbort, requestDecision } from './server';
 
 export { renderMarkdown } from '../markdown';
 export { abortUrl } from './server';
@@ -116,7 +117,7 @@ const render: Render<ChatState> = ({ model, el }) => {
   function show(index: number, turn: Turn, stale = false): void {
     let view = views[index];
     if (!view) {
-      view = views[index] = new TurnView();
+      view = views[index] = new TurnView({ onDecision: decide });
       log.append(view.node);
     }
     view.runningNote = stale ? STALE_NOTE : 'Working';
@@ -171,6 +172,19 @@ const render: Render<ChatState> = ({ model, el }) => {
       awaiting = false;
       refreshControls();
     }, NO_ANSWER_AFTER_MS);
+  }
+
+  async function decide(approvalId: string, decision: Decision): Promise<void> {
+    const projectId = model.get('project_id');
+    const sessionId = model.get('session_id');
+    if (!projectId || !sessionId) {
+      throw new Error('the server has not named the session yet');
+    }
+    const taken = await requestDecision(projectId, sessionId, approvalId, decision);
+    if (taken === 'here') {
+      // The cell had stopped waiting: this widget's turn will not show the rest.
+      setStatus('Decided: the rest of the turn ran on the server; %copilot history shows it.');
+    }
   }
 
   function autosize(): void {

@@ -14,32 +14,70 @@ function xsrfToken(): string {
   return match ? match[1] : '';
 }
 
-/** The server's abort route of a chat session, under the page's base URL. */
-export function abortUrl(projectId: string, sessionId: string, baseUrl?: string): string {
+/** The URL of a chat session's route (`tail`: its path parts after the session id), under
+ * the page's base URL. */
+export function sessionUrl(projectId: string, sessionId: string, tail: string[], baseUrl?: string): string {
   let base = baseUrl || pageConfig().baseUrl || '/';
   if (!base.endsWith('/')) {
     base += '/';
   }
-  return `${base}copilot/projects/${encodeURIComponent(projectId)}/chat/sessions/${encodeURIComponent(sessionId)}/abort`;
+  const parts = [projectId, 'chat', 'sessions', sessionId, ...tail].map(encodeURIComponent).join('/');
+  return `${base}copilot/projects/${parts}`;
 }
 
-/** POST the abort; throws an Error saying the HTTP status and the server's message. */
-export async function requestAbort(projectId: string, sessionId: string): Promise<void> {
-  const response = await fetch(abortUrl(projectId, sessionId), {
+/** The server's abort route of a chat session, under the page's base URL. */
+export function abortUrl(projectId: string, sessionId: string, baseUrl?: string): string {
+  return sessionUrl(projectId, sessionId, ['abort'], baseUrl);
+}
+
+/** POST `body` to a session route; throws an Error saying the HTTP status and the
+ * server's message. */
+async function post(url: string, body: unknown): Promise<Response> {
+  const response = await fetch(url, {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json', 'X-XSRFToken': xsrfToken() },
-    body: '{}'
+    body: JSON.stringify(body)
   });
   if (!response.ok) {
     let detail = '';
     try {
       // The copilot's errors are {"error": {"message"}}; Jupyter's own {"message"}.
-      const body = (await response.json()) as { error?: { message?: string }; message?: string };
-      detail = body.error?.message || body.message || '';
+      const error = (await response.json()) as { error?: { message?: string }; message?: string };
+      detail = error.error?.message || error.message || '';
     } catch {
       // not JSON: the status is all there is to report
     }
     throw new Error(`HTTP ${response.status}${detail ? `: ${detail}` : ''}`);
   }
+  return response;
+}
+
+/** POST the abort. */
+export async function requestAbort(projectId: string, sessionId: string): Promise<void> {
+  await post(abortUrl(projectId, sessionId), {});
+}
+
+/** How a decision was taken: `'stream'` when the kernel's waiting stream goes on with the
+ * turn; `'here'` when no stream waited (its cell was interrupted) and the rest of the turn
+ * ran as this request's answer (then only the session's history shows it). */
+export type DecisionTaken = 'stream' | 'here';
+
+/** POST the student's decision on a planned change (the approval route). */
+export async function requestDecision(
+  projectId: string,
+  sessionId: string,
+  approvalId: string,
+  decision: 'approve' | 'reject'
+): Promise<DecisionTaken> {
+  const response = await post(sessionUrl(projectId, sessionId, ['approvals', approvalId]), {
+    decision,
+    comment: null
+  });
+  if ((response.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+    // Read to the end: a reader that leaves would stop the turn it just approved.
+    await response.text();
+    return 'here';
+  }
+  return 'stream';
 }
