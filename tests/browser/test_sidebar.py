@@ -6,9 +6,11 @@ JupyterLab: the sidebar streams a turn that runs `show ip` on the real PC1; Stop
 long turn through the server's abort route; a session is renamed (the dialog), pinned
 (moves to the top), found by search, and deleted after confirming; a session is exported
 into the open notebook after its active cell and as a Markdown download; the palette lists
-the commands; Show Topology draws the lab; the Settings Editor's model field and API key
-reach `copilot/llm-config` and the key does not stay in the settings file; the sidebar's
-text is readable in the dark theme.
+the commands; Show Topology draws the lab; the model API key set through its password
+dialog reaches `copilot/llm-config` and no file of the server's (user settings, workspaces,
+data, log) holds it, Remove key removes it; the Settings Editor's model field reaches
+`copilot/llm-config` and its form has no key field; the sidebar's text is readable in the
+dark theme.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
 left area and streams a turn.
 """
@@ -49,7 +51,12 @@ USER_SETTINGS = {
         "fetchNews": "false", "checkForUpdates": False},
 }
 SIDEBAR = "#jp-gns3-copilot-sidebar"
-SETTINGS_FILE = Path("jupyter-gns3-copilot") / "sidebar.jupyterlab-settings"
+SECRET = "sk-sidebar-test-key-5d1f"
+# The model the server answers for the user (the page's login cookie authenticates it).
+_SERVER_MODEL = """async (model) => {
+  const response = await fetch('/copilot/llm-config');
+  return response.ok && (await response.json()).model === model;
+}"""
 
 _TURN = SIDEBAR + " .jp-gns3-copilot-sidebar-turn"
 # Records each status a sidebar turn shows, so a turn seen only when done fails the test.
@@ -115,7 +122,8 @@ class SidebarStack:
     server: JupyterServer
     llm: ScriptedLLM
     project_id: str
-    settings_dir: Path
+    work_dir: Path
+    """Everything of the server: config, data, runtime, user settings, workspaces, log."""
 
     def api(self) -> httpx.Client:
         return httpx.Client(base_url=self.server.url, timeout=10.0,
@@ -161,7 +169,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         ) as llm, JupyterServer(
             gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
         ) as server:
-            yield SidebarStack(server, llm, project_ids[PROJECT.name], settings_dir)
+            yield SidebarStack(server, llm, project_ids[PROJECT.name], work)
     finally:
         _off_loop(delete_projects, gns3_lab, project_ids.values())
 
@@ -362,30 +370,58 @@ def _dark_theme_contrast(page: Any, sidebar: Any, screenshots: Path) -> None:
 
 
 def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
-    """The Settings Editor's form: a model name and an API key typed there reach
-    `copilot/llm-config`; the key is then gone from the settings file."""
+    """The Settings Editor's form: a model name typed there reaches `copilot/llm-config`;
+    the form has no key field."""
     page.evaluate("""() => window.jupyterapp.commands.execute('settingeditor:open',
         {query: 'GNS3 Copilot'})""")
     page.locator(".jp-PluginList-entry", has_text="GNS3 Copilot").first.click()
     form = page.locator(".jp-SettingsPanel")
     model = form.locator("input[id$='_model']")
     model.fill("scripted-model-2")
-    key = form.locator("input[id$='_apiKey']")
-    key.fill("sk-sidebar-test-key")
-
     with stack.api() as api:
         try:
-            page.wait_for_function(
-                "(sel) => document.querySelector(sel) && document.querySelector(sel).value === ''",
-                arg=".jp-SettingsPanel input[id$='_apiKey']", timeout=20_000, polling=200)
+            page.wait_for_function(_SERVER_MODEL, arg="scripted-model-2", timeout=20_000,
+                                   polling=200)
             current = api.get("copilot/llm-config").json()
-            assert current["model"] == "scripted-model-2", current
             assert current["sources"]["model"] == "user", current
+            assert form.locator("input[id$='_apiKey'], input[type='password']").count() == 0
+            labels = " ".join(form.locator("label").all_inner_texts()).lower()
+            assert "model" in labels and "key" not in labels, labels
+        finally:  # the other tests of the module talk to "scripted-model"
+            api.put("copilot/llm-config", json={"model": None})
+
+
+def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> None:
+    """The sidebar's "Set key" button opens a password dialog; the key typed there is PUT to
+    `copilot/llm-config` (the sidebar then says "key set") and is in no file of the user
+    settings, workspaces or data dirs; Remove key removes it."""
+    with stack.api() as api:
+        try:
+            sidebar.locator("button.jp-gns3-copilot-sidebar-set-key").click()
+            dialog = page.locator(".jp-Dialog")
+            box = dialog.locator("input.jp-gns3-copilot-key-input")
+            assert box.get_attribute("type") == "password"
+            assert box.get_attribute("autocomplete") == "off"
+            box.fill(SECRET)
+            dialog.locator("button.jp-mod-accept", has_text="Save").click()
+            dialog.wait_for(state="detached")
+            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="key set").wait_for()
+            current = api.get("copilot/llm-config").json()
             assert current["api_key_set"] and current["api_key_source"] == "user", current
-            stored = (stack.settings_dir / SETTINGS_FILE).read_text()
-            assert "sk-sidebar-test-key" not in stored and "scripted-model-2" in stored, stored
-        finally:  # the other tests of the module talk to "scripted-model" with its key
-            api.put("copilot/llm-config", json={"model": None, "api_key": None})
+            assert SECRET not in json.dumps(current)
+            # Also after JupyterLab saved its workspace and settings.
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            for path in stack.work_dir.rglob("*"):
+                if path.is_file():
+                    assert SECRET.encode() not in path.read_bytes(), f"the key is in {path}"
+
+            page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:set-api-key')")
+            dialog.locator("button", has_text="Remove key").click()
+            dialog.wait_for(state="detached")
+            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="no key set").wait_for()
+            assert api.get("copilot/llm-config").json()["api_key_set"] is False
+        finally:  # the other tests of the module talk to the scripted model with its key
+            api.put("copilot/llm-config", json={"api_key": None})
 
 
 def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path) -> None:
@@ -402,6 +438,7 @@ def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path
     _export_markdown(page, sidebar)
     _palette_and_topology(page, sidebar)
     _dark_theme_contrast(page, sidebar, screenshots)
+    _key_through_its_dialog(page, sidebar, stack)
     _settings_editor_saves(page, stack)
     assert [e for e in page.page_errors if "gns3-copilot" in e] == []
 
