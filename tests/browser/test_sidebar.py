@@ -343,7 +343,8 @@ def _palette_and_topology(page: Any, sidebar: Any) -> None:
     labels = palette.locator(".lm-CommandPalette-item .lm-CommandPalette-itemLabel")
     labels.first.wait_for()
     assert {"GNS3 Copilot: Open", "GNS3 Copilot: New Chat", "GNS3 Copilot: Show Topology",
-            "GNS3 Copilot: Export Chat into the Notebook"} <= set(labels.all_inner_texts())
+            "GNS3 Copilot: Export Chat into the Notebook",
+            "GNS3 Copilot: Set Model API Key"} <= set(labels.all_inner_texts())
     palette.locator("input.lm-CommandPalette-input").press("Escape")
 
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:show-topology')")
@@ -393,7 +394,7 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
 
 def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> None:
     """The sidebar's "Set key" button opens a password dialog; the key typed there is PUT to
-    `copilot/llm-config` (the sidebar then says "key set") and is in no file of the user
+    `copilot/llm-config` (the sidebar then says "your key set") and is in no file of the user
     settings, workspaces or data dirs; Remove key removes it."""
     with stack.api() as api:
         try:
@@ -405,7 +406,7 @@ def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> Non
             box.fill(SECRET)
             dialog.locator("button.jp-mod-accept", has_text="Save").click()
             dialog.wait_for(state="detached")
-            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="key set").wait_for()
+            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="your key set").wait_for()
             current = api.get("copilot/llm-config").json()
             assert current["api_key_set"] and current["api_key_source"] == "user", current
             assert SECRET not in json.dumps(current)
@@ -418,8 +419,10 @@ def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> Non
             page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:set-api-key')")
             dialog.locator("button", has_text="Remove key").click()
             dialog.wait_for(state="detached")
-            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="no key set").wait_for()
-            assert api.get("copilot/llm-config").json()["api_key_set"] is False
+            # The server's own key (the scripted model's) applies again.
+            sidebar.locator(".jp-gns3-copilot-sidebar-key",
+                            has_text="administrator's key set").wait_for()
+            assert api.get("copilot/llm-config").json()["api_key_source"] == "admin"
         finally:  # the other tests of the module talk to the scripted model with its key
             api.put("copilot/llm-config", json={"api_key": None})
 

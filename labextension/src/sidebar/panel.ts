@@ -14,7 +14,7 @@ import type { ChatEvent } from '../events';
 import type { Turn } from '../turn/types';
 import type { Decision } from '../turn/view';
 import { ConversationView } from './conversation';
-import { setApiKey } from './api-key';
+import { keyLabel, setApiKey } from './api-key';
 import { askForKey } from './key-dialog';
 import { cellsFromNotebook, type ExportCell } from './export';
 import { turnEvents, turnsFromHistory } from './history';
@@ -331,7 +331,7 @@ export class CopilotSidebar extends Widget {
   }
 
   private renderKey(config: LLMConfig): void {
-    this.keyState.textContent = config.api_key_set ? 'key set' : 'no key set';
+    this.keyState.textContent = keyLabel(config);
     this.keyState.dataset.ok = String(config.api_key_set);
   }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { CopilotApi, LLMConfigUpdate } from '../api';
 import schema from '../../schema/sidebar.json';
-import { keyInputNode, keyUpdate, setApiKey, type KeyChoice } from './api-key';
+import { keyInputNode, keyLabel, keyUpdate, setApiKey, type KeyChoice } from './api-key';
 import { llmUpdate, modelFields } from './settings';
 
 const empty = modelFields({});
@@ -72,6 +72,12 @@ describe('the API key dialog', () => {
     expect(await setApiKey(api, async () => ({ action: 'cancel' }))).toBe(false);
     expect(sent).toEqual([]);
     expect(keyUpdate({ action: 'save', key: '' })).toBeNull();
+  });
+
+  it("says whose key is set, from GET copilot/llm-config", () => {
+    expect(keyLabel({ api_key_set: true, api_key_source: 'user' })).toBe('your key set');
+    expect(keyLabel({ api_key_set: true, api_key_source: 'admin' })).toBe("administrator's key set");
+    expect(keyLabel({ api_key_set: false, api_key_source: null })).toBe('no key set');
   });
 
   it("passes the server's refusal on", async () => {
