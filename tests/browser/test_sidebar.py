@@ -416,7 +416,9 @@ def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> Non
                 if path.is_file():
                     assert SECRET.encode() not in path.read_bytes(), f"the key is in {path}"
 
-            page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:set-api-key')")
+            # Not awaited: the command resolves only once its dialog is closed.
+            page.evaluate(
+                "() => { window.jupyterapp.commands.execute('gns3-copilot:set-api-key'); }")
             dialog.locator("button", has_text="Remove key").click()
             dialog.wait_for(state="detached")
             # The server's own key (the scripted model's) applies again.
