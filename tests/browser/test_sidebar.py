@@ -52,11 +52,6 @@ USER_SETTINGS = {
 }
 SIDEBAR = "#jp-gns3-copilot-sidebar"
 SECRET = "sk-sidebar-test-key-5d1f"
-# The model the server answers for the user (the page's login cookie authenticates it).
-_SERVER_MODEL = """async (model) => {
-  const response = await fetch('/copilot/llm-config');
-  return response.ok && (await response.json()).model === model;
-}"""
 
 _TURN = SIDEBAR + " .jp-gns3-copilot-sidebar-turn"
 # Records each status a sidebar turn shows, so a turn seen only when done fails the test.
@@ -370,6 +365,10 @@ def _dark_theme_contrast(page: Any, sidebar: Any, screenshots: Path) -> None:
         jupyter_ui.set_theme(page, dark=False)
 
 
+def _is_llm_config_put(response: Any) -> bool:
+    return response.request.method == "PUT" and "copilot/llm-config" in response.url
+
+
 def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
     """The Settings Editor's form: a model name typed there reaches `copilot/llm-config`;
     the form has no key field."""
@@ -378,16 +377,18 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
     page.locator(".jp-PluginList-entry", has_text="GNS3 Copilot").first.click()
     form = page.locator(".jp-SettingsPanel")
     model = form.locator("input[id$='_model']")
-    model.fill("scripted-model-2")
     with stack.api() as api:
         try:
-            page.wait_for_function(_SERVER_MODEL, arg="scripted-model-2", timeout=20_000,
-                                   polling=200)
+            with page.expect_response(_is_llm_config_put, timeout=20_000) as saved:
+                model.fill("scripted-model-2")
+            assert saved.value.ok, saved.value.text()
             current = api.get("copilot/llm-config").json()
+            assert current["model"] == "scripted-model-2", current
             assert current["sources"]["model"] == "user", current
-            assert form.locator("input[id$='_apiKey'], input[type='password']").count() == 0
-            labels = " ".join(form.locator("label").all_inner_texts()).lower()
-            assert "model" in labels and "key" not in labels, labels
+            fields = form.locator("input, select, textarea").evaluate_all(
+                "nodes => nodes.map(node => node.id + ':' + node.type)")
+            assert any(field.endswith("_model:text") for field in fields), fields
+            assert not [f for f in fields if "key" in f.lower() or "password" in f], fields
         finally:  # the other tests of the module talk to "scripted-model"
             api.put("copilot/llm-config", json={"model": None})
 
