@@ -90,6 +90,8 @@ export interface LLMConfig {
   temperature: number | null;
   copilot_mode: string;
   api_key_set: boolean;
+  /** Whose key is used: the user's own, the administrator's, or none. */
+  api_key_source: 'user' | 'admin' | null;
   configured: boolean;
   allowed_modes: string[];
   user_settings: string[];

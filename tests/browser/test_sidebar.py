@@ -6,9 +6,11 @@ JupyterLab: the sidebar streams a turn that runs `show ip` on the real PC1; Stop
 long turn through the server's abort route; a session is renamed (the dialog), pinned
 (moves to the top), found by search, and deleted after confirming; a session is exported
 into the open notebook after its active cell and as a Markdown download; the palette lists
-the commands; Show Topology draws the lab; the Settings Editor's model field and API key
-reach `copilot/llm-config` and the key does not stay in the settings file; the sidebar's
-text is readable in the dark theme.
+the commands; Show Topology draws the lab; the model API key set through its password
+dialog reaches `copilot/llm-config` and no file of the server's (user settings, workspaces,
+data, log) holds it, Remove key removes it; the Settings Editor's model field reaches
+`copilot/llm-config` and its form has no key field; the sidebar's text is readable in the
+dark theme.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
 left area and streams a turn.
 """
@@ -49,7 +51,7 @@ USER_SETTINGS = {
         "fetchNews": "false", "checkForUpdates": False},
 }
 SIDEBAR = "#jp-gns3-copilot-sidebar"
-SETTINGS_FILE = Path("jupyter-gns3-copilot") / "sidebar.jupyterlab-settings"
+SECRET = "sk-sidebar-test-key-5d1f"
 
 _TURN = SIDEBAR + " .jp-gns3-copilot-sidebar-turn"
 # Records each status a sidebar turn shows, so a turn seen only when done fails the test.
@@ -115,7 +117,8 @@ class SidebarStack:
     server: JupyterServer
     llm: ScriptedLLM
     project_id: str
-    settings_dir: Path
+    work_dir: Path
+    """Everything of the server: config, data, runtime, user settings, workspaces, log."""
 
     def api(self) -> httpx.Client:
         return httpx.Client(base_url=self.server.url, timeout=10.0,
@@ -161,7 +164,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         ) as llm, JupyterServer(
             gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
         ) as server:
-            yield SidebarStack(server, llm, project_ids[PROJECT.name], settings_dir)
+            yield SidebarStack(server, llm, project_ids[PROJECT.name], work)
     finally:
         _off_loop(delete_projects, gns3_lab, project_ids.values())
 
@@ -335,7 +338,8 @@ def _palette_and_topology(page: Any, sidebar: Any) -> None:
     labels = palette.locator(".lm-CommandPalette-item .lm-CommandPalette-itemLabel")
     labels.first.wait_for()
     assert {"GNS3 Copilot: Open", "GNS3 Copilot: New Chat", "GNS3 Copilot: Show Topology",
-            "GNS3 Copilot: Export Chat into the Notebook"} <= set(labels.all_inner_texts())
+            "GNS3 Copilot: Export Chat into the Notebook",
+            "GNS3 Copilot: Set Model API Key"} <= set(labels.all_inner_texts())
     palette.locator("input.lm-CommandPalette-input").press("Escape")
 
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:show-topology')")
@@ -361,31 +365,69 @@ def _dark_theme_contrast(page: Any, sidebar: Any, screenshots: Path) -> None:
         jupyter_ui.set_theme(page, dark=False)
 
 
+def _is_llm_config_put(response: Any) -> bool:
+    return response.request.method == "PUT" and "copilot/llm-config" in response.url
+
+
 def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
-    """The Settings Editor's form: a model name and an API key typed there reach
-    `copilot/llm-config`; the key is then gone from the settings file."""
+    """The Settings Editor's form: a model name typed there reaches `copilot/llm-config`;
+    the form has no key field."""
     page.evaluate("""() => window.jupyterapp.commands.execute('settingeditor:open',
         {query: 'GNS3 Copilot'})""")
     page.locator(".jp-PluginList-entry", has_text="GNS3 Copilot").first.click()
     form = page.locator(".jp-SettingsPanel")
     model = form.locator("input[id$='_model']")
-    model.fill("scripted-model-2")
-    key = form.locator("input[id$='_apiKey']")
-    key.fill("sk-sidebar-test-key")
-
     with stack.api() as api:
         try:
-            page.wait_for_function(
-                "(sel) => document.querySelector(sel) && document.querySelector(sel).value === ''",
-                arg=".jp-SettingsPanel input[id$='_apiKey']", timeout=20_000, polling=200)
+            with page.expect_response(_is_llm_config_put, timeout=20_000) as saved:
+                model.fill("scripted-model-2")
+            assert saved.value.ok, saved.value.text()
             current = api.get("copilot/llm-config").json()
             assert current["model"] == "scripted-model-2", current
             assert current["sources"]["model"] == "user", current
+            fields = form.locator("input, select, textarea").evaluate_all(
+                "nodes => nodes.map(node => node.id + ':' + node.type)")
+            assert any(field.endswith("_model:text") for field in fields), fields
+            assert not [f for f in fields if "key" in f.lower() or "password" in f], fields
+        finally:  # the other tests of the module talk to "scripted-model"
+            api.put("copilot/llm-config", json={"model": None})
+
+
+def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> None:
+    """The sidebar's "Set key" button opens a password dialog; the key typed there is PUT to
+    `copilot/llm-config` (the sidebar then says "your key set") and is in no file of the user
+    settings, workspaces or data dirs; Remove key removes it."""
+    with stack.api() as api:
+        try:
+            sidebar.locator("button.jp-gns3-copilot-sidebar-set-key").click()
+            dialog = page.locator(".jp-Dialog")
+            box = dialog.locator("input.jp-gns3-copilot-key-input")
+            assert box.get_attribute("type") == "password"
+            assert box.get_attribute("autocomplete") == "off"
+            box.fill(SECRET)
+            dialog.locator("button.jp-mod-accept", has_text="Save").click()
+            dialog.wait_for(state="detached")
+            sidebar.locator(".jp-gns3-copilot-sidebar-key", has_text="your key set").wait_for()
+            current = api.get("copilot/llm-config").json()
             assert current["api_key_set"] and current["api_key_source"] == "user", current
-            stored = (stack.settings_dir / SETTINGS_FILE).read_text()
-            assert "sk-sidebar-test-key" not in stored and "scripted-model-2" in stored, stored
-        finally:  # the other tests of the module talk to "scripted-model" with its key
-            api.put("copilot/llm-config", json={"model": None, "api_key": None})
+            assert SECRET not in json.dumps(current)
+            # Also after JupyterLab saved its workspace and settings.
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            for path in stack.work_dir.rglob("*"):
+                if path.is_file():
+                    assert SECRET.encode() not in path.read_bytes(), f"the key is in {path}"
+
+            # Not awaited: the command resolves only once its dialog is closed.
+            page.evaluate(
+                "() => { window.jupyterapp.commands.execute('gns3-copilot:set-api-key'); }")
+            dialog.locator("button", has_text="Remove key").click()
+            dialog.wait_for(state="detached")
+            # The server's own key (the scripted model's) applies again.
+            sidebar.locator(".jp-gns3-copilot-sidebar-key",
+                            has_text="administrator's key set").wait_for()
+            assert api.get("copilot/llm-config").json()["api_key_source"] == "admin"
+        finally:  # the other tests of the module talk to the scripted model with its key
+            api.put("copilot/llm-config", json={"api_key": None})
 
 
 def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path) -> None:
@@ -402,6 +444,7 @@ def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path
     _export_markdown(page, sidebar)
     _palette_and_topology(page, sidebar)
     _dark_theme_contrast(page, sidebar, screenshots)
+    _key_through_its_dialog(page, sidebar, stack)
     _settings_editor_saves(page, stack)
     assert [e for e in page.page_errors if "gns3-copilot" in e] == []
 

@@ -9,11 +9,13 @@ import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, CopilotApi, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
+import { ApiError, CopilotApi, type LLMConfig, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
 import type { ChatEvent } from '../events';
 import type { Turn } from '../turn/types';
 import type { Decision } from '../turn/view';
 import { ConversationView } from './conversation';
+import { keyLabel, setApiKey } from './api-key';
+import { askForKey } from './key-dialog';
 import { cellsFromNotebook, type ExportCell } from './export';
 import { turnEvents, turnsFromHistory } from './history';
 import { SessionList } from './session-list';
@@ -59,6 +61,8 @@ export class CopilotSidebar extends Widget {
 
   private readonly projectSelect = element('select', 'jp-gns3-copilot-sidebar-project');
   private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
+  private readonly keyState = element('span', 'jp-gns3-copilot-sidebar-status-part jp-gns3-copilot-sidebar-key');
+  private readonly keyButton = element('button', 'jp-gns3-copilot-sidebar-set-key', 'Set key…');
   private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
   private readonly sessionList: SessionList;
   private readonly conversation = new ConversationView((approvalId, decision) =>
@@ -162,6 +166,19 @@ export class CopilotSidebar extends Widget {
     }
   }
 
+  /** Ask for the model API key in a password dialog and PUT it to the server (never to a
+   * settings file); then show the key state again. A refusal is said in the sidebar. */
+  async setApiKey(): Promise<void> {
+    try {
+      if (await setApiKey(this.api, askForKey)) {
+        this.say('');
+        await this.loadModes();
+      }
+    } catch (error) {
+      this.say(`Your API key was not saved: ${message(error)}`);
+    }
+  }
+
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this.refresh();
@@ -221,8 +238,13 @@ export class CopilotSidebar extends Widget {
     controls.append(this.modeSelect, this.stopButton, this.sendButton);
     composer.append(this.input, controls);
 
+    this.keyButton.title = 'Set or remove your model API key (GNS3 Copilot: Set Model API Key)';
+    this.keyButton.addEventListener('click', () => void this.setApiKey());
+    const keyRow = element('div', 'jp-gns3-copilot-sidebar-row jp-gns3-copilot-sidebar-key-row');
+    keyRow.append(this.keyState, this.keyButton);
+
     this.notice.setAttribute('role', 'status');
-    this.node.append(header, this.projectSelect, this.statusLine, chats, this.topology, this.notice,
+    this.node.append(header, this.projectSelect, this.statusLine, keyRow, chats, this.topology, this.notice,
       this.conversation.node, composer);
   }
 
@@ -302,9 +324,15 @@ export class CopilotSidebar extends Widget {
       this.allowedModes = config.allowed_modes;
       this.serverMode = config.copilot_mode;
       this.renderModes();
+      this.renderKey(config);
     } catch (error) {
       this.say(message(error));
     }
+  }
+
+  private renderKey(config: LLMConfig): void {
+    this.keyState.textContent = keyLabel(config);
+    this.keyState.dataset.ok = String(config.api_key_set);
   }
 
   private renderModes(): void {

@@ -1,6 +1,7 @@
 /**
  * The sidebar plugin: the panel in the left area (JupyterLab 4 and Notebook 7), its
- * commands in the palette, the Settings Editor entry applied to the server, and the saved
+ * commands in the palette (the model API key's dialog among them), the Settings Editor
+ * entry applied to the server, and the saved
  * answers' requests to continue a session here.
  */
 import {
@@ -23,7 +24,8 @@ export const CommandIDs = {
   newChat: 'gns3-copilot:new-chat',
   showTopology: 'gns3-copilot:show-topology',
   exportSession: 'gns3-copilot:export-session',
-  exportMarkdown: 'gns3-copilot:export-markdown'
+  exportMarkdown: 'gns3-copilot:export-markdown',
+  setApiKey: 'gns3-copilot:set-api-key'
 } as const;
 
 /** Insert `cells` after the active cell of the current notebook; false without one. */
@@ -94,6 +96,13 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     commands.addCommand(CommandIDs.exportMarkdown, {
       label: 'GNS3 Copilot: Export Chat as Markdown',
       execute: () => sidebar.exportMarkdown()
+    });
+    commands.addCommand(CommandIDs.setApiKey, {
+      label: 'GNS3 Copilot: Set Model API Key',
+      execute: () => {
+        show();
+        return sidebar.setApiKey();
+      }
     });
     // A saved answer's "Continue in the Copilot sidebar" (the MIME renderer has no app).
     onContinue(document, ({ project_id, session_id }) => {
