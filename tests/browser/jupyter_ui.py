@@ -138,8 +138,11 @@ def write_notebook(path: Path, cells: list[str]) -> None:
 
 
 def notebook_url(server_url: str, token: str, name: str, ui: str) -> str:
-    prefix = "lab/tree" if ui == "lab" else "notebooks"
-    return f"{server_url}{prefix}/{name}?token={token}"
+    """The page of notebook `name`; in JupyterLab with its workspace reset, so the tabs of
+    an earlier test (their outputs) are not restored beside it."""
+    if ui == "lab":
+        return f"{server_url}lab/tree/{name}?reset&token={token}"
+    return f"{server_url}notebooks/{name}?token={token}"
 
 
 def open_notebook(page: Any, server_url: str, token: str, name: str, ui: str) -> None:
