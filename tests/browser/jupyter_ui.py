@@ -93,11 +93,13 @@ READABLE = [
 ]
 
 
-def assert_readable(page: Any, root: str, theme: str, at_least: int) -> None:
-    """Every kind of text found under the first `root` has a WCAG contrast of 4.5 or more;
-    at least `at_least` kinds are found."""
-    contrasts = page.evaluate(_CONTRASTS, [root, READABLE])
-    assert len(contrasts) >= at_least, contrasts
+def assert_readable(
+    page: Any, root: str, theme: str, at_least: int, selectors: list[str] = READABLE
+) -> None:
+    """Every kind of text (`selectors`) found under the first `root` has a WCAG contrast of
+    4.5 or more; at least `at_least` kinds are found."""
+    contrasts = page.evaluate(_CONTRASTS, [root, selectors])
+    assert len(contrasts) >= at_least, (contrasts, selectors)
     low = {selector: value for selector, value in contrasts.items() if value < 4.5}
     assert not low, f"text hard to read in the {theme} theme (contrast < 4.5): {low}"
 

@@ -67,43 +67,6 @@ _WATCH_TURNS = """(selector) => {
     {subtree: true, childList: true, attributes: true, characterData: true});
 }"""
 
-# Text/background contrast (WCAG) of elements under `root`; backgrounds are composited up
-# the ancestors, so translucent theme colours count as they look.
-_CONTRASTS = """([root, selectors]) => {
-  const parse = (c) => {
-    const m = c.match(/^(rgba?|color)\\((?:srgb )?([^)]+)\\)/);
-    if (!m) throw new Error("unparsed colour " + c);
-    const p = m[2].split(/[ ,/]+/).filter(Boolean).map(Number);
-    const scale = m[1] === "color" ? 255 : 1;
-    return [p[0] * scale, p[1] * scale, p[2] * scale, p.length > 3 ? p[3] : 1];
-  };
-  const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3]))
-    .concat(1);
-  const background = (el) => {
-    const layers = [];
-    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
-      layers.push(parse(getComputedStyle(node).backgroundColor));
-    }
-    return layers.reverse().reduce((acc, layer) => over(layer, acc), [255, 255, 255, 1]);
-  };
-  const lum = (c) => {
-    const [r, g, b] = c.slice(0, 3).map((v) => {
-      v /= 255;
-      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-    });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-  };
-  const out = {};
-  for (const selector of selectors) {
-    const el = document.querySelector(root + " " + selector);
-    if (!el) { out[selector] = null; continue; }
-    const bg = background(el);
-    const fg = over(parse(getComputedStyle(el).color), bg);
-    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
-    out[selector] = Math.round((a + 0.05) / (b + 0.05) * 100) / 100;
-  }
-  return out;
-}"""
 _READABLE = [".jp-gns3-copilot-sidebar-heading", ".jp-gns3-copilot-sidebar-mode-badge",
              ".jp-gns3-copilot-sidebar-status-part", ".jp-gns3-copilot-sidebar-project",
              ".jp-gns3-copilot-sidebar-session-title", ".jp-gns3-copilot-sidebar-search",
@@ -355,11 +318,7 @@ def _palette_and_topology(page: Any, sidebar: Any) -> None:
 def _dark_theme_contrast(page: Any, sidebar: Any, screenshots: Path) -> None:
     jupyter_ui.set_theme(page, dark=True)
     try:
-        contrasts = page.evaluate(_CONTRASTS, [SIDEBAR, _READABLE])
-        missing = [selector for selector, value in contrasts.items() if value is None]
-        assert not missing, f"not in the sidebar: {missing}"
-        low = {selector: value for selector, value in contrasts.items() if value < 4.5}
-        assert not low, f"sidebar text hard to read in the dark theme (contrast < 4.5): {low}"
+        jupyter_ui.assert_readable(page, SIDEBAR, "dark", len(_READABLE), _READABLE)
         jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-lab-dark.png")
     finally:
         jupyter_ui.set_theme(page, dark=False)
