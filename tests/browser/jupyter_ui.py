@@ -10,12 +10,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
+
+from jupyter_gns3_copilot.testing.local_stack import JupyterServer
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]
 KERNEL_READY_TIMEOUT_MS = 90_000
@@ -102,6 +107,44 @@ def assert_readable(
     assert len(contrasts) >= at_least, (contrasts, selectors)
     low = {selector: value for selector, value in contrasts.items() if value < 4.5}
     assert not low, f"text hard to read in the {theme} theme (contrast < 4.5): {low}"
+
+
+# Front-end settings of the test servers: no news pop-up over the screenshots.
+QUIET_SETTINGS: dict[str, dict[str, Any]] = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false", "checkForUpdates": False},
+}
+
+
+def configure_front_end(work: Path, settings: Mapping[str, Any] = QUIET_SETTINGS) -> Path:
+    """Configure the JupyterLab / Notebook 7 server `local_stack` starts in `work`: the app
+    exposed to the page (`window.jupyterapp`), user settings (`settings`) and workspaces
+    under `work`; returns the user settings directory."""
+    settings_dir = work / "user-settings"
+    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(settings_dir),
+                 "workspaces_dir": str(work / "workspaces")}
+    (work / "config").mkdir(parents=True, exist_ok=True)
+    (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({
+        "LabApp": front_end, "JupyterNotebookApp": front_end}))
+    for name, values in settings.items():
+        path = settings_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    return settings_dir
+
+
+@dataclass
+class LabStack:
+    """A `local_stack` Jupyter server on the lab with the scripted model, and the project
+    its test works on."""
+
+    server: JupyterServer
+    llm: ScriptedLLM
+    project_id: str
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.server.url, timeout=10.0,
+                            headers={"Authorization": f"token {self.server.token}"})
 
 
 def checkout_jupyter_path(base: Path) -> str:

@@ -16,19 +16,16 @@ waits, and the cell ends with PC5 created.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import jupyter_ui
 import pytest
+from jupyter_ui import LabStack
 from test_sidebar import (
-    _CONTRASTS,
     SIDEBAR,
-    USER_SETTINGS,
     _ask,
     _off_loop,
     _open_sidebar,
@@ -57,15 +54,7 @@ CELLS = [
 
 
 @dataclass
-class ApprovalStack:
-    server: JupyterServer
-    llm: ScriptedLLM
-    project_id: str
-
-    def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.server.url, timeout=10.0,
-                            headers={"Authorization": f"token {self.server.token}"})
-
+class ApprovalStack(LabStack):
     def node_names(self) -> set[str]:
         with self.api() as api:
             response = api.get(f"copilot/projects/{self.project_id}/topology")
@@ -86,14 +75,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     first (the server's default; the test helpers default to "none") and lab mode the
     default; the project PC1 on a switch, and the notebook."""
     work = tmp_path_factory.mktemp("approvals-server")
-    (work / "config").mkdir()
-    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(work / "settings"),
-                 "workspaces_dir": str(work / "workspaces")}
-    (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({"LabApp": front_end}))
-    for name, values in USER_SETTINGS.items():
-        path = work / "settings" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    jupyter_ui.configure_front_end(work)
     root = work / "notebooks"
     root.mkdir()
     jupyter_ui.write_notebook(root / NOTEBOOK, CELLS)
@@ -143,9 +125,7 @@ def _readable_in_the_dark(page: Any, sidebar: Any, screenshots: Path) -> None:
              "button.gns3c-reject"]
     jupyter_ui.set_theme(page, dark=True)
     try:
-        contrasts = page.evaluate(_CONTRASTS, [SIDEBAR, parts])
-        low = {part: value for part, value in contrasts.items() if value is None or value < 4.5}
-        assert not low, f"approval hard to read in the dark theme (contrast < 4.5): {low}"
+        jupyter_ui.assert_readable(page, SIDEBAR, "dark", len(parts), parts)
         jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-dark.png")
     finally:
         jupyter_ui.set_theme(page, dark=False)

@@ -16,16 +16,14 @@ answer, tool card and device table is still rendered.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import jupyter_ui
 import pytest
+from jupyter_ui import LabStack
 from test_chat_widget import WATCH_WIDGET, cell, live, saved
 
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -54,26 +52,10 @@ CELLS = [
     f"%copilot {FOLLOW_UP}",
 ]
 SIDEBAR = "#jp-gns3-copilot-sidebar"
-# Front-end settings of the test server: no news pop-up over the screenshots.
-USER_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False},
-}
 _KERNEL_IDLE = """() => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   return kernel.status === "idle";
 }"""
-@dataclass
-class RealStack:
-    server: JupyterServer
-    llm: ScriptedLLM
-    project_id: str
-
-    def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.server.url, timeout=10.0,
-                            headers={"Authorization": f"token {self.server.token}"})
-
-
 def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
     """`function(*args)` in another thread: it runs its own event loop, and Playwright's
     sync API keeps one marked as running in this thread."""
@@ -82,20 +64,12 @@ def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
 
 
 @pytest.fixture
-def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[RealStack]:
+def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[LabStack]:
     """`jupyter lab` (Notebook 7 pages included) with the copilot extension on the lab and
     the scripted model, and the project PC1 (10.0.0.1/24) + PC2 (10.0.0.2/24) on a switch,
     started. Both front ends expose the app as `window.jupyterapp` (what jupyter_ui drives)."""
     work = tmp_path / "server"
-    (work / "config").mkdir(parents=True)
-    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(work / "user-settings"),
-                 "workspaces_dir": str(work / "workspaces")}
-    (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({
-        "LabApp": front_end, "JupyterNotebookApp": front_end}))
-    for name, values in USER_SETTINGS.items():
-        path = work / "user-settings" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    jupyter_ui.configure_front_end(work)
     root = work / "notebooks"
     root.mkdir()
     jupyter_ui.write_notebook(root / NOTEBOOK, CELLS)
@@ -106,7 +80,7 @@ def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[RealStack]:
         ) as llm, JupyterServer(
             gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
         ) as server:
-            yield RealStack(server, llm, project_ids[PROJECT.name])
+            yield LabStack(server, llm, project_ids[PROJECT.name])
     finally:
         _off_loop(delete_projects, gns3_lab, project_ids.values())
 
@@ -183,7 +157,7 @@ def _device_table(answer: Any) -> None:
     assert "10.0.0.1/24" in answer.locator(".gns3c-md").last.inner_text()
 
 
-def _stop_long_turn(page: Any, stack: RealStack, ui: str, screenshots: Path) -> str:
+def _stop_long_turn(page: Any, stack: LabStack, ui: str, screenshots: Path) -> str:
     """Stop while the long answer streams: the browser POSTs the real abort route, the
     server leaves the model's stream, the saved answer shows the turn as stopped and the
     cell ends."""
@@ -224,7 +198,7 @@ def _stop_long_turn(page: Any, stack: RealStack, ui: str, screenshots: Path) -> 
     return session_id
 
 
-def _continue_in_the_next_cell(page: Any, stack: RealStack, session_id: str, ui: str,
+def _continue_in_the_next_cell(page: Any, stack: LabStack, session_id: str, ui: str,
                                screenshots: Path) -> None:
     """The next `%copilot` cell asks the next turn of the same session."""
     jupyter_ui.run_cell(page, 6)
@@ -244,7 +218,7 @@ def _continue_in_the_next_cell(page: Any, stack: RealStack, session_id: str, ui:
     assert users == [QUESTION, LONG, FOLLOW_UP], users
 
 
-def _continue_in_the_sidebar(page: Any, stack: RealStack, session_id: str,
+def _continue_in_the_sidebar(page: Any, stack: LabStack, session_id: str,
                              screenshots: Path) -> None:
     """The saved answer's button opens the Copilot sidebar on its project and session."""
     sidebar = page.locator(SIDEBAR)
@@ -252,10 +226,9 @@ def _continue_in_the_sidebar(page: Any, stack: RealStack, session_id: str,
     assert button.inner_text() == "Continue in the Copilot sidebar"
     button.click()
     sidebar.wait_for(state="visible")
-    row = sidebar.locator(f".jp-gns3-copilot-sidebar-session[data-session-id='{session_id}']")
-    row.wait_for()
-    page.wait_for_function(
-        "(el) => el.classList.contains('jp-mod-selected')", arg=row.element_handle())
+    # A locator, not an element handle: the list may be drawn again while it loads.
+    sidebar.locator(f".jp-gns3-copilot-sidebar-session[data-session-id='{session_id}']"
+                    ".jp-mod-selected").wait_for()
     assert sidebar.locator(".jp-gns3-copilot-sidebar-project").input_value() == stack.project_id
     turns = sidebar.locator(".jp-gns3-copilot-sidebar-turn")
     turns.filter(has_text=FOLLOW_UP).wait_for()
@@ -292,7 +265,7 @@ def _answers_survive_restart_and_reload(page: Any) -> None:
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_real_chat_streams_stops_and_continues(
-    real_stack: RealStack, page: Any, screenshots: Path, ui: str
+    real_stack: LabStack, page: Any, screenshots: Path, ui: str
 ) -> None:
     """Given JupyterLab or Notebook 7 with the extension, the lab project and the scripted
     model; when a notebook shows the topology, asks, stops a long turn and continues in

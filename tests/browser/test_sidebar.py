@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import httpx
 import jupyter_ui
 import pytest
+from jupyter_ui import LabStack
 
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
@@ -46,10 +46,6 @@ QUESTION = "Which address does PC1 have?"
 LONG = "Tell me the long history of the lab"
 NOTEBOOK7_QUESTION = "Hello from Notebook 7"
 RENAMED = "Addresses of the PCs"
-USER_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False},
-}
 SIDEBAR = "#jp-gns3-copilot-sidebar"
 SECRET = "sk-sidebar-test-key-5d1f"
 
@@ -76,16 +72,9 @@ _READABLE = [".jp-gns3-copilot-sidebar-heading", ".jp-gns3-copilot-sidebar-mode-
 
 
 @dataclass
-class SidebarStack:
-    server: JupyterServer
-    llm: ScriptedLLM
-    project_id: str
+class SidebarStack(LabStack):
     work_dir: Path
     """Everything of the server: config, data, runtime, user settings, workspaces, log."""
-
-    def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.server.url, timeout=10.0,
-                            headers={"Authorization": f"token {self.server.token}"})
 
     def sessions(self) -> list[dict[str, Any]]:
         with self.api() as api:
@@ -107,16 +96,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     the scripted model, the project PC1 (10.0.0.1/24) + PC2 (10.0.0.2/24) on a switch,
     started, and a notebook to export into."""
     work = tmp_path_factory.mktemp("sidebar-server")
-    (work / "config").mkdir()
-    settings_dir = work / "user-settings"
-    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(settings_dir),
-                 "workspaces_dir": str(work / "workspaces")}
-    (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({
-        "LabApp": front_end, "JupyterNotebookApp": front_end}))
-    for name, values in USER_SETTINGS.items():
-        path = settings_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    jupyter_ui.configure_front_end(work)
     root = work / "notebooks"
     root.mkdir()
     jupyter_ui.write_notebook(root / NOTEBOOK, ["print('first')", "print('last')"])
