@@ -12,7 +12,8 @@ turn a new session; their title call after the answer is not timed). Replies are
 content pieces with no delay. Medians over REPS repetitions after one warm-up of each:
 
 - content events per second, from sending the request to the last piece (over HTTP the
-  pieces, since the relay merges those a lagging client has not been sent yet);
+  pieces, since the relay merges those queued within a frame; how many content events
+  carried them is printed too);
 - time to the first content piece;
 - a 20-device tool call streamed in 228 fragments: bare, first fragment -> last chunk;
   over HTTP, first `tool_call` event -> the `complete` one, and how many events.
@@ -194,11 +195,16 @@ async def http_tool_call(client: httpx.AsyncClient, url: str) -> tuple[float, in
     return complete - first, count
 
 
-async def content_pieces(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
+async def content_pieces(
+    events: AsyncIterator[dict[str, Any]], seen: list[int] | None = None
+) -> AsyncIterator[str]:
     """The reply's pieces (`w<i> `) as they arrive, however many one content event holds
-    (the relay merges pieces a lagging client has not been sent yet)."""
+    (the relay sends at most one write a frame, merging the pieces queued meanwhile); each
+    content event appends 1 to `seen`."""
     async for event in events:
         if event["type"] == "content":
+            if seen is not None:
+                seen.append(1)
             for piece in event["content"].split(" ")[:-1]:
                 yield piece + " "
 
@@ -233,11 +239,15 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
             runs: dict[str, list[Sample]] = {"bare astream": [], "stream_chat": [], "HTTP SSE": []}
             tool_calls: dict[str, list[float]] = {"bare": [], "HTTP": []}
             tool_events: list[int] = []
+            content_events: list[int] = []
             for rep in range(reps + 1):
+                seen: list[int] = []
                 samples = {
                     "bare astream": await bare(settings),
                     "stream_chat": await chat(service, settings),
-                    "HTTP SSE": await timed(content_pieces(sse_events(client, stream_url)), bool),
+                    "HTTP SSE": await timed(
+                        content_pieces(sse_events(client, stream_url), seen), bool
+                    ),
                 }
                 bare_call = await bare_tool_call(settings)
                 http_call, events = await http_tool_call(client, stream_url)
@@ -247,6 +257,7 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
                     tool_calls["bare"].append(bare_call)
                     tool_calls["HTTP"].append(http_call)
                     tool_events.append(events)
+                    content_events.append(len(seen))
         finally:
             await service.close()
             await gns3.delete_project(project.project_id)
@@ -258,6 +269,7 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
         medians[label] = (rate, first)
         print(f"{label:14} {rate:10.0f} {first * 1000:15.1f}   ({samples[0].pieces} pieces)")
     http, direct = medians["HTTP SSE"], medians["stream_chat"]
+    print(f"HTTP SSE: the pieces came in {statistics.median(content_events):.0f} content events")
     print(
         f"HTTP SSE / stream_chat events/s = {http[0] / direct[0]:.2f}; "
         f"the endpoint adds {(http[1] - direct[1]) * 1000:.1f} ms to the first event"

@@ -1,27 +1,33 @@
-"""The SSE writer of the chat stream coalesces what a lagging client has not been sent yet.
+"""The SSE writer of the chat stream: at most one write a frame, merging what queued.
 
-`_EventWriter` is driven here with a stand-in for the tornado handler whose flush waits
-for the test: that is what makes "a flush in progress while events arrive" (a client or
-connection slower than the stream) deterministic. The real handler path is covered by
-tests/test_server_chat.py.
+`_EventWriter` is driven here with a stand-in for the tornado handler (whose flush can be
+made to wait for the test: a client or connection slower than the stream) and a stand-in
+for the event loop's clock and timers that only the test advances: that is what makes
+"within a frame", "after a quiet period" and "the frame ends" deterministic without
+sleeps. The real handler path is covered by tests/test_server_chat.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
-from jupyter_gns3_copilot.server.handlers.base import _EventWriter
+from jupyter_gns3_copilot.server.handlers.base import WRITE_INTERVAL, _EventWriter
+
+HEARTBEAT = {"type": "heartbeat", "session_id": "s"}
 
 
 class SlowHandler:
     """write/flush/client_gone as `EventStreamHandler` has them; a flush returns when the
     test sets `flushed`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, flushed: bool = False) -> None:
         self.written: list[str] = []
         self.flushed = asyncio.Event()
+        if flushed:
+            self.flushed.set()
         self.wrote = asyncio.Event()
         self.client_gone = False
         self._client_gone = asyncio.Event()
@@ -33,9 +39,47 @@ class SlowHandler:
     async def flush(self) -> None:
         await self.flushed.wait()
 
-    def events(self) -> list[dict[str, Any]]:
-        text = "".join(self.written)
+    def events(self, writes: list[str] | None = None) -> list[dict[str, Any]]:
+        text = "".join(self.written if writes is None else writes)
         return [json.loads(block[len("data: ") :]) for block in text.split("\n\n") if block]
+
+    async def next_write(self) -> list[dict[str, Any]]:
+        """The events of the next write (waited for)."""
+        count = len(self.written)
+        while len(self.written) == count:
+            self.wrote.clear()
+            await self.wrote.wait()
+        return self.events(self.written[count:])
+
+
+class FakeClock:
+    """`time` and `call_later` of an event loop whose time moves only on `advance`."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[tuple[asyncio.TimerHandle, Callable[[], object]]] = []
+        self.scheduled = asyncio.Event()
+        """Set when the writer starts waiting for a frame to end."""
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Callable[[], object]) -> asyncio.TimerHandle:
+        timer = asyncio.TimerHandle(self.now + delay, callback, (), asyncio.get_running_loop())
+        self.timers.append((timer, callback))
+        self.scheduled.set()
+        return timer
+
+    def waiting(self) -> bool:
+        return any(not timer.cancelled() for timer, _ in self.timers)
+
+    def advance(self, seconds: float) -> None:
+        """Move the time on, running the timers then due (not cancelled)."""
+        self.now += seconds
+        due = [(t, c) for t, c in self.timers if t.when() <= self.now and not t.cancelled()]
+        self.timers = [entry for entry in self.timers if entry not in due]
+        for _, callback in due:
+            callback()
 
 
 def content(text: str, message_id: str = "m1") -> dict[str, Any]:
@@ -50,9 +94,13 @@ def tool_call(arguments: str, complete: bool | None = None) -> dict[str, Any]:
     return {"type": "tool_call", "tool_call": call, "message_id": "m2", "session_id": "s"}
 
 
+def writer_for(handler: SlowHandler, clock: FakeClock, interval: float = WRITE_INTERVAL):
+    return _EventWriter(handler, HEARTBEAT, interval=interval, clock=clock)  # type: ignore[arg-type]
+
+
 async def test_events_queued_during_a_flush_are_merged_without_losing_anything() -> None:
-    handler = SlowHandler()
-    writer = _EventWriter(handler, {"type": "heartbeat", "session_id": "s"})  # type: ignore[arg-type]
+    handler, clock = SlowHandler(), FakeClock()
+    writer = writer_for(handler, clock, interval=0)  # only the slow flush holds events back
     for piece in ("Both ", "PCs ", "are up."):
         writer.send(content(piece))
     writer.send(content(" Other message.", message_id="m9"))
@@ -73,14 +121,79 @@ async def test_events_queued_during_a_flush_are_merged_without_losing_anything()
     ]
 
 
-async def test_a_client_keeping_up_gets_every_event_as_sent() -> None:
-    handler = SlowHandler()
-    handler.flushed.set()
-    writer = _EventWriter(handler, {"type": "heartbeat", "session_id": "s"})  # type: ignore[arg-type]
-    sent = [content("a"), content("b"), tool_call(""), tool_call('{"a"'), tool_call("{}", True)]
-    for event in sent:
-        handler.wrote.clear()
-        writer.send(event)
-        await handler.wrote.wait()  # written before the next one comes
+async def test_pieces_within_a_frame_go_out_merged_in_one_write_when_it_ends() -> None:
+    handler, clock = SlowHandler(flushed=True), FakeClock()
+    writer = writer_for(handler, clock)
+    pieces = [f"w{i} " for i in range(50)]
+    for piece in pieces[:25]:
+        writer.send(content(piece))
+    await clock.scheduled.wait()  # the heartbeat was just written: the frame is not over
+    for piece in pieces[25:]:
+        writer.send(content(piece))
+    assert handler.events() == [HEARTBEAT]
+
+    clock.advance(WRITE_INTERVAL)
+    assert await handler.next_write() == [content("".join(pieces))]
     await writer.close()
-    assert handler.events()[1:] == sent
+    assert len(handler.written) == 2
+
+
+async def test_an_event_after_a_quiet_period_is_written_at_once() -> None:
+    handler, clock = SlowHandler(flushed=True), FakeClock()
+    writer = writer_for(handler, clock)
+    clock.now += WRITE_INTERVAL * 2  # the heartbeat went out longer than a frame ago
+    writer.send(content("Hello"))
+    assert await handler.next_write() == [content("Hello")]
+    assert not clock.timers  # written without waiting for a timer
+
+    writer.send(content(" again"))  # within the frame of that write: waits for its end
+    await clock.scheduled.wait()
+    assert handler.events()[1:] == [content("Hello")]
+    clock.now += WRITE_INTERVAL * 5  # a late timer: the frame ended a while ago
+    clock.advance(0)
+    assert await handler.next_write() == [content(" again")]
+    clock.advance(WRITE_INTERVAL * 2)
+    writer.send({"type": "tool_start", "tool_name": "get_topology", "session_id": "s"})
+    assert (await handler.next_write())[0]["type"] == "tool_start"
+    await writer.close()
+
+
+async def test_close_writes_what_is_queued_without_waiting_out_the_frame() -> None:
+    handler, clock = SlowHandler(flushed=True), FakeClock()
+    writer = writer_for(handler, clock, interval=3600.0)
+    writer.send(content("The "))
+    await clock.scheduled.wait()
+    writer.send(content("end."))
+    writer.send({"type": "done", "session_id": "s"})
+    await writer.close()  # the clock never moves: close alone ends the frame
+    assert handler.events() == [HEARTBEAT, content("The end."), {"type": "done", "session_id": "s"}]
+    assert not clock.waiting()  # the frame's timer was cancelled
+
+
+async def test_a_calls_opening_and_complete_payloads_are_always_sent() -> None:
+    handler, clock = SlowHandler(flushed=True), FakeClock()
+    writer = writer_for(handler, clock)
+    arguments = '{"devices": [' + ", ".join(f'"PC{n}"' for n in range(20)) + "]}"
+    writer.send(tool_call(""))  # the opening, within the heartbeat's frame
+    await clock.scheduled.wait()
+    cuts = range(1, len(arguments), 7)
+    frames = [list(cuts[i : i + 5]) for i in range(0, len(cuts), 5)]
+    for frame in frames:  # fragments in several frames: each frame sends its last payload
+        for cut in frame:
+            writer.send(tool_call(arguments[:cut]))
+        clock.scheduled.clear()
+        clock.advance(WRITE_INTERVAL)
+        await handler.next_write()
+        clock.now += WRITE_INTERVAL / 2
+        writer.send(tool_call(arguments[: frame[-1] + 1]))
+        await clock.scheduled.wait()
+    writer.send(tool_call(arguments))
+    writer.send(tool_call(arguments, complete=True))
+    await writer.close()
+
+    calls = [e["tool_call"]["function"] for e in handler.events()[1:]]
+    assert calls[0] == {"name": "get_topology", "arguments": ""}
+    assert calls[-1] == {"name": "get_topology", "arguments": arguments, "complete": True}
+    grown = [call["arguments"] for call in calls]
+    assert grown == sorted(grown, key=len) and all(arguments.startswith(a) for a in grown)
+    assert len(calls) <= len(frames) * 2 + 2 < len(cuts)  # one per frame, not per fragment
