@@ -271,7 +271,7 @@ def test_options_shape_the_request(shell: InteractiveShell, api: CopilotDouble) 
     run(shell, "%copilot hi")
     run(
         shell,
-        "%copilot --new --mode lab --max-iterations 5 --max-tool-calls 2 "
+        "%copilot --new --mode lab --max-iterations 5 --max-tool-calls 2 --max-time 90 "
         "--temperature 0.3 --quiet build it",
     )
     run(shell, "%copilot --session s1 hello")
@@ -283,6 +283,7 @@ def test_options_shape_the_request(shell: InteractiveShell, api: CopilotDouble) 
         "copilot_mode": "lab_automation_assistant",
         "max_iterations": 5,
         "max_tool_calls": 2,
+        "max_execution_time_seconds": 90,
         "temperature": 0.3,
     }
     assert named["session_id"] == "s1"

@@ -293,6 +293,7 @@ class Copilot:
         mode: str | None = None,
         max_iterations: int | None = None,
         max_tool_calls: int | None = None,
+        max_execution_time_seconds: int | None = None,
         temperature: float | None = None,
     ) -> dict[str, Any]:
         """The ChatRequest body for `message` (options left out when None)."""
@@ -303,6 +304,7 @@ class Copilot:
             "copilot_mode": copilot_mode(mode),
             "max_iterations": max_iterations,
             "max_tool_calls": max_tool_calls,
+            "max_execution_time_seconds": max_execution_time_seconds,
             "temperature": temperature,
         }
         body.update({key: value for key, value in options.items() if value is not None})
@@ -315,6 +317,7 @@ class Copilot:
         mode: str | None = None,
         max_iterations: int | None = None,
         max_tool_calls: int | None = None,
+        max_execution_time_seconds: int | None = None,
         temperature: float | None = None,
         session: str | None = None,
         new: bool = False,
@@ -333,6 +336,7 @@ class Copilot:
             mode=mode,
             max_iterations=max_iterations,
             max_tool_calls=max_tool_calls,
+            max_execution_time_seconds=max_execution_time_seconds,
             temperature=temperature,
         )
         self._fresh_sessions.discard(session_id)
@@ -347,6 +351,7 @@ class Copilot:
         mode: str | None = None,
         max_iterations: int | None = None,
         max_tool_calls: int | None = None,
+        max_execution_time_seconds: int | None = None,
         temperature: float | None = None,
         session: str | None = None,
         new: bool = False,
@@ -357,7 +362,8 @@ class Copilot:
         """Send `message`, wait for the whole answer, return it as a `Turn`.
 
         `mode`: teaching / lab (this turn only); `max_iterations` (1-100),
-        `max_tool_calls` (1-50), `temperature` (0-2): this turn's limits; `session`:
+        `max_tool_calls` (1-50), `max_execution_time_seconds` (1-3600), `temperature`
+        (0-2): this turn's limits; `session`:
         continue that conversation; `new`: start a new one; `project_id`: another project
         than the one in use. `on_open` is called when the server has accepted the message
         (a refusal raises a `CopilotError` before); `on_event` sees every event as it
@@ -370,6 +376,7 @@ class Copilot:
             mode=mode,
             max_iterations=max_iterations,
             max_tool_calls=max_tool_calls,
+            max_execution_time_seconds=max_execution_time_seconds,
             temperature=temperature,
             session=session_id,
             project_id=project_id,

@@ -36,6 +36,7 @@ VALUE_OPTIONS = frozenset(
         "--mode",
         "--max-iterations",
         "--max-tool-calls",
+        "--max-time",
         "--temperature",
         "--session",
         "--token",
@@ -73,8 +74,8 @@ _QUESTION_LINE = re.compile(
 USAGE = """\
 Ask:        %copilot <message>          (or %%copilot with the message in the cell body)
             %copilot ask <message>      (a message that starts like a subcommand)
-Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --temperature T
-            --new (new conversation)  --session ID  --quiet (text only)
+Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --max-time S
+            --temperature T  --new (new conversation)  --session ID  --quiet (text only)
 Projects:   %copilot projects | use <name or id> | show topology
 Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
             %copilot export [PATH] [--format md] [--force]
@@ -238,6 +239,7 @@ class CopilotMagics(Magics):
     @argument("--mode", help="copilot mode for this turn: teaching or lab (lab automation)")
     @argument("--max-iterations", type=int, help="most model calls in this turn (1-100)")
     @argument("--max-tool-calls", type=int, help="most tool calls in this turn (1-50)")
+    @argument("--max-time", type=int, help="most seconds this turn may run (1-3600)")
     @argument("--temperature", type=float, help="sampling temperature for this turn (0-2)")
     @argument("--new", action="store_true", help="start a new conversation")
     @argument("--session", help="continue the conversation with this session id")
@@ -348,6 +350,7 @@ class CopilotMagics(Magics):
             "mode": options.mode,
             "max_iterations": options.max_iterations,
             "max_tool_calls": options.max_tool_calls,
+            "max_execution_time_seconds": options.max_time,
             "temperature": options.temperature,
         }
         copilot.chat_request(message, session_id=session_id, **limits)  # validates early
