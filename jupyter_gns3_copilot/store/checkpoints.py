@@ -40,9 +40,12 @@ class ProjectSaver(AsyncSqliteSaver):
         """Writes (checkpoints, pending writes, deletions) per thread through this saver."""
         self._prefetched: dict[str, _Prefetched] = {}
 
-    def prefetch(self, thread_id: str, *, new: bool = False) -> None:
-        """Start reading the thread's latest checkpoint for the next run on it; `new`: the
-        thread id was just made up (a new session), so it has none and nothing is read."""
+    def prefetch(
+        self, thread_id: str, *, new: bool = False
+    ) -> asyncio.Future[CheckpointTuple | None]:
+        """Start reading the thread's latest checkpoint for the next run on it (returned:
+        the read); `new`: the thread id was just made up (a new session), so it has none
+        and nothing is read."""
         self.forget(thread_id)
         if new:
             empty: asyncio.Future[CheckpointTuple | None] = (
@@ -53,6 +56,7 @@ class ProjectSaver(AsyncSqliteSaver):
         else:
             reading = asyncio.ensure_future(super().aget_tuple(_latest(thread_id)))
         self._prefetched[thread_id] = (self._writes.get(thread_id, 0), reading)
+        return reading
 
     def forget(self, thread_id: str) -> None:
         """Drop the thread's prefetched checkpoint, if any (its turn was refused)."""
