@@ -197,7 +197,7 @@ class SessionRead:
         self.session_id = session_id
         self.new = new
         """The session id was just made up: no row or checkpoint to read."""
-        store.checkpointer.prefetch(session_id, new=new)
+        self._checkpoint = store.checkpointer.prefetch(session_id, new=new)
         self._row: asyncio.Future[ChatSession | None] | None = (
             None if new else asyncio.ensure_future(store.sessions.get_session_by_thread(session_id))
         )
@@ -213,7 +213,7 @@ class SessionRead:
                 self._row.cancel()
             elif not self._row.cancelled():
                 self._row.exception()  # read: a failure was reported where awaited
-        self.store.checkpointer.forget(self.session_id)
+        self.store.checkpointer.forget(self.session_id, self._checkpoint)
 
 
 class AgentService:

@@ -82,3 +82,15 @@ async def test_a_new_thread_reads_nothing_and_forget_drops_a_prefetch(tmp_path: 
         await run_turn(store, thread, "again")
         after = await store.checkpointer.aget_tuple(latest(thread))
         assert after is not None and message_count(after) == 4
+
+
+async def test_forgetting_an_earlier_prefetch_keeps_a_later_one(tmp_path: Path) -> None:
+    """A turn ending after the next request on its session prefetched drops only its
+    own prefetch: the later request's is still taken."""
+    thread = str(uuid.uuid4())
+    async with await ProjectStore.open(tmp_path, PROJECT) as store:
+        await run_turn(store, thread)
+        earlier = store.checkpointer.prefetch(thread)
+        later = store.checkpointer.prefetch(thread)
+        store.checkpointer.forget(thread, earlier)
+        assert await store.checkpointer.aget_tuple(latest(thread)) is await later

@@ -58,10 +58,17 @@ class ProjectSaver(AsyncSqliteSaver):
         self._prefetched[thread_id] = (self._writes.get(thread_id, 0), reading)
         return reading
 
-    def forget(self, thread_id: str) -> None:
-        """Drop the thread's prefetched checkpoint, if any (its turn was refused)."""
-        prefetched = self._prefetched.pop(thread_id, None)
-        if prefetched is not None and not prefetched[1].done():
+    def forget(
+        self, thread_id: str, read: asyncio.Future[CheckpointTuple | None] | None = None
+    ) -> None:
+        """Drop the thread's prefetched checkpoint, if any (its turn was refused or is
+        over); with `read` (what `prefetch` returned), only if it is that one, not a
+        later request's."""
+        prefetched = self._prefetched.get(thread_id)
+        if prefetched is None or (read is not None and prefetched[1] is not read):
+            return
+        del self._prefetched[thread_id]
+        if not prefetched[1].done():
             prefetched[1].cancel()
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
