@@ -16,10 +16,10 @@ per-pair differences (a pair's two turns run one right after the other, so they 
 the machine's load of the moment).
 
 `--tool-turns N` then times N turns of three model calls in one session (the model runs
-`show ip` on PC1, then on PC2, then answers; both PCs are started for it), streamed: for
-each tool result, from its `tool_end` event reaching the client to the next model
-request's arrival (the graph's step, the history's checkpoint, the model call's setup;
-the session's history grows by six messages a turn).
+`show ip` on PC1, then on PC2, then answers; both PCs are started for it): from each
+model request's arrival to the next one's (the scripted reply, the tool's console
+work, the graph's step with its checkpoints, the next call's setup; the history grows by
+six messages a turn: the message counts of the last turn's requests are printed).
 
 The last line is this tree's median over both kinds: `time to model call: 14 ms`.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import itertools
 import os
 import statistics
 import tempfile
@@ -72,10 +72,10 @@ async def one_turn(
 
 async def tool_turn(
     client: httpx.AsyncClient, url: str, llm: ScriptedLLM, session_id: str | None
-) -> tuple[list[float], str]:
-    """One streamed turn of three model calls (two `show ip` tool calls, then text): for
-    each tool result, seconds from its `tool_end` event reaching the client to the next
-    model request's arrival; and the turn's session id."""
+) -> tuple[list[float], list[int], str]:
+    """One turn of three model calls (two `show ip` tool calls, then text): seconds from
+    each model request's arrival to the next one's, the messages each request carried,
+    and the turn's session id."""
     llm.add(
         tool_call("run_show_commands", {"devices": [{"device": "PC1", "commands": ["show ip"]}]}),
         tool_call("run_show_commands", {"devices": [{"device": "PC2", "commands": ["show ip"]}]}),
@@ -83,24 +83,15 @@ async def tool_turn(
         text("Benchmark", when=TITLE_REPLY),
     )
     seen = len(llm.chat_requests)
-    body: dict[str, object] = {"message": "Show both addresses", "stream": True}
+    body: dict[str, object] = {"message": "Show both addresses", "stream": False}
     if session_id is not None:
         body["session_id"] = session_id
-    results: list[float] = []
-    async with client.stream("POST", url, json=body) as reply:
-        reply.raise_for_status()
-        async for line in reply.aiter_lines():
-            if not line.startswith("data: "):
-                continue
-            event = json.loads(line[len("data: ") :])
-            session_id = event["session_id"]
-            if event["type"] == "tool_end":
-                results.append(time.time())
+    reply = await client.post(url, json=body)
+    reply.raise_for_status()
     calls = [r for r in llm.chat_requests[seen:] if r.body.get("tools")]
-    assert len(calls) == 3 and len(results) == 2, (len(calls), len(results))
-    assert session_id is not None
-    gaps = [call.received - result for call, result in zip(calls[1:], results, strict=True)]
-    return gaps, session_id
+    assert len(calls) == 3, calls
+    steps = [after.received - before.received for before, after in itertools.pairwise(calls)]
+    return steps, [len(call.messages) for call in calls], reply.json()["session_id"]
 
 
 async def measure(
@@ -109,9 +100,12 @@ async def measure(
     llm: ScriptedLLM,
     reps: int,
     tool_turns: int,
-) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[float]]]:
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[float]], list[int]]:
+    """Times to the model call by tree and kind; the tool turns' steps by tree; the
+    messages in the last tool turn's requests."""
     times = {label: {kind: [] for kind in KINDS} for label in servers}
     steps: dict[str, list[float]] = {label: [] for label in servers}
+    sizes: list[int] = []
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
         project = await gns3.create_project(f"bench-ttm-{uuid.uuid4().hex[:6]}")
         clients = {
@@ -141,7 +135,7 @@ async def measure(
                 sessions = dict.fromkeys(servers)
                 for rep in range(tool_turns + 1):
                     for label, server in servers.items():
-                        gaps, sessions[label] = await tool_turn(
+                        gaps, sizes, sessions[label] = await tool_turn(
                             clients[label], chat_url(server, project), llm, sessions[label]
                         )
                         if rep:  # the first turn opens the consoles
@@ -150,7 +144,7 @@ async def measure(
             for client in clients.values():
                 await client.aclose()
             await gns3.delete_project(project.project_id)
-    return times, steps
+    return times, steps, sizes
 
 
 def chat_url(server: RunningServer, project: Project) -> str:
@@ -181,7 +175,7 @@ def main() -> None:
         if args.compare:
             other = jupyter_server(lab, llm.base_url, work / "compare", pythonpath=args.compare)
             servers[args.compare] = stack.enter_context(other)
-        times, steps = asyncio.run(measure(lab, servers, llm, args.reps, args.tool_turns))
+        times, steps, sizes = asyncio.run(measure(lab, servers, llm, args.reps, args.tool_turns))
     for label, kinds in times.items():
         for kind, values in kinds.items():
             print(f"{label:>20} {kind:12} {ms(values)}")
@@ -191,7 +185,8 @@ def main() -> None:
             print(f"{'pairs':>20} {kind:12} this minus other {ms([a - b for a, b in pairs])}")
     if args.tool_turns:
         for label, values in steps.items():
-            print(f"{label:>20} tool_end -> next model request {ms(values)}")
+            print(f"{label:>20} model request -> next in a tool turn {ms(values)}")
+        print(f"messages sent in the last tool turn's calls: {sizes}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ours = times["this tree"]["new session"] + times["this tree"]["follow-up"]
     print(f"time to model call: {statistics.median(ours) * 1000:.0f} ms")
