@@ -121,13 +121,14 @@ class _Turn:
         user_message_id: str,
         *,
         title: str | None,
-        ready: asyncio.Future[Any] | None = None,
+        create_row: Callable[[], Awaitable[Any]] | None = None,
     ) -> None:
         self.session_id = session_id
         self.title = title
         """The session's title when the turn started (None: untitled)."""
-        self.ready = ready
-        """Completes once the session row exists (it is created while the graph starts)."""
+        self._create_row = create_row
+        self.ready: asyncio.Future[Any] | None = None
+        """Completes once the session row exists (see `start_row`)."""
         self.user_message_id = user_message_id
         self.stats = TurnStats()
         self.accumulator = ToolCallStreamAccumulator()
@@ -145,6 +146,14 @@ class _Turn:
         self.detached = False
         """The client left while a decision was awaited: the request stays pending in
         the checkpoint (no repair)."""
+
+    def start_row(self) -> None:
+        """Start creating the new session's row, once. It is needed only when statistics
+        are saved, so a turn starts it as its first model call goes out (the write then
+        runs while the model answers, not before the call) or when it saves anything."""
+        if self._create_row is not None:
+            self.ready = asyncio.ensure_future(self._create_row())
+            self._create_row = None
 
     def statistics(self) -> dict[str, int | float]:
         """What `done` reports: this turn's counts and its elapsed seconds."""
@@ -173,6 +182,38 @@ class _Turn:
             ):
                 self.counted_results.add(message.tool_call_id)
                 self.stats.tool_finished()
+
+
+class SessionRead:
+    """What a turn reads of its session before the graph runs, started as soon as the
+    session id is known (the server starts it alongside its GNS3 project check): the
+    `chat_sessions` row and the latest checkpoint (`ProjectSaver.prefetch`, taken by the
+    graph's own read when the run starts). Made by `AgentService.read_session`; the turn
+    it is handed to owns it; `close()` it if no turn follows.
+    """
+
+    def __init__(self, store: ProjectStore, session_id: str, *, new: bool) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.new = new
+        """The session id was just made up: no row or checkpoint to read."""
+        self._checkpoint = store.checkpointer.prefetch(session_id, new=new)
+        self._row: asyncio.Future[ChatSession | None] | None = (
+            None if new else asyncio.ensure_future(store.sessions.get_session_by_thread(session_id))
+        )
+
+    async def row(self) -> ChatSession | None:
+        """The session's row, whoever owns it (None: no such session yet)."""
+        return None if self._row is None else await asyncio.shield(self._row)
+
+    def close(self) -> None:
+        """Stop the reads still running and drop the prefetched checkpoint."""
+        if self._row is not None:
+            if not self._row.done():
+                self._row.cancel()
+            elif not self._row.cancelled():
+                self._row.exception()  # read: a failure was reported where awaited
+        self.store.checkpointer.forget(self.session_id, self._checkpoint)
 
 
 class AgentService:
@@ -305,6 +346,7 @@ class AgentService:
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
         auto_approve: bool = False,
         topology: TopologySource | None = None,
+        session: SessionRead | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
@@ -316,15 +358,24 @@ class AgentService:
         (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve`
         runs every call without asking (the caller checked it is allowed). `topology` is a
         read the caller started with `read_topology()` (the turn then owns it and closes
-        it), None to start one here. Yields event dicts
+        it), None to start one here; `session` likewise, from `read_session(session_id)`
+        (a caller making up the id of a new session passes `new=True` there). Yields
+        event dicts
         (module docstring); invalid parameters, an unknown or foreign session, a session
         already streaming and any failure give an `error` event, then `done`.
         """
         from .agent.state import TurnLimits
         from .tools import check_mode
 
-        new_session = session_id is None
-        session_id = session_id or str(uuid.uuid4())
+        if session is None:
+            session = self.read_session(session_id or str(uuid.uuid4()), new=session_id is None)
+        session_id = session.session_id
+
+        def close_reads() -> None:
+            session.close()
+            if topology is not None:
+                topology.close()
+
         try:
             given = {
                 "max_iterations": max_iterations,
@@ -335,16 +386,14 @@ class AgentService:
             limits = TurnLimits(**{key: value for key, value in given.items() if value is not None})
             mode = check_mode(mode or self.default_mode)
         except (ValidationError, ValueError) as exc:
-            if topology is not None:
-                topology.close()
+            close_reads()
             yield _event(ErrorEvent(session_id=session_id, error=_invalid_parameters(exc)))
             yield _event(DoneEvent(session_id=session_id))
             return
         try:
             abort = self.turns.begin(session_id)
         except SessionBusy as exc:
-            if topology is not None:
-                topology.close()
+            close_reads()
             yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
             yield _event(DoneEvent(session_id=session_id))
             return
@@ -352,8 +401,7 @@ class AgentService:
             async with aclosing(
                 self._run_turn(
                     message,
-                    session_id,
-                    new_session,
+                    session,
                     user_id,
                     llm,
                     title_llm,
@@ -376,8 +424,7 @@ class AgentService:
     async def _run_turn(
         self,
         message: str,
-        session_id: str,
-        new_session: bool,
+        reads: SessionRead,
         user_id: str,
         llm: ModelSettings,
         title_llm: ModelSettings | None,
@@ -392,10 +439,9 @@ class AgentService:
         from .agent.state import turn_input, user_message
 
         turn: _Turn | None = None
+        session_id = reads.session_id
         try:
-            session = None
-            if not new_session:
-                session = await self.store.sessions.get_session_by_thread(session_id)
+            session = await reads.row()
             if session is not None and session.user_id != user_id:
                 yield _event(
                     ErrorEvent(
@@ -409,12 +455,14 @@ class AgentService:
             config = self._config(session_id, user_id)
             config["recursion_limit"] = limits.recursion_limit
             if session is None:
-                # The row is only needed once statistics are saved: create it while the
-                # graph starts.
-                creating = asyncio.ensure_future(
-                    self.store.sessions.create_session(session_id, user_id, metadata={"mode": mode})
+                turn = _Turn(
+                    session_id,
+                    message_id,
+                    title=None,
+                    create_row=lambda: self.store.sessions.create_session(
+                        session_id, user_id, metadata={"mode": mode}
+                    ),
                 )
-                turn = _Turn(session_id, message_id, title=None, ready=creating)
             else:
                 turn = _Turn(session_id, message_id, title=session.title)
                 if session_id not in self._consistent:
@@ -442,8 +490,16 @@ class AgentService:
                     yield event
         finally:
             topology.close()
-            if turn is not None and turn.ready is not None:
-                await asyncio.gather(turn.ready, return_exceptions=True)
+            reads.close()
+            if turn is not None:
+                turn.start_row()
+                if turn.ready is not None:
+                    await asyncio.gather(turn.ready, return_exceptions=True)
+
+    def read_session(self, session_id: str, *, new: bool = False) -> SessionRead:
+        """Start reading session `session_id` for a turn (`new`: an id just made up, nothing
+        to read); hand it to `stream_chat`, or `close()` it if no turn follows."""
+        return SessionRead(self.store, session_id, new=new)
 
     def read_topology(self) -> TopologySource:
         """Start reading the project's topology for a turn (shared with turns starting
@@ -551,7 +607,13 @@ class AgentService:
                 context.abort.set()
 
         timer = loop.call_later(time_limit, time_is_up) if time_limit else None
-        context.reply_sink = lambda chunk: queue.put_nowait((REPLY, chunk))
+
+        def reply_sink(chunk: Any) -> None:
+            if chunk is None:
+                turn.start_row()
+            queue.put_nowait((REPLY, chunk))
+
+        context.reply_sink = reply_sink
 
         async def run_graph() -> None:
             from langgraph.types import Command
@@ -737,6 +799,7 @@ class AgentService:
 
     async def _session_row(self, turn: _Turn) -> None:
         """Wait until the session row exists."""
+        turn.start_row()
         if turn.ready is not None:
             await turn.ready
             turn.ready = None

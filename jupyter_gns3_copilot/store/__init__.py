@@ -1,7 +1,8 @@
 """Per-project persistence: LangGraph checkpoints and the `chat_sessions` table.
 
-`await ProjectStore.open(data_dir, project_id)` gives `.checkpointer` (an AsyncSqliteSaver
-for the graph) and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies seed 000's
+`await ProjectStore.open(data_dir, project_id)` gives `.checkpointer` (a `ProjectSaver`:
+LangGraph's AsyncSqliteSaver that can read a thread's latest checkpoint ahead of a run) for
+the graph and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies seed 000's
 statistics rules during a turn. LangGraph is imported only when a store is opened.
 """
 

@@ -2,11 +2,12 @@
 
 It holds the LangGraph checkpointer's tables (`checkpoints`, `writes`) and `chat_sessions`.
 `ProjectStore.open()` makes one aiosqlite connection in WAL mode and shares it between the
-`AsyncSqliteSaver` and the sessions repository. aiosqlite runs a connection's statements
-one at a time on its own thread, and every write transaction (the saver's and the
-repository's) holds the saver's lock until it commits, so any number of sessions of one
-project can stream at once without "database is locked". `busy_timeout` covers a second
-process (another Jupyter server on the same data directory).
+checkpointer (`checkpoints.ProjectSaver`, LangGraph's `AsyncSqliteSaver` that can read a
+thread's latest checkpoint ahead of a run) and the sessions repository. aiosqlite runs a
+connection's statements one at a time on its own thread, and every write transaction (the
+saver's and the repository's) holds the saver's lock until it commits, so any number of
+sessions of one project can stream at once without "database is locked". `busy_timeout`
+covers a second process (another Jupyter server on the same data directory).
 
 Close the store when done (`close()` waits for writes in progress). A host that exits
 without closing it (jupyter_server ends on an interrupt without running its extensions'
@@ -30,7 +31,7 @@ from .schema import ensure_chat_sessions_schema
 from .sessions import ChatSessionsRepository
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from .checkpoints import ProjectSaver
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class ProjectStore:
         project_id: str,
         path: Path,
         conn: aiosqlite.Connection,
-        checkpointer: AsyncSqliteSaver,
+        checkpointer: ProjectSaver,
     ) -> None:
         self.project_id = project_id
         self.path = path
@@ -95,14 +96,14 @@ class ProjectStore:
         busy_timeout: float = BUSY_TIMEOUT_SECONDS,
     ) -> ProjectStore:
         """Open (creating or migrating as needed) the project's database."""
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from .checkpoints import ProjectSaver
 
         project_id = validate_project_id(project_id)
         path = database_path(data_dir, project_id)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         conn = await connect_wal(path, busy_timeout)
         try:
-            checkpointer = AsyncSqliteSaver(conn)
+            checkpointer = ProjectSaver(conn)
             await checkpointer.setup()
             async with checkpointer.lock:
                 await ensure_chat_sessions_schema(conn)

@@ -19,7 +19,7 @@ from ..errors import ApiError, not_found
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
-    from ...service import AgentService
+    from ...service import AgentService, SessionRead
 
 DEFAULT_LIST_LIMIT = 100
 
@@ -69,21 +69,31 @@ class ChatStreamHandler(EventStreamHandler):
         if request.copilot_mode is not None:
             mode = app.llm_admin().check_mode(request.copilot_mode)
         llm = config.model_settings()
-        agent = app.agents().opened(project_id)
-        # The turn's topology read runs alongside the project check (sharing its project
-        # lookup): one GNS3 round trip before the model call rather than two.
-        topology = agent.read_topology() if agent is not None else None
+        session_id = request.session_id or str(uuid.uuid4())
+        new = request.session_id is None
+        opened = app.agents().opened(project_id)
+        # The turn's reads run alongside the project check: the topology (sharing its
+        # project lookup, so one GNS3 round trip before the model call rather than two),
+        # the session's row and its latest checkpoint.
+        topology = opened.read_topology() if opened is not None else None
+        reads = opened.read_session(session_id, new=new) if opened is not None else None
         try:
             await self.opened_project(project_id)
             agent = await self.project_agent(project_id, create=True)
             assert agent is not None
-            if request.session_id is not None:
-                await self.check_session(agent, request.session_id)
+            if agent is not opened:
+                for started in (topology, reads):
+                    if started is not None:
+                        started.close()
+                topology, reads = None, agent.read_session(session_id, new=new)
+            assert reads is not None
+            if not new:
+                await self.check_session(agent, reads)
         except BaseException:
-            if topology is not None:
-                topology.close()
+            for started in (topology, reads):
+                if started is not None:
+                    started.close()
             raise
-        session_id = request.session_id or str(uuid.uuid4())
         events = agent.stream_chat(
             request.message,
             session_id=session_id,
@@ -98,6 +108,7 @@ class ChatStreamHandler(EventStreamHandler):
             heartbeat_interval=app.heartbeat_interval or None,
             auto_approve=request.approval == "auto",
             topology=topology,
+            session=reads,
         )
         with app.project_users.using(project_id, user_id):
             await self.relay(
@@ -108,9 +119,10 @@ class ChatStreamHandler(EventStreamHandler):
                 detach=lambda: agent.awaits_decision(session_id),
             )
 
-    async def check_session(self, agent: AgentService, session_id: str) -> None:
+    async def check_session(self, agent: AgentService, reads: SessionRead) -> None:
         """404 for another user's session, 409 while the session is still answering."""
-        owner = await agent.store.sessions.get_session_by_thread(session_id)
+        session_id = reads.session_id
+        owner = await reads.row()
         if owner is not None and owner.user_id != self.user_id:
             raise _session_not_found(session_id)
         if agent.turns.is_running(session_id):
