@@ -98,6 +98,14 @@ def _event(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(exclude_none=True)
 
 
+def _refused(session_id: str, error: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How a turn that could not run ends: an `error` event saying why, then `done`."""
+    return (
+        _event(ErrorEvent(session_id=session_id, error=error)),
+        _event(DoneEvent(session_id=session_id)),
+    )
+
+
 class _Finished:
     """Queue marker: the graph run ended (`error` set if it failed)."""
 
@@ -387,15 +395,15 @@ class AgentService:
             mode = check_mode(mode or self.default_mode)
         except (ValidationError, ValueError) as exc:
             close_reads()
-            yield _event(ErrorEvent(session_id=session_id, error=_invalid_parameters(exc)))
-            yield _event(DoneEvent(session_id=session_id))
+            for event in _refused(session_id, _invalid_parameters(exc)):
+                yield event
             return
         try:
             abort = self.turns.begin(session_id)
         except SessionBusy as exc:
             close_reads()
-            yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
-            yield _event(DoneEvent(session_id=session_id))
+            for event in _refused(session_id, str(exc)):
+                yield event
             return
         try:
             async with aclosing(
@@ -416,8 +424,8 @@ class AgentService:
                 async for event in events:
                     yield event
         except Exception as exc:
-            yield _event(ErrorEvent(session_id=session_id, error=_error_text(exc)))
-            yield _event(DoneEvent(session_id=session_id))
+            for event in _refused(session_id, _error_text(exc)):
+                yield event
         finally:
             self.turns.end(session_id, abort)
 
@@ -443,13 +451,10 @@ class AgentService:
         try:
             session = await reads.row()
             if session is not None and session.user_id != user_id:
-                yield _event(
-                    ErrorEvent(
-                        session_id=session_id,
-                        error=f"Chat session {session_id} not found in this project.",
-                    )
-                )
-                yield _event(DoneEvent(session_id=session_id))
+                for event in _refused(
+                    session_id, f"Chat session {session_id} not found in this project."
+                ):
+                    yield event
                 return
             message_id = str(uuid.uuid4())
             config = self._config(session_id, user_id)
@@ -1051,8 +1056,8 @@ class AgentService:
         try:
             abort = self.turns.begin(session_id)
         except SessionBusy as exc:
-            yield _event(ErrorEvent(session_id=session_id, error=str(exc)))
-            yield _event(DoneEvent(session_id=session_id))
+            for event in _refused(session_id, str(exc)):
+                yield event
             return
         topology = None
         try:
@@ -1060,13 +1065,10 @@ class AgentService:
             pending = await self.pending_approvals(session_id, user_id=user_id)
             request = next((r for r in pending if r.approval_id == approval_id), None)
             if session is None or request is None:
-                yield _event(
-                    ErrorEvent(
-                        session_id=session_id,
-                        error=f"Approval {approval_id} is not waiting for a decision.",
-                    )
-                )
-                yield _event(DoneEvent(session_id=session_id))
+                for event in _refused(
+                    session_id, f"Approval {approval_id} is not waiting for a decision."
+                ):
+                    yield event
                 return
             if request.remaining() <= 0:
                 decision = Decision(decision="timeout")
@@ -1093,8 +1095,8 @@ class AgentService:
                 async for event in events:
                     yield event
         except Exception as exc:
-            yield _event(ErrorEvent(session_id=session_id, error=_error_text(exc)))
-            yield _event(DoneEvent(session_id=session_id))
+            for event in _refused(session_id, _error_text(exc)):
+                yield event
         finally:
             if topology is not None:
                 topology.close()
