@@ -13,7 +13,8 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
   second turn on a session that is still streaming; the turn stopping at
   `max_iterations` with tools left unrun; the turn stopped at
   `max_execution_time_seconds`, like an abort: a running tool cancelled, results
-  `{"status": "aborted"}`);
+  `{"status": "aborted"}`; the time waiting for an approval does not count, and a
+  resumed turn runs with the time left: `agent.clock`);
 - `approval_required` when a call must wait for a person's decision (`agent.approval`):
   the stream stays open with heartbeats until `decide` answers it (or it times out, or
   the turn is aborted); then `approval_resolved` and the rest of the turn. A client that
@@ -596,7 +597,14 @@ class AgentService:
         turn: _Turn,
         heartbeat_interval: float | None,
         time_limit: int | None = None,
+        time_used: float = 0.0,
     ) -> AsyncIterator[dict[str, Any]]:
+        """Run the graph from `inputs` and yield the turn's events (module docstring).
+
+        `time_limit` (None: none) bounds the turn's own work, `time_used` seconds of it
+        spent before (a resumed turn): the clock pauses while the turn waits for a
+        decision and restarts with the time left (at least `RESUME_FLOOR`)."""
+        from .agent.clock import TurnClock
         from .agent.prompts import time_limit_notice
 
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -611,7 +619,10 @@ class AgentService:
                 timed_out.set()
                 context.abort.set()
 
-        timer = loop.call_later(time_limit, time_is_up) if time_limit else None
+        clock = TurnClock(time_limit, time_is_up, time_used) if time_limit else None
+        context.clock = clock
+        if clock is not None:
+            clock.start()
 
         def reply_sink(chunk: Any) -> None:
             if chunk is None:
@@ -645,6 +656,8 @@ class AgentService:
                                 data["__interrupt__"][0].value
                             )
                             self._expect_decision(turn.waiting, turn.session_id)
+                            if clock is not None:
+                                clock.pause()
                         queue.put_nowait(item)
                     request = turn.waiting
                     if request is None:
@@ -655,6 +668,8 @@ class AgentService:
                         break
                     if decision is not None:
                         queue.put_nowait(_resolved(request, decision))
+                    if clock is not None:
+                        clock.start()
                     # Aborted: the resumed tool_node sees the flag, asks nothing, runs
                     # nothing and answers every call with the aborted result.
                     resume = decision or ApprovalDecision(decision="reject", comment="aborted")
@@ -698,8 +713,8 @@ class AgentService:
                     last_sent[0] = loop.time()
                     yield event
         finally:
-            if timer is not None:
-                timer.cancel()
+            if clock is not None:
+                clock.pause()
             heart.cancel()
             if not runner.done():
                 runner.cancel()
@@ -1089,7 +1104,13 @@ class AgentService:
                 yield event
             async with aclosing(
                 self._stream_graph(
-                    Command(resume=decision.model_dump()), config, context, turn, heartbeat_interval
+                    Command(resume=decision.model_dump()),
+                    config,
+                    context,
+                    turn,
+                    heartbeat_interval,
+                    request.time_limit,
+                    request.time_used or 0.0,
                 )
             ) as events:
                 async for event in events:

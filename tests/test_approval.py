@@ -10,10 +10,13 @@ import pytest
 from jupyter_gns3_copilot.agent.approval import (
     ApprovalDecision,
     ApprovalPolicy,
+    ApprovalRequest,
     approval_id_for,
     declined_result,
+    new_request,
     summarize,
 )
+from jupyter_gns3_copilot.agent.clock import RESUME_FLOOR, TurnClock
 from jupyter_gns3_copilot.server.app import GNS3Copilot
 from jupyter_gns3_copilot.tools import TOOLS
 
@@ -77,6 +80,44 @@ def test_the_model_reads_who_declined_and_why() -> None:
 def test_approval_ids_are_stable_per_call_and_differ_between_sessions() -> None:
     assert approval_id_for("s1", "c1") == approval_id_for("s1", "c1")
     assert approval_id_for("s1", "c1") != approval_id_for("s2", "c1")
+
+
+def test_a_request_keeps_the_turns_time_limit_and_an_old_one_still_loads() -> None:
+    """A request records the turn's limit and the seconds used (JSON, as checkpointed);
+    one saved before those fields existed loads with None: its turn resumes unlimited."""
+    asked = new_request(
+        "s1",
+        "call_1",
+        "create_nodes",
+        {},
+        timeout=600,
+        mode="lab",
+        temperature=None,
+        time_limit=60,
+        time_used=12.5,
+    )
+    stored = asked.model_dump(mode="json")
+    again = ApprovalRequest.model_validate(stored)
+    assert (again.time_limit, again.time_used) == (60, 12.5)
+
+    old = {key: value for key, value in stored.items() if key not in {"time_limit", "time_used"}}
+    loaded = ApprovalRequest.model_validate(old)
+    assert (loaded.time_limit, loaded.time_used) == (None, None)
+    assert loaded.approval_id == asked.approval_id
+
+
+async def test_the_clock_gives_the_time_left_and_a_floor_after_a_wait() -> None:
+    """A paused clock keeps its time used; a turn that had used (nearly) all of its limit
+    before the wait gets `RESUME_FLOOR` seconds, not a stop before the approved change."""
+    clock = TurnClock(60, lambda: None, used=12.5)
+    assert (clock.used(), clock.left()) == (12.5, 47.5)
+    clock.start()
+    clock.pause()
+    paused = clock.used()
+    assert paused >= 12.5
+    assert (clock.used(), clock.left()) == (paused, 60 - paused), "paused: not counting"
+    assert TurnClock(60, lambda: None, used=59.9).left() == RESUME_FLOOR
+    assert TurnClock(60, lambda: None, used=75).left() == RESUME_FLOOR
 
 
 def test_auto_approval_is_off_by_default_under_jupyterhub(monkeypatch) -> None:

@@ -117,6 +117,15 @@ async def test_approve_runs_the_waiting_change_and_the_stream_goes_on(
     )
     assert listed.code == 200 and [a["approval_id"] for a in listed.body] == [approval_id]
     assert listed.body[0]["summary"] == "create PC3 (VPCS)" and listed.body[0]["expires_at"]
+    assert set(listed.body[0]) == {
+        "approval_id",
+        "tool_call_id",
+        "tool_name",
+        "tool_input",
+        "summary",
+        "asked_at",
+        "expires_at",
+    }, "the turn's internals (mode, temperature, time limit) stay out of the listing"
     foreign = await decide(
         jp_fetch, gns3_project, session_id, approval_id, "bob", decision="approve"
     )
@@ -448,9 +457,10 @@ async def test_a_detached_approval_can_be_aborted_or_overtaken_by_a_new_message(
     assert "PC3" not in await node_names(gns3_project)
 
 
-async def _ask_and_leave(url: str) -> dict[str, Any]:
-    """Start a PC3 turn as alice, read up to its approval_required event, disconnect."""
-    body = {"message": "Add PC3", "copilot_mode": LAB_MODE}
+async def _ask_and_leave(url: str, **extra: Any) -> dict[str, Any]:
+    """Start a PC3 turn as alice (`extra`: more fields of the chat body), read up to its
+    approval_required event, disconnect."""
+    body = {"message": "Add PC3", "copilot_mode": LAB_MODE, **extra}
     async with (
         httpx.AsyncClient(trust_env=False, timeout=60) as client,
         client.stream("POST", url, json=body, headers=as_user("alice")) as response,
@@ -506,3 +516,76 @@ async def test_a_reply_with_two_changes_asks_once_per_call_before_running_either
     assert json.loads(ends["call_pc4"])["status"] == "declined"
     assert "PC3" in ends["call_read"], "the read ran after the approved create, in order"
     assert {"PC3", "PC4"} & await node_names(gns3_project) == {"PC3"}
+
+
+class TestTimeLimit:
+    """`max_execution_time_seconds` bounds the copilot's own work, not a person's wait."""
+
+    LIMIT = 4
+    """Seconds: room enough for the change and the answer on a loaded machine."""
+
+    async def test_the_wait_for_a_decision_does_not_count_against_the_limit(
+        self, jp_fetch, gns3_project, scripted_llm
+    ) -> None:
+        """Given a turn limited to LIMIT s that asks to create PC3; when the person takes
+        longer than the limit to approve (2 * LIMIT + 1 heartbeats, 0.5 s apart, go by); then the
+        turn is not stopped: the change runs and the answer follows, with no error."""
+        scripted_llm.add(
+            tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+            text("PC3 is there.", when={"last_message": "PC3"}),
+            text("Add PC3", when=TITLE_REPLY),
+        )
+        stream = ask_for_pc3(jp_fetch, gns3_project, max_execution_time_seconds=self.LIMIT)
+        asked = (await stream.until("approval_required"))[-1]
+        for _ in range(2 * self.LIMIT + 1):  # the person reads the plan, longer than the limit
+            waited = await stream.until("heartbeat", timeout=10)
+            assert kinds(waited) == [], "only heartbeats while the turn waits"
+        approved = await decide(
+            jp_fetch, gns3_project, asked["session_id"], asked["approval_id"], decision="approve"
+        )
+        assert approved.code == 200
+        events = await stream.finish()
+        assert kinds(events)[kinds(events).index("approval_resolved") :] == [
+            "approval_resolved",
+            "tool_start",
+            "tool_end",
+            "content",
+            "done",
+        ]
+        assert "PC3" in await node_names(gns3_project)
+
+    async def test_a_resumed_turn_stops_at_the_time_left_of_its_limit(
+        self, jp_fetch, jp_base_url, jp_http_port, gns3_project, scripted_llm
+    ) -> None:
+        """Given a turn limited to LIMIT s whose client left at the approval, and a model that
+        stalls (60 s before answering) after the change; when the change is approved
+        through the route; then the resumed turn runs the change and is stopped by the
+        limit as a first turn would be (the limit's error, then done), and its history is
+        valid (the strict model accepts the next turn)."""
+        scripted_llm.add(
+            tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+            text("Too late.", when={"last_message": "PC3"}, first_byte_delay=60),
+            text("Carry on.", when={"last_message": "carry on"}),
+            text("Add PC3", when=TITLE_REPLY),
+        )
+        url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}copilot/projects/"
+        url += f"{gns3_project.project_id}/chat/stream"
+        asked = await _ask_and_leave(url, max_execution_time_seconds=self.LIMIT)
+        session_id = asked["session_id"]
+        resumed = await decide(
+            jp_fetch, gns3_project, session_id, asked["approval_id"], decision="approve"
+        )
+        assert resumed.code == 200
+        assert resumed.headers["Content-Type"].startswith("text/event-stream")
+        events, _ = parse_sse(resumed.body)
+        assert kinds(events) == ["approval_resolved", "tool_start", "tool_end", "error", "done"]
+        assert f"(max_execution_time_seconds={self.LIMIT})" in events[-2]["error"]
+        assert "PC3" in await node_names(gns3_project)
+        follow = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "stream"),
+            method="POST",
+            body={"message": "carry on", "session_id": session_id, "stream": False},
+            headers=as_user("alice"),
+        )
+        assert follow.code == 200 and follow.body["message"] == "Carry on."

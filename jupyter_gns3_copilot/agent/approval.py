@@ -73,7 +73,9 @@ NO_APPROVAL = ApprovalPolicy(NONE)
 class ApprovalRequest(BaseModel):
     """What a paused turn waits on: the `interrupt()` value kept in the checkpoint (no
     secret in it), and the `approval_required` event's fields plus when it expires and
-    the turn's mode and temperature (a turn resumed after a restart needs them)."""
+    the turn's mode, temperature and time limit with the seconds of it used before the
+    wait (a turn resumed after a restart needs them; None in requests saved before these
+    fields existed, and for a turn without a limit)."""
 
     approval_id: str
     tool_call_id: str
@@ -84,6 +86,8 @@ class ApprovalRequest(BaseModel):
     timeout: float
     mode: str
     temperature: float | None = None
+    time_limit: int | None = None
+    time_used: float | None = None
 
     @property
     def expires_at(self) -> datetime:
@@ -117,8 +121,11 @@ def new_request(
     timeout: float,
     mode: str,
     temperature: float | None,
+    time_limit: int | None = None,
+    time_used: float | None = None,
 ) -> ApprovalRequest:
-    """The request for one call, asked now."""
+    """The request for one call, asked now (`time_used`: seconds of the turn's
+    `time_limit` used so far)."""
     args = dict(tool_input) if isinstance(tool_input, Mapping) else {"arguments": tool_input}
     return ApprovalRequest(
         approval_id=approval_id_for(session_id, tool_call_id),
@@ -130,6 +137,8 @@ def new_request(
         timeout=timeout,
         mode=mode,
         temperature=temperature,
+        time_limit=time_limit,
+        time_used=time_used,
     )
 
 

@@ -76,6 +76,7 @@ from .approval import (
     declined_result,
     new_request,
 )
+from .clock import TurnClock
 from .context import prepare_context
 from .history import (
     content_text,
@@ -225,6 +226,9 @@ class AgentContext:
     approval_timeout: float = DEFAULT_TIMEOUT
     temperature: float | None = None
     """The turn's temperature override, kept in an approval request for the resume."""
+    clock: TurnClock | None = None
+    """The turn's execution time limit (None: no limit), kept with the seconds used in an
+    approval request for the resume."""
     reply_sink: Callable[[AIMessageChunk | None], None] | None = None
     """Where the caller reads the model's replies as they stream, on the graph's own loop:
     None as each model call starts, then each chunk. Without it, a model call starts with
@@ -586,6 +590,8 @@ def _ask_approvals(ctx: AgentContext, session_id: str, calls: list[_Call]) -> di
             timeout=ctx.approval_timeout,
             mode=ctx.tools.mode,
             temperature=ctx.temperature,
+            time_limit=ctx.clock.limit if ctx.clock is not None else None,
+            time_used=ctx.clock.used() if ctx.clock is not None else None,
         )
         answer = interrupt(request.model_dump(mode="json"))
         try:

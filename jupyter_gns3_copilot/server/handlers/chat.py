@@ -316,7 +316,10 @@ class ApprovalsHandler(_SessionHandler):
         self.write_json(
             [
                 {
-                    **request.model_dump(mode="json", exclude={"mode", "temperature", "timeout"}),
+                    **request.model_dump(
+                        mode="json",
+                        exclude={"mode", "temperature", "timeout", "time_limit", "time_used"},
+                    ),
                     "expires_at": request.expires_at.isoformat(),
                 }
                 for request in pending
