@@ -9,6 +9,8 @@ as long as the test needs, with no timing involved.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 import threading
 import types
@@ -77,3 +79,21 @@ async def test_a_failed_import_is_logged_and_does_not_close_the_copilot(
     await warm_up.wait()
     assert warm_up.done("core") and warm_up.done("agent")
     assert "importing jupyter_gns3_copilot.no_such_module failed" in caplog.text
+
+
+def test_the_warm_up_builds_no_tokenizer() -> None:
+    """In a fresh interpreter (the test process has built encodings already): after the
+    whole warm-up, the chat's modules are imported and tiktoken has built no encoding."""
+    script = (
+        "import json, sys\n"
+        "from jupyter_gns3_copilot.server.warmup import WarmUp\n"
+        "WarmUp()._run()\n"
+        "import tiktoken.registry\n"
+        "print(json.dumps({'graph': 'jupyter_gns3_copilot.agent.graph' in sys.modules,\n"
+        "                  'encodings': sorted(tiktoken.registry.ENCODINGS)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {"graph": True, "encodings": []}

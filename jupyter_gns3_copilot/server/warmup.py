@@ -1,8 +1,8 @@
 """Warm-up: the copilot's heavy modules imported in a background thread once the server runs.
 
 Loading the extension imports nothing heavy (so `jupyter lab` starts as fast with the
-copilot as without it); the first chat turn, though, needs LangChain, openai, LangGraph
-and the tokenizers, about 2-3 s of imports. Run on the server's event loop, that stalled
+copilot as without it); the first chat turn, though, needs LangChain, openai and
+LangGraph, about 2-3 s of imports. Run on the server's event loop, that stalled
 every user and kernel of the server for as long. `WarmUp` runs them in a daemon thread
 right after the server starts, and the copilot's handlers await it (`wait`, which never
 blocks the loop) before their first use of any of it, so no first-use import runs on the
@@ -55,24 +55,22 @@ its own dependencies)."""
 WarmUpStage = Literal["core", "agent"]
 
 
-def prime(model: str | None = None) -> None:
+def prime() -> None:
     """First-use work beyond imports, done once per process: openai's client resources
-    (loaded on first attribute access) through a throw-away model nobody calls, LangGraph's
-    first compile (a throw-away graph: the first one takes ~8x as long as the next), and
-    the tokenizer of `model` (the admin's default; its files materialised offline). Building
-    a tokenizer holds the interpreter lock for a while (tiktoken's Rust core: 0.1-0.7 s,
-    more for o200k_base), so only the default model's is built here."""
+    (loaded on first attribute access) through a throw-away model nobody calls, and
+    LangGraph's first compile (a throw-away graph: the first one takes ~8x as long as the
+    next). No tokenizer: building one costs 23-43 MB and holds the interpreter lock for
+    0.1-0.3 s, and a conversation well inside its context window never needs one
+    (`agent.context`)."""
     from pydantic import SecretStr
 
     from ..agent.graph import build_graph
     from ..agent.models import ModelSettings, make_chat_model
-    from ..agent.tokens import token_counter_for_model
 
     make_chat_model(
         ModelSettings(model="warm-up", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("-"))
     )
     build_graph()
-    token_counter_for_model(model).count_text("warm-up")
 
 
 class WarmUp:
