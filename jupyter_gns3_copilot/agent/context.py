@@ -224,10 +224,14 @@ class _Request:
         if self.counter.loaded:
             return True
         budget = input_budget(self.limit, self.strategy) - self.tools.bound
-        return not (
-            self.counter.bound_messages(self.full) <= budget
-            and budget >= self.counter.bound_message(self.system) * 1.5
-        )
+        if budget < self.counter.bound_message(self.system) * 1.5:
+            return True
+        used = TOKENS_REPLY_PRIMING
+        for message in self.full:
+            used += self.counter.bound_message(message)
+            if used > budget:  # a long history: no need to bound all of it
+                return True
+        return False
 
 
 def _request(

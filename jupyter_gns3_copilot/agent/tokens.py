@@ -365,33 +365,24 @@ class TokenCounter:
         """Tokens in `text` (special-token markers are counted as ordinary text)."""
         return len(self.encoding.encode_ordinary(text)) if text else 0
 
-    def _cached(
-        self,
-        cache: dict[tuple[object, ...], int],
-        message: BaseMessage,
-        measure: Callable[[str], int],
-    ) -> tuple[int, bool]:
-        """`message`'s count from `cache`, or measured and stored; and whether it was cached."""
-        key = _cache_key(message)
-        cached = cache.get(key)
-        if cached is not None:
-            return cached, True
-        tokens = _message_tokens(message, measure)
+    def _store(self, cache: dict[tuple[object, ...], int], key: tuple[object, ...], n: int) -> int:
+        """Keep `n` under `key` in `cache` (forgetting its oldest half when full)."""
         if len(cache) >= self.max_cached:
             with self._evict_lock:
                 for old in list(cache)[: self.max_cached // 2]:
                     cache.pop(old, None)
-        cache[key] = tokens
-        return tokens, False
+        cache[key] = n
+        return n
 
     def count_message(self, message: BaseMessage) -> int:
         """Tokens of one message: framing, content, name and tool calls."""
-        tokens, hit = self._cached(self._cache, message, self.count_text)
-        if hit:
+        key = _cache_key(message)
+        cached = self._cache.get(key)
+        if cached is not None:
             self.hits += 1
-        else:
-            self.misses += 1
-        return tokens
+            return cached
+        self.misses += 1
+        return self._store(self._cache, key, _message_tokens(message, self.count_text))
 
     def count_messages(self, messages: Iterable[BaseMessage]) -> int:
         """Tokens of a whole prompt: every message plus the reply priming."""
@@ -399,7 +390,11 @@ class TokenCounter:
 
     def bound_message(self, message: BaseMessage) -> int:
         """An upper bound of `count_message(message)`, without the encoding."""
-        return self._cached(self._bounds, message, text_token_bound)[0]
+        key = _cache_key(message)
+        cached = self._bounds.get(key)
+        if cached is not None:
+            return cached
+        return self._store(self._bounds, key, _message_tokens(message, text_token_bound))
 
     def bound_messages(self, messages: Iterable[BaseMessage]) -> int:
         """An upper bound of `count_messages(messages)`, without the encoding."""
