@@ -297,20 +297,19 @@ class TokenCost:
 
     __slots__ = ("_count", "_exact", "bound")
 
-    def __init__(self, bound: int, count: Callable[[], int] | None = None) -> None:
+    def __init__(self, bound: int, count: Callable[[], int]) -> None:
         self.bound = bound
         self._count = count
-        self._exact: int | None = None if count is not None else bound
+        self._exact: int | None = None
 
     @classmethod
     def exactly(cls, tokens: int) -> TokenCost:
         """A cost already counted: its bound is the count."""
-        return cls(tokens)
+        return cls(tokens, lambda: tokens)
 
     def exact(self) -> int:
         """The exact count (never more than `bound`)."""
         if self._exact is None:
-            assert self._count is not None
             self._exact = self._count()
         return self._exact
 
