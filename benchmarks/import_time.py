@@ -13,8 +13,10 @@ reports heavy modules the load imported
 (LangChain, LangGraph, openai, tiktoken, pydantic, cryptography, httpx, telnetlib3): there
 should be none. Prints medians. The last line is the memory the copilot adds once warm:
 the RSS of an initialized ServerApp before the extension is loaded, and after the
-warm-up (`server.warmup`: every module a chat turn imports, openai's client resources, the
-o200k tokenizer of a gpt-4o default) has run.
+warm-up (`server.warmup`: every module a chat turn imports, openai's client resources,
+LangGraph's first compile) and a first turn's context preparation for a gpt-4o model (a
+short conversation: no tokenizer). The line before it adds the o200k_base tokenizer, which
+a conversation nearing its context window builds.
 
 Run: `.venv/bin/python benchmarks/import_time.py [--repeat 15]`
 """
@@ -85,14 +87,27 @@ manager = app.extension_manager
 manager.add_extension("jupyter_gns3_copilot", enabled=True)
 manager.link_extension("jupyter_gns3_copilot")
 manager.load_extension("jupyter_gns3_copilot")
-from jupyter_gns3_copilot.server.warmup import WarmUp, prime
+from jupyter_gns3_copilot.server.warmup import WarmUp
 before = set(sys.modules)
-WarmUp(then=lambda: prime("gpt-4o"))._run()
+WarmUp()._run()
+from langchain_core.messages import HumanMessage
+from jupyter_gns3_copilot.agent.context import prepare_context
+from jupyter_gns3_copilot.agent.graph import _tool_tokens, make_tool_specs
+from jupyter_gns3_copilot.agent.prompts import system_prompt
+from jupyter_gns3_copilot.agent.tokens import token_counter_for_model
+
+mode = "lab_automation_assistant"
+prepare_context([HumanMessage("Which devices are in my lab?")], system_prompt=system_prompt(mode),
+                topology=None, context_limit=128, model="gpt-4o",
+                tool_tokens=_tool_tokens("gpt-4o", tuple(make_tool_specs(mode))))
+warm = rss_mb()
 tops = {}
 for name in set(sys.modules) - before:
     top = name.split(".")[0]
     tops[top] = tops.get(top, 0) + 1
-print(json.dumps({"plain": plain, "warm": rss_mb(), "modules": len(set(sys.modules) - before),
+token_counter_for_model("gpt-4o").count_text("near the window")
+print(json.dumps({"plain": plain, "warm": warm, "tokenizer": rss_mb(),
+                  "modules": len(set(sys.modules) - before),
                   "tops": sorted(tops.items(), key=lambda kv: -kv[1])[:8]}))
 """
 
@@ -143,7 +158,11 @@ def main() -> None:
     print(f"modules the warm-up imports: {memory['modules']}, most from {memory['tops']}")
     plain, warm = float(memory["plain"]), float(memory["warm"])  # type: ignore[arg-type]
     print(
-        f"memory after the warm-up (what a first turn imports): +{warm - plain:.0f} MB "
+        f"with the o200k_base tokenizer (a conversation near its window): "
+        f"+{float(memory['tokenizer']) - plain:.0f} MB"  # type: ignore[arg-type]
+    )
+    print(
+        f"memory after the warm-up and a first turn's context: +{warm - plain:.0f} MB "
         f"over a plain Jupyter server (RSS {plain:.0f} -> {warm:.0f} MB)"
     )
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -19,6 +19,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
 
+from jupyter_gns3_copilot.agent import graph as agent_graph
+from jupyter_gns3_copilot.agent import tokens
 from jupyter_gns3_copilot.agent.abort import AbortRegistry, SessionBusy
 from jupyter_gns3_copilot.agent.context import TOPOLOGY_PLACEHOLDER
 from jupyter_gns3_copilot.agent.graph import (
@@ -287,10 +289,13 @@ async def agent_context(
     title_llm: ScriptedLLM | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     temperature: float | None = None,
+    context_limit: int | None = None,
 ) -> AsyncIterator[AgentContext]:
     settings = ModelSettings(
         base_url=llm.base_url, api_key="sk-graph-test", model="scripted-model", max_retries=0
     )
+    if context_limit is not None:
+        settings = settings.model_copy(update={"context_limit": context_limit})
     abort = asyncio.Event()
     async with (
         GNS3Client(gns3_url, token=token, timeout=5, transport=transport) as gns3,
@@ -472,3 +477,44 @@ async def test_topology_is_read_once_per_turn_and_after_lab_changes(
     prompts = [r.messages[0]["content"] for r in scripted_llm.chat_requests[:4]]
     assert "(none)" in prompts[0] and prompts[0] == prompts[1] == prompts[2]
     assert "PC9" in prompts[3] and "PC9" not in prompts[2]
+
+
+@pytest.fixture
+def fresh_counters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process-wide token counters (and the cached tool costs) as in a new server."""
+    monkeypatch.setattr(tokens, "_counters", {})
+    agent_graph._tool_tokens.cache_clear()
+    yield
+    agent_graph._tool_tokens.cache_clear()
+
+
+async def test_a_turn_well_inside_the_window_builds_no_tokenizer(
+    scripted_llm: ScriptedLLM, fresh_counters: None
+) -> None:
+    scripted_llm.add(text("Hello."), text("Greeting", when={"tools": False}))
+    graph = build_graph(InMemorySaver())
+    async with agent_context(scripted_llm) as context:
+        await run_turn(graph, context, "hi")
+    assert [r.status for r in scripted_llm.chat_requests] == [200, 200]
+    assert not tokens.token_counter_for_model("scripted-model").loaded
+
+
+async def test_a_turn_near_the_limit_counts_exactly_and_trims(
+    scripted_llm: ScriptedLLM, fresh_counters: None
+) -> None:
+    """Given an 8K window (its byte bound cannot hold even the tool schemas) and a first
+    answer far too long for it; then the second turn's request leaves the first exchange
+    out, counted with the encoding."""
+    long_answer = "The OSPF neighbours are all in FULL state. " * 300
+    scripted_llm.add(
+        text(long_answer),
+        text("Neighbours", when={"tools": False}),
+        text("Short answer."),
+    )
+    graph = build_graph(InMemorySaver())
+    async with agent_context(scripted_llm, context_limit=8) as context:
+        await run_turn(graph, context, "first question")
+        await run_turn(graph, context, "second question")
+    assert tokens.token_counter_for_model("scripted-model").loaded
+    asked = [r for r in scripted_llm.chat_requests if r.body.get("tools")]
+    assert [m["content"] for m in asked[1].messages[1:]] == ["second question"]

@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from jupyter_gns3_copilot.agent import tokens
 from jupyter_gns3_copilot.agent.context import (
     NO_TOPOLOGY_INFO,
     TOPOLOGY_PLACEHOLDER,
+    aprepare_context,
     input_budget,
     message_units,
     prepare_context,
@@ -32,11 +34,20 @@ from jupyter_gns3_copilot.agent.tokens import (
     ensure_offline_encodings,
     get_encoding,
     materialize_encodings,
+    text_token_bound,
 )
 from jupyter_gns3_copilot.gns3 import Node, Project, Topology
 
 LOGGER = "jupyter_gns3_copilot.agent.context"
 TEMPLATE = "You are a GNS3 copilot.\nLab:\n{{topology_info}}\nBe brief."
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_topology",
+        "description": "The lab's nodes and links.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -165,16 +176,153 @@ def test_tool_calls_are_counted_and_part_of_the_key(counter: TokenCounter) -> No
 
 
 def test_tool_definitions_are_counted(counter: TokenCounter) -> None:
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "get_topology",
-            "description": "The lab's nodes and links.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    }
     assert counter.count_tools([]) == 0
-    assert 10 < counter.count_tools([tool]) < counter.count_tools([tool, tool])
+    assert 10 < counter.count_tools([TOOL]) < counter.count_tools([TOOL, TOOL])
+
+
+# --- the upper bound that spares building the encoding ---------------------------------
+
+VARIED_TEXTS = [
+    "",
+    " ",
+    "hello world",
+    "R1(config-if)# ip address 10.0.0.1 255.255.255.0\r\n" * 20,
+    "PC1> show ip\n\nNAME        : PC1[1]\nIP/MASK     : 192.168.1.1/24\n",
+    "<|endoftext|><|fim_prefix|> special markers as plain text",
+    "Ça coûte 3 € ; naïve façade, Straße, ÆØÅ",
+    "Привет, мир! Γειά σου κόσμε",
+    "路由器配置：接口 GigabitEthernet0/0 已启用。日本語のテキスト、한국어 텍스트",
+    "مرحبا بالعالم — שלום עולם",
+    "emoji 😀👍🏽🇫🇷👨‍👩‍👧‍👦 and astral 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "e\u0301 a\u0308 combining marks \u200b zero width \ufeff",
+    "\t\t    \n\n\n     trailing spaces     ",
+    "1234567890" * 30,
+    "\ud800 lone \udfff surrogates \ud83d",
+]
+
+
+def random_text(rng: random.Random) -> str:
+    """Runs drawn from ASCII, Latin, Cyrillic, CJK, emoji, whitespace, surrogates, anything."""
+    ranges = [
+        (0x20, 0x7E),
+        (0x00, 0xFF),
+        (0x400, 0x4FF),
+        (0x4E00, 0x9FFF),
+        (0x1F300, 0x1FAFF),
+        (0xD800, 0xDFFF),
+        (0x00, 0x10FFFF),
+    ]
+    parts = []
+    for _ in range(rng.randint(1, 12)):
+        low, high = rng.choice(ranges)
+        parts.append("".join(chr(rng.randint(low, high)) for _ in range(rng.randint(1, 40))))
+        parts.append(rng.choice(["", " ", "\n", "\t", "  "]))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE_ENCODINGS))
+def test_utf8_bytes_bound_the_tokens_of_any_text(name: str) -> None:
+    """Byte-level BPE: no text has more tokens than UTF-8 bytes (tiktoken itself checks)."""
+    encoding = get_encoding(name)
+    rng = random.Random(2026)
+    texts = VARIED_TEXTS + [random_text(rng) for _ in range(400)]
+    for text in texts:
+        assert len(encoding.encode_ordinary(text)) <= text_token_bound(text), repr(text)
+    assert text_token_bound("é€😀") == 2 + 3 + 4
+
+
+def test_message_and_tool_bounds_are_upper_bounds(counter: TokenCounter) -> None:
+    rng = random.Random(11)
+    history = random_history(rng, 80)
+    history += [HumanMessage(random_text(rng), name="student") for _ in range(40)]
+    for message in history:
+        assert counter.count_message(message) <= counter.bound_message(message)
+    assert counter.count_messages(history) <= counter.bound_messages(history)
+    cost = counter.tools_cost([TOOL, TOOL])
+    assert cost.exact() == counter.count_tools([TOOL, TOOL]) <= cost.bound
+
+
+def test_a_conversation_well_inside_the_window_builds_no_encoding() -> None:
+    """Nothing is counted: the figures are upper bounds, everything is kept."""
+    fresh = TokenCounter("o200k_base")
+    history = random_history(random.Random(3), 60)
+    tools = fresh.tools_cost([TOOL])
+    prepared = prepare_context(
+        history,
+        system_prompt=TEMPLATE,
+        topology=lab_topology(),
+        context_limit=128,
+        counter=fresh,
+        tool_tokens=tools,
+    )
+    assert not fresh.loaded and not prepared.exact
+    assert prepared.messages[1:] == history and not prepared.trimmed
+
+    exact = TokenCounter("o200k_base")
+    assert prepared.system_tokens >= exact.count_message(prepared.messages[0])
+    assert prepared.message_tokens >= exact.count_messages(prepared.messages)
+    assert prepared.tool_tokens == tools.bound >= exact.count_tools([TOOL])
+    assert prepared.message_tokens <= prepared.trim_budget
+
+
+def test_the_bound_never_changes_what_is_kept(counter: TokenCounter) -> None:
+    """Over random histories and windows: the same messages as exact trimming, counted
+    exactly (building the encoding) exactly when the bound could not settle it."""
+    rng = random.Random(77)
+    paths = set()
+    for _ in range(80):
+        history = random_history(rng, rng.randint(1, 40))
+        limit = rng.randint(1, 12)
+        fresh = TokenCounter("cl100k_base")
+        lazy = prepare_context(
+            history,
+            system_prompt=TEMPLATE,
+            topology="PC1 e0 <-> PC2 e0",
+            context_limit=limit,
+            counter=fresh,
+            tool_tokens=fresh.tools_cost([TOOL]),
+        )
+        counted = prepare_context(
+            history,
+            system_prompt=TEMPLATE,
+            topology="PC1 e0 <-> PC2 e0",
+            context_limit=limit,
+            counter=counter,
+            tools=[TOOL],
+        )
+        assert counted.exact
+        assert lazy.messages == counted.messages
+        assert lazy.exact == fresh.loaded
+        if lazy.exact:
+            assert lazy.model_dump() == counted.model_dump()
+        paths.add(lazy.exact)
+    assert paths == {True, False}, "both the bound and the exact path were exercised"
+
+
+async def test_aprepare_builds_the_encoding_in_a_worker_thread_when_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built_on: list[threading.Thread] = []
+    real_get_encoding = tokens.get_encoding
+
+    def recording_get_encoding(name: str) -> object:  # spy: the real build, recorded
+        built_on.append(threading.current_thread())
+        return real_get_encoding(name)
+
+    monkeypatch.setattr(tokens, "get_encoding", recording_get_encoding)
+    fresh = TokenCounter("cl100k_base")
+    short = await aprepare_context(
+        [HumanMessage("hi")], system_prompt=TEMPLATE, topology=None, context_limit=8, counter=fresh
+    )
+    assert not short.exact and not fresh.loaded and built_on == []
+
+    history = random_history(random.Random(5), 400)
+    prepared = await aprepare_context(
+        history, system_prompt=TEMPLATE, topology=None, context_limit=4, counter=fresh
+    )
+    assert prepared.exact and prepared.trimmed and fresh.loaded
+    assert len(built_on) == 1 and built_on[0] is not threading.current_thread()
+    assert prepared.message_tokens == fresh.count_messages(prepared.messages)
 
 
 # --- budgets --------------------------------------------------------------------------
@@ -327,9 +475,14 @@ def test_a_tool_round_is_dropped_whole_when_it_does_not_fit(counter: TokenCounte
 # --- prepare_context: seed 004's log lines and edge cases --------------------------------
 
 
+@pytest.mark.parametrize("built", [True, False], ids=["counted", "bounded"])
 def test_prepare_adds_the_system_message_and_logs_context_ready(
-    counter: TokenCounter, caplog: pytest.LogCaptureFixture
+    built: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Counted (the encoding is built): seed 004's line with `~`; bounded: `≤`."""
+    counter = TokenCounter("cl100k_base")
+    if built:
+        counter.count_text("build it")
     with caplog.at_level(logging.INFO, logger=LOGGER):
         prepared = prepare_context(
             [HumanMessage("hello")],
@@ -343,13 +496,17 @@ def test_prepare_adds_the_system_message_and_logs_context_ready(
     assert [m.type for m in prepared.messages] == ["system", "human"]
     assert lab_topology().to_text() in prepared.messages[0].content
     assert not prepared.trimmed and prepared.newest_kept
+    assert prepared.exact is built
     total = prepared.message_tokens + 1725
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0] == "Calling pre_hook to prepare 1 messages"
-    assert (
-        f"Context ready: 2 msgs, ~{prepared.message_tokens} tokens + 1725 tools = {total} / 128K "
-        f"({total / 128_000:.1%}), strategy=conservative"
-    ) in lines
+    if built:
+        usage = f"~{prepared.message_tokens} tokens + 1725 tools = {total} / 128K"
+        share = f"({total / 128_000:.1%})"
+    else:
+        usage = f"≤{prepared.message_tokens} tokens + ≤1725 tools = ≤{total} / 128K"
+        share = f"(≤{total / 128_000:.1%})"
+    assert f"Context ready: 2 msgs, {usage} {share}, strategy=conservative" in lines
     assert lines[-1] == "Messages prepared: 1 → 2"
 
 
@@ -364,6 +521,7 @@ def test_prepare_trims_and_logs_it(counter: TokenCounter, caplog: pytest.LogCapt
             counter=counter,
         )
     assert prepared.trimmed and prepared.messages[-1] is history[-1]
+    assert prepared.exact and counter.loaded
     assert prepared.message_tokens <= prepared.trim_budget == 3000
     assert_tool_pairs_intact(prepared.messages[1:])
     assert any(

@@ -9,6 +9,9 @@ as long as the test needs, with no timing involved.
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
+import subprocess
 import sys
 import threading
 import types
@@ -77,3 +80,46 @@ async def test_a_failed_import_is_logged_and_does_not_close_the_copilot(
     await warm_up.wait()
     assert warm_up.done("core") and warm_up.done("agent")
     assert "importing jupyter_gns3_copilot.no_such_module failed" in caplog.text
+
+
+def test_the_warm_up_builds_no_tokenizer_and_leaves_its_objects_to_no_collection() -> None:
+    """In a fresh interpreter (the test process has built encodings already): after the
+    whole warm-up, the chat's modules are imported, tiktoken has built no encoding, no
+    full garbage collection ran meanwhile (each walked every object imported so far,
+    holding the interpreter lock), and what it imported sits in the collector's permanent
+    generation, with the collector's settings back as they were."""
+    script = (
+        "import gc, json, sys\n"
+        "before = gc.get_threshold()\n"
+        "full = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and info['generation'] == 2\n"
+        "                    and full.append(1))\n"
+        "from jupyter_gns3_copilot.server.warmup import WarmUp\n"
+        "WarmUp()._run()\n"
+        "import tiktoken.registry\n"
+        "print(json.dumps({'graph': 'jupyter_gns3_copilot.agent.graph' in sys.modules,\n"
+        "                  'encodings': sorted(tiktoken.registry.ENCODINGS),\n"
+        "                  'full_collections': len(full), 'enabled': gc.isenabled(),\n"
+        "                  'thresholds': gc.get_threshold() == before,\n"
+        "                  'frozen_over_100k': gc.get_freeze_count() > 100_000}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "graph": True,
+        "encodings": [],
+        "full_collections": 0,
+        "enabled": True,
+        "thresholds": True,
+        "frozen_over_100k": True,
+    }
+
+
+async def test_a_warm_up_with_nothing_to_import_freezes_nothing() -> None:
+    """Only a process's first warm-up imports; later ones (tests, a second app) must not
+    move the process's objects of the moment to the permanent generation."""
+    frozen = gc.get_freeze_count()
+    await warmup.WarmUp(["json"], ["asyncio"], then=None).wait()
+    assert gc.get_freeze_count() == frozen and gc.isenabled()

@@ -12,20 +12,30 @@ Before every model call the graph calls `prepare_context(...)`:
    so a trimmed history never holds a tool call without its result (or the reverse).
 
 Token counts come from `tokens.TokenCounter` (tiktoken offline, counts cached per message),
-so a long history costs little on every call. Log lines follow seed 004.
+so a long history costs little on every call. Until its encoding is built, though (23-43
+MB, 0.4-0.9 s), an upper bound comes first (`TokenCounter.bound_*`: UTF-8 bytes in place
+of tokens, the same framing): when it shows that the whole history fits and that the
+system prompt leaves room (no seed 004 warning could apply), nothing is counted and the
+encoding is not built; the figures reported and logged are then those upper bounds
+(`PreparedContext.exact` False, `≤` in place of `~` in the log line). Otherwise, and
+always once the encoding is built, the counts and the trimming are exact. On an event
+loop, `aprepare_context` builds the encoding, when first needed, in a worker thread. Log
+lines follow seed 004.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
 from ..gns3.topology import Topology
-from .tokens import TOKENS_REPLY_PRIMING, TokenCounter, token_counter_for_model
+from .tokens import TOKENS_REPLY_PRIMING, TokenCost, TokenCounter, token_counter_for_model
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +168,11 @@ def trim_messages(
 
 
 class PreparedContext(BaseModel):
-    """What `prepare_context` hands to the model call, and the figures it logged."""
+    """What `prepare_context` hands to the model call, and the figures it logged.
+
+    With `exact` False nothing was counted: the token figures are upper bounds (never
+    below the real count; `trim_budget` is then the input budget less the tools' bound).
+    """
 
     messages: list[BaseMessage]
     input_count: int
@@ -169,6 +183,7 @@ class PreparedContext(BaseModel):
     context_limit: int
     strategy: ContextStrategy
     trim_budget: int
+    exact: bool = True
 
     @property
     def total_tokens(self) -> int:
@@ -186,36 +201,80 @@ class PreparedContext(BaseModel):
         return self.input_count == 0 or self.dropped < self.input_count
 
 
-def prepare_context(
+@dataclass
+class _Request:
+    """One model call's context, assembled but not yet counted."""
+
+    system: SystemMessage
+    history: list[BaseMessage]
+    limit: int
+    strategy: ContextStrategy
+    counter: TokenCounter
+    tools: TokenCost
+
+    @property
+    def full(self) -> list[BaseMessage]:
+        return [self.system, *self.history]
+
+    @functools.cached_property
+    def counts_exactly(self) -> bool:
+        """Whether to count exactly: yes once the encoding is built; before, only when
+        upper bounds cannot show that everything fits and that the system prompt leaves
+        room (then neither trimming nor a seed 004 warning can apply)."""
+        if self.counter.loaded:
+            return True
+        budget = input_budget(self.limit, self.strategy) - self.tools.bound
+        if budget < self.counter.bound_message(self.system) * 1.5:
+            return True
+        used = TOKENS_REPLY_PRIMING
+        for message in self.full:
+            used += self.counter.bound_message(message)
+            if used > budget:  # a long history: no need to bound all of it
+                return True
+        return False
+
+
+def _request(
     messages: Sequence[BaseMessage],
     *,
     system_prompt: str,
     topology: Topology | str | None,
     context_limit: int,
-    strategy: str | None = None,
-    model: str | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Any] = (),
-    tool_tokens: int | None = None,
-) -> PreparedContext:
-    """The system message (template + topology) followed by the history trimmed to budget.
-
-    `messages` is the conversation without a system message (a leading one is replaced).
-    `counter` defaults to the shared counter for `model`'s encoding. Tool definitions are
-    counted from `tools` unless `tool_tokens` is given. Raises ValueError for a missing or
-    invalid `context_limit`; every other problem is logged (seed 004's edge cases) and the
-    call goes ahead: if trimming itself fails, the history is returned untrimmed.
-    """
+    strategy: str | None,
+    model: str | None,
+    counter: TokenCounter | None,
+    tools: Sequence[Any],
+    tool_tokens: int | TokenCost | None,
+) -> _Request:
     limit = validate_context_limit(context_limit)
     chosen = resolve_strategy(strategy)
     counter = counter or token_counter_for_model(model)
     has_system = bool(messages) and isinstance(messages[0], SystemMessage)
     history = list(messages[1:] if has_system else messages)
     log.info("Calling pre_hook to prepare %d messages", len(history))
-
     system = SystemMessage(content=render_system_prompt(system_prompt, topology))
-    tools_cost = tool_tokens if tool_tokens is not None else counter.count_tools(tools)
-    system_tokens = counter.count_message(system)
+    if tool_tokens is None:
+        tools_cost = counter.tools_cost(tools)
+    elif isinstance(tool_tokens, TokenCost):
+        tools_cost = tool_tokens
+    else:
+        tools_cost = TokenCost.exactly(tool_tokens)
+    return _Request(system, history, limit, chosen, counter, tools_cost)
+
+
+def _prepare(request: _Request) -> PreparedContext:
+    if not request.counts_exactly:
+        return _report(
+            request,
+            request.full,
+            request.counter.bound_messages(request.full),
+            request.counter.bound_message(request.system),
+            request.tools.bound,
+            exact=False,
+        )
+    counter, limit, chosen = request.counter, request.limit, request.strategy
+    tools_cost = request.tools.exact()
+    system_tokens = counter.count_message(request.system)
     budget_in = input_budget(limit, chosen)
     budget = budget_in - tools_cost
     if system_tokens + tools_cost > budget_in:
@@ -239,29 +298,46 @@ def prepare_context(
             system_tokens,
         )
 
-    full = [system, *history]
+    full = request.full
     try:
         prepared, message_tokens = _trim(full, budget, counter)
     except Exception:
         log.exception("trim_messages failed; sending the messages untrimmed")
         prepared = full
         message_tokens = TOKENS_REPLY_PRIMING + system_tokens
+    return _report(request, prepared, message_tokens, system_tokens, tools_cost, exact=True)
 
+
+def _report(
+    request: _Request,
+    prepared: list[BaseMessage],
+    message_tokens: int,
+    system_tokens: int,
+    tools_cost: int,
+    *,
+    exact: bool,
+) -> PreparedContext:
+    """The result, with seed 004's log lines (`≤` in place of `~` for upper bounds)."""
+    history, limit, chosen = request.history, request.limit, request.strategy
     result = PreparedContext(
         messages=prepared,
         input_count=len(history),
-        dropped=len(full) - len(prepared),
+        dropped=len(history) + 1 - len(prepared),
         system_tokens=system_tokens,
         message_tokens=message_tokens,
         tool_tokens=tools_cost,
         context_limit=limit,
         strategy=chosen,
-        trim_budget=budget,
+        trim_budget=input_budget(limit, chosen) - tools_cost,
+        exact=exact,
     )
-    usage = (
-        f"~{message_tokens} tokens + {tools_cost} tools = {result.total_tokens} / {limit}K "
-        f"({result.total_tokens / (limit * 1000):.1%}), strategy={chosen}"
-    )
+    total = result.total_tokens
+    share = f"{total / (limit * 1000):.1%}"
+    if exact:
+        usage = f"~{message_tokens} tokens + {tools_cost} tools = {total} / {limit}K ({share})"
+    else:
+        usage = f"≤{message_tokens} tokens + ≤{tools_cost} tools = ≤{total} / {limit}K (≤{share})"
+    usage += f", strategy={chosen}"
     if result.trimmed:
         log.info("Messages trimmed: %d → %d msgs. Total: %s", len(history), len(prepared), usage)
     else:
@@ -270,7 +346,76 @@ def prepare_context(
         log.warning(
             "Not even the newest message fits in the trim budget of %d tokens: the model "
             "sees only the system prompt",
-            budget,
+            result.trim_budget,
         )
     log.info("Messages prepared: %d → %d", len(history), len(prepared))
     return result
+
+
+def prepare_context(
+    messages: Sequence[BaseMessage],
+    *,
+    system_prompt: str,
+    topology: Topology | str | None,
+    context_limit: int,
+    strategy: str | None = None,
+    model: str | None = None,
+    counter: TokenCounter | None = None,
+    tools: Sequence[Any] = (),
+    tool_tokens: int | TokenCost | None = None,
+) -> PreparedContext:
+    """The system message (template + topology) followed by the history trimmed to budget.
+
+    `messages` is the conversation without a system message (a leading one is replaced).
+    `counter` defaults to the shared counter for `model`'s encoding. Tool definitions are
+    counted from `tools` unless `tool_tokens` is given (a count, or a `TokenCost` counted
+    only if needed). Counts are exact only when the upper bounds do not settle the call
+    (module docstring); the first exact count builds the encoding here, on the calling
+    thread. Raises ValueError for a missing or invalid `context_limit`; every other
+    problem is logged (seed 004's edge cases) and the call goes ahead: if trimming itself
+    fails, the history is returned untrimmed.
+    """
+    return _prepare(
+        _request(
+            messages,
+            system_prompt=system_prompt,
+            topology=topology,
+            context_limit=context_limit,
+            strategy=strategy,
+            model=model,
+            counter=counter,
+            tools=tools,
+            tool_tokens=tool_tokens,
+        )
+    )
+
+
+async def aprepare_context(
+    messages: Sequence[BaseMessage],
+    *,
+    system_prompt: str,
+    topology: Topology | str | None,
+    context_limit: int,
+    strategy: str | None = None,
+    model: str | None = None,
+    counter: TokenCounter | None = None,
+    tools: Sequence[Any] = (),
+    tool_tokens: int | TokenCost | None = None,
+) -> PreparedContext:
+    """`prepare_context` for a coroutine on the event loop: when exact counts are needed
+    and the encoding is not built yet, it is built in a worker thread first
+    (`TokenCounter.load`) instead of on the loop."""
+    request = _request(
+        messages,
+        system_prompt=system_prompt,
+        topology=topology,
+        context_limit=context_limit,
+        strategy=strategy,
+        model=model,
+        counter=counter,
+        tools=tools,
+        tool_tokens=tool_tokens,
+    )
+    if request.counts_exactly and not request.counter.loaded:
+        await request.counter.load()
+    return _prepare(request)

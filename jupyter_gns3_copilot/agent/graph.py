@@ -9,7 +9,7 @@ title_generator_node -> END;  abort_handler_node -> END
 
 - `llm_call` puts the lab topology in the system prompt (fetched once per turn, again
   after a tool that changed the lab), trims the history to the model's context budget
-  (`context.prepare_context`) and streams the reply of the model bound to the mode's
+  (`context.aprepare_context`) and streams the reply of the model bound to the mode's
   tool schemas. An abort stops the reply where it is: the text so far is kept; its tool
   calls are kept only if the reply was complete (its finish reason arrived), and then
   get `{"status": "aborted"}` results from abort_handler_node.
@@ -77,7 +77,7 @@ from .approval import (
     new_request,
 )
 from .clock import TurnClock
-from .context import prepare_context
+from .context import aprepare_context
 from .history import (
     content_text,
     placeholder_results,
@@ -102,7 +102,7 @@ from .prompts import (
     tool_limit_message,
 )
 from .state import DEFAULT_MAX_ITERATIONS, UNLIMITED_TOOL_CALLS, AgentState, stamp
-from .tokens import token_counter_for_model
+from .tokens import TokenCost, token_counter_for_model
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -258,8 +258,8 @@ class AgentContext:
         return self.model.bind(**bound) if bound else self.model
 
     @functools.cached_property
-    def tool_tokens(self) -> int:
-        """Tokens the tool schemas take in every request."""
+    def tool_tokens(self) -> TokenCost:
+        """Tokens the tool schemas take in every request (bounded; counted when needed)."""
         return _tool_tokens(self.settings.model, tuple(self.specs))
 
     @functools.cached_property
@@ -276,8 +276,8 @@ def _tool_schema(spec: ToolSpec) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=64)
-def _tool_tokens(model: str, specs: tuple[ToolSpec, ...]) -> int:
-    return token_counter_for_model(model).count_tools([_tool_schema(spec) for spec in specs])
+def _tool_tokens(model: str, specs: tuple[ToolSpec, ...]) -> TokenCost:
+    return token_counter_for_model(model).tools_cost([_tool_schema(spec) for spec in specs])
 
 
 def make_tool_specs(mode: str) -> list[ToolSpec]:
@@ -428,7 +428,7 @@ async def llm_call(
     """Call the model with the topology in the system prompt and the trimmed history."""
     ctx = runtime.context
     topology = await ctx.topology.text()
-    prepared = prepare_context(
+    prepared = await aprepare_context(
         state.get("messages", []),
         system_prompt=ctx.system_prompt,
         topology=topology,

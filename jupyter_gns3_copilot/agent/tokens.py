@@ -10,10 +10,18 @@ cache directory, checks their sha256 against tiktoken's pinned hashes, and point
 framing per message, the text, tool call names and arguments) and caches each message's
 count under its id and a fingerprint of its content, so recounting a long history on every
 model call costs a dictionary lookup per message.
+
+Building an encoding costs 0.4-0.9 s of CPU and 23 MB (cl100k_base) to 43 MB (o200k_base)
+of memory, so a counter builds its encoding only on its first exact count. Before that
+it answers `bound_*`: an upper bound of the same count with each text's UTF-8 bytes in
+place of its tokens. Both encodings are byte-level BPE: every token stands for at least
+one byte of the text, so no text has more tokens than bytes. A caller that only needs
+to know that something fits (`context.prepare_context`) asks the bound first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import importlib.resources
@@ -22,7 +30,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -219,6 +227,14 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     return encoding
 
 
+def text_token_bound(text: str) -> int:
+    """An upper bound of the tokens of `text` in cl100k_base and o200k_base: its UTF-8 bytes.
+
+    Lone surrogates count 3 bytes each (tiktoken encodes them as U+FFFD, also 3 bytes).
+    """
+    return len(text.encode("utf-8", "surrogatepass")) if text else 0
+
+
 def _content_text(content: str | list[Any]) -> str:
     """Message content as the text the model reads (non-text blocks as JSON)."""
     if isinstance(content, str):
@@ -245,6 +261,24 @@ def _tool_calls_text(message: BaseMessage) -> str:
     )
 
 
+def _tools_text(tools: Sequence[Any]) -> str:
+    """The tool definitions as sent (OpenAI function schemas, as JSON); "" for none."""
+    if not tools:
+        return ""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    schemas = [convert_to_openai_tool(tool) for tool in tools]
+    return json.dumps(schemas, ensure_ascii=False, sort_keys=True)
+
+
+def _message_tokens(message: BaseMessage, measure: Callable[[str], int]) -> int:
+    """Framing plus `measure` of the content, name and tool calls of `message`."""
+    tokens = TOKENS_PER_MESSAGE + measure(_content_text(message.content))
+    if message.name:
+        tokens += TOKENS_PER_NAME + measure(message.name)
+    return tokens + measure(_tool_calls_text(message))
+
+
 def _cache_key(message: BaseMessage) -> tuple[object, ...]:
     """Message id plus a fingerprint of everything that is counted."""
     content = message.content
@@ -257,30 +291,87 @@ def _cache_key(message: BaseMessage) -> tuple[object, ...]:
     return (message.id, message.type, message.name, content_key, calls_key)
 
 
-class TokenCounter:
-    """Counts tokens for one encoding; each message's count is cached (thread-safe).
+class TokenCost:
+    """The tokens of something fixed (such as the tool definitions): `bound` at once,
+    `exact()` counted on first call (building the encoding if need be), then kept."""
 
-    `max_cached` bounds the cache; when it is full the oldest half is forgotten.
+    __slots__ = ("_count", "_exact", "bound")
+
+    def __init__(self, bound: int, count: Callable[[], int]) -> None:
+        self.bound = bound
+        self._count = count
+        self._exact: int | None = None
+
+    @classmethod
+    def exactly(cls, tokens: int) -> TokenCost:
+        """A cost already counted: its bound is the count."""
+        return cls(tokens, lambda: tokens)
+
+    def exact(self) -> int:
+        """The exact count (never more than `bound`)."""
+        if self._exact is None:
+            self._exact = self._count()
+        return self._exact
+
+
+class TokenCounter:
+    """Counts tokens for one encoding; each message's count and bound is cached
+    (thread-safe). The encoding is built on the first exact count (`loaded`).
+
+    `max_cached` bounds each cache; when one is full its oldest half is forgotten.
     """
 
     def __init__(self, encoding_name: str = CL100K_BASE, *, max_cached: int = 200_000) -> None:
+        if encoding_name not in OFFLINE_ENCODINGS:
+            raise ValueError(
+                f"Unknown encoding {encoding_name!r}; use one of {sorted(OFFLINE_ENCODINGS)}."
+            )
         self.encoding_name = encoding_name
-        self.encoding = get_encoding(encoding_name)
         self.max_cached = max_cached
         self.hits = 0
         self.misses = 0
+        self._encoding: tiktoken.Encoding | None = None
+        self._load_lock = threading.Lock()
         self._cache: dict[tuple[object, ...], int] = {}
+        self._bounds: dict[tuple[object, ...], int] = {}
         self._evict_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the encoding has been built (by an exact count or `load`)."""
+        return self._encoding is not None
+
+    @property
+    def encoding(self) -> tiktoken.Encoding:
+        """tiktoken's encoding, built on first use (materialising its files offline)."""
+        if self._encoding is None:
+            with self._load_lock:
+                if self._encoding is None:
+                    self._encoding = get_encoding(self.encoding_name)
+        return self._encoding
+
+    async def load(self) -> None:
+        """Build the encoding in a worker thread, for callers on an event loop.
+
+        Most of the 0.4-0.9 s is Python (reading the ranks) and lets the loop run; building
+        tiktoken's Rust core holds the interpreter lock throughout (0.1-0.3 s), which no
+        thread avoids.
+        """
+        if self._encoding is None:
+            await asyncio.to_thread(lambda: self.encoding)
 
     def count_text(self, text: str) -> int:
         """Tokens in `text` (special-token markers are counted as ordinary text)."""
         return len(self.encoding.encode_ordinary(text)) if text else 0
 
-    def _count_uncached(self, message: BaseMessage) -> int:
-        tokens = TOKENS_PER_MESSAGE + self.count_text(_content_text(message.content))
-        if message.name:
-            tokens += TOKENS_PER_NAME + self.count_text(message.name)
-        return tokens + self.count_text(_tool_calls_text(message))
+    def _store(self, cache: dict[tuple[object, ...], int], key: tuple[object, ...], n: int) -> int:
+        """Keep `n` under `key` in `cache` (forgetting its oldest half when full)."""
+        if len(cache) >= self.max_cached:
+            with self._evict_lock:
+                for old in list(cache)[: self.max_cached // 2]:
+                    cache.pop(old, None)
+        cache[key] = n
+        return n
 
     def count_message(self, message: BaseMessage) -> int:
         """Tokens of one message: framing, content, name and tool calls."""
@@ -290,30 +381,37 @@ class TokenCounter:
             self.hits += 1
             return cached
         self.misses += 1
-        tokens = self._count_uncached(message)
-        if len(self._cache) >= self.max_cached:
-            with self._evict_lock:
-                for old in list(self._cache)[: self.max_cached // 2]:
-                    self._cache.pop(old, None)
-        self._cache[key] = tokens
-        return tokens
+        return self._store(self._cache, key, _message_tokens(message, self.count_text))
 
     def count_messages(self, messages: Iterable[BaseMessage]) -> int:
         """Tokens of a whole prompt: every message plus the reply priming."""
         return TOKENS_REPLY_PRIMING + sum(self.count_message(m) for m in messages)
 
+    def bound_message(self, message: BaseMessage) -> int:
+        """An upper bound of `count_message(message)`, without the encoding."""
+        key = _cache_key(message)
+        cached = self._bounds.get(key)
+        if cached is not None:
+            return cached
+        return self._store(self._bounds, key, _message_tokens(message, text_token_bound))
+
+    def bound_messages(self, messages: Iterable[BaseMessage]) -> int:
+        """An upper bound of `count_messages(messages)`, without the encoding."""
+        return TOKENS_REPLY_PRIMING + sum(self.bound_message(m) for m in messages)
+
     def count_tools(self, tools: Sequence[Any]) -> int:
         """Tokens of the tool definitions as sent (OpenAI function schemas, as JSON)."""
-        if not tools:
-            return 0
-        from langchain_core.utils.function_calling import convert_to_openai_tool
+        return self.count_text(_tools_text(tools))
 
-        schemas = [convert_to_openai_tool(tool) for tool in tools]
-        return self.count_text(json.dumps(schemas, ensure_ascii=False, sort_keys=True))
+    def tools_cost(self, tools: Sequence[Any]) -> TokenCost:
+        """The tool definitions' tokens: bounded now, counted exactly when asked."""
+        text = _tools_text(tools)
+        return TokenCost(text_token_bound(text), lambda: self.count_text(text))
 
     def clear_cache(self) -> None:
-        """Forget every cached count (and the hit/miss figures)."""
+        """Forget every cached count and bound (and the hit/miss figures)."""
         self._cache.clear()
+        self._bounds.clear()
         self.hits = self.misses = 0
 
 
@@ -322,7 +420,7 @@ _counters_lock = threading.Lock()
 
 
 def token_counter_for_model(model: str | None) -> TokenCounter:
-    """The process-wide counter (and cache) for `model`'s encoding."""
+    """The process-wide counter (and cache) for `model`'s encoding (built on first count)."""
     name = encoding_name_for_model(model)
     with _counters_lock:
         counter = _counters.get(name)

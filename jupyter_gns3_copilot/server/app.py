@@ -31,7 +31,6 @@ from __future__ import annotations
 import getpass
 import logging
 import os
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +48,7 @@ from .configuration import (
 from .handlers import default_handlers
 from .kernel_env import publish_server_to_kernels
 from .project_users import ProjectUsers
-from .warmup import WarmUp, prime
+from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
@@ -317,7 +316,7 @@ class GNS3Copilot(ExtensionApp):
         self._project_lookup: SingleFlight[str, Project] | None = None
         self._hub: HubServiceClient | None = None
         self._hub_admin: tuple[HubSession, LLMAdminConfig] | None = None
-        self.warm_up = WarmUp(then=partial(prime, self.llm_model or None))
+        self.warm_up = WarmUp()
 
     def initialize_handlers(self) -> None:
         """Register the API routes (jupyter_server prefixes them with base_url)."""

@@ -1,8 +1,8 @@
 """Warm-up: the copilot's heavy modules imported in a background thread once the server runs.
 
 Loading the extension imports nothing heavy (so `jupyter lab` starts as fast with the
-copilot as without it); the first chat turn, though, needs LangChain, openai, LangGraph
-and the tokenizers, about 2-3 s of imports. Run on the server's event loop, that stalled
+copilot as without it); the first chat turn, though, needs LangChain, openai and
+LangGraph, about 2-3 s of imports. Run on the server's event loop, that stalled
 every user and kernel of the server for as long. `WarmUp` runs them in a daemon thread
 right after the server starts, and the copilot's handlers await it (`wait`, which never
 blocks the loop) before their first use of any of it, so no first-use import runs on the
@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import gc
 import importlib
 import logging
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
 log = logging.getLogger(__name__)
@@ -55,24 +58,22 @@ its own dependencies)."""
 WarmUpStage = Literal["core", "agent"]
 
 
-def prime(model: str | None = None) -> None:
+def prime() -> None:
     """First-use work beyond imports, done once per process: openai's client resources
-    (loaded on first attribute access) through a throw-away model nobody calls, LangGraph's
-    first compile (a throw-away graph: the first one takes ~8x as long as the next), and
-    the tokenizer of `model` (the admin's default; its files materialised offline). Building
-    a tokenizer holds the interpreter lock for a while (tiktoken's Rust core: 0.1-0.7 s,
-    more for o200k_base), so only the default model's is built here."""
+    (loaded on first attribute access) through a throw-away model nobody calls, and
+    LangGraph's first compile (a throw-away graph: the first one takes ~8x as long as the
+    next). No tokenizer: building one costs 23-43 MB and holds the interpreter lock for
+    0.1-0.3 s, and a conversation well inside its context window never needs one
+    (`agent.context`)."""
     from pydantic import SecretStr
 
     from ..agent.graph import build_graph
     from ..agent.models import ModelSettings, make_chat_model
-    from ..agent.tokens import token_counter_for_model
 
     make_chat_model(
         ModelSettings(model="warm-up", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("-"))
     )
     build_graph()
-    token_counter_for_model(model).count_text("warm-up")
 
 
 class WarmUp:
@@ -117,19 +118,48 @@ class WarmUp:
             await asyncio.wrap_future(self._stages[stage])
 
     def _run(self) -> None:
+        importing = any(name not in sys.modules for name in self._core + self._agent)
         try:
-            _import_all(self._core)
-            self._stages["core"].set_result(None)
-            _import_all(self._agent)
-            if self._then is not None:
-                try:
-                    self._then()
-                except Exception:
-                    log.warning("GNS3 Copilot warm-up failed", exc_info=True)
+            with _full_collections_paused(importing):
+                _import_all(self._core)
+                self._stages["core"].set_result(None)
+                _import_all(self._agent)
+                if self._then is not None:
+                    try:
+                        self._then()
+                    except Exception:
+                        log.warning("GNS3 Copilot warm-up failed", exc_info=True)
         finally:
             for stage in self._stages.values():
                 if not stage.done():
                     stage.set_result(None)
+
+
+@contextlib.contextmanager
+def _full_collections_paused(importing: bool) -> Iterator[None]:
+    """While `importing`: no full garbage collection (young objects are still collected),
+    then every object so far moved to the collector's permanent generation (`gc.freeze`).
+
+    The warm-up creates some 180k objects (modules, classes, functions). Each full
+    collection walks them all holding the interpreter lock: 20-200 ms, three times during
+    the imports, then again every so often for the server's whole life. Module objects
+    live as long as the process, so walking them finds nothing. Only the first warm-up of
+    a process imports; later ones change nothing."""
+    if not importing:
+        yield
+        return
+    young, middle, full = gc.get_threshold()
+    gc.set_threshold(young, middle, _NEVER)
+    try:
+        yield
+    finally:
+        gc.collect(1)
+        gc.freeze()
+        gc.set_threshold(young, middle, full)
+
+
+_NEVER = 2**31 - 1
+"""A full-collection threshold no count reaches."""
 
 
 def _import_all(modules: Sequence[str]) -> None:
