@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,6 +23,8 @@ from typing import Any
 import pytest
 from test_server_support import call, copilot_app, server_config
 
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.server import warmup
 
 GATE = "_copilot_warm_up_gate"
@@ -97,6 +100,7 @@ def test_the_warm_up_builds_no_tokenizer_and_leaves_its_objects_to_no_collection
         "from jupyter_gns3_copilot.server.warmup import WarmUp\n"
         "WarmUp()._run()\n"
         "import tiktoken.registry\n"
+
         "print(json.dumps({'graph': 'jupyter_gns3_copilot.agent.graph' in sys.modules,\n"
         "                  'encodings': sorted(tiktoken.registry.ENCODINGS),\n"
         "                  'full_collections': len(full), 'enabled': gc.isenabled(),\n"
@@ -123,3 +127,23 @@ async def test_a_warm_up_with_nothing_to_import_freezes_nothing() -> None:
     frozen = gc.get_freeze_count()
     await warmup.WarmUp(["json"], ["asyncio"], then=None).wait()
     assert gc.get_freeze_count() == frozen and gc.isenabled()
+
+
+async def test_clients_made_after_the_warm_up_build_no_tls_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Building a TLS context loads the CA bundle (40-300 ms): GNS3 and hub clients,
+    made on the loop, take the one the warm-up built."""
+    await warmup.WarmUp([], [], then=None).wait()
+    built: list[bool] = []
+    create = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(True)
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    clients = [GNS3Client("http://127.0.0.1:9"), HubServiceClient("http://127.0.0.1:9/", "token")]
+    for client in clients:
+        await client.aclose()
+    assert built == []

@@ -58,6 +58,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.frames import CloseCode
 
+from ..tls import shared_tls_context
 from .errors import ConsoleConnectError, ConsoleRefusedError
 from .models import ConsoleTarget
 
@@ -447,7 +448,7 @@ async def _node_state(
     url = "http" + target.websocket_url.removeprefix("ws").removesuffix("/console/ws")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=shared_tls_context()) as client:
             response = await client.get(url, headers=headers)
     except httpx.HTTPError:
         return None, None

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ..tls import shared_tls_context
 from .errors import (
     CREDENTIALS_HELP,
     URL_HELP,
@@ -147,6 +148,7 @@ class GNS3Client:
             base_url=f"{self.url}/v3",
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             transport=transport,
+            verify=shared_tls_context(),
         )
 
     async def __aenter__(self) -> GNS3Client:

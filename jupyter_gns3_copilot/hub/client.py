@@ -23,6 +23,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError, field_serializer
 
 from ..gns3.errors import GNS3AuthError
+from ..tls import shared_tls_context
 from .budgets import BudgetLeft
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
@@ -105,6 +106,7 @@ class HubServiceClient:
             timeout=timeout,
             transport=transport,
             trust_env=False,
+            verify=shared_tls_context(trust_env=False),
         )
 
     @property

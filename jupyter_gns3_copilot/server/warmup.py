@@ -27,6 +27,8 @@ from typing import Literal
 log = logging.getLogger(__name__)
 
 CORE_MODULES: tuple[str, ...] = (
+    "httpcore",
+    "jupyter_gns3_copilot.tls",
     "jupyter_gns3_copilot.llm_config",
     "jupyter_gns3_copilot.status",
     "jupyter_gns3_copilot.gns3",
@@ -58,6 +60,15 @@ its own dependencies)."""
 WarmUpStage = Literal["core", "agent"]
 
 
+def prime_core() -> None:
+    """The first stage's work beyond imports: the TLS contexts of the HTTP clients the
+    routes make on the loop (`tls`: each costs 40-300 ms of CA-bundle loading)."""
+    from ..tls import shared_tls_context
+
+    shared_tls_context(trust_env=True)
+    shared_tls_context(trust_env=False)
+
+
 def prime() -> None:
     """First-use work beyond imports, done once per process: openai's client resources
     (loaded on first attribute access) through a throw-away model nobody calls, and
@@ -77,19 +88,21 @@ def prime() -> None:
 
 
 class WarmUp:
-    """Import `core` modules (default `CORE_MODULES`), then `agent` modules (default
-    `AGENT_MODULES`), then run `then`, once, in a daemon thread (`start`); `wait` for
-    either stage."""
+    """Import `core` modules (default `CORE_MODULES`) and run `core_then`, then import
+    `agent` modules (default `AGENT_MODULES`) and run `then`, once, in a daemon thread
+    (`start`); `wait` for either stage."""
 
     def __init__(
         self,
         core: Sequence[str] | None = None,
         agent: Sequence[str] | None = None,
         then: Callable[[], None] | None = prime,
+        core_then: Callable[[], None] | None = prime_core,
     ) -> None:
         self._core = tuple(CORE_MODULES if core is None else core)
         self._agent = tuple(AGENT_MODULES if agent is None else agent)
         self._then = then
+        self._core_then = core_then
         self._stages: dict[WarmUpStage, concurrent.futures.Future[None]] = {
             "core": concurrent.futures.Future(),
             "agent": concurrent.futures.Future(),
@@ -122,13 +135,10 @@ class WarmUp:
         try:
             with _full_collections_paused(importing):
                 _import_all(self._core)
+                _run_step(self._core_then)
                 self._stages["core"].set_result(None)
                 _import_all(self._agent)
-                if self._then is not None:
-                    try:
-                        self._then()
-                    except Exception:
-                        log.warning("GNS3 Copilot warm-up failed", exc_info=True)
+                _run_step(self._then)
         finally:
             for stage in self._stages.values():
                 if not stage.done():
@@ -160,6 +170,14 @@ def _full_collections_paused(importing: bool) -> Iterator[None]:
 
 _NEVER = 2**31 - 1
 """A full-collection threshold no count reaches."""
+
+
+def _run_step(step: Callable[[], None] | None) -> None:
+    if step is not None:
+        try:
+            step()
+        except Exception:
+            log.warning("GNS3 Copilot warm-up failed", exc_info=True)
 
 
 def _import_all(modules: Sequence[str]) -> None:
