@@ -75,6 +75,17 @@ def ask_for_pc3(jp_fetch: Any, project: Any, **body: Any) -> Any:
     )
 
 
+async def follow_up(jp_fetch: Any, project: Any, session_id: str, message: str) -> Any:
+    """Alice's next message in `session_id`, answered as one JSON summary."""
+    return await call(
+        jp_fetch,
+        *chat_path(project, "stream"),
+        method="POST",
+        body={"message": message, "session_id": session_id, "stream": False},
+        headers=as_user("alice"),
+    )
+
+
 async def decide(
     jp_fetch: Any, project: Any, session_id: str, approval_id: str, user: str = "alice", **body
 ) -> Any:
@@ -217,13 +228,7 @@ async def test_abort_while_waiting_runs_nothing_and_leaves_a_valid_history(
         jp_fetch, gns3_project, session_id, asked["approval_id"], decision="approve"
     )
     assert late.code == 409
-    follow = await call(
-        jp_fetch,
-        *chat_path(gns3_project, "stream"),
-        method="POST",
-        body={"message": "never mind", "session_id": session_id, "stream": False},
-        headers=as_user("alice"),
-    )
+    follow = await follow_up(jp_fetch, gns3_project, session_id, "never mind")
     assert follow.code == 200 and follow.body["message"] == "Fine."
 
 
@@ -443,13 +448,7 @@ async def test_a_detached_approval_can_be_aborted_or_overtaken_by_a_new_message(
 
     async def next_turn() -> Any:
         # 409 SessionBusy until the server has noticed the second client left.
-        reply = await call(
-            jp_fetch,
-            *chat_path(gns3_project, "stream"),
-            method="POST",
-            body={"message": "something else", "session_id": second, "stream": False},
-            headers=as_user("alice"),
-        )
+        reply = await follow_up(jp_fetch, gns3_project, second, "something else")
         return None if reply.code == 409 else reply
 
     follow = await eventually(next_turn, "the second stream detaching")
@@ -581,11 +580,5 @@ class TestTimeLimit:
         assert kinds(events) == ["approval_resolved", "tool_start", "tool_end", "error", "done"]
         assert f"(max_execution_time_seconds={self.LIMIT})" in events[-2]["error"]
         assert "PC3" in await node_names(gns3_project)
-        follow = await call(
-            jp_fetch,
-            *chat_path(gns3_project, "stream"),
-            method="POST",
-            body={"message": "carry on", "session_id": session_id, "stream": False},
-            headers=as_user("alice"),
-        )
+        follow = await follow_up(jp_fetch, gns3_project, session_id, "carry on")
         assert follow.code == 200 and follow.body["message"] == "Carry on."
