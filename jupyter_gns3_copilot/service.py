@@ -73,7 +73,8 @@ from .store import ChatSession, ProjectStore, TurnStats
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-    from .agent.approval import ApprovalDecision, ApprovalPolicy, ApprovalRequest
+    from .agent.approval import ApprovalDecision, ApprovalRequest
+    from .agent.approval_policy import ApprovalPolicy
     from .agent.graph import AgentContext, TopologySource
     from .agent.history import ConversationHistory
     from .agent.models import ModelSettings
@@ -250,7 +251,8 @@ class AgentService:
         approval_timeout: float | None = None,
         read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> None:
-        from .agent.approval import DEFAULT_TIMEOUT, NO_APPROVAL
+        from .agent.approval import DEFAULT_TIMEOUT
+        from .agent.approval_policy import NO_APPROVAL
         from .agent.graph import build_graph, read_topology
         from .tools import DEFAULT_MODE, check_mode
 
@@ -444,7 +446,7 @@ class AgentService:
         auto_approve: bool,
         topology: TopologySource,
     ) -> AsyncIterator[dict[str, Any]]:
-        from .agent.approval import NO_APPROVAL
+        from .agent.approval_policy import NO_APPROVAL
         from .agent.state import turn_input, user_message
 
         turn: _Turn | None = None

@@ -9,13 +9,13 @@ import pytest
 
 from jupyter_gns3_copilot.agent.approval import (
     ApprovalDecision,
-    ApprovalPolicy,
     ApprovalRequest,
     approval_id_for,
     declined_result,
     new_request,
     summarize,
 )
+from jupyter_gns3_copilot.agent.approval_policy import ApprovalPolicy
 from jupyter_gns3_copilot.agent.clock import RESUME_FLOOR, TurnClock
 from jupyter_gns3_copilot.server.app import GNS3Copilot
 from jupyter_gns3_copilot.tools import TOOLS

@@ -147,3 +147,52 @@ async def test_clients_made_after_the_warm_up_build_no_tls_context(
     for client in clients:
         await client.aclose()
     assert built == []
+
+
+def test_loading_the_extension_imports_nothing_heavy(tmp_path: Path) -> None:
+    """`jupyter lab` starts as fast with the copilot: in a fresh interpreter, adding,
+    linking and loading the extension into an initialized server imports none of the
+    libraries the warm-up thread is for (a handler module importing the event models
+    once brought pydantic into every server's start)."""
+    script = (
+        "import json, sys\n"
+        "from jupyter_server.serverapp import ServerApp\n"
+        "app = ServerApp(jpserver_extensions={}, open_browser=False, log_level='ERROR')\n"
+        "app.initialize(argv=[], new_httpserver=False)\n"
+        "before = set(sys.modules)\n"
+        "manager = app.extension_manager\n"
+        "manager.add_extension('jupyter_gns3_copilot', enabled=True)\n"
+        "manager.link_extension('jupyter_gns3_copilot')\n"
+        "manager.load_extension('jupyter_gns3_copilot')\n"
+        "new = {name.split('.')[0] for name in set(sys.modules) - before}\n"
+        "print(json.dumps({'loaded': 'jupyter_gns3_copilot.server.app' in sys.modules,\n"
+        "                  'new': sorted(new)}))\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "JUPYTER_NO_CONFIG": "1",
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    heavy = {
+        "pydantic",
+        "langchain_core",
+        "langchain_openai",
+        "langgraph",
+        "openai",
+        "tiktoken",
+        "httpx",
+        "aiosqlite",
+        "cryptography",
+        "telnetlib3",
+        "websockets",
+    }
+    assert result["loaded"] is True
+    assert heavy.isdisjoint(result["new"]), result["new"]

@@ -18,56 +18,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-CHANGES = "changes"
-NONE = "none"
 DEFAULT_TIMEOUT = 600.0
 """Seconds an approval waits by default; unanswered, it counts as rejected."""
-CONFIG_TOOLS = frozenset({"run_config_commands"})
-"""Tools that change a device's configuration (they do not change the GNS3 project, so
-`ToolSpec.changes_lab` does not mark them)."""
 SUMMARY_MAX_CHARS = 600
 
 _NAMESPACE = uuid.UUID("5f0c6a52-4b1e-4a64-9d0e-0c6f2a7d11aa")
-
-
-@dataclass(frozen=True)
-class ApprovalPolicy:
-    """Which tool calls ask first: `CHANGES` (those with `changes_lab` and
-    `CONFIG_TOOLS`), `NONE`, or the named tools only."""
-
-    setting: str | frozenset[str] = CHANGES
-
-    @classmethod
-    def parse(cls, value: str | Sequence[str]) -> ApprovalPolicy:
-        """The policy of the `require_approval` setting; ValueError for anything else."""
-        if isinstance(value, str):
-            if value in (CHANGES, NONE):
-                return cls(value)
-            raise ValueError(
-                f"must be {CHANGES!r}, {NONE!r} or a list of tool names, not {value!r}"
-            )
-        names = frozenset(str(name).strip() for name in value)
-        if "" in names:
-            raise ValueError("a tool name in the list is empty")
-        return cls(names)
-
-    def needs(self, tool_name: str, changes_lab: bool) -> bool:
-        """Whether a call of `tool_name` (whose spec says `changes_lab`) asks first."""
-        if self.setting == NONE:
-            return False
-        if self.setting == CHANGES:
-            return changes_lab or tool_name in CONFIG_TOOLS
-        return tool_name in self.setting
-
-
-NO_APPROVAL = ApprovalPolicy(NONE)
 
 
 class ApprovalRequest(BaseModel):

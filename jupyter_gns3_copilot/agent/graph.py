@@ -68,14 +68,8 @@ from langgraph.runtime import Runtime, get_runtime
 
 from ..gns3 import GNS3Client, Project, Topology
 from ..tools import ToolContext, ToolSpec, execute_tool, openai_tool_schema, tools_for_mode
-from .approval import (
-    DEFAULT_TIMEOUT,
-    NO_APPROVAL,
-    ApprovalDecision,
-    ApprovalPolicy,
-    declined_result,
-    new_request,
-)
+from .approval import DEFAULT_TIMEOUT, ApprovalDecision, declined_result, new_request
+from .approval_policy import NO_APPROVAL, ApprovalPolicy
 from .clock import TurnClock
 from .context import aprepare_context
 from .history import (

@@ -482,7 +482,7 @@ class GNS3Copilot(ExtensionApp):
     def agents(self) -> ProjectAgentManager:
         """The chat service of every project in use (imports LangGraph on first call)."""
         if self._agents is None:
-            from ..agent.approval import ApprovalPolicy
+            from ..agent.approval_policy import ApprovalPolicy
             from ..service import ProjectAgentManager
 
             self._agents = ProjectAgentManager(

@@ -140,7 +140,7 @@ def _one_of(known: tuple[str, ...], variable: str) -> Callable[[str], None]:
 
 
 def _approval_policy(value: Any) -> None:
-    from ..agent.approval import ApprovalPolicy
+    from ..agent.approval_policy import ApprovalPolicy
 
     ApprovalPolicy.parse(value)
 

@@ -38,6 +38,7 @@ CORE_MODULES: tuple[str, ...] = (
     "jupyter_gns3_copilot.tools",
     "jupyter_gns3_copilot.server.schemas",
     "jupyter_gns3_copilot.server.tool_runs",
+    "jupyter_gns3_copilot.server.turn_result",
 )
 """First stage: what every copilot route needs (settings, status, GNS3, consoles, tools);
 no LangChain, openai, LangGraph or tiktoken. Routes such as `copilot/status` wait only

@@ -37,12 +37,12 @@ from ..errors import (
     to_api_error,
 )
 from ..identity import user_id_for
-from ..turn_result import TurnResult
 
 if TYPE_CHECKING:
     from ...gns3 import Project
     from ...service import AgentService
     from ..app import GNS3Copilot
+    from ..turn_result import TurnResult
     from ..warmup import WarmUpStage
 
 AUTH_RESOURCE = "copilot"
@@ -252,6 +252,7 @@ class EventStreamHandler(CopilotHandler):
         events are closed at once whatever `on_disconnect` says: the turn stays paused.
         """
         from ...events import HeartbeatEvent
+        from ..turn_result import TurnResult
 
         result = TurnResult()
         writer = None
