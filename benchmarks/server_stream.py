@@ -90,6 +90,7 @@ class RunningServer:
     """The server's base URL (with its base_url)."""
     token: str
     log: Path
+    pid: int
 
 
 @contextmanager
@@ -99,10 +100,12 @@ def jupyter_server(
     work: Path,
     ready_path: str = "copilot/status",
     pythonpath: str | None = None,
+    copilot: bool = True,
 ) -> Iterator[RunningServer]:
     """A Jupyter server with the copilot in a child process (its files under `work`),
     yielded once `ready_path` answers 200; `pythonpath` replaces PYTHONPATH (another
-    source tree of the copilot, to compare)."""
+    source tree of the copilot, to compare); `copilot=False`: the same server with the
+    copilot disabled."""
     port, token = free_port(), secrets.token_hex(16)
     root = work / "jupyter"
     root.mkdir(parents=True, exist_ok=True)
@@ -133,7 +136,7 @@ def jupyter_server(
         "--ServerApp.base_url=/bench/",
         f"--ServerApp.root_dir={root}",
         f"--IdentityProvider.token={token}",
-        "--ServerApp.jpserver_extensions=jupyter_gns3_copilot=True",
+        f"--ServerApp.jpserver_extensions=jupyter_gns3_copilot={copilot}",
         "--GNS3Copilot.llm_max_retries=0",
         "--ServerApp.log_level=WARN",
     ]
@@ -159,7 +162,7 @@ def jupyter_server(
             if time.monotonic() > deadline:
                 raise RuntimeError(f"jupyter server not ready in {SERVER_START_TIMEOUT:g} s")
             time.sleep(0.2)
-        yield RunningServer(url, token, root / "server.log")
+        yield RunningServer(url, token, root / "server.log", process.pid)
     finally:
         process.terminate()
         try:
