@@ -87,7 +87,7 @@ class Device:
 
 @contextlib.asynccontextmanager
 async def connected(
-    **options: int | str,
+    columns: int = 80, rows: int = 25
 ) -> AsyncIterator[tuple[Device, TelnetReader, TelnetWriter]]:
     """A raw TCP server on 127.0.0.1 and our client connected to it."""
     accepted: asyncio.Queue[Device] = asyncio.Queue()
@@ -97,7 +97,7 @@ async def connected(
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    reader, writer = await open_telnet("127.0.0.1", port, **options)  # type: ignore[arg-type]
+    reader, writer = await open_telnet("127.0.0.1", port, columns=columns, rows=rows)
     device = await asyncio.wait_for(accepted.get(), WAIT)
     try:
         yield device, reader, writer
