@@ -19,7 +19,8 @@ console. An in-process transport has no address, copies no byte through the kern
 and needs no pump task per direction. What it costs: this module implements the few
 transport methods the protocol uses (write, close, pause/resume reading) and creates the
 protocol itself, as `open_telnet` does. As over TCP, nothing waits for the option
-negotiation (see `open_telnet`): the console is open once its first bytes arrived.
+negotiation (see `open_telnet`): the console is open once its first bytes arrived, or
+`FIRST_BYTES_WAIT` passed without a refusal.
 
 **What goes out.** GNS3 reads only text frames and encodes them as UTF-8, so a byte of
 0x80 or more cannot reach the console as itself; the client's option negotiation
