@@ -25,7 +25,6 @@ REPORTED_PACKAGES = (
     "langgraph",
     "langchain-openai",
     "httpx",
-    "telnetlib3",
     "pydantic",
 )
 

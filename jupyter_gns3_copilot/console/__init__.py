@@ -6,8 +6,9 @@ Typical use::
         await pool.wait_ready(target)
         results = await pool.run_many([(target, ["show ip"])])
 
-Telnet itself is handled by telnetlib3, over TCP or over GNS3's authenticated console
-websocket (`ConsoleTarget(transport="websocket")`, see `websocket.py`); this package adds
+Telnet itself is handled by a small client of our own (`telnet.py`: what device consoles
+need of RFC 854/855, stdlib only), over TCP or over GNS3's authenticated console websocket
+(`ConsoleTarget(transport="websocket")`, see `websocket.py`); this package adds
 what device automation needs on top: prompt detection per dialect (VPCS, Cisco IOS-like,
 Linux shell), clean output, paging and confirmation prompts, login/enable, one lock per
 console, bounded waits and bounded input (`MAX_COMMAND_CHARS`), output reported while a

@@ -1,9 +1,9 @@
 """One telnet console session: connect, wake the prompt, log in, run commands one at a time.
 
-The telnet protocol itself (option negotiation, IAC escaping) is telnetlib3's job; this
+The telnet protocol itself (option negotiation, IAC escaping) is `telnet.py`'s job; this
 module only reads and writes text, over TCP to the console port or, for a target with
-`transport="websocket"`, over GNS3's console websocket (`websocket.py`: the same
-telnetlib3 reader and writer on a websocket transport). Every wait is bounded. A command
+`transport="websocket"`, over GNS3's console websocket (`websocket.py`: the same telnet
+reader and writer on a websocket transport). Every wait is bounded. A command
 that outlives its deadline, or whose caller is cancelled (an abort), is interrupted the
 way the device understands (the dialect's `interrupt` keys: Ctrl-C, IOS break sequence)
 and the session waits, bounded, for the prompt: the console is then left usable for the
@@ -21,9 +21,6 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import telnetlib3
-from telnetlib3.telopt import ECHO
-
 from .dialects import Dialect, dialect_by_name
 from .errors import (
     ConsoleAuthError,
@@ -33,6 +30,7 @@ from .errors import (
     ConsoleTimeoutError,
 )
 from .models import CommandResult, ConsoleTarget
+from .telnet import TelnetReader, TelnetWriter, open_telnet
 from .text import TerminalText, tidy_output
 
 if TYPE_CHECKING:
@@ -61,15 +59,8 @@ _ECHO_TAIL = 30
 """How much of a command's end must appear in its echo (IOS scrolls long lines with '$')."""
 _TERMINAL_COLUMNS = 250
 """Wide enough that shells do not wrap typed commands, which would garble their echo."""
-_TELNET_OPTIONS: dict[str, Any] = {
-    "encoding": "utf-8",
-    "encoding_errors": "replace",
-    "force_binary": True,
-    "term": "dumb",
-    "cols": _TERMINAL_COLUMNS,
-    "connect_maxwait": 1.0,
-}
-"""telnetlib3 client options, the same over TCP and over GNS3's console websocket."""
+_TELNET_OPTIONS: dict[str, Any] = {"terminal_type": "dumb", "columns": _TERMINAL_COLUMNS}
+"""`TelnetClient` options, the same over TCP and over GNS3's console websocket."""
 
 
 class ConsoleSession:
@@ -98,10 +89,10 @@ class ConsoleSession:
         """The last prompt seen, e.g. `PC1>` or `R1(config-if)#`."""
         self.last_used = 0.0
         """Event-loop time at which the prompt was last seen."""
-        self._reader: telnetlib3.TelnetReaderUnicode | None = None
+        self._reader: TelnetReader | None = None
         self._reading: asyncio.Future[str] | None = None
         """The read in progress, kept across `_read` calls until it delivers."""
-        self._writer: telnetlib3.TelnetWriterUnicode | None = None
+        self._writer: TelnetWriter | None = None
         self._link: WebSocketConsole | None = None
         """The websocket under reader and writer (websocket transport), else None."""
 
@@ -364,13 +355,7 @@ class ConsoleSession:
         where = f"{target.name}: console {target.key}"
         try:
             self._reader, self._writer = await asyncio.wait_for(
-                telnetlib3.open_connection(
-                    target.host,
-                    target.port,
-                    client_factory=telnetlib3.TelnetClient,
-                    **_TELNET_OPTIONS,
-                ),
-                self.connect_timeout,
+                open_telnet(target.host, target.port, **_TELNET_OPTIONS), self.connect_timeout
             )
         except ConnectionRefusedError:
             raise ConsoleConnectError(
@@ -569,7 +554,7 @@ class ConsoleSession:
         remaining = until - self._now()
         if remaining <= 0:
             return None
-        # One read stays pending across calls (telnetlib3 allows a single waiting reader):
+        # One read stays pending across calls (the reader allows a single waiting read):
         # a deadline or a cancellation leaves it for the next call instead of cancelling it,
         # so no chunk is lost and no second reader races it. Not asyncio.wait_for: before
         # Python 3.12 it swallows a cancellation that arrives together with data.
@@ -595,10 +580,7 @@ class ConsoleSession:
 
     def _remote_echoes(self) -> bool:
         """Whether the device echoes typed text: yes unless it said telnet WONT ECHO."""
-        writer = self._writer
-        if writer is None or ECHO not in writer.remote_option:
-            return True
-        return bool(writer.remote_option.enabled(ECHO))
+        return self._writer is None or self._writer.remote_echoes
 
     def _write(self, text: str) -> None:
         if not self.is_open:

@@ -1,10 +1,10 @@
 """Turning raw terminal output into plain text.
 
-Telnet option negotiation (IAC) is already removed by telnetlib3 before text reaches this
-module. What remains are terminal effects: ANSI/VT escape sequences (colours, cursor moves,
-window titles), carriage returns, backspaces used to erase `--More--` markers, bells and
-other control characters. `clean_terminal_text` removes or applies them, so the result
-holds only printable text and `\\n` line breaks.
+Telnet commands (IAC ...) are already removed by the telnet client (`telnet.py`) before
+text reaches this module. What remains are terminal effects: ANSI/VT escape sequences
+(colours, cursor moves, window titles), carriage returns, backspaces used to erase
+`--More--` markers, bells and other control characters. `clean_terminal_text` removes or
+applies them, so the result holds only printable text and `\\n` line breaks.
 """
 
 from __future__ import annotations

@@ -8,21 +8,22 @@ connects to the node's telnet port from here, so the GNS3 host can close its con
 port range to students' servers, and GNS3 itself keeps one student out of another's
 consoles.
 
-**The bridge.** telnetlib3's own client protocol (the one `telnetlib3.open_connection`
-makes) runs on `_WebSocketTransport`, an in-process asyncio transport fed by the
-websocket, so `ConsoleSession` drives the same telnetlib3 reader and writer as over TCP
-and telnetlib3 still does every bit of telnet. Chosen over a loopback socket pair
-(telnetlib3 connecting to a 127.0.0.1 listener that pumps to the websocket) because a
-loopback listener has an address: on a shared hub host another user's process could
-connect to it first and be handed this student's authenticated console. An in-process
-transport has no address, copies no byte through the kernel twice and needs no pump
-task per direction. What it costs: this module implements the few transport methods
-telnetlib3 uses (write, close, pause/resume reading, extra info) and creates the
-protocol itself, as `open_connection` does, learning from its documented `shell`
-callback that the option negotiation is done.
+**The bridge.** The copilot's telnet client protocol (`telnet.TelnetClient`, the one
+`open_telnet` makes over TCP) runs on `_WebSocketTransport`, an in-process asyncio
+transport fed by the websocket, so `ConsoleSession` drives the same telnet reader and
+writer as over TCP and the protocol still does every bit of telnet. Chosen over a
+loopback socket pair (the client connecting to a 127.0.0.1 listener that pumps to the
+websocket) because a loopback listener has an address: on a shared hub host another
+user's process could connect to it first and be handed this student's authenticated
+console. An in-process transport has no address, copies no byte through the kernel twice
+and needs no pump task per direction. What it costs: this module implements the few
+transport methods the protocol uses (write, close, pause/resume reading) and creates the
+protocol itself, as `open_telnet` does. As over TCP, nothing waits for the option
+negotiation (see `open_telnet`): the console is open once its first bytes arrived, or
+`FIRST_BYTES_WAIT` passed without a refusal.
 
 **What goes out.** GNS3 reads only text frames and encodes them as UTF-8, so a byte of
-0x80 or more cannot reach the console as itself; telnetlib3's option negotiation
+0x80 or more cannot reach the console as itself; the client's option negotiation
 (IAC ...) is therefore dropped here (`TelnetCommandFilter`): GNS3's console server
 sends its options without waiting for answers, and what a session types (commands,
 Ctrl-C, the IOS break sequence) is plain text that passes unchanged.
@@ -53,7 +54,6 @@ import re
 from typing import Any
 
 import httpx
-import telnetlib3
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.frames import CloseCode
@@ -61,6 +61,7 @@ from websockets.frames import CloseCode
 from ..tls import shared_tls_context
 from .errors import ConsoleConnectError, ConsoleRefusedError
 from .models import ConsoleTarget
+from .telnet import TelnetClient, TelnetReader, TelnetWriter
 
 log = logging.getLogger(__name__)
 
@@ -260,14 +261,11 @@ class _WebSocketTransport(asyncio.Transport):
 
 
 class WebSocketConsole:
-    """An open console over GNS3's websocket: telnetlib3's `reader` and `writer`, and
+    """An open console over GNS3's websocket: the telnet `reader` and `writer`, and
     `wait_closed` for after the writer was closed."""
 
     def __init__(
-        self,
-        reader: telnetlib3.TelnetReaderUnicode,
-        writer: telnetlib3.TelnetWriterUnicode,
-        transport: _WebSocketTransport,
+        self, reader: TelnetReader, writer: TelnetWriter, transport: _WebSocketTransport
     ) -> None:
         self.reader = reader
         self.writer = writer
@@ -283,8 +281,8 @@ async def open_websocket_console(
 ) -> WebSocketConsole:
     """Open `target`'s console through its GNS3 console websocket, within `timeout` s.
 
-    `telnet_options` are the `telnetlib3.TelnetClient` options `ConsoleSession` uses
-    over TCP (encoding, terminal type and size, negotiation waits). Raises
+    `telnet_options` are the `TelnetClient` options `ConsoleSession` uses over TCP
+    (terminal type and size). Raises
     `ConsoleRefusedError` when GNS3 refuses this account the console, and
     `ConsoleConnectError` for anything else that keeps it from opening.
     """
@@ -318,13 +316,7 @@ async def _open(
         return max(deadline - loop.time(), 0.05)
 
     ws = await _handshake(target, token, where, remaining())
-    negotiated: asyncio.Future[None] = loop.create_future()
-
-    def shell(*_: Any) -> None:
-        if not negotiated.done():
-            negotiated.set_result(None)
-
-    protocol = telnetlib3.TelnetClient(shell=shell, **telnet_options)
+    protocol = TelnetClient(**telnet_options)
     transport = _WebSocketTransport(ws, protocol)
     protocol.connection_made(transport)
     first = asyncio.ensure_future(transport.answered.wait())
@@ -337,11 +329,6 @@ async def _open(
         )
         if transport.ended.is_set() and not transport.answered.is_set():
             raise await _refusal(target, token, transport, where, remaining())
-        await asyncio.wait({negotiated}, timeout=remaining())
-        if not negotiated.done():
-            raise ConsoleConnectError(
-                f"{where}: the telnet option negotiation did not end in time."
-            )
     except ConsoleRefusedError as refused:
         await _discard(transport)
         if transport.close_code == CloseCode.POLICY_VIOLATION:
@@ -353,10 +340,7 @@ async def _open(
     finally:
         first.cancel()
         ended.cancel()
-    reader, writer = protocol.reader, protocol.writer
-    assert isinstance(reader, telnetlib3.TelnetReaderUnicode)
-    assert isinstance(writer, telnetlib3.TelnetWriterUnicode)
-    return WebSocketConsole(reader, writer, transport)
+    return WebSocketConsole(protocol.reader, protocol.writer, transport)
 
 
 async def _discard(transport: _WebSocketTransport) -> None:

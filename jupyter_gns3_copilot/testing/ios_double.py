@@ -2,8 +2,9 @@
 
 No Cisco IOS image can run on the machines this project is built and tested on, so the
 `cisco_ios` console dialect is tested against this small telnet server instead. It is a
-real telnet server (telnetlib3's server side, bound to 127.0.0.1) that behaves like an IOS
-console line in the ways console automation depends on:
+real telnet server (telnetlib3's server side, bound to 127.0.0.1; telnetlib3 comes with
+the `test` extra) that behaves like an IOS console line in the ways console automation
+depends on:
 
 - nothing is printed until Enter is pressed (as on a reconnected GNS3 console);
 - optional login (`Username:`/`Password:`, `% Login invalid`) and `enable` password
