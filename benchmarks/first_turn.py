@@ -50,6 +50,17 @@ def write_script(path: Path, turns: int) -> None:
     path.write_text(json.dumps({"description": "first turn", "replies": [answer, title] * turns}))
 
 
+def new_project(lab: LabServer, prefix: str) -> str:
+    """The id of a new, empty project on `lab`, named `prefix` and a random suffix."""
+
+    async def create() -> str:
+        async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
+            project = await gns3.create_project(f"{prefix}-{uuid.uuid4().hex[:6]}")
+            return project.project_id
+
+    return asyncio.run(create())
+
+
 async def status_latencies(client: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
     samples: list[float] = []
     while not stop.is_set():
@@ -123,12 +134,7 @@ def main() -> None:
         instance_dir=work / "lab"
     ) as lab:
 
-        async def new_project() -> str:
-            async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
-                project = await gns3.create_project(f"bench-first-{uuid.uuid4().hex[:6]}")
-                return project.project_id
-
-        project_id = asyncio.run(new_project())
+        project_id = new_project(lab, "bench-first")
         for start in range(args.starts):
             with jupyter_server(lab, model_url, work / f"start{start}", "api/status") as server:
                 # A notebook connecting (`%copilot`) asks copilot/status first, which

@@ -25,14 +25,12 @@ import asyncio
 import statistics
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
-from first_turn import load, one_turn, write_script
+from first_turn import load, new_project, one_turn, write_script
 from server_stream import RunningServer, jupyter_server
 from stream_overhead import scripted_server
 
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
 
 SETTLE = 2.0
@@ -71,12 +69,7 @@ def main() -> None:
         instance_dir=work / "lab"
     ) as lab:
 
-        async def new_project() -> str:
-            async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
-                project = await gns3.create_project(f"bench-memory-{uuid.uuid4().hex[:6]}")
-                return project.project_id
-
-        project_id = asyncio.run(new_project())
+        project_id = new_project(lab, "bench-memory")
         for pair in range(args.pairs):
             where = work / f"pair{pair}"
             with jupyter_server(
