@@ -58,6 +58,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# The front end is built by the `frontend` target with this venv's JupyterLab, not
 	# again inside pip's build (the wheel's build hook does it when building a wheel).
+	# A reinstall must not write the wheel's copy of the labextension through the link
+	# `jupyter labextension develop` left (the `frontend` target makes it again after
+	# this): it lands in the build output, and install.json there then collides with the
+	# wheel's own at the next install.
+	if [ -L $(VENV)/share/jupyter/labextensions/jupyter-gns3-copilot ]; then \
+		rm $(VENV)/share/jupyter/labextensions/jupyter-gns3-copilot \
+			jupyter_gns3_copilot/labextension/install.json -f; fi
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
