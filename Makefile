@@ -15,7 +15,7 @@ FRONTEND_STAMP := $(FRONTEND)/node_modules/.built
 FRONTEND_SOURCES := $(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/build-widget.mjs \
 	$(FRONTEND)/tsconfig.json $(shell find $(FRONTEND)/src $(FRONTEND)/style $(FRONTEND)/schema -type f 2>/dev/null)
 
-.PHONY: demo test lint system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
+.PHONY: demo test lint docs system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
 
 demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
@@ -28,17 +28,24 @@ lint: install
 	$(VENV)/bin/ruff check .
 	cd $(FRONTEND) && npm run --silent typecheck
 
+# The documentation site (Sphinx + MyST, docs/) into docs/_build/html, as strict as the test
+# that builds it in `make test` (tests/test_docs_site.py): warnings are errors.
+docs: install
+	$(PY) -m sphinx -b html -n -W --keep-going -q docs docs/_build/html
+	@echo "Open docs/_build/html/index.html"
+
 install: $(STAMP) frontend
 
 # The JupyterLab extension and the widget bundle, from labextension/ (TypeScript), into
 # the package (jupyter_gns3_copilot/labextension, static/widget.{js,css}); rebuilt when a source
-# changes. The venv's jupyterlab runs the labextension build.
+# changes. The venv's jupyter-builder (JupyterLab's extension builder) runs the labextension
+# build and links it into the venv for development.
 frontend: $(FRONTEND_STAMP)
 
 $(FRONTEND_STAMP): $(FRONTEND_SOURCES) $(STAMP) | node
 	cd $(FRONTEND) && npm ci --no-audit --no-fund --loglevel=error
 	cd $(FRONTEND) && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter labextension develop --overwrite . >/dev/null
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-builder develop --overwrite . >/dev/null
 	touch $(FRONTEND_STAMP)
 
 # Node.js and npm from Debian when missing (as root, otherwise a clear message).
@@ -56,16 +63,16 @@ $(STAMP): pyproject.toml
 		{ echo "Python >= 3.10 is needed (found $$($(PYTHON) --version))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# The front end is built by the `frontend` target with this venv's JupyterLab, not
+	# The front end is built by the `frontend` target with this venv's jupyter-builder, not
 	# again inside pip's build (the wheel's build hook does it when building a wheel).
 	# A reinstall must not write the wheel's copy of the labextension through the link
-	# `jupyter labextension develop` left (the `frontend` target makes it again after
+	# `jupyter-builder develop` left (the `frontend` target makes it again after
 	# this): it lands in the build output, and install.json there then collides with the
 	# wheel's own at the next install.
 	if [ -L $(VENV)/share/jupyter/labextensions/jupyter-gns3-copilot ]; then \
 		rm $(VENV)/share/jupyter/labextensions/jupyter-gns3-copilot \
 			jupyter_gns3_copilot/labextension/install.json -f; fi
-	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e ".[test]"
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e ".[test,docs]"
 	touch $(STAMP)
 
 # Debian packages: installed when running as root, otherwise a clear message. tshark
@@ -102,4 +109,4 @@ lab-stop: install
 	$(VENV)/bin/gns3-copilot-lab stop
 
 clean:
-	rm -rf build .pytest_cache .ruff_cache $(FRONTEND)/lib $(FRONTEND_STAMP)
+	rm -rf build .pytest_cache .ruff_cache docs/_build $(FRONTEND)/lib $(FRONTEND_STAMP)

@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    """Where the prebuilt JupyterLab extension is (for `jupyter labextension develop`)."""
+    """Where the prebuilt JupyterLab extension is (for `jupyter-builder develop`)."""
     return [{"src": "labextension", "dest": "jupyter-gns3-copilot"}]
 
 

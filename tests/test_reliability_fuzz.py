@@ -37,6 +37,7 @@ VERBS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # Route templates ({p} a project id, {s} a session id, {t} a tool name) and their verbs.
 ROUTES = {
     "copilot/status": ("GET",),
+    "copilot/openapi.json": ("GET",),
     "copilot/llm-config": ("GET", "PUT"),
     "copilot/reload/skills": ("POST",),
     "copilot/tools": ("GET",),

@@ -83,6 +83,8 @@ class GNS3Copilot(ExtensionApp):
     name = "jupyter_gns3_copilot"
     config_problem: ConfigProblem | None = None
     """Set when the configuration is invalid: every route then answers 503 with it."""
+    openapi: dict[str, Any] | None = None
+    """The API's OpenAPI document, built by its route on first use."""
 
     # -- GNS3 ------------------------------------------------------------------------------
     gns3_url = Unicode(help="URL of the GNS3 v3 server (env GNS3_URL).").tag(config=True)

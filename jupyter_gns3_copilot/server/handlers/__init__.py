@@ -20,6 +20,7 @@ from .chat import (
     SessionHandler,
     SessionsHandler,
 )
+from .openapi import OpenAPIHandler
 from .projects import (
     ProjectCloseHandler,
     ProjectHandler,
@@ -36,6 +37,7 @@ _SESSION = _PROJECT + r"/chat/sessions/(?P<session_id>[^/]+)"
 
 default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     ("/copilot/status", StatusHandler),
+    ("/copilot/openapi.json", OpenAPIHandler),
     ("/copilot/llm-config", LLMConfigHandler),
     ("/copilot/reload/skills", ReloadSkillsHandler),
     ("/copilot/tools", ToolsHandler),
