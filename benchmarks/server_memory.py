@@ -1,5 +1,5 @@
-"""The memory a Jupyter server holds for the copilot after its first chat turn (issue 12
-§5, goal <= +80 MB), measured on real servers over HTTP.
+"""The memory a Jupyter server holds for the copilot after its first chat turn (goal
+<= +80 MB), measured on real servers over HTTP.
 
 `import_time.py`'s memory line approximates this in one process (the warm-up and a
 context preparation); here the whole first turn runs: a real local GNS3 lab holds an

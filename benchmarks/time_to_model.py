@@ -1,4 +1,4 @@
-"""Time from a chat request to the model request (issue 12 §4), over HTTP on a warm server.
+"""Time from a chat request to the model request, over HTTP on a warm server.
 
 A Jupyter server with the copilot runs in a child process; a real local GNS3 lab holds the
 project (two VPCS nodes and a link between them, opened); the scripted model server (TEST

@@ -1,8 +1,7 @@
 """The chat stream's events: one contract for the server (emits), the kernel client
 (parses) and the widget (renders).
 
-Each event is one SSE message `data: <json>\\n\\n` with a `type` and the `session_id`, as
-in seed 000 "SSE Message Format":
+Each event is one SSE message `data: <json>\\n\\n` with a `type` and the `session_id`:
 
 | type | fields |
 | --- | --- |
@@ -18,8 +17,8 @@ in seed 000 "SSE Message Format":
 | done | ours: statistics, title (the turn's counts and the session's title; see `DoneEvent`) |
 | heartbeat | (none; sent after `heartbeat_interval` seconds of silence, render nothing) |
 
-Fields marked "ours" are additions to seed 000's contract; a client that ignores unknown
-fields reads the seed's events.
+Fields marked "ours" are additions to the chat API of the copilot that runs inside a GNS3
+server; a client of that API that ignores unknown fields reads these events.
 
 `tool_call` events repeat with the arguments accumulated so far; the last one for an id
 has `function.complete = true`.

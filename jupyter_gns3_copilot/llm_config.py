@@ -1,6 +1,6 @@
 """Per-user model settings: the administrator's defaults and limits, what each user chose,
-and the merge of both that a chat uses (seed 000 "User Isolation", "LLM Configuration
-Security").
+and the merge of both that a chat uses. Each user's settings are theirs alone, and keys are
+stored encrypted and never read back.
 
 - `LLMAdminConfig`: what the server's configuration says (endpoint, key, model, sampling,
   context window, default mode) and the limits users stay within (`allowed_modes`,

@@ -1,7 +1,7 @@
 """The chat service: one `AgentService` per GNS3 project, managed by `ProjectAgentManager`.
 
-`AgentService.stream_chat(...)` runs one turn of the copilot graph and yields the seed's
-SSE events as dicts (see `events.py`; every event carries `session_id`):
+`AgentService.stream_chat(...)` runs one turn of the copilot graph and yields the chat
+stream's events as dicts (see `events.py`; every event carries `session_id`):
 
 - `content` pieces of the answer (with the assistant `message_id`);
 - `tool_call` events repeating a call with its arguments accumulated so far, the last one
@@ -25,14 +25,14 @@ SSE events as dicts (see `events.py`; every event carries `session_id`):
 - `done`, always last; after a model turn it carries the turn's `statistics` (its own
   counts, as saved, and elapsed seconds) and the session's `title`.
 
-Statistics follow seed 000 and are saved as the turn goes (after every model call and
-tool result, and once more when the turn ends), so a consumer that stops reading
-(`aclose()` on the generator, a dropped connection) still leaves correct counts. Stopping
-early cancels the turn like an abort, and tool calls left without a result get one (the
-real result if the tool finished, else `{"status": "aborted"}`), so the history stays
-valid for the model API. A history left invalid by a crash is repaired the same way when
-the session's next turn starts, and history reads show that repair at once (see
-`get_history`).
+Statistics follow `store.stats`'s counting rules and are saved as the turn goes (after
+every model call and tool result, and once more when the turn ends), so a consumer that
+stops reading (`aclose()` on the generator, a dropped connection) still leaves correct
+counts. Stopping early cancels the turn like an abort, and tool calls left without a
+result get one (the real result if the tool finished, else `{"status": "aborted"}`), so
+the history stays valid for the model API. A history left invalid by a crash is repaired
+the same way when the session's next turn starts, and history reads show that repair at
+once (see `get_history`).
 
 Secrets (the model API key, GNS3 credentials) stay in memory: they travel in the run's
 runtime context and in the service's GNS3 client, never in the checkpoint or the sessions
@@ -361,19 +361,18 @@ class AgentService:
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
-        `llm` says which model to call (with its API key, kept in memory), `title_llm`
-        which one names a new session (None: `llm`, without tools); `mode` the
-        copilot mode (default: the service's); `temperature`, `max_iterations` (1-100,
-        default 20), `max_tool_calls` (1-50, default unlimited) and
-        `max_execution_time_seconds` (1-3600, default none) apply to this turn only
-        (seed 003). `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve`
-        runs every call without asking (the caller checked it is allowed). `topology` is a
-        read the caller started with `read_topology()` (the turn then owns it and closes
-        it), None to start one here; `session` likewise, from `read_session(session_id)`
-        (a caller making up the id of a new session passes `new=True` there). Yields
-        event dicts
-        (module docstring); invalid parameters, an unknown or foreign session, a session
-        already streaming and any failure give an `error` event, then `done`.
+        `llm` says which model to call (with its API key, kept in memory), `title_llm` which
+        one names a new session (None: `llm`, without tools); `mode` the copilot mode
+        (default: the service's); `temperature`, `max_iterations` (1-100, default 20),
+        `max_tool_calls` (1-50, default unlimited) and `max_execution_time_seconds` (1-3600,
+        default none) apply to this turn only (`agent.state.TurnLimits`).
+        `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve` runs every call
+        without asking (the caller checked it is allowed). `topology` is a read the caller
+        started with `read_topology()` (the turn then owns it and closes it), None to start
+        one here; `session` likewise, from `read_session(session_id)` (a caller making up
+        the id of a new session passes `new=True` there). Yields event dicts (module
+        docstring); invalid parameters, an unknown or foreign session, a session already
+        streaming and any failure give an `error` event, then `done`.
         """
         from .agent.state import TurnLimits
         from .tools import check_mode
@@ -901,7 +900,7 @@ class AgentService:
     async def get_history(
         self, session_id: str, *, user_id: str, limit: int = 100
     ) -> ConversationHistory | None:
-        """The session's last `limit` messages in the seed's OpenAI format (None: no such
+        """The session's last `limit` messages in the OpenAI message format (None: no such
         session for this user).
 
         A session with no turn running in this process whose history ends with unanswered
@@ -1192,7 +1191,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 class ProjectAgentManager:
-    """The `AgentService` of every open project (seed 000 "ProjectAgentManager").
+    """The `AgentService` of every open project.
 
     Services share `lab` (GNS3 client, consoles, policy, skills), the approval
     policy and `read_project` (see `AgentService`), and keep their data under

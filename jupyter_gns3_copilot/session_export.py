@@ -1,6 +1,6 @@
-"""A chat session exported as a notebook (nbformat 4) or as Markdown (issue 11 §4).
+"""A chat session exported as a notebook (nbformat 4) or as Markdown.
 
-Built from the session's history in the seed's OpenAI format (`ConversationHistory`), no
+Built from the session's history in the OpenAI message format (`ConversationHistory`), no
 server code: the handler serves it, the kernel writes it to a file.
 
 - `to_notebook`: a first code cell `%load_ext jupyter_gns3_copilot` + `%copilot use

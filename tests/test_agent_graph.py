@@ -96,7 +96,7 @@ def test_turn_input_resets_the_per_turn_counters() -> None:
 
 def test_prompts_titles_and_limit_messages() -> None:
     """The prompt keeps the topology placeholder and names the mode; titles are cleaned to
-    40 characters with a 30-character fallback; the tool limit message is seed 003's."""
+    40 characters with a 30-character fallback; the tool limit message names the limit."""
     prompt = system_prompt("teaching_assistant")
     assert TOPOLOGY_PLACEHOLDER in prompt and "teaching_assistant" in prompt
     assert "lab_automation_assistant" in system_prompt("lab_automation_assistant")
@@ -204,7 +204,7 @@ async def test_abort_registry_tracks_running_turns() -> None:
 
 
 def test_tool_call_accumulator_phases() -> None:
-    """Seed 000's three phases: an opening payload with empty arguments, one payload per
+    """The three phases of a streamed call: an opening payload with empty arguments, one payload per
     fragment with the arguments so far (no interval between payloads), and `complete:
     true` at the finish."""
     acc = ToolCallStreamAccumulator(interval=0)

@@ -1,4 +1,4 @@
-"""The approval policy, the plans a person reads and what the model is told (issue 11 §1):
+"""The approval policy, the plans a person reads and what the model is told:
 pure functions, no server."""
 
 from __future__ import annotations

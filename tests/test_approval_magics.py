@@ -1,4 +1,4 @@
-"""Approving from a notebook (issue 11 §1): the `Copilot` API and `%copilot approve` in a
+"""Approving from a notebook: the `Copilot` API and `%copilot approve` in a
 real IPython shell against a real Jupyter server subprocess with `require_approval`
 "changes", the REAL local GNS3 lab and the scripted model server (a TEST DOUBLE of the
 OpenAI API).

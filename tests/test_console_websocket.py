@@ -1,4 +1,4 @@
-"""Consoles over GNS3's authenticated console websocket (issue 9 §2), on the real lab.
+"""Consoles over GNS3's authenticated console websocket, on the real lab.
 
 The websocket transport (`console/websocket.py`) against the real gns3-server 3.0.6 and
 real VPCS consoles: the console answers through the websocket and no TCP connection is

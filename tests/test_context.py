@@ -1,4 +1,4 @@
-"""Context window (seed 004): offline tiktoken, budgets, topology injection, trimming."""
+"""Context window: offline tiktoken, budgets, topology injection, trimming."""
 
 from __future__ import annotations
 
@@ -472,14 +472,14 @@ def test_a_tool_round_is_dropped_whole_when_it_does_not_fit(counter: TokenCounte
     assert trim_messages([system, *history], budget, counter) == [system, answer]
 
 
-# --- prepare_context: seed 004's log lines and edge cases --------------------------------
+# --- prepare_context: its log lines and edge cases ----------------------------------------
 
 
 @pytest.mark.parametrize("built", [True, False], ids=["counted", "bounded"])
 def test_prepare_adds_the_system_message_and_logs_context_ready(
     built: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Counted (the encoding is built): seed 004's line with `~`; bounded: `≤`."""
+    """Counted (the encoding is built): the log line with `~`; bounded: `≤`."""
     counter = TokenCounter("cl100k_base")
     if built:
         counter.count_text("build it")

@@ -1,4 +1,4 @@
-"""The Kubernetes values in docs/z2jh-values.yaml (issue 9 §6): the YAML parses, the keys
+"""The Kubernetes values in docs/z2jh-values.yaml: the YAML parses, the keys
 docs/deployment.md relies on are there and agree with each other (the service's name and
 port everywhere), no class secret is written in it or given to single-user pods, and the
 `hub.extraConfig` snippet, run as the chart runs it, hands the Secret's values to the

@@ -1,4 +1,4 @@
-"""The instructor dashboard's JSON API (issue 9 §5) on a real tornado server on 127.0.0.1,
+"""The instructor dashboard's JSON API on a real tornado server on 127.0.0.1,
 with the real gns3-server 3.0.6 of the lab kit (admin credentials), the real SQLite usage
 store and, for budgets and the question log, the real model gateway in the same service in
 front of the scripted model server (TEST DOUBLE of the OpenAI API, a real HTTP server).

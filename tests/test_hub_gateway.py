@@ -1,4 +1,4 @@
-"""The hub's model gateway (issue 9 §3) on a real tornado server on 127.0.0.1, in front of
+"""The hub's model gateway on a real tornado server on 127.0.0.1, in front of
 the scripted model server (TEST DOUBLE of the OpenAI API, a real HTTP server) as its
 upstream, with the real SQLite usage store.
 

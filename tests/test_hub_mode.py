@@ -1,4 +1,4 @@
-"""A student's server in hub mode (issue 9 §4), through a real Jupyter server (pytest-jupyter)
+"""A student's server in hub mode, through a real Jupyter server (pytest-jupyter)
 and the hub service's real routes (`hub.app.routes`: session, projects, gateway) on a real
 tornado server on 127.0.0.1, with the real gns3-server 3.0.6 and the real SQLite usage
 store.

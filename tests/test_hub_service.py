@@ -1,4 +1,4 @@
-"""The copilot hub service on a REAL JupyterHub (issue 9 §1, §4): DummyAuthenticator, local
+"""The copilot hub service on a REAL JupyterHub: DummyAuthenticator, local
 process spawner, configurable-http-proxy from npm, the real gns3-server 3.0.6 of the lab
 kit, and the scripted model server (a TEST DOUBLE of the OpenAI API, a real HTTP server)
 as the gateway's upstream, requiring the upstream key.

@@ -1,4 +1,4 @@
-"""The hub's usage store (real SQLite files) and budget policy (issue 9 §3)."""
+"""The hub's usage store (real SQLite files) and budget policy."""
 
 from __future__ import annotations
 

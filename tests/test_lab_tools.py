@@ -1,4 +1,4 @@
-"""Packet capture, snapshots, deletes and link faults (issue 11 §2-§3).
+"""Packet capture, snapshots, deletes and link faults.
 
 Lab tests drive REAL VPCS nodes through the real gns3-server 3.0.6 of the `gns3_project`
 fixture and the lab kit's uBridge stand-in, which writes the captures and applies the

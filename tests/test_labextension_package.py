@@ -1,4 +1,4 @@
-"""The front end ships prebuilt (issue 10 §1): JupyterLab lists the extension as enabled and
+"""The front end ships prebuilt: JupyterLab lists the extension as enabled and
 OK, and a wheel built from the checkout carries the labextension (with `install.json`) and the
 widget bundle, so installing the wheel needs no Node.
 """

@@ -422,7 +422,7 @@ def test_a_port_left_in_time_wait_is_free_for_a_listener_not_one_listening() -> 
 def test_cli_stop_then_start_on_the_same_port_succeeds_at_once(tmp_path: Path) -> None:
     """Given a lab started on a chosen port with a client connected when it stops (its
     connection is left in TIME_WAIT for a minute); then `start` on the same port works
-    at once (issue 8 §8)."""
+    at once."""
     where = ("--instance-dir", str(tmp_path / "cli-lab"))
     port = free_tcp_port()
     try:

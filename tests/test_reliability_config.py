@@ -1,4 +1,4 @@
-"""Reliability: the copilot fails closed on a bad configuration (issue 8 §2).
+"""Reliability: the copilot fails closed on a bad configuration.
 
 Each case starts a real Jupyter server (pytest-jupyter) with one invalid setting, given the
 way an administrator would (command line, configuration, environment), then calls every
@@ -95,8 +95,8 @@ async def assert_closed(jp_fetch: Any, setting: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_issues_command_line_closes_every_route_and_writes_nothing(tmp_path: Path) -> None:
-    # Given the command line of issue 8 (a list spelling the command line does not take),
+def test_a_python_list_argument_closes_every_route_and_writes_nothing(tmp_path: Path) -> None:
+    # Given a list spelled as Python, which the command line does not take,
     # on a real `jupyter server` whose working directory is the notebook root
     args = ['--GNS3Copilot.allowed_modes=["teaching_assistant"]']
     with jupyter_process(tmp_path, *args) as (url, headers, log_path):

@@ -1,4 +1,4 @@
-"""Reliability: a console is never left wedged (issue 8 §1), on REAL VPCS consoles.
+"""Reliability: a console is never left wedged, on REAL VPCS consoles.
 
 Two VPCS linked back to back in the local GNS3 lab (`gns3_project`), so a ping to the
 neighbour answers every second for as long as it runs. Each test starts a ping that would
@@ -279,8 +279,8 @@ async def test_a_ping_someone_left_running_is_interrupted_by_the_next_user(
 async def test_over_http_a_capped_ping_streams_its_replies_and_stops_on_abort(
     jp_fetch, gns3_project: Any
 ) -> None:
-    """Given the direct tool route in teaching mode (the issue's own request: a ping of
-    99999 probes); when its SSE stream is read, then progress events carry the growing
+    """Given the direct tool route in teaching mode (a ping of 99999 probes, as a
+    student might send); when its SSE stream is read, then progress events carry the growing
     output while the ping still runs (an abort sent after the second one still finds it
     running), the result says the ping was capped and interrupted, and the next request
     on PC1 works."""

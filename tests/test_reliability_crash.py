@@ -1,4 +1,4 @@
-"""Reliability (issue 8 §4): a Jupyter server killed with SIGKILL while a tool runs on a REAL
+"""Reliability: a Jupyter server killed with SIGKILL while a tool runs on a REAL
 VPCS console, restarted on the same data directory, at once returns a history valid for the
 model API, and the session's next turn works.
 

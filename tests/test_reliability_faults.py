@@ -1,4 +1,4 @@
-"""Reliability (issue 8 §9): the fault matrix and aborts at random points.
+"""Reliability: the fault matrix and aborts at random points.
 
 Each fault is injected into a real chat turn through a real Jupyter server (pytest-jupyter,
 in-process) on the local GNS3 lab: GNS3 down, slow or cut off mid-tool (through a TCP

@@ -1,4 +1,4 @@
-"""Reliability (issue 8 §9): property-based fuzz of every copilot route's body, path and
+"""Reliability: property-based fuzz of every copilot route's body, path and
 query parameters, with every verb, against a real Jupyter server subprocess with the
 extension, the local GNS3 lab and the scripted model (a TEST DOUBLE of the OpenAI API).
 
@@ -6,7 +6,7 @@ Property: no answer is >= 500 and no traceback reaches the server log. Hypothesi
 derandomized (the same examples on every run, no example database) with a bounded
 `max_examples`; the test prints how many requests it sent and how many were >= 500.
 The very deep JSON bodies and the oversized body are explicit cases below the fuzz
-(issue 8 §3: too deep -> 400 naming the depth, over 1 MB -> 413).
+(too deep -> 400 naming the depth, over 1 MB -> 413).
 """
 
 from __future__ import annotations
@@ -151,7 +151,8 @@ def fuzz_target(
                 target.new_tracebacks()
                 yield target
             print(
-                f"\nfuzz module (with the §3 cases): {target.tally.requests} requests, "
+                f"\nfuzz module (with the deep and oversized bodies): "
+                f"{target.tally.requests} requests, "
                 f"{len(target.tally.server_errors)} responses >= 500; by status: "
                 f"{dict(sorted(target.tally.statuses.items()))}"
             )

@@ -1,4 +1,4 @@
-"""Behind a real gateway (issue 8 §7): empty answers, retries, error events inside a
+"""Behind a real gateway: empty answers, retries, error events inside a
 stream, a key refused upstream of the gateway, and the context limit of a model alias.
 
 LiteLLM itself is not installed here. The scripted model server (a TEST DOUBLE of the

@@ -1,4 +1,4 @@
-"""Human approval before changes (issue 11 §1) through a real Jupyter server: the REAL
+"""Human approval before changes through a real Jupyter server: the REAL
 local GNS3 lab (nothing is created before the decision, the node is there after an
 approval), the scripted model server (a TEST DOUBLE of the OpenAI API, strict about
 orphaned tool calls, so a history the approval path left invalid fails the next request),

@@ -110,7 +110,7 @@ async def test_a_full_turn_streams_the_seed_events_while_tools_run_on_real_vpcs(
 ) -> None:
     """Given two stopped VPCS and a model that starts them, reads PC1's address and answers;
     when the user asks through the SSE endpoint; then events arrive while the turn runs,
-    in the seed's exact sequence, each with the session id, the tool outputs are the real
+    in the expected sequence, each with the session id, the tool outputs are the real
     devices' answers, and the session's statistics and history follow."""
     await add_pcs(gns3_project, "PC1", "PC2")
     show = {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
@@ -489,7 +489,7 @@ async def test_a_closed_project_is_409_saying_how_to_open_it(
 async def test_a_turn_asks_gns3_for_project_nodes_and_links_once_each(
     jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm
 ) -> None:
-    """The project check shares its lookup with the turn's topology read (issue 12 §4)."""
+    """The project check shares its lookup with the turn's topology read."""
     stream = chat_path(gns3_project, "stream")
     scripted_llm.add(text("Hello."), text("T", when=TITLE_REPLY), text("Again."))
     first = await call(jp_fetch, *stream, method="POST", body={"message": "hi", "stream": False})

@@ -185,7 +185,7 @@ def test_a_file_copied_to_another_user_is_not_theirs(tmp_path: Path) -> None:
     assert LLMConfigStore(tmp_path).get("mallory") == UserLLMSettings()
 
 
-# -- endpoints a user may choose (issue 8 §6) ----------------------------------------------
+# -- endpoints a user may choose ----------------------------------------------
 
 
 @pytest.mark.parametrize(

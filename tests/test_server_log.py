@@ -1,4 +1,4 @@
-"""The extension's lines in a real `jupyter server` log (issue 8 §8): no warning about
+"""The extension's lines in a real `jupyter server` log: no warning about
 `open_browser` at start, and the package's own loggers written with the server's format
 and their names."""
 

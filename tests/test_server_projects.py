@@ -1,8 +1,7 @@
-"""Projects through the extension and the chat services' lifecycle (seed 000 "Project
-Lifecycle Integration"), against the real local GNS3 lab: list, open, close, delete,
-topology in three formats, services closed with their projects and at server stop; who
-may close and delete (issue 8 §5). Several users come from `TokenUsersIdentityProvider`,
-a TEST identity provider mapping tokens to user names."""
+"""Projects through the extension and the chat services' lifecycle, against the real local
+GNS3 lab: list, open, close, delete, topology in three formats, services closed with their
+projects and at server stop; who may close and delete. Several users come from
+`TokenUsersIdentityProvider`, a TEST identity provider mapping tokens to user names."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Two users on one server cannot see, rename, pin, delete, continue or abort each other's
-sessions (seed 000 "User Isolation"). Users come from `TokenUsersIdentityProvider`, a TEST
+sessions. Users come from `TokenUsersIdentityProvider`, a TEST
 identity provider mapping tokens to user names (as JupyterHub's does for hub users)."""
 
 from __future__ import annotations

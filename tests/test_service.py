@@ -96,9 +96,9 @@ async def test_full_turn_runs_tools_on_real_vpcs(
     tmp_path: Path,
 ) -> None:
     """Given two stopped VPCS and a model that starts them, reads their addresses and
-    answers; when the user asks; then the stream is exactly the seed's event sequence, the
+    answers; when the user asks; then the stream is exactly the expected event sequence, the
     tools really ran, statistics equal the scripted usage, the title is generated outside
-    stream and statistics, and the history is in the seed's OpenAI format."""
+    stream and statistics, and the history is in the OpenAI message format."""
     await add_pcs(gns3_project, "PC1", "PC2")
     show = {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
     scripted_llm.add(
@@ -172,7 +172,7 @@ async def test_full_turn_runs_tools_on_real_vpcs(
     assert {k: events[-1]["statistics"][k] for k in ("llm_calls", "message_count")} == {
         "llm_calls": 3,
         "message_count": 4,
-    }, "the user's message, one reply, two tool results (seed 000's rules)"
+    }, "the user's message, one reply, two tool results (the statistics rules)"
 
     # The topology is in the system prompt, fetched again after start_nodes changed the lab.
     requests = scripted_llm.chat_requests
@@ -446,7 +446,7 @@ async def test_max_tool_calls_refuses_calls_beyond_the_limit(
     tmp_path: Path,
 ) -> None:
     """Given max_tool_calls=2 and a reply with three tool calls; then two run and the third
-    gets seed 003's limit message, which the model reads in its next call."""
+    gets the tool-limit message, which the model reads in its next call."""
     scripted_llm.add(
         tool_replies(
             ToolCall(name="get_topology", id="call_1"),
@@ -900,7 +900,7 @@ async def test_reply_chunks_reach_the_stream_without_a_wake_up_each(
     scripted_model_settings: ModelSettings,
     tmp_path: Path,
 ) -> None:
-    """The model's reply reaches the turn's queue on the loop itself (issue 12 §3): a
+    """The model's reply reaches the turn's queue on the loop itself: a
     200-chunk answer streams as 200 pieces with far fewer `call_soon_threadsafe` calls than
     chunks (LangGraph's `messages` mode made one per chunk). The loop's method is wrapped
     to count its calls; nothing is replaced."""

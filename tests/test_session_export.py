@@ -1,4 +1,4 @@
-"""Session export (issue 11 §4): the core builder on a recorded history (no lab), the
+"""Session export: the core builder on a recorded history (no lab), the
 route through a real Jupyter server, and an exported notebook's cells run by nbclient
 against the REAL local GNS3 lab (VPCS consoles); the model is the scripted OpenAI server
 (a TEST DOUBLE)."""

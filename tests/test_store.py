@@ -1,4 +1,4 @@
-"""Store (seed 000 "Session Management") on real SQLite files and a real AsyncSqliteSaver."""
+"""Store (chat sessions and checkpoints) on real SQLite files and a real AsyncSqliteSaver."""
 
 from __future__ import annotations
 

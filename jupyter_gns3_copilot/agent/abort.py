@@ -1,4 +1,4 @@
-"""Which sessions are streaming, and their abort flags (seed 000 "Session Abort").
+"""Which sessions are streaming, and their abort flags.
 
 One `asyncio.Event` per running turn: the graph checks it at its conditional edges and
 while a model reply streams, and tools get it (`ToolContext.abort`) so console and boot

@@ -1,5 +1,5 @@
-"""Human approval before changes (issue 11 §1): which calls ask, what the person sees,
-what the model is told.
+"""Human approval before changes: which calls ask, what the person sees, what the model is
+told.
 
 A tool call that needs approval pauses the graph with LangGraph's `interrupt()` (in
 `graph.tool_node`, before any call of the reply runs) holding an `ApprovalRequest`; the

@@ -1,5 +1,5 @@
-"""A turn's execution time limit (seed 003 `max_execution_time_seconds`), paused while
-the turn waits for a person's approval (issue 11 §1).
+"""A turn's execution time limit (`max_execution_time_seconds`), paused while the turn
+waits for a person's approval.
 
 The limit bounds the copilot's own work; a wait for a decision has its own bound
 (`approval_timeout`). The seconds used so far go into each `ApprovalRequest`, so a turn

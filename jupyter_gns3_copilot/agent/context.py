@@ -1,4 +1,4 @@
-"""The context window (seed 004): budgets, topology in the system prompt, trimming.
+"""The context window: budgets, topology in the system prompt, trimming.
 
 Before every model call the graph calls `prepare_context(...)`:
 
@@ -15,12 +15,13 @@ Token counts come from `tokens.TokenCounter` (tiktoken offline, counts cached pe
 so a long history costs little on every call. Until its encoding is built, though (23-43
 MB, 0.4-0.9 s), an upper bound comes first (`TokenCounter.bound_*`: UTF-8 bytes in place
 of tokens, the same framing): when it shows that the whole history fits and that the
-system prompt leaves room (no seed 004 warning could apply), nothing is counted and the
+system prompt leaves room (no warning about a tight budget could apply), nothing is counted and the
 encoding is not built; the figures reported and logged are then those upper bounds
 (`PreparedContext.exact` False, `≤` in place of `~` in the log line). Otherwise, and
 always once the encoding is built, the counts and the trimming are exact. On an event
-loop, `aprepare_context` builds the encoding, when first needed, in a worker thread. Log
-lines follow seed 004.
+loop, `aprepare_context` builds the encoding, when first needed, in a worker thread. Each
+call logs one line: `Context ready` (or `Messages trimmed`) with the counts, and a warning
+when the budget leaves the history little or no room.
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ class _Request:
     def counts_exactly(self) -> bool:
         """Whether to count exactly: yes once the encoding is built; before, only when
         upper bounds cannot show that everything fits and that the system prompt leaves
-        room (then neither trimming nor a seed 004 warning can apply)."""
+        room (then neither trimming nor a warning about a tight budget can apply)."""
         if self.counter.loaded:
             return True
         budget = input_budget(self.limit, self.strategy) - self.tools.bound
@@ -317,7 +318,7 @@ def _report(
     *,
     exact: bool,
 ) -> PreparedContext:
-    """The result, with seed 004's log lines (`≤` in place of `~` for upper bounds)."""
+    """The result, with its log lines (`≤` in place of `~` for upper bounds)."""
     history, limit, chosen = request.history, request.limit, request.strategy
     result = PreparedContext(
         messages=prepared,
@@ -372,8 +373,8 @@ def prepare_context(
     only if needed). Counts are exact only when the upper bounds do not settle the call
     (module docstring); the first exact count builds the encoding here, on the calling
     thread. Raises ValueError for a missing or invalid `context_limit`; every other
-    problem is logged (seed 004's edge cases) and the call goes ahead: if trimming itself
-    fails, the history is returned untrimmed.
+    problem is logged (a tight budget, a message that does not fit) and the call goes
+    ahead: if trimming itself fails, the history is returned untrimmed.
     """
     return _prepare(
         _request(

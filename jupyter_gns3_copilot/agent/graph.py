@@ -1,4 +1,4 @@
-"""The copilot's LangGraph graph (seed 000 "LangGraph Agent", limits per seed 003).
+"""The copilot's LangGraph graph, with the per-turn limits (`state.TurnLimits`).
 
 ```
 START -> llm_call -(should_continue)-> tool_node | title_generator_node
@@ -17,8 +17,8 @@ title_generator_node -> END;  abort_handler_node -> END
   mode where the tool runs. Results become ToolMessages holding JSON text
   (`json.dumps(..., ensure_ascii=False, indent=2)`), in the order of the calls. Read-only
   calls of one reply run concurrently; a reply containing a call that changes the lab runs
-  its calls one after the other, in order. Calls beyond `max_tool_calls` get seed 003's
-  limit message; when no model call is left to read results (`remaining_steps` < 1,
+  its calls one after the other, in order. Calls beyond `max_tool_calls` get the
+  tool-limit message; when no model call is left to read results (`remaining_steps` < 1,
   e.g. `max_iterations=1`), nothing runs and every call gets a "not executed" result.
   Before anything runs, each call the turn's approval policy names waits for a person
   (`agent.approval`): one `interrupt()` per call, in order; a declined or timed-out call
@@ -112,8 +112,8 @@ TITLE_NODE = "title_generator_node"
 ABORT_NODE = "abort_handler_node"
 
 MIN_REMAINING_STEPS = 1
-"""`recursion_limit_continue` ends the turn below this many model calls left (seed 000's
-"remaining steps < 4" counted LangGraph super-steps; here steps are model calls)."""
+"""`recursion_limit_continue` ends the turn below this many model calls left (steps are
+model calls here, not LangGraph super-steps)."""
 TOPOLOGY_TIMEOUT = 10.0
 """Seconds the topology fetch may take before the model is called without it."""
 TITLE_TIMEOUT = 30.0
@@ -733,7 +733,7 @@ def _aborted() -> bool:
 
 
 def should_continue(state: AgentState) -> str:
-    """After llm_call: abort, then tools, then the title, else the end (seed 000 order)."""
+    """After llm_call: abort, then tools, then the title, else the end."""
     messages = state.get("messages", [])
     last = _last_ai(messages)
     if _aborted():

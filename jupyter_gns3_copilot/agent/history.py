@@ -1,11 +1,11 @@
-"""Conversation history in the seed's OpenAI format, and the repair of unanswered tool calls.
+"""Conversation history in the OpenAI message format, and the repair of unanswered tool calls.
 
-`to_openai_message` converts a LangChain message the way seed 000 "Message Converters"
-describes: every message gets an id (generated when missing), its timestamp stays in
-`metadata.created_at` (no top-level `created_at`; `{}` for messages without metadata),
-tool calls become `{"id", "type": "function", "function": {"name", "arguments"}}` with
-the arguments as a JSON string, and non-string content becomes JSON text.
-`from_openai_message` goes the other way.
+`to_openai_message` converts a LangChain message into that format: every message gets an
+id (generated when missing), its timestamp stays in `metadata.created_at` (no top-level
+`created_at`; `{}` for messages without metadata), tool calls become
+`{"id", "type": "function", "function": {"name", "arguments"}}` with the arguments as a
+JSON string, and non-string content becomes JSON text. `from_openai_message` goes the
+other way.
 
 `unanswered_tool_calls` / `placeholder_results` keep a history valid for the model API:
 an assistant message's tool calls must each be followed by a tool message. A placeholder's
@@ -45,7 +45,7 @@ class OpenAIToolCall(BaseModel):
 
 
 class OpenAIMessage(BaseModel):
-    """One message in the OpenAI-compatible history format (seed 000 "OpenAIMessage")."""
+    """One message in the OpenAI-compatible history format."""
 
     id: str
     role: Role
@@ -57,7 +57,7 @@ class OpenAIMessage(BaseModel):
 
 
 class ConversationHistory(BaseModel):
-    """A session's history (seed 000 "ConversationHistory").
+    """A session's history, as the history route answers it.
 
     `llm_calls` is the session's total count of model calls (title model excluded).
     """
@@ -113,7 +113,7 @@ def message_metadata(message: BaseMessage) -> dict[str, Any]:
 
 
 def to_openai_message(message: BaseMessage) -> OpenAIMessage:
-    """One LangChain message in the seed's OpenAI format."""
+    """One LangChain message in the OpenAI message format."""
     fields: dict[str, Any] = {
         "id": message.id or str(uuid.uuid4()),
         "content": content_text(message.content),
@@ -135,7 +135,7 @@ def to_openai_message(message: BaseMessage) -> OpenAIMessage:
 
 
 def to_openai_messages(messages: Sequence[BaseMessage]) -> list[OpenAIMessage]:
-    """Every message of `messages` in the seed's OpenAI format, in order."""
+    """Every message of `messages` in the OpenAI message format, in order."""
     return [to_openai_message(message) for message in messages]
 
 

@@ -3,7 +3,7 @@ readable errors.
 
 `ModelSettings` holds what reaching a model takes (endpoint, key, model name, sampling,
 timeouts, retries) and how much of its context window the copilot may fill
-(`context_limit`, in thousands of tokens, and `context_strategy`, see seed 004).
+(`context_limit`, in thousands of tokens, and `context_strategy`, see `agent.context`).
 `make_chat_model` builds the LangChain chat model; `describe_model_error` turns whatever a
 model call raised into a `ModelCallError` whose text says what went wrong and which setting
 to fix; `empty_answer_error` explains an answer with neither text nor tool calls.
@@ -93,7 +93,7 @@ _EMPTY_STREAM_MESSAGES = ("No generation chunks were returned", "No generations 
 _TIKTOKEN_KNOWN_PREFIXES = ("gpt-3.5-turbo", "gpt-4", "gpt-5", "gpt-6", "o1", "o3", "o4")
 """Model names langchain-openai can count tokens for without `tiktoken_model_name`."""
 _TIKTOKEN_FALLBACK_MODEL = "gpt-4"
-"""Counts other models with cl100k_base, the encoding seed 004 uses for every model."""
+"""Counts models of no known family with cl100k_base."""
 
 
 class ModelFamily(NamedTuple):
@@ -189,7 +189,7 @@ class ModelSettings(BaseModel):
     `temperature` None leaves sampling to the endpoint's default (reasoning models such as
     o1/o3 accept no other value). `context_limit` defaults per model family (see
     `MODEL_FAMILIES`, else `DEFAULT_CONTEXT_LIMIT`). An unknown `context_strategy` falls
-    back to "balanced" with a warning, as seed 004 specifies.
+    back to "balanced" with a warning.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -97,7 +97,7 @@ def fallback_title(user_text: str) -> str:
 
 
 def tool_limit_message(max_tool_calls: int, current: int) -> str:
-    """Seed 003's result for a tool call beyond `max_tool_calls` (nothing was run)."""
+    """The result of a tool call beyond `max_tool_calls` (nothing was run)."""
     return (
         f"Tool call limit reached ({max_tool_calls} calls). "
         "Please simplify your request or break it into smaller steps. "
@@ -142,7 +142,7 @@ def time_limit_notice(max_execution_time_seconds: int) -> str:
 
 
 ABORTED_RESULT = json.dumps({"status": "aborted"}, ensure_ascii=False, indent=2)
-"""The placeholder result of a tool call cut short by the user (seed 000 abort)."""
+"""The placeholder result of a tool call cut short by the user (an abort)."""
 
 INTERRUPTED_RESULT = json.dumps(
     {

@@ -1,4 +1,4 @@
-"""The agent's graph state (seed 000 "LangGraph Agent") and the per-turn limits (seed 003).
+"""The agent's graph state and the per-turn limits.
 
 The state is what the checkpointer persists for a chat session (thread). It holds no
 secret: API keys and GNS3 credentials travel in the run's runtime context (`graph.py`).
@@ -23,11 +23,12 @@ MAX_ITERATIONS_LIMIT = 100
 MAX_TOOL_CALLS_LIMIT = 50
 MAX_EXECUTION_TIME_LIMIT = 3600
 UNLIMITED_TOOL_CALLS = 999
-"""Seed 003's stand-in for "no limit" on tool calls."""
+"""The stand-in for "no limit" on tool calls."""
 
 
 class AgentState(TypedDict, total=False):
-    """The graph state, as in seed 000 plus seed 003's tool-call counters."""
+    """The graph state: the messages, the session's title and topology, and the current
+    turn's counters (model calls, tool calls) and abort flag."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     llm_calls: int
@@ -46,13 +47,13 @@ class AgentState(TypedDict, total=False):
 
 
 class TurnLimits(BaseModel):
-    """Runtime parameters of one turn (seed 003), validated with its ranges.
+    """Runtime parameters of one turn, validated with their ranges.
 
     `max_iterations`: model calls allowed in the turn (1-100, default 20); each iteration
     is one model call plus the tools it asks for, and tools are only run when a model call
     is left to read their results, so `max_iterations=1` means one model call and no tool
     execution. `max_tool_calls`: tools executed per turn (1-50, None = unlimited); calls
-    beyond it get seed 003's limit message as their result. `temperature` (0.0-2.0)
+    beyond it get the tool-limit message (`prompts`) as their result. `temperature` (0.0-2.0)
     overrides the model setting for this turn. `max_execution_time_seconds` (1-3600,
     None = no limit): wall-clock seconds the turn may take; at the limit it is stopped the
     way an abort stops it (the service's job, not the graph's).
@@ -67,7 +68,7 @@ class TurnLimits(BaseModel):
 
     @property
     def tool_call_budget(self) -> int:
-        """`max_tool_calls`, or seed 003's 999 when unlimited."""
+        """`max_tool_calls`, or 999 when unlimited."""
         return self.max_tool_calls if self.max_tool_calls is not None else UNLIMITED_TOOL_CALLS
 
     @property

@@ -1,4 +1,4 @@
-"""Streamed tool-call fragments -> the progressive `tool_call` payloads of seed 000."""
+"""Streamed tool-call fragments -> the progressive `tool_call` payloads of the chat stream."""
 
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ class _OpenCall:
 
 
 class ToolCallStreamAccumulator:
-    """Turns streamed tool-call fragments into the seed's progressive `tool_call` payloads.
+    """Turns streamed tool-call fragments into the stream's progressive `tool_call` payloads.
 
-    Seed 000 "Streaming Tool Call Mechanism": a new call (its id and name arrive in its
-    first fragment) gives a payload with empty arguments; arguments fragments give payloads
-    with everything accumulated so far, at most one per `interval` seconds per call (the
-    fragments in between are in the next payload: arguments only grow); `finish()` (the
-    chunk carrying `finish_reason`) gives a last payload per call with the full arguments
-    and `complete: true`. Calls are keyed by their `index` in the reply. `reset()` starts a
-    new model call. `interval=0` gives one payload per fragment.
+    A new call (its id and name arrive in its first fragment) gives a payload with empty
+    arguments; arguments fragments give payloads with everything accumulated so far, at most
+    one per `interval` seconds per call (the fragments in between are in the next payload:
+    arguments only grow); `finish()` (the chunk carrying `finish_reason`) gives a last
+    payload per call with the full arguments and `complete: true`. Calls are keyed by their
+    `index` in the reply. `reset()` starts a new model call. `interval=0` gives one payload
+    per fragment.
     """
 
     def __init__(

@@ -1,5 +1,5 @@
-"""Where to draw each node, from the graph alone (issue 10 §3): used by the SVG drawing and
-by `create_nodes` / `create_links` for GNS3's own coordinates, so both show one picture.
+"""Where to draw each node, from the graph alone: used by the SVG drawing and by
+`create_nodes` / `create_links` for GNS3's own coordinates, so both show one picture.
 
 `layout(nodes, edges)` gives each node a centre (x, y), y pointing down, deterministic for
 the same input (nodes are taken in the order given; `Topology.sorted_nodes` is natural

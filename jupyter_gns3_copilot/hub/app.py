@@ -135,7 +135,8 @@ class CopilotHubService(Application):
     ).tag(config=True)
     budgets = Dict(
         help="BudgetPolicy as a dict, e.g. {'group_daily_tokens': {'students': 50000, "
-        "'tas': None}, 'course_daily_tokens': 2000000} (env GNS3_COPILOT_HUB_BUDGETS, JSON)."
+        "'tas': None}, 'course_daily_tokens': 2000000} (env GNS3_COPILOT_HUB_BUDGETS, JSON). "
+        "Empty: 50,000 tokens a day for everyone, at most 2 calls at once per user."
     ).tag(config=True)
     gateway_url = Unicode(
         "",
@@ -215,6 +216,7 @@ class CopilotHubService(Application):
 
     @default("data_dir")
     def _data_dir(self) -> str:
+        """`jupyter_gns3_copilot_hub` in the working directory."""
         return os.environ.get(
             "GNS3_COPILOT_HUB_DATA_DIR", str(Path.cwd() / "jupyter_gns3_copilot_hub")
         )

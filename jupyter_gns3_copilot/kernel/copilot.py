@@ -68,7 +68,7 @@ class ProjectInfo(BaseModel):
 
 
 class SessionInfo(BaseModel):
-    """A chat session (seed 000 ChatSession: id, title, counts, pinned, times...)."""
+    """A chat session (as the server's `ChatSession`: id, title, counts, pinned, times...)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -530,7 +530,7 @@ class Copilot:
         return target
 
     def history(self, session: str | None = None, limit: int = 100) -> dict[str, Any]:
-        """The conversation's last `limit` messages (seed 000 ConversationHistory)."""
+        """The conversation's last `limit` messages (the history route's answer)."""
         return self._client.get(
             "projects",
             self._project_id(),

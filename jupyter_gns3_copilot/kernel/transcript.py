@@ -142,7 +142,7 @@ def tool_output_text(tool: str, output: str) -> str:
 
 
 def history_text(history: Mapping[str, Any]) -> str:
-    """A stored conversation (seed 000 ConversationHistory) as text."""
+    """A stored conversation (the history route's answer) as text."""
     title = history.get("title") or "(untitled)"
     lines = [f"Session {history.get('thread_id', '')} · {title}"]
     for message in history.get("messages", []):

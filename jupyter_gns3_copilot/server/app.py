@@ -125,9 +125,11 @@ class GNS3Copilot(ExtensionApp):
         help="API key for llm_base_url (env OPENAI_API_KEY); only ever sent to llm_base_url."
     ).tag(config=True)
     llm_model = Unicode(help="Chat model name (env GNS3_COPILOT_MODEL).").tag(config=True)
-    title_model = Unicode("", help="Model that names conversations (default: llm_model).").tag(
-        config=True
-    )
+    title_model = Unicode(
+        "",
+        help="Model that names conversations, on llm_base_url (default: llm_model; a user "
+        "who chose their own endpoint gets titles from their own model).",
+    ).tag(config=True)
     temperature = Float(
         None,
         allow_none=True,
@@ -140,12 +142,14 @@ class GNS3Copilot(ExtensionApp):
         allow_none=True,
         min=1,
         max=10_000,
-        help="Context window in thousands of tokens (default: by model family, else 32).",
+        help="Context window in thousands of tokens (default: by model family, else 32; "
+        "copilot/status says when it is a guess).",
     ).tag(config=True)
     context_strategy = Enum(
         ["conservative", "balanced", "aggressive"],
         "balanced",
-        help="How much of the context window a request may fill (seed 004).",
+        help="How much of the context window a request may fill: conservative (60%), "
+        "balanced (75%) or aggressive (85%) of context_limit, less the tool definitions.",
     ).tag(config=True)
     llm_timeout = Float(
         60.0,
@@ -153,7 +157,12 @@ class GNS3Copilot(ExtensionApp):
         help="Seconds to wait for the model's connection and each part of an answer.",
     ).tag(config=True)
     llm_max_retries = Int(
-        2, min=0, max=10, help="Retries of a model call on connection errors, 408, 409, 429, 5xx."
+        2,
+        min=0,
+        max=10,
+        help="Retries of a model call that failed before its answer began (connection "
+        "errors, timeouts, 408, 409, 429, 5xx), honouring the endpoint's retry-after, none "
+        "later than 10 s after the first attempt.",
     ).tag(config=True)
 
     # -- modes and limits ----------------------------------------------------------------------
@@ -190,13 +199,15 @@ class GNS3Copilot(ExtensionApp):
     on_disconnect = Enum(
         ["abort", "finish"],
         "abort",
-        help="When a chat's client disconnects: abort the turn, or finish it unseen.",
+        help="When a chat's client disconnects: abort the turn, or finish it unseen (a "
+        "turn waiting for an approval does neither: it stays waiting).",
     ).tag(config=True)
     require_approval = Union(
         [Unicode(), List(Unicode())],
         default_value="changes",
         help="Which tool calls wait for the user's approval: 'changes' (every tool that "
-        "changes the lab or a device's configuration), 'none', or a list of tool names.",
+        "changes the lab or a device's configuration), 'none', or a list of tool names; "
+        "another value closes the copilot.",
     ).tag(config=True)
     approval_timeout = Float(
         600.0,
@@ -220,6 +231,7 @@ class GNS3Copilot(ExtensionApp):
 
     @default("allow_auto_approval")
     def _default_allow_auto_approval(self) -> bool:
+        """`True`, `False` under JupyterHub."""
         return not under_jupyterhub()
 
     @default("allowed_modes")
@@ -236,6 +248,7 @@ class GNS3Copilot(ExtensionApp):
 
     @default("console_transport")
     def _default_console_transport(self) -> str:
+        """`"websocket"` in hub mode, else `"telnet"`."""
         return os.environ.get(CONSOLE_TRANSPORT_ENV) or (
             "websocket" if self.hub_service_url else "telnet"
         )
@@ -270,12 +283,14 @@ class GNS3Copilot(ExtensionApp):
 
     @default("data_dir")
     def _default_data_dir(self) -> str:
+        """`jupyter_gns3_copilot` in Jupyter's data directory."""
         return os.environ.get(
             "GNS3_COPILOT_DATA_DIR", str(Path(jupyter_data_dir()) / "jupyter_gns3_copilot")
         )
 
     @default("owner_user_id")
     def _default_owner_user_id(self) -> str:
+        """The server's OS user name."""
         try:
             return getpass.getuser()
         except (KeyError, OSError):

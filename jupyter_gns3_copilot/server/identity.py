@@ -1,7 +1,7 @@
 """Who is asking: the user id under which sessions and model settings are kept.
 
-The user id is `current_user.username` (seed 000 "User Isolation": every session query is
-filtered by it). One exception: jupyter_server's own identity providers (token or password
+The user id is `current_user.username` (every session query is filtered by it: users see
+only their own chats). One exception: jupyter_server's own identity providers (token or password
 login) name no user. They make up a random "Anonymous ..." user per browser cookie, and a
 new one for every request that carries only the token (the notebook's kernel), so a kernel
 would never see its own sessions again. Those servers have exactly one user, their owner:

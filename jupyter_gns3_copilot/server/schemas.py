@@ -20,7 +20,7 @@ class _Request(BaseModel):
 
 
 class ChatRequest(_Request):
-    """`POST copilot/projects/{project_id}/chat/stream` (seed 000 ChatRequest + seed 003).
+    """`POST copilot/projects/{project_id}/chat/stream`: a message and its turn's limits.
 
     - `message`: 1-32,000 characters, not only whitespace;
     - `session_id`: continue this session (None: a new one; an id not used yet starts a

@@ -2,7 +2,7 @@
 
 `await ProjectStore.open(data_dir, project_id)` gives `.checkpointer` (a `ProjectSaver`:
 LangGraph's AsyncSqliteSaver that can read a thread's latest checkpoint ahead of a run) for
-the graph and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies seed 000's
+the graph and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies the
 statistics rules during a turn. LangGraph is imported only when a store is opened.
 """
 

@@ -1,4 +1,4 @@
-"""The `chat_sessions` table (seed 000 "Session Management") and its migrations.
+"""The `chat_sessions` table and its migrations.
 
 The LangGraph checkpointer creates and migrates its own `checkpoints` and `writes`
 tables; this module owns only `chat_sessions`. Migrations are additive and idempotent:

@@ -1,10 +1,10 @@
-"""Chat sessions of one project: the `ChatSession` model and its repository (seed 000).
+"""Chat sessions of one project: the `ChatSession` model and its repository.
 
 Every write runs under the project's write lock (shared with the checkpointer, which uses
 the same connection), commits before releasing it, and is shielded from cancellation: a
 caller that goes away mid-write does not leave half a transaction behind. Counters are
 added in SQL (`message_count = message_count + ?`), never read, changed and written back.
-Only the seed's columns are stored; metadata that looks like a credential is refused.
+Only the table's columns are stored; metadata that looks like a credential is refused.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def validate_title(title: str) -> str:
 
 
 class ChatSession(BaseModel):
-    """One chat session's metadata and statistics (seed 000 "Data Models")."""
+    """One chat session's metadata and statistics."""
 
     id: int
     thread_id: str

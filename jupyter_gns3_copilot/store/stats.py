@@ -1,10 +1,10 @@
-"""Seed 000's statistics rules for one chat turn, saved as the turn goes.
+"""The statistics rules for one chat turn, saved as the turn goes.
 
 The service feeds `TurnStats` the turn's events and calls `flush()` whenever it likes
 (after each model call and tool result, and once more in a `finally`): each flush adds
 only what was not saved yet, so statistics survive a consumer that stops reading midway.
 
-Rules (seed 000 "Automatic Statistics Collection"):
+Rules:
 - message_count: +1 for the user message, +1 for the AI reply (once per turn, however
   many model calls the turn makes), +1 per tool result;
 - llm_calls_count: +1 per model call start;

@@ -1,4 +1,4 @@
-"""Packet capture on a link (seed 000's PacketCapture): `start_capture`, `stop_capture`
+"""Packet capture on a link: `start_capture`, `stop_capture`
 and `analyze_capture`, which returns a short decoded table, never raw bytes."""
 
 from __future__ import annotations

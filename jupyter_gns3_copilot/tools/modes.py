@@ -1,4 +1,4 @@
-"""Copilot modes: which tools each mode may run (seed 000, "Copilot Modes").
+"""Copilot modes: which tools each mode may run.
 
 The mode is enforced where a tool runs (`execute_tool`), not only by which tool schemas
 the model is shown: a call outside the mode executes nothing and returns `refusal(...)`.
@@ -14,7 +14,7 @@ Mode = Literal["teaching_assistant", "lab_automation_assistant"]
 TEACHING = "teaching_assistant"
 LAB_AUTOMATION = "lab_automation_assistant"
 DEFAULT_MODE: Mode = TEACHING
-"""The seed's default: diagnose and teach, never configure devices."""
+"""The default mode: diagnose and teach, never configure devices."""
 
 TEACHING_TOOLS = frozenset(
     {
@@ -26,7 +26,7 @@ TEACHING_TOOLS = frozenset(
         "rename_nodes",
         "run_show_commands",
         "device_skills",
-        # Seed 000's PacketCapture: watching traffic changes nothing in the lab.
+        # Watching traffic changes nothing in the lab.
         "start_capture",
         "stop_capture",
         "analyze_capture",

@@ -49,7 +49,7 @@ REFUSED_ACTIONS = {
     "rename_nodes": "rename nodes",
 }
 LIMIT_TEXT = "Tool call limit reached"
-"""How seed 003's result for a call beyond `max_tool_calls` starts (plain text)."""
+"""How the result of a call beyond `max_tool_calls` starts (plain text)."""
 MAX_NAMES = 6
 MAX_COMMAND_CHARS = 60
 

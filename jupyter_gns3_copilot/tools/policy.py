@@ -202,7 +202,7 @@ class CommandPolicy:
     `admin_file`, when given and present, replaces the shipped default list entirely; while
     it does not exist the default applies. The rules in force are re-read whenever the
     active file's path, size or modification time changes (one `stat` per screening), and
-    at once by `reload()` (the seed's reload endpoint). Safe to share between threads.
+    at once by `reload()` (`POST copilot/reload/skills`). Safe to share between threads.
     """
 
     def __init__(

@@ -1,7 +1,7 @@
 """Kernel-side driver for the browser tests: plays scripted chat streams into a ChatWidget.
 
 Stands in for the %copilot magics (which feed the widget from the server's SSE stream): the
-events are the seed 000 SSE format, parsed with the same models the kernel client uses, and
+events are the chat stream's SSE format, parsed with the same models the kernel client uses, and
 pushed with small sleeps so the browser sees them arrive live.
 """
 

@@ -1,4 +1,4 @@
-"""Changes that wait for the student's decision (issue 11 §1) in the browser, end to end:
+"""Changes that wait for the student's decision in the browser, end to end:
 browser -> server extension (REST + SSE) against the local GNS3 lab (real gns3-server) with
 `require_approval = "changes"` and the scripted model (a TEST DOUBLE replaying
 `tests/notebook_scripts/browser-approvals.json`).

@@ -1,4 +1,4 @@
-"""The instructor dashboard in Debian's chromium (issue 9 §5): the page of the real
+"""The instructor dashboard in Debian's chromium: the page of the real
 dashboard handlers on 127.0.0.1 (in a thread of its own), the real gns3-server 3.0.6 of the
 lab kit and the real SQLite usage store.
 

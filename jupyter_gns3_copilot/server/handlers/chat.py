@@ -1,4 +1,4 @@
-"""The chat routes of seed 000 "API Endpoints", under `{base_url}copilot/projects/{id}/chat/`.
+"""The chat routes, under `{base_url}copilot/projects/{id}/chat/`.
 
 Every route acts on the caller's sessions only: a session of another user is 404, as one
 that does not exist. The stream needs the project opened in GNS3 (409 otherwise); the
@@ -135,8 +135,8 @@ class ChatStreamHandler(EventStreamHandler):
 
 
 class SessionsHandler(CopilotHandler):
-    """`GET .../chat/sessions?limit=100[&user_id=<self>]`: the caller's sessions (seed 000
-    ChatSession list), pinned first, then most recently updated. `user_id` of anyone else:
+    """`GET .../chat/sessions?limit=100[&user_id=<self>]`: the caller's sessions
+    (`ChatSession` list), pinned first, then most recently updated. `user_id` of anyone else:
     403."""
 
     @tornado.web.authenticated
@@ -194,8 +194,8 @@ class SessionHandler(_SessionHandler):
 
 
 class HistoryHandler(_SessionHandler):
-    """`GET .../chat/sessions/{session_id}/history?limit=100`: seed 000
-    ConversationHistory (the last `limit` messages in the OpenAI format); each tool
+    """`GET .../chat/sessions/{session_id}/history?limit=100`: the session's
+    `ConversationHistory` (the last `limit` messages in the OpenAI format); each tool
     result's metadata has its `reading` (summary, outcome, note) as `tool_end` gave it."""
 
     @tornado.web.authenticated

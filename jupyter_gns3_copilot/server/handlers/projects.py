@@ -1,9 +1,8 @@
 """GNS3 projects through the copilot: list, open, close, delete, topology.
 
-Opening a project through these routes creates its chat service (seed 000 "When Project
-Opens"); closing it closes the service and its database; deleting it deletes the project
-in GNS3, then every chat session and checkpoint of it and its data folder ("When Project
-Deletes").
+Opening a project through these routes creates its chat service; closing it closes the
+service and its database; deleting it deletes the project in GNS3, then every chat
+session and checkpoint of it and its data folder.
 
 Who may: anyone may open a project. Closing or deleting one that other users of this
 server are using (a chat turn or tool run in progress) is refused with 409, naming them by

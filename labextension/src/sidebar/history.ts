@@ -1,5 +1,5 @@
 /**
- * A session's stored history (seed 000's OpenAI-format messages) as turns for `TurnView`:
+ * A session's stored history (OpenAI-format messages) as turns for `TurnView`:
  * one turn per user message, the assistant's text and tool calls with their results and
  * the server's reading of each (summary, outcome, note).
  */

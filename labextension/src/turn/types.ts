@@ -48,7 +48,7 @@ export interface ErrorItem {
   text: string;
 }
 
-/** A change waiting for the student's decision (issue 11's human approval). */
+/** A change waiting for the student's decision (human approval before changes). */
 export interface ApprovalItem {
   kind: 'approval';
   approval_id: string;
