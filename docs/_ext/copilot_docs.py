@@ -136,7 +136,7 @@ def _json_value(value: Any) -> str:
 def _machine_dependent(text: str) -> bool:
     """Whether a default shows something of the machine that built the docs."""
     home = str(Path.home())
-    return home in text or str(Path.cwd()) in text or f'"{getpass.getuser()}"' in text
+    return home in text or str(Path.cwd()) in text or repr(getpass.getuser()) in text
 
 
 def trait_rows(cls: type[HasTraits]) -> list[TraitRow]:
