@@ -28,6 +28,7 @@ from tornado.httputil import HTTPServerRequest
 from tornado.web import RequestHandler
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3.errors import GNS3AuthError
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.dashboard import (
@@ -266,6 +267,103 @@ async def test_the_api_shows_usage_and_labs_assigns_a_template_and_resets_a_lab(
             assert "has no project" in not_hers.json()["error"]["message"]
 
 
+@pytest.mark.lab
+async def test_an_instructor_makes_edits_saves_and_deletes_a_template(
+    gns3_lab: Any, prefix: str, tmp_path: Path
+) -> None:
+    """Given ines (an instructor) on the dashboard; then she makes an empty template, edits
+    it through her own copy (with her own GNS3 token, as her copilot would), saves it back,
+    makes a second one from her project, and deletes one; the templates stay out of every
+    account's reach, and a project not made on the dashboard is never changed there."""
+    gns3 = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    async with gns3, dashboard_service(tmp_path, gns3, account_prefix=prefix) as service:
+        accounts = service.deps.accounts
+        name = f"{prefix}OSPF lab"
+        async with service.client("ines") as api:
+            made = await api.post("api/templates", json={"name": name})
+            assert made.status_code == 200, made.text
+            template = made.json()
+            assert (template["name"], template["made_here"]) == (name, True)
+            stored = await gns3.get_project(template["project_id"])
+            assert stored.status == "closed"
+            pools = await accounts.access.pools_of(template["project_id"])
+            assert [p.name for p in pools] == [accounts.templates_pool_name]
+            offered = (await api.get("api/students")).json()["templates"]
+            assert {"project_id": template["project_id"], "name": name, "made_here": True} in (
+                offered
+            )
+            taken = await api.post("api/templates", json={"name": name})
+            assert taken.status_code == 409 and name in taken.json()["error"]["message"]
+
+            # Edit: her own copy, which her GNS3 token reaches, the template it does not.
+            edited = await api.post("api/templates/edit", json={"template": name})
+            assert edited.status_code == 200, edited.text
+            copy = edited.json()
+            assert copy["name"] == lab_name(name, "ines")
+            token = (await accounts.student_token("ines")).token.get_secret_value()
+            async with GNS3Client(gns3_lab.url, token=token) as as_ines:
+                assert [p.project_id for p in await as_ines.list_projects()] == [copy["project_id"]]
+                await as_ines.open_project(copy["project_id"])
+                await as_ines.create_node_from_template(copy["project_id"], "VPCS", "PC1")
+                with pytest.raises(GNS3AuthError) as refused:
+                    await as_ines.get_project(template["project_id"])
+                assert refused.value.status == 403
+
+            # Save it back: a new template under the same name, with her PC1.
+            saved = await api.post(
+                "api/templates/save", json={"template": name, "project": copy["name"]}
+            )
+            assert saved.status_code == 200, saved.text
+            replaced = saved.json()
+            assert replaced["name"] == name and replaced["project_id"] != template["project_id"]
+            names = [p.name for p in await gns3.list_projects()]
+            assert names.count(name) == 1 and not [n for n in names if "(new " in n], names
+            assigned = await api.post(
+                "api/labs/assign", json={"template": name, "students": ["alice"]}
+            )
+            assert assigned.status_code == 200, assigned.text
+            alices = assigned.json()["alice"]["project_id"]
+            await gns3.open_project(alices)
+            assert [n.name for n in await gns3.list_nodes(alices)] == ["PC1"]
+
+            # A second template from her project; then the first one deleted.
+            second = await api.post(
+                "api/templates", json={"name": f"{name} 2", "project": copy["name"]}
+            )
+            assert second.status_code == 200, second.text
+            await gns3.open_project(second.json()["project_id"])
+            assert [n.name for n in await gns3.list_nodes(second.json()["project_id"])] == ["PC1"]
+            await gns3.close_project(second.json()["project_id"])
+            deleted = await api.post("api/templates/delete", json={"template": name})
+            assert deleted.status_code == 204, deleted.text
+            assert name not in {
+                t["name"] for t in (await api.get("api/students")).json()["templates"]
+            }
+            assert [p.project_id for p in await accounts.student_projects("alice")] == [alices]
+
+            # Refused: another project than hers, a project not made here, a student's.
+            not_hers = await api.post(
+                "api/templates/save", json={"template": f"{name} 2", "project": alices}
+            )
+            assert not_hers.status_code == 404 and "has no project" in not_hers.text
+            other = await gns3.create_project(f"{prefix}not a dashboard template")
+            await gns3.close_project(other.project_id)
+            for action, body in (
+                ("save", {"template": other.name, "project": copy["name"]}),
+                ("delete", {"template": other.name}),
+            ):
+                refused = await api.post(f"api/templates/{action}", json=body)
+                assert refused.status_code == 400, refused.text
+                assert refused.json()["error"]["field"] == "template"
+                assert "not made on this dashboard" in refused.json()["error"]["message"]
+            students = await api.post("api/templates/delete", json={"template": alices})
+            assert students.status_code == 400 and "a project of alice's" in students.text
+            assert await gns3.get_project(other.project_id)
+        async with service.client("alice") as api:
+            response = await api.post("api/templates", json={"name": f"{prefix}mine"})
+            assert response.status_code == 403
+
+
 # -- without GNS3 (an unreachable one: the usage part still works) ----------------------------
 
 
@@ -390,6 +488,10 @@ async def test_students_and_strangers_get_403(tmp_path: Path) -> None:
         ("POST", "api/labs/reset", {"project": "p", "template": "t"}, "student"),
         ("POST", "api/labs/reset", [1, 2], None),
         ("GET", "api/questions?limit=0", None, "limit"),
+        ("POST", "api/templates", {"name": "  "}, "name"),
+        ("POST", "api/templates", {"project": "p"}, "name"),
+        ("POST", "api/templates/save", {"template": "t"}, "project"),
+        ("POST", "api/templates/delete", {"name": "t"}, "template"),
     ],
 )
 async def test_bad_input_is_a_400_naming_the_field(

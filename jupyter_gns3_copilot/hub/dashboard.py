@@ -25,6 +25,9 @@ Actions, the same in both forms:
   form `labs/assign`; `POST api/labs/assign`;
 - reset a student's project to the template or a snapshot (`LabAccounts.reset_lab`):
   form `labs/reset`; `POST api/labs/reset`;
+- make, edit (a copy of one in the caller's own pool), save and delete template projects
+  (`templates.py`): forms `templates/new|edit|save|delete`; `POST api/templates` and
+  `api/templates/edit|save|delete`;
 - read: `GET api/students` (the overview), `api/usage.csv`, `api/questions`.
 
 Forms are POSTs checked with tornado's XSRF token.
@@ -51,6 +54,7 @@ from pydantic import BaseModel, ValidationError
 from tornado.web import Finish, HTTPError, RequestHandler, StaticFileHandler
 
 from ..gns3.errors import GNS3Error
+from . import templates
 from .budgets import DailyTokens
 from .caller import Caller
 from .dashboard_data import (
@@ -68,6 +72,7 @@ from .dashboard_data import (
     set_budget,
     validation_error,
 )
+from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody
 from .usage import OverrideKind, Question
 
 Route = tuple[str, type[RequestHandler], dict[str, Any]]
@@ -246,6 +251,21 @@ class AssignApi(_ApiHandler):
 class ResetApi(_ApiHandler):
     async def post(self) -> None:
         await self.act(lambda: reset(self.deps, self.body(ResetBody)))
+
+
+class TemplatesApi(_ApiHandler):
+    """`POST api/templates` (make one) and `api/templates/{edit,save,delete}`."""
+
+    async def post(self, action: str | None = None) -> None:
+        deps, caller = self.deps, self.caller
+        if action is None:
+            await self.act(lambda: templates.create(deps, caller, self.body(NewTemplateBody)))
+        elif action == "edit":
+            await self.act(lambda: templates.edit(deps, caller, self.body(EditTemplateBody)))
+        elif action == "save":
+            await self.act(lambda: templates.save(deps, caller, self.body(SaveTemplateBody)))
+        else:
+            await self.act(lambda: templates.delete(deps, caller, self.body(EditTemplateBody)))
 
 
 def _date_argument(handler: RequestHandler, name: str) -> date | None:
@@ -472,6 +492,53 @@ class ResetForm(_FormHandler):
         return f"{body.student}'s project {project.name} was reset to the {target} {value}."
 
 
+class NewTemplateForm(_FormHandler):
+    """Fields `name`, `project` (one of the caller's; empty: an empty template)."""
+
+    async def perform(self) -> str:
+        body = NewTemplateBody(name=self.field("name"), project=self.field("project") or None)
+        made = await templates.create(self.deps, self.caller, body)
+        source = f" from your project {body.project}" if body.project else " (empty)"
+        return (
+            f"Template '{made.name}' made{source}. To change it, press Edit: you get a copy "
+            "in your own labs; save it back here when it is ready."
+        )
+
+
+class EditTemplateForm(_FormHandler):
+    """Field `template`."""
+
+    async def perform(self) -> str:
+        copy = await templates.edit(
+            self.deps, self.caller, EditTemplateBody(template=self.field("template"))
+        )
+        return (
+            f"Your copy is '{copy.name}': open it with your copilot (it is one of your labs), "
+            "change it, then save it here as the template."
+        )
+
+
+class SaveTemplateForm(_FormHandler):
+    """Fields `template`, `project` (one of the caller's)."""
+
+    async def perform(self) -> str:
+        body = SaveTemplateBody(template=self.field("template"), project=self.field("project"))
+        await templates.save(self.deps, self.caller, body)
+        return (
+            f"Template '{body.template}' is now a copy of your project {body.project}. "
+            "Students keep the copies they have: reset one to give it the new version."
+        )
+
+
+class DeleteTemplateForm(_FormHandler):
+    """Field `template`."""
+
+    async def perform(self) -> str:
+        body = EditTemplateBody(template=self.field("template"))
+        await templates.delete(self.deps, self.caller, body)
+        return f"Template '{body.template}' deleted; students keep their copies."
+
+
 def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
     """The dashboard's tornado routes under `prefix` (the service: its own prefix):
     the page at `{prefix}/`, its forms, its stylesheet at `{prefix}/static/`, and the JSON
@@ -485,11 +552,17 @@ def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
         (rf"{root}/budgets", BudgetForm, kwargs),
         (rf"{root}/labs/assign", AssignForm, kwargs),
         (rf"{root}/labs/reset", ResetForm, kwargs),
+        (rf"{root}/templates/new", NewTemplateForm, kwargs),
+        (rf"{root}/templates/edit", EditTemplateForm, kwargs),
+        (rf"{root}/templates/save", SaveTemplateForm, kwargs),
+        (rf"{root}/templates/delete", DeleteTemplateForm, kwargs),
         (rf"{root}/static/(dashboard\.css)", StaticFileHandler, {"path": str(_HERE / "static")}),
         (rf"{root}/api/students", StudentsApi, kwargs),
         (rf"{root}/api/budgets/(users|groups)/{name}", BudgetApi, kwargs),
         (rf"{root}/api/labs/assign", AssignApi, kwargs),
         (rf"{root}/api/labs/reset", ResetApi, kwargs),
+        (rf"{root}/api/templates", TemplatesApi, kwargs),
+        (rf"{root}/api/templates/(edit|save|delete)", TemplatesApi, kwargs),
         (rf"{root}/api/usage\.csv", UsageCsvApi, kwargs),
         (rf"{root}/api/questions", QuestionsApi, kwargs),
     ]

@@ -164,6 +164,8 @@ class GroupBudgetView(BaseModel):
 class TemplateView(BaseModel):
     project_id: str
     name: str
+    made_here: bool = False
+    """Made on the dashboard (in the templates pool): it may be replaced or deleted here."""
 
 
 class Overview(BaseModel):
@@ -200,7 +202,7 @@ async def _project_view(gns3: GNS3Client, project: Project) -> ProjectView:
     return view
 
 
-async def _class_projects(deps: DashboardDeps) -> tuple[dict[str, list[Project]], list[Project]]:
+async def class_projects(deps: DashboardDeps) -> tuple[dict[str, list[Project]], list[Project]]:
     """The projects in each student account's pool (by hub user, every account listed) and
     the template projects (those in no student's pool), by name."""
     accounts, access = deps.accounts, deps.accounts.access
@@ -232,8 +234,13 @@ async def _gns3_side(
     deps: DashboardDeps,
 ) -> tuple[dict[str, list[ProjectView]], list[TemplateView]]:
     """Each student account's projects with their nodes, and the template projects."""
-    owned, projects = await _class_projects(deps)
-    templates = [TemplateView(project_id=p.project_id, name=p.name) for p in projects]
+    (owned, projects), made = await asyncio.gather(
+        class_projects(deps), deps.accounts.made_templates()
+    )
+    templates = [
+        TemplateView(project_id=p.project_id, name=p.name, made_here=p.project_id in made)
+        for p in projects
+    ]
     pairs = [(user, project) for user, mine in owned.items() for project in mine]
     shown = await asyncio.gather(*(_project_view(deps.gns3, p) for _, p in pairs))
     views: dict[str, list[ProjectView]] = {user: [] for user in owned}
@@ -347,8 +354,20 @@ async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView
         if not members and not students:
             raise ActionError(400, f"group: {none}", "group")
         students += [m for m in members if m not in students]
-    template = await deps.gns3.resolve_project(body.template)
-    owned, templates = await _class_projects(deps)
+    template = await template_project(deps, body.template)
+    copies = await deps.accounts.assign_lab(template.project_id, students)
+    log.info("dashboard: lab %s assigned to %s", template.name, ", ".join(students))
+    return {
+        user: ProjectView(project_id=p.project_id, name=p.name, status=p.status)
+        for user, p in copies.items()
+    }
+
+
+async def template_project(deps: DashboardDeps, name: str) -> Project:
+    """The template project (id or name) `name`; a 400 naming `template` when it is a
+    student's project, `GNS3NotFound` when there is none."""
+    template = await deps.gns3.resolve_project(name)
+    owned, templates = await class_projects(deps)
     if all(t.project_id != template.project_id for t in templates):
         owner = next(user for user, mine in owned.items() if template in mine)
         raise ActionError(
@@ -356,12 +375,7 @@ async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView
             f"template: '{template.name}' is a project of {owner}'s, not a template.",
             "template",
         )
-    copies = await deps.accounts.assign_lab(template.project_id, students)
-    log.info("dashboard: lab %s assigned to %s", template.name, ", ".join(students))
-    return {
-        user: ProjectView(project_id=p.project_id, name=p.name, status=p.status)
-        for user, p in copies.items()
-    }
+    return template
 
 
 async def reset(deps: DashboardDeps, body: ResetBody) -> ProjectView:

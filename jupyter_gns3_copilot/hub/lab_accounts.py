@@ -5,6 +5,7 @@
     token = await accounts.student_token("alice")         # the student's own GNS3 JWT
     await accounts.create_project_for("alice", "OSPF lab")
     await accounts.assign_lab("OSPF template", ["alice", "bob"])
+    await accounts.publish_template(None, "OSPF template")   # the dashboard's templates
 
 The model (GNS3 3.0 RBAC, checked on gns3-server 3.0.6 by tests/test_hub_lab_accounts.py):
 
@@ -49,6 +50,10 @@ What 3.0.6 gets wrong, and the workarounds here:
   `student_projects` lists only projects that exist.
 - `duplicate` renames silently when the name is taken, so copies are named
   "<template> - <hub user>" and `assign_lab` keeps a student's existing copy.
+- Renaming a project (`PUT /projects/{id}` with a new name) leaves its `.gns3` file under
+  the old name, and every later duplicate of it fails ("No such file or directory"): no
+  project is ever renamed here, so a template is replaced by deleting it and copying the
+  new version under its name (`replace_template`).
 - GET /templates needs no privilege at all in 3.0.6 (Template.Audit is commented out
   upstream as a web-UI workaround), and creating a node from a template checks
   Node.Allocate on the project only: students need no ACE on /templates.
@@ -67,6 +72,7 @@ import contextlib
 import hashlib
 import hmac
 import re
+import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -74,7 +80,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from ..gns3.access import AccessToken, GNS3Access
 from ..gns3.client import GNS3Client
-from ..gns3.errors import GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
+from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
 
 STUDENT_PRIVILEGES = frozenset(
@@ -101,6 +107,9 @@ STUDENT_PRIVILEGES = frozenset(
 
 DEFAULT_PREFIX = "hub-"
 DEFAULT_GROUP = "hub-students"
+TEMPLATES_POOL = "_templates"
+"""After the prefix, the GNS3 pool of the templates made on the dashboard: no account's pool
+has that name (`account_name` writes `_` only before `_` or two hex digits)."""
 DEFAULT_RENEW_BEFORE = timedelta(minutes=10)
 _GNS3_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")
@@ -182,6 +191,7 @@ class LabAccounts:
         self._key = key
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
+        self._templates_lock = asyncio.Lock()
         self._tokens: dict[str, AccessToken] = {}
         self._role: Role | None = None
 
@@ -371,7 +381,9 @@ class LabAccounts:
         projects = [p for p in await self.admin.list_projects() if p.project_id in ids]
         return sorted(projects, key=lambda p: p.name)
 
-    async def _student_project(self, hub_user: str, project: str) -> Project:
+    async def student_project(self, hub_user: str, project: str) -> Project:
+        """One of the student's projects, by id or exact name; `GNS3NotFound` naming the
+        student's projects otherwise."""
         projects = await self.student_projects(hub_user)
         for matches in (
             [p for p in projects if p.project_id == project],
@@ -393,19 +405,19 @@ class LabAccounts:
         async with self._lock(hub_user):
             student = await self._ensure(hub_user)
             project = await self.admin.create_project(name)
-            await self._into_pool(project, student, ())
+            await self._into_pool(project, student.pool_id, ())
             return project
 
     async def _into_pool(
-        self, project: Project, student: LabStudent, leave: Sequence[ResourcePool]
+        self, project: Project, pool_id: str, leave: Sequence[ResourcePool]
     ) -> None:
-        """Take `project` out of the pools `leave`, put it in the student's; delete the
-        project if that fails, so that no half-assigned copy stays behind."""
+        """Take `project` out of the pools `leave`, put it in the pool `pool_id`; delete
+        the project if that fails, so that no half-assigned copy stays behind."""
         try:
             for pool in leave:
                 with contextlib.suppress(GNS3NotFound):
                     await self.access.remove_from_pool(pool.resource_pool_id, project.project_id)
-            await self.access.add_to_pool(student.pool_id, project.project_id)
+            await self.access.add_to_pool(pool_id, project.project_id)
         except GNS3Error:
             with contextlib.suppress(GNS3Error):
                 await self.admin.delete_project(project.project_id)
@@ -415,8 +427,75 @@ class LabAccounts:
         self, template: Project, pools: Sequence[ResourcePool], student: LabStudent, name: str
     ) -> Project:
         copy = await self.access.duplicate_project(template.project_id, name)
-        await self._into_pool(copy, student, pools)
+        await self._into_pool(copy, student.pool_id, pools)
         return copy
+
+    async def _delete(self, project: Project, pool_id: str) -> None:
+        """Delete a project, and the row GNS3 keeps of it in its pool `pool_id`."""
+        await self.admin.delete_project(project.project_id)
+        with contextlib.suppress(GNS3NotFound):
+            await self.access.remove_from_pool(pool_id, project.project_id)
+
+    # -- templates made on the dashboard -------------------------------------------------
+
+    @property
+    def templates_pool_name(self) -> str:
+        """The GNS3 pool holding the templates made here (see `TEMPLATES_POOL`)."""
+        return self.prefix + TEMPLATES_POOL
+
+    async def made_templates(self) -> set[str]:
+        """The ids of the projects in the templates pool (made by `publish_template`)."""
+        pool = await self.access.pool_named(self.templates_pool_name)
+        if pool is None:
+            return set()
+        return {r.resource_id for r in await self.access.pool_resources(pool.resource_pool_id)}
+
+    async def publish_template(self, source: Project | None, name: str) -> Project:
+        """A new template project named `name`, closed, in the templates pool only (no
+        student's or instructor's GNS3 token reaches it): a copy of `source`, or empty.
+        `GNS3Conflict` when GNS3 already has a project of that name."""
+        async with self._templates_lock:
+            return await self._publish(source, name)
+
+    async def _publish(self, source: Project | None, name: str) -> Project:
+        if any(p.name == name for p in await self.admin.list_projects()):
+            raise GNS3Conflict(f"GNS3 already has a project named '{name}'.")
+        pool = await self._ensure_pool(self.templates_pool_name)
+        if source is None:
+            made = await self.admin.create_project(name)
+            await self.admin.close_project(made.project_id)
+            leave: list[ResourcePool] = []
+        else:
+            made = await self.access.duplicate_project(source.project_id, name)
+            leave = await self.access.pools_of(made.project_id)
+        await self._into_pool(made, pool.resource_pool_id, leave)
+        return await self.admin.get_project(made.project_id)
+
+    async def replace_template(self, template: Project, source: Project) -> Project:
+        """Make `template` (one of `made_templates`) a copy of `source`, under the same
+        name: a new project id; students' copies are left as they are. The new version is
+        copied first under a staging name: if GNS3 fails after the old one is deleted, the
+        `GNS3Error` names the staging template that holds it."""
+        async with self._templates_lock:
+            staging = await self._publish(source, f"{template.name} (new {secrets.token_hex(2)})")
+            pool = await self._ensure_pool(self.templates_pool_name)
+            await self._delete(template, pool.resource_pool_id)
+            try:
+                replaced = await self._publish(staging, template.name)
+            except GNS3Error as exc:
+                raise GNS3APIError(
+                    f"{exc} The new version of '{template.name}' is kept as the template "
+                    f"'{staging.name}'.",
+                    status=exc.status,
+                ) from exc
+            await self._delete(staging, pool.resource_pool_id)
+            return replaced
+
+    async def delete_template(self, template: Project) -> None:
+        """Delete a template (one of `made_templates`); students' copies stay theirs."""
+        async with self._templates_lock:
+            pool = await self._ensure_pool(self.templates_pool_name)
+            await self._delete(template, pool.resource_pool_id)
 
     async def assign_lab(
         self, template_project: str, hub_users: Sequence[str]
@@ -459,16 +538,13 @@ class LabAccounts:
         if (template is None) == (snapshot is None):
             raise ValueError("reset_lab needs exactly one of template= or snapshot=")
         async with self._lock(hub_user):
-            current = await self._student_project(hub_user, project)
+            current = await self.student_project(hub_user, project)
             if snapshot is not None:
                 return await self._restore(current, snapshot)
             source = await self.admin.resolve_project(template or "")
             pools = await self.access.pools_of(source.project_id)
             student = await self._ensure(hub_user)
-            await self.admin.delete_project(current.project_id)
-            # GNS3 keeps a deleted project's row in its pools.
-            with contextlib.suppress(GNS3NotFound):
-                await self.access.remove_from_pool(student.pool_id, current.project_id)
+            await self._delete(current, student.pool_id)
             return await self._copy(source, pools, student, current.name)
 
     async def _restore(self, project: Project, snapshot: str) -> Project:

@@ -1,0 +1,120 @@
+"""The template projects an instructor makes and edits on the dashboard (no web part here:
+`dashboard.py` has the forms and `api/templates...`).
+
+A template is a GNS3 project in no student's pool (`dashboard_data.class_projects`). The
+ones made here live in the class's templates pool (`LabAccounts.publish_template`): no
+GNS3 token of a student or an instructor reaches them, only the service's administrator
+client. So an instructor edits a template by working on a copy in their own pool, which
+their copilot (hub mode, on their own Jupyter server) lists like any lab of theirs:
+
+- `create`: a new template, empty or a copy of one of the caller's own projects;
+- `edit`: the caller's copy "<template> - <caller>" (`LabAccounts.assign_lab`: a copy
+  they already have is kept);
+- `save`: the template replaced by a copy of one of the caller's projects (students keep
+  the copies they have; resetting one to the template gives them the new version);
+- `delete`: the template goes; students' copies stay theirs.
+
+Only templates made here may be replaced or deleted: another project in no student's pool
+(the GNS3 administrator's own, another course's) can be assigned, never changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from ..gns3.models import Project
+from .caller import Caller
+from .dashboard_data import ActionError, DashboardDeps, ProjectView, TemplateView, template_project
+
+log = logging.getLogger(__name__)
+
+ProjectName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+"""A GNS3 project's id or name."""
+
+
+class NewTemplateBody(BaseModel):
+    """`POST api/templates`: a template named `name`, a copy of the caller's `project`
+    (id or name) or empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: ProjectName
+    project: ProjectName | None = None
+
+
+class EditTemplateBody(BaseModel):
+    """`POST api/templates/edit` and `api/templates/delete`: the template (id or name)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: ProjectName
+
+
+class SaveTemplateBody(BaseModel):
+    """`POST api/templates/save`: the template (id or name) becomes a copy of the caller's
+    `project` (id or name)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: ProjectName
+    project: ProjectName
+
+
+def _view(project: Project) -> TemplateView:
+    return TemplateView(project_id=project.project_id, name=project.name, made_here=True)
+
+
+async def _made_here(deps: DashboardDeps, name: str) -> Project:
+    template = await template_project(deps, name)
+    if template.project_id not in await deps.accounts.made_templates():
+        raise ActionError(
+            400,
+            f"template: '{template.name}' was not made on this dashboard, so it is not changed "
+            "here: save your copy as a new template instead.",
+            "template",
+        )
+    return template
+
+
+async def create(deps: DashboardDeps, caller: Caller, body: NewTemplateBody) -> TemplateView:
+    """A new template (409 when GNS3 has a project of that name)."""
+    source = (
+        await deps.accounts.student_project(caller.name, body.project)
+        if body.project is not None
+        else None
+    )
+    made = await deps.accounts.publish_template(source, body.name)
+    log.info(
+        "dashboard: %s made the template %s%s",
+        caller.name,
+        made.name,
+        f" from {source.name}" if source else "",
+    )
+    return _view(made)
+
+
+async def edit(deps: DashboardDeps, caller: Caller, body: EditTemplateBody) -> ProjectView:
+    """The caller's own copy of the template, to change with their copilot."""
+    template = await template_project(deps, body.template)
+    copies = await deps.accounts.assign_lab(template.project_id, [caller.name])
+    copy = copies[caller.name]
+    return ProjectView(project_id=copy.project_id, name=copy.name, status=copy.status)
+
+
+async def save(deps: DashboardDeps, caller: Caller, body: SaveTemplateBody) -> TemplateView:
+    """The template replaced by a copy of one of the caller's projects."""
+    template = await _made_here(deps, body.template)
+    source = await deps.accounts.student_project(caller.name, body.project)
+    replaced = await deps.accounts.replace_template(template, source)
+    log.info("dashboard: %s saved %s as the template %s", caller.name, source.name, template.name)
+    return _view(replaced)
+
+
+async def delete(deps: DashboardDeps, caller: Caller, body: EditTemplateBody) -> None:
+    """The template deleted."""
+    template = await _made_here(deps, body.template)
+    await deps.accounts.delete_template(template)
+    log.info("dashboard: %s deleted the template %s", caller.name, template.name)
