@@ -52,11 +52,16 @@ class HubStatus(BaseModel):
     """The service keeps the student's questions for the course staff (they are told)."""
     budget_left: int | None = None
     """Model tokens the student has left today (None: no limit, or the service did not say)."""
+    slow: bool = False
+    """The service took the session request but did not answer in time (`error` says so)."""
     error: str | None = None
 
     @property
     def summary(self) -> str:
-        state = "reachable" if self.reachable else f"NOT reachable: {self.error}"
+        if self.slow:
+            state = f"slow to answer: {self.error}"
+        else:
+            state = "reachable" if self.reachable else f"NOT reachable: {self.error}"
         logged = "; your questions are logged for the course staff" if self.questions_logged else ""
         return f"hub mode, service {self.service}, {state}{logged}"
 

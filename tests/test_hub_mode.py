@@ -5,12 +5,16 @@ store.
 
 The one stand-in is `TokenIdentity`: it stands for JupyterHub's `HubAuth` (which needs a
 running hub) as a fixed token -> hub user table; `tests/test_hub_service.py` runs the
-same routes under a real JupyterHub.
+same routes under a real JupyterHub. For a slow first contact, `HeldAccounts` (the real
+`LabAccounts`, its account creation held back until the test lets it go) stands for a GNS3
+busy hashing a whole class's new passwords.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
@@ -39,7 +43,7 @@ from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
-from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.kernel.reports import status_text
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
@@ -60,9 +64,26 @@ class TokenIdentity:
         return self.tokens.get(bearer_token(request) or "")
 
 
+class HeldAccounts(LabAccounts):
+    """TEST HOOK: the real `LabAccounts`, whose account creation waits for `release`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = asyncio.Event()
+
+    async def _ensure(self, hub_user: str) -> LabStudent:
+        await self.release.wait()
+        return await super()._ensure(hub_user)
+
+
 @asynccontextmanager
 async def hub_service(
-    port: int, lab: Any, data_dir: Path, *, log_questions: bool = False
+    port: int,
+    lab: Any,
+    data_dir: Path,
+    *,
+    log_questions: bool = False,
+    accounts_class: type[LabAccounts] = LabAccounts,
 ) -> AsyncIterator[HubRuntime]:
     """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
     store = await SqliteUsageStore.open(data_dir)
@@ -88,7 +109,7 @@ async def hub_service(
         instructor_groups=("instructors",),
     )
     prefix = f"hubmode{port}-"
-    accounts = LabAccounts(admin, SecretStr("test-secret"), prefix=prefix)
+    accounts = accounts_class(admin, SecretStr("test-secret"), prefix=prefix)
     runtime = HubRuntime(settings, accounts, identity, gateway, store)
     server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
     server.listen(port, "127.0.0.1")
@@ -273,6 +294,87 @@ async def test_the_status_says_how_much_budget_the_student_has_left_today(
         await runtime.store.set_override("course", "", 20_000)
         status = await get_json(jp_fetch, "status")
         assert status["hub"]["budget_left"] == 0
+
+
+class TestSlowFirstContact:
+    """A student's first contact, while the service is slow to make their GNS3 account."""
+
+    ATTEMPT = 1.0
+    """The server's hub timeout here (its default is 15 s)."""
+
+    @pytest.fixture
+    def jp_server_config(  # type: ignore[override]
+        self, hub_env: None, service_port: int, tmp_path: Path
+    ) -> dict[str, Any]:
+        return server_config(
+            tmp_path / "copilot-data",
+            hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
+            gns3_password="",
+            gns3_timeout=self.ATTEMPT,
+        )
+
+    @pytest.fixture
+    def client_log(self) -> Any:
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = records.append  # type: ignore[method-assign]
+        logger = logging.getLogger("jupyter_gns3_copilot.hub.client")
+        logger.addHandler(handler)
+        yield records
+        logger.removeHandler(handler)
+
+    @pytest.mark.lab
+    async def test_the_server_asks_again_and_gets_the_session(
+        self, jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path, client_log: Any
+    ) -> None:
+        async with hub_service(
+            service_port, gns3_lab, tmp_path / "hub", accounts_class=HeldAccounts
+        ) as runtime:
+            accounts = runtime.accounts
+            assert isinstance(accounts, HeldAccounts)
+            projects = asyncio.ensure_future(get_json(jp_fetch, "projects"))
+            while runtime.identity.calls < 2:  # the first attempt timed out: asked again
+                assert not projects.done()
+                await asyncio.sleep(0.05)
+            accounts.release.set()
+            assert await projects == []
+            assert runtime.identity.calls == 2
+        [line] = [r.getMessage() for r in client_log]
+        assert "did not answer within 1 s (attempt 1 of 3" in line and "asking again" in line
+
+    @pytest.mark.lab
+    async def test_a_service_still_slow_is_called_slow_not_unreachable(
+        self, jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path, client_log: Any
+    ) -> None:
+        async with hub_service(
+            service_port, gns3_lab, tmp_path / "hub", accounts_class=HeldAccounts
+        ) as runtime:
+            accounts = runtime.accounts
+            assert isinstance(accounts, HeldAccounts)
+            try:
+                with pytest.raises(HTTPClientError) as slow:
+                    await jp_fetch("copilot", "projects")
+                assert slow.value.code == 503
+                error = json.loads(slow.value.response.body)["error"]
+                assert error["type"] == "HubServiceSlow" and error.get("setting") is None
+                assert error["message"].startswith(
+                    "The copilot hub service is slow to answer: it did not give this server "
+                    "its session in 3 tries of 1 s."
+                )
+                assert "reached" not in error["message"]
+                assert "GNS3_COPILOT_HUB_URL" not in error["message"]
+                assert runtime.identity.calls == 3
+                assert len(client_log) == 2
+
+                status = await get_json(jp_fetch, "status")
+                assert status["hub"]["slow"] is True
+                assert status["mode_summary"].startswith(
+                    f"hub mode, service http://127.0.0.1:{service_port}{PREFIX}, slow to answer: "
+                )
+            finally:
+                accounts.release.set()
+            # Once the account is made, the next request gets the session at once.
+            assert await get_json(jp_fetch, "projects") == []
 
 
 async def test_without_the_service_copilot_routes_say_so_and_status_still_answers(

@@ -10,11 +10,19 @@ it): who the caller is, the GNS3 URL and the student's own GNS3 token with its e
 model gateway's base URL and model names, and the class policy. It never carries the
 model key or the GNS3 admin password. No Jupyter or tornado import: the server extension
 uses it as glue.
+
+A service that took the request but did not answer within the timeout is slow, not
+unreachable: a student's first session makes their GNS3 account, and GNS3 hashes each new
+password on its event loop (about 0.4 s), so when a whole class starts together the last
+ones wait. The session fetch is then asked again (`SLOW_ATTEMPTS` in all; the service
+goes on making the account meanwhile, so the next attempt finds it) and, if still slow,
+fails with `HubServiceSlow`, which says so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
@@ -27,12 +35,16 @@ from ..tls import shared_tls_context
 from .budgets import BudgetLeft
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
+log = logging.getLogger(__name__)
 
 SESSION_PATH = "api/session"
 USAGE_PATH = "api/usage"
 DEFAULT_RENEW_BEFORE = timedelta(minutes=5)
 """How long before the GNS3 token's expiry the session is fetched again (the service
 itself renews 10 minutes before, so a fetched token always has longer to live)."""
+SLOW_ATTEMPTS = 3
+"""Times a session fetch is asked while the service takes it but answers too late (with
+the server's default 15 s timeout: 45 s, within the kernel client's 60 s)."""
 
 
 class HubPolicy(BaseModel):
@@ -74,6 +86,11 @@ class HubServiceError(Exception):
     """The hub service could not be asked, or refused; the message says what to do."""
 
 
+class HubServiceSlow(HubServiceError):
+    """The hub service took the request but did not answer in time (see the module
+    docstring): nothing to fix in the settings, try again later."""
+
+
 def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -92,11 +109,14 @@ class HubServiceClient:
         hub_token: str,
         *,
         timeout: float = 15.0,
+        slow_attempts: int = SLOW_ATTEMPTS,
         renew_before: timedelta = DEFAULT_RENEW_BEFORE,
         clock: Callable[[], datetime] = _utcnow,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = url.rstrip("/") + "/"
+        self.timeout = timeout
+        self.slow_attempts = slow_attempts
         self.renew_before = renew_before
         self._clock = clock
         self._lock = asyncio.Lock()
@@ -146,7 +166,28 @@ class HubServiceClient:
         return await self._get(USAGE_PATH, BudgetLeft)
 
     async def _fetch(self, *, renew: bool) -> HubSession:
-        return await self._get(SESSION_PATH, HubSession, params={"renew": "1"} if renew else None)
+        params = {"renew": "1"} if renew else None
+        for attempt in range(1, self.slow_attempts + 1):
+            try:
+                return await self._get(SESSION_PATH, HubSession, params=params)
+            except HubServiceSlow:
+                if attempt == self.slow_attempts:
+                    break
+                log.warning(
+                    "The copilot hub service at %s took this server's session request but "
+                    "did not answer within %g s (attempt %d of %d; it may be making the "
+                    "student's GNS3 account, slow when many start at once): asking again.",
+                    self.url,
+                    self.timeout,
+                    attempt,
+                    self.slow_attempts,
+                )
+        raise HubServiceSlow(
+            f"The copilot hub service is slow to answer: it did not give this server its "
+            f"session in {self.slow_attempts} tries of {self.timeout:g} s. It may still be "
+            "setting up your lab account, which takes longer when the whole class starts at "
+            "once: try again in a minute, and tell the course staff if it stays slow."
+        )
 
     async def _get(
         self, path: str, model: type[_Answer], params: dict[str, str] | None = None
@@ -154,6 +195,11 @@ class HubServiceClient:
         url = self.url + path
         try:
             response = await self._http.get(url, params=params)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+            raise HubServiceSlow(
+                f"The copilot hub service at {self.url} did not answer {path} within "
+                f"{self.timeout:g} s."
+            ) from exc
         except httpx.HTTPError as exc:
             raise HubServiceError(
                 f"The copilot hub service at {self.url} cannot be reached "

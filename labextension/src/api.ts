@@ -78,6 +78,8 @@ export interface StatusReport {
   hub?: {
     service: string;
     reachable: boolean;
+    /** It took the request but did not answer in time (e.g. making the student's account). */
+    slow?: boolean;
     error?: string | null;
     budget_left?: number | null;
   } | null;

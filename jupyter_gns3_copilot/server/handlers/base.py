@@ -8,7 +8,8 @@ server log.
 Before a verb runs, `prepare` refuses (after jupyter_server has identified the caller):
 503 when the extension's configuration is invalid (`server.configuration`), 413 when the
 body is over `MAX_BODY_BYTES`; in hub mode it makes sure the hub session is there (503
-naming `hub_service_url` when the hub service cannot give one); until the warm-up thread
+naming `hub_service_url` when the hub service cannot give one, or saying that it is slow
+when it took the request but answered too late, after asking again); until the warm-up thread
 has imported the copilot's modules, it waits for it (`server.warmup`) without blocking the
 event loop, so no handler imports on the loop. The body is read whole
 first, as for every Jupyter route (up to the server's own `max_body_size`): a handler
@@ -80,10 +81,12 @@ class CopilotHandler(APIHandler):
         if not app.warm_up.done(self.warm_up_stage):
             await app.warm_up.wait(self.warm_up_stage)
         if app.hub_mode and self.needs_hub_session and self.current_user is not None:
-            from ...hub.client import HubServiceError
+            from ...hub.client import HubServiceError, HubServiceSlow
 
             try:
                 await app.hub_session()
+            except HubServiceSlow as exc:  # reached, but slow: no setting to blame
+                raise ApiError(503, str(exc), type="HubServiceSlow") from exc
             except HubServiceError as exc:
                 raise ApiError(
                     503, str(exc), type="HubServiceError", setting="hub_service_url"

@@ -15,7 +15,8 @@ class StatusHandler(CopilotHandler):
     model part says whether a key is set, not which. While the configuration is invalid it
     answers the 503 of every route (`CopilotHandler.prepare`): the error names the setting,
     and no report is made from a configuration that is not the administrator's. In hub
-    mode it says whether the hub service answers (`hub`, `mode_summary`), even when not.
+    mode it says whether the hub service answers (`hub`, `mode_summary`), even when not, and
+    when it answers too slowly (`hub.slow`).
     """
 
     warm_up_stage = "core"
@@ -33,12 +34,15 @@ class StatusHandler(CopilotHandler):
         hub = None
         client = app.gns3_client() if not app.hub_mode else None
         if app.hub_mode:
-            from ...hub.client import HubServiceError
+            from ...hub.client import HubServiceError, HubServiceSlow
 
             try:
                 session = await app.hub_session()
             except HubServiceError as exc:
-                hub = HubStatus(service=app.hub_service_url, reachable=False, error=str(exc))
+                slow = isinstance(exc, HubServiceSlow)
+                hub = HubStatus(
+                    service=app.hub_service_url, reachable=slow, slow=slow, error=str(exc)
+                )
             else:
                 try:
                     budget_left = (await app.hub_client().budget()).left

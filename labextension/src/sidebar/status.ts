@@ -28,9 +28,11 @@ export function statusParts(report: StatusReport): StatusPart[] {
   const hub = report.hub;
   if (hub) {
     parts.push(
-      hub.reachable
-        ? { text: 'hub service reachable', ok: true }
-        : { text: `hub service not reachable: ${hub.error ?? hub.service}`, ok: false }
+      hub.slow
+        ? { text: `hub service slow: ${hub.error ?? hub.service}`, ok: false }
+        : hub.reachable
+          ? { text: 'hub service reachable', ok: true }
+          : { text: `hub service not reachable: ${hub.error ?? hub.service}`, ok: false }
     );
     if (typeof hub.budget_left === 'number') {
       parts.push({
