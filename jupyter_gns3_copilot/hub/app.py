@@ -8,7 +8,12 @@ Settings: traits of `CopilotHubService`, from `jupyter_gns3_copilot_hub_config.p
 working directory (or `--config=<file>`), the command line (`--CopilotHubService.x=...`),
 else the service's environment, else the default. Keep the secrets (`GNS3_PASSWORD`,
 `OPENAI_API_KEY`, `GNS3_COPILOT_HUB_SECRET`) in the environment: `--debug` logs the
-configuration files' values. Secrets are never logged by the service.
+configuration files' values. Secrets are never logged by the service. It logs at INFO
+(`--log-level` changes it), the package's loggers through its own.
+
+SIGHUP restarts the service in place (`hub/restart.py`: the same process runs again,
+keeping its listening socket, so the hub's 30 s poll never sees it gone); its pid is in
+`data_dir/service.pid`.
 
 The HTTP server listens on the port of `JUPYTERHUB_SERVICE_URL`, on its host (127.0.0.1
 when it names none) unless `ip` says otherwise (in a Kubernetes hub pod the URL names the
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import secrets
@@ -40,6 +46,7 @@ from traitlets import Bool, Dict, Int, List, Unicode, default
 from traitlets.config import Application
 
 from .budgets import BudgetPolicy
+from .restart import exec_again, keep_open, listening_sockets, write_pid_file
 
 if TYPE_CHECKING:
     from .dashboard_data import DashboardDeps
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
     from .usage import UsageStore
 
 SERVICE_NAME = "gns3-copilot"
+PACKAGE_LOGGER = "jupyter_gns3_copilot"
 CONFIG_FILE = "jupyter_gns3_copilot_hub_config.py"
 SECRET_FILE = "account.secret"
 MODES = ("teaching_assistant", "lab_automation_assistant")
@@ -227,6 +235,10 @@ class CopilotHubService(Application):
 
     # -- lifecycle -------------------------------------------------------------------------
 
+    @default("log_level")
+    def _log_level(self) -> int:
+        return logging.INFO  # the start line and the dashboard's actions
+
     def initialize(self, argv: Any = None) -> None:
         self.parse_command_line(argv)
         path = Path(self.config_file)
@@ -272,10 +284,17 @@ class CopilotHubService(Application):
         )
 
     def start(self) -> None:
-        asyncio.run(self.serve())
+        package_log = logging.getLogger(PACKAGE_LOGGER)
+        package_log.parent = self.log
+        package_log.setLevel(logging.NOTSET)
+        kept = asyncio.run(self.serve())
+        if kept:
+            exec_again(kept)
 
-    async def serve(self) -> None:
-        """Run until SIGTERM or SIGINT, then close everything."""
+    async def serve(self) -> list[int]:
+        """Run until SIGTERM or SIGINT (then close everything and return []) or SIGHUP
+        (close everything but the listening sockets, whose kept descriptors are returned
+        for `restart.exec_again`: a restart in place, see `hub/restart.py`)."""
         import tornado.httpserver
         import tornado.web
         from jupyterhub.services.auth import HubOAuth
@@ -338,7 +357,9 @@ class CopilotHubService(Application):
             **dashboard_settings(prefix),
         )
         server = tornado.httpserver.HTTPServer(app, xheaders=True)
-        server.listen(url.port or 80, self.ip or url.hostname or "127.0.0.1")
+        sockets = listening_sockets(url.port or 80, self.ip or url.hostname or "127.0.0.1")
+        server.add_sockets(sockets)
+        pid_file = write_pid_file(self.data_dir)
         self.log.info(
             "Copilot hub service on %s://%s:%s%s (GNS3 %s as %s, model %s at %s)",
             url.scheme,
@@ -351,17 +372,26 @@ class CopilotHubService(Application):
             self.llm_base_url,
         )
         stop = asyncio.Event()
+        restart: list[bool] = []
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signal.SIGHUP, lambda: (restart.append(True), stop.set()))
+        kept: list[int] = []
         try:
             await stop.wait()
+            if restart:
+                self.log.info("SIGHUP: restarting in place; connections wait meanwhile")
+                kept = keep_open(sockets)
+            else:
+                pid_file.unlink(missing_ok=True)
         finally:
             server.stop()
             await server.close_all_connections()
             await gateway.aclose()
             await admin.aclose()
             await store.close()
+        return kept
 
 
 def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
