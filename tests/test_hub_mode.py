@@ -77,6 +77,16 @@ class HeldAccounts(LabAccounts):
 
 
 @asynccontextmanager
+async def held_service(
+    port: int, lab: Any, directory: Path
+) -> AsyncIterator[tuple[HubRuntime, HeldAccounts]]:
+    """`hub_service` whose account creation waits for `HeldAccounts.release`."""
+    async with hub_service(port, lab, directory / "hub", accounts_class=HeldAccounts) as runtime:
+        assert isinstance(runtime.accounts, HeldAccounts)
+        yield runtime, runtime.accounts
+
+
+@asynccontextmanager
 async def hub_service(
     port: int,
     lab: Any,
@@ -327,11 +337,7 @@ class TestSlowFirstContact:
     async def test_the_server_asks_again_and_gets_the_session(
         self, jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path, client_log: Any
     ) -> None:
-        async with hub_service(
-            service_port, gns3_lab, tmp_path / "hub", accounts_class=HeldAccounts
-        ) as runtime:
-            accounts = runtime.accounts
-            assert isinstance(accounts, HeldAccounts)
+        async with held_service(service_port, gns3_lab, tmp_path) as (runtime, accounts):
             projects = asyncio.ensure_future(get_json(jp_fetch, "projects"))
             while runtime.identity.calls < 2:  # the first attempt timed out: asked again
                 assert not projects.done()
@@ -346,11 +352,7 @@ class TestSlowFirstContact:
     async def test_a_service_still_slow_is_called_slow_not_unreachable(
         self, jp_fetch: Any, gns3_lab: Any, service_port: int, tmp_path: Path, client_log: Any
     ) -> None:
-        async with hub_service(
-            service_port, gns3_lab, tmp_path / "hub", accounts_class=HeldAccounts
-        ) as runtime:
-            accounts = runtime.accounts
-            assert isinstance(accounts, HeldAccounts)
+        async with held_service(service_port, gns3_lab, tmp_path) as (runtime, accounts):
             try:
                 with pytest.raises(HTTPClientError) as slow:
                     await jp_fetch("copilot", "projects")

@@ -1,34 +1,36 @@
-"""The copilot hub service on a REAL JupyterHub: DummyAuthenticator, local
-process spawner, configurable-http-proxy from npm, the real gns3-server 3.0.6 of the lab
-kit, and the scripted model server (a TEST DOUBLE of the OpenAI API, a real HTTP server)
-as the gateway's upstream, requiring the upstream key.
+"""The instructor guide's JupyterHub recipe (docs/instructor/jupyterhub.md) on a REAL
+JupyterHub: the page's own settings file names, `jupyterhub_config.py` and start commands,
+read from the page and run as written (`testing.hub_recipe`: only its fixed paths and
+ports are moved, and an admin API service is added for the test). The shared-password
+authenticator, the simple local process spawner, configurable-http-proxy from npm, the
+real gns3-server 3.0.6 of the lab kit, and the scripted model server (a TEST DOUBLE of the
+OpenAI API, a real HTTP server) as the gateway's upstream, requiring the upstream key.
 
-The hub runs the service `gns3-copilot` (`python -m jupyter_gns3_copilot.hub`) with the
-GNS3 admin password and the model key in the SERVICE's environment only; the students'
-servers get nothing but `GNS3_COPILOT_HUB_URL` (and PATH, to find this venv). Two students,
-alice and bob (group `students`, a tiny daily budget), and carol (group `instructors`,
-for the dashboard).
+The hub runs the service `gns3-copilot` with the GNS3 admin password and the model key in
+the SERVICE's environment only; `GNS3_COPILOT_HUB_SECRET` is not set, so the service makes
+its own account secret in its data directory. The class of the page: alice and bob
+(group `students`), carol (group `instructors`); and dave, a student added to the hub's
+group by the test, who never starts a server.
 
 What is proved: no class secret in a student's server's or kernel's environment
 (`/proc/<pid>/environ`), in their home directory, or in any response; alice's chat goes
 through the gateway (the upstream sees the real key, the usage store records alice); bob
 can neither list, open, close nor delete alice's project, through his copilot or with the
-GNS3 token found in his own server; alice over budget gets the readable line as her turn's
-error event while bob's turn still works; in chromium (marked `browser`), carol logs in
+GNS3 token found in his own server; alice over the budget carol set gets the readable line
+as her turn's error event while bob's turn still works; the service restarts in place with
+the page's command and the copilot goes on; in chromium (marked `browser`), carol logs in
 through the hub's login form and the service's OAuth, sees both students' usage on the
-dashboard, assigns a template lab (each student's GNS3 token lists their own copy) and
-resets alice's; the same API answers her hub token, and assigning to the group reaches
-its hub members (dave, never seen by the service); bob, logged in the same way, gets 403.
+dashboard, makes a template, edits a copy (her own GNS3 token changes it, as her copilot
+would), saves it, assigns it (each student's GNS3 token lists their own copy, with her
+node) and resets alice's; the same API answers her hub token, and assigning to the group
+reaches its hub members (dave, never seen by the service); bob, logged in the same way,
+gets 403.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sqlite3
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,100 +49,52 @@ from browser.conftest import (  # noqa: F401
     page,
     screenshots,
 )
-from test_jupyterhub import _stop, local_hub_settings, wait_for
+from test_jupyterhub import proxy_command
 from test_server_support import TITLE_REPLY, parse_sse
 
+from jupyter_gns3_copilot.hub.app import SECRET_FILE
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
-from jupyter_gns3_copilot.labkit.ports import free_tcp_port
+from jupyter_gns3_copilot.hub.restart import PID_FILE
+from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "instructor" / "jupyterhub.md"
 SERVICE = "gns3-copilot"
 STUDENTS = ("alice", "bob")
 INSTRUCTOR = "carol"
 NEWCOMER = "dave"
 """A student of the hub's group who has never started a server or used the copilot."""
 UPSTREAM_KEY = "sk-upstream-class-key-7GqVt2LmZ"
+SHARED_PASSWORD = "the-class-password-4Wq"
 MODEL = "scripted-model"
 DAILY_TOKENS = 500
-SERVICE_ENV = (
-    "GNS3_URL",
-    "GNS3_USER",
-    "GNS3_PASSWORD",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-    "GNS3_COPILOT_MODEL",
-    "GNS3_COPILOT_HUB_BUDGETS",
-    "GNS3_COPILOT_HUB_DATA_DIR",
-)
-
-HUB_CONFIG = """\
-import os
-import sys
-
-c.JupyterHub.services = [
-    {{
-        "name": "{service}",
-        "url": "http://127.0.0.1:{service_port}",
-        "command": [sys.executable, "-m", "jupyter_gns3_copilot.hub"],
-        # The class secrets, from the hub's own environment: never the spawner's.
-        "environment": {{name: os.environ[name] for name in {service_env!r}}},
-        # The dashboard's browser login: the hub's own service, no "authorize?" page.
-        "oauth_no_confirm": True,
-    }},
-    {{"name": "classroom-tests", "api_token": os.environ["TEST_ADMIN_TOKEN"]}},
-]
-c.JupyterHub.load_roles = [
-    {{
-        # Users hold the access scope (a server's token gets only scopes its user holds).
-        "name": "user",
-        "scopes": ["self", "access:services!service={service}"],
-    }},
-    {{
-        # The single-user servers' own token may call the copilot service.
-        "name": "server",
-        "scopes": [
-            "users:activity!user",
-            "access:servers!server",
-            "access:services!service={service}",
-        ],
-    }},
-    {{
-        # The service reads group members (the dashboard's "assign to a group").
-        "name": "gns3-copilot-service",
-        "scopes": ["read:groups"],
-        "services": ["{service}"],
-    }},
-    {{
-        "name": "classroom-tests",
-        "scopes": ["admin:users", "admin:servers", "tokens", "admin:groups"],
-        "services": ["classroom-tests"],
-    }},
-]
-c.JupyterHub.load_groups = {{
-    "students": {{"users": {students!r} + [{newcomer!r}]}},
-    "instructors": {{"users": [{instructor!r}]}},
-}}
-c.Spawner.environment = {{
-    "GNS3_COPILOT_HUB_URL": "{hub_url}services/{service}/",
-    "PATH": {path!r},
-}}
-"""
+"""The students' budget carol sets on the dashboard (the page's policy gives 50,000)."""
 
 
 @dataclass
 class ServiceHub:
-    """The running hub, the service's data directory and what the test saw."""
+    """The running recipe hub and what the test saw."""
 
-    url: str
+    recipe: RecipeHub
     llm: ScriptedLLM
-    api: httpx.Client
-    directory: Path
     secrets: tuple[str, ...]
     tokens: dict[str, str] = field(default_factory=dict)
     """Hub API tokens of the users (as a browser session would be)."""
     responses: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return self.recipe.url
+
+    @property
+    def api(self) -> httpx.Client:
+        return self.recipe.api
+
+    @property
+    def directory(self) -> Path:
+        return self.recipe.directory
 
     def headers(self, user: str) -> dict[str, str]:
         return {"Authorization": f"token {self.tokens[user]}"}
@@ -149,6 +103,11 @@ class ServiceHub:
         return "/".join([f"{self.url}user/{user}", *parts])
 
     def service_url(self, *parts: str) -> str:
+        """The service as the students' servers reach it (straight, the page's SERVICE_URL)."""
+        return "/".join([self.recipe.service_url.rstrip("/"), *parts])
+
+    def dashboard_url(self, *parts: str) -> str:
+        """The service through the hub's proxy, as people's browsers reach it."""
         return "/".join([f"{self.url}services/{SERVICE}", *parts])
 
     def server_pid(self, user: str) -> int:
@@ -161,6 +120,17 @@ class ServiceHub:
     def seen(self, response: httpx.Response) -> httpx.Response:
         self.responses.append(response.text)
         return response
+
+    def start_server(self, user: str) -> None:
+        """Start `user`'s server and make them a hub token (as "Start My Server" would)."""
+        assert self.api.post(f"/users/{user}/server").status_code in (201, 202)
+        wait_for(
+            lambda: self.api.get(f"/users/{user}").json()["servers"].get("", {}).get("ready"),
+            f"{user}'s server starting",
+        )
+        reply = self.api.post(f"/users/{user}/tokens", json={"note": "hub service tests"})
+        reply.raise_for_status()
+        self.tokens[user] = reply.json()["token"]
 
 
 def environ(pid: int) -> dict[str, str]:
@@ -180,88 +150,57 @@ def children(pid: int) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def service_hub(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceHub]:
-    directory = tmp_path_factory.mktemp("hub-service")
-    admin_token = uuid.uuid4().hex
-    port = free_tcp_port()
-    hub_url = f"http://127.0.0.1:{port}/"
-    venv_bin = str(Path(sys.executable).parent)
-    settings = local_hub_settings(directory, port)
-    config = [f"c.{name} = {value!r}" for name, value in settings.items()]
-    config.append(
-        HUB_CONFIG.format(
-            service=SERVICE,
-            service_port=free_tcp_port(),
-            service_env=SERVICE_ENV,
-            students=list(STUDENTS),
-            newcomer=NEWCOMER,
-            instructor=INSTRUCTOR,
-            hub_url=hub_url,
-            path=f"{venv_bin}:/usr/bin:/bin",
-        )
-    )
-    (directory / "jupyterhub_config.py").write_text("\n".join(config) + "\n")
+def service_hub(
+    gns3_lab: Any, gns3_http: httpx.Client, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceHub]:
+    directory = tmp_path_factory.mktemp("hub-recipe") / "srv"
     with ScriptedLLM(api_key=UPSTREAM_KEY, models=[MODEL]) as llm:
-        env = {
-            **os.environ,
-            "TEST_ADMIN_TOKEN": admin_token,
+        values = {
             "GNS3_URL": gns3_lab.url,
             "GNS3_USER": gns3_lab.username,
             "GNS3_PASSWORD": gns3_lab.password,
             "OPENAI_BASE_URL": llm.base_url,
             "OPENAI_API_KEY": UPSTREAM_KEY,
             "GNS3_COPILOT_MODEL": MODEL,
-            "GNS3_COPILOT_HUB_BUDGETS": json.dumps(
-                {"group_daily_tokens": {"students": DAILY_TOKENS, "instructors": None}}
-            ),
-            "GNS3_COPILOT_HUB_DATA_DIR": str(directory / "service-data"),
+            "HUB_SHARED_PASSWORD": SHARED_PASSWORD,
         }
-        log = (directory / "hub.log").open("w")
-        process = subprocess.Popen(
-            [str(Path(venv_bin) / "jupyterhub"), "-f", "jupyterhub_config.py"],
-            cwd=directory,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        api = httpx.Client(
-            base_url=f"{hub_url}hub/api",
-            headers={"Authorization": f"token {admin_token}"},
-            timeout=30,
-            trust_env=False,
-        )
-        hub = ServiceHub(hub_url, llm, api, directory, secrets=(UPSTREAM_KEY, gns3_lab.password))
-        servers: list[int] = []
-        try:
-            wait_for(lambda: api.get("/").status_code == 200, "the hub answering")
-            wait_for(
-                lambda: (
-                    httpx.get(hub.service_url("api", "health"), trust_env=False).status_code == 200
-                ),
-                "the copilot service answering",
+        with RecipeHub(PAGE, directory, values, proxy=proxy_command()) as recipe:
+            hub = ServiceHub(recipe, llm, secrets=(UPSTREAM_KEY, gns3_lab.password))
+            # dave joins the hub's group students; he never starts a server.
+            recipe.api.post("/users", json={"usernames": [NEWCOMER]}).raise_for_status()
+            recipe.api.post("/groups/students/users", json={"users": [NEWCOMER]}).raise_for_status()
+            for user in STUDENTS:
+                hub.start_server(user)
+            # The service made its account secret (the page sets none), readable by it only.
+            secret_file = directory / "gns3-copilot" / SECRET_FILE
+            assert secret_file.stat().st_mode & 0o777 == 0o600
+            hub.secrets += (secret_file.read_text().strip(),)
+            # carol, an instructor, sets the students' budget with the dashboard's API.
+            carol = recipe.api.post(f"/users/{INSTRUCTOR}/tokens", json={"note": "budgets"})
+            carol.raise_for_status()
+            budget = httpx.put(
+                hub.dashboard_url("api", "budgets", "groups", "students"),
+                headers={"Authorization": f"token {carol.json()['token']}"},
+                json={"daily_tokens": DAILY_TOKENS},
+                trust_env=False,
             )
-            for user in STUDENTS:
-                assert api.post(f"/users/{user}/server").status_code in (201, 202)
-            for user in STUDENTS:
-                wait_for(
-                    lambda user=user: (
-                        api.get(f"/users/{user}").json()["servers"].get("", {}).get("ready")
-                    ),
-                    f"{user}'s server starting",
-                )
-                reply = api.post(f"/users/{user}/tokens", json={"note": "hub service tests"})
-                reply.raise_for_status()
-                hub.tokens[user] = reply.json()["token"]
-                servers.append(hub.server_pid(user))
-            yield hub
-        finally:
-            for user in STUDENTS:
+            assert budget.status_code == 204, budget.text
+            try:
+                yield hub
+            finally:
+                remove_class_projects(gns3_http)
+
+
+def remove_class_projects(gns3_http: httpx.Client) -> None:
+    """Delete the projects in the class's pools (students', instructor's, templates')."""
+    pools = gns3_http.get("/v3/pools").json()
+    for pool in pools:
+        if pool["name"].startswith("hub-"):
+            rows = gns3_http.get(f"/v3/pools/{pool['resource_pool_id']}/resources").json()
+            for row in rows:
                 with contextlib.suppress(httpx.HTTPError):
-                    api.delete(f"/users/{user}/server")
-            api.close()
-            _stop(process, servers)
-            log.close()
+                    gns3_http.post(f"/v3/projects/{row['resource_id']}/close")
+                    gns3_http.delete(f"/v3/projects/{row['resource_id']}")
 
 
 def chat(hub: ServiceHub, user: str, project_id: str, message: str) -> list[dict[str, Any]]:
@@ -279,6 +218,17 @@ def chat(hub: ServiceHub, user: str, project_id: str, message: str) -> list[dict
             more, rest = parse_sse(rest + chunk)
             events += more
     return events
+
+
+def gateway_call(hub: ServiceHub, user: str) -> httpx.Response:
+    """One model call through the gateway with `user`'s server's token."""
+    return httpx.post(
+        hub.service_url("v1", "chat", "completions"),
+        headers={"Authorization": f"Bearer {hub.server_token(user)}"},
+        json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
+        timeout=30,
+        trust_env=False,
+    )
 
 
 def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
@@ -322,7 +272,7 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
         )
         assert status.status_code == 200, status.text
         assert status.json()["mode_summary"] == (
-            f"hub mode, service {hub.url}services/{SERVICE}/, reachable"
+            f"hub mode, service {hub.service_url('')}, reachable"
         )
         assert status.json()["gns3"]["authenticated"] is True
         listed = hub.seen(
@@ -358,7 +308,7 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
         assert upstream and all(
             r.headers.get("authorization") == f"Bearer {UPSTREAM_KEY}" for r in upstream
         )
-        with sqlite3.connect(hub.directory / "service-data" / "usage.db") as db:
+        with sqlite3.connect(hub.directory / "gns3-copilot" / "usage.db") as db:
             rows = db.execute(
                 "SELECT hub_user, status, prompt_tokens, turn_id IS NOT NULL FROM model_calls "
                 "ORDER BY started_at"
@@ -452,27 +402,55 @@ def test_students_get_sessions_and_labs_from_the_service_and_never_a_secret(
         assert not [r for r in hub.responses if secret in r], secret
 
 
+def test_the_service_restarts_in_place_with_the_guides_command(service_hub: ServiceHub) -> None:
+    """The page's restart command: the same process afterwards (the hub saw no exit), a
+    second start line in the hub's log, and alice's copilot goes on through the gateway."""
+    hub = service_hub
+    pid_file = hub.directory / "gns3-copilot" / PID_FILE
+    pid = int(pid_file.read_text())
+    started = hub.recipe.log_text().count("Copilot hub service on")
+    hub.recipe.run_block("recipe-restart", required=("service.pid",))
+    wait_for(
+        lambda: hub.recipe.log_text().count("Copilot hub service on") == started + 1,
+        "the service's restart",
+    )
+    assert int(pid_file.read_text()) == pid and Path(f"/proc/{pid}").exists()
+    assert "exited with status" not in hub.recipe.log_text()
+    hub.llm.add(text("Still here.", usage={"prompt_tokens": 5, "completion_tokens": 2}))
+    assert gateway_call(hub, "bob").status_code == 200
+    status = httpx.get(
+        hub.server_url("alice", "copilot", "status"), headers=hub.headers("alice"), timeout=30
+    )
+    assert status.json()["mode_summary"].endswith(", reachable"), status.text
+
+
 # -- the instructor dashboard in chromium, logged in through the hub ------------------------
+
 
 def log_in_through_hub(tab: Any, hub: ServiceHub, user: str) -> Any:
     """Open the dashboard in a browser with no session: the service sends it to the hub's
-    login (DummyAuthenticator's form), then back through OAuth; the dashboard's response."""
+    login (the shared-password form), then back through OAuth; the dashboard's response."""
     tab.context.clear_cookies()
-    tab.goto(hub.service_url(""))
+    tab.goto(hub.dashboard_url(""))
     assert "/hub/login" in tab.url, tab.url
     tab.fill("#username_input", user)
-    tab.fill("#password_input", "any password (DummyAuthenticator)")
-    with tab.expect_response(lambda r: r.url == hub.service_url("")) as answer:
+    tab.fill("#password_input", SHARED_PASSWORD)
+    with tab.expect_response(lambda r: r.url == hub.dashboard_url("")) as answer:
         tab.click("#login_submit")
     return answer.value
 
 
-def gns3_projects(hub: ServiceHub, user: str) -> dict[str, str]:
-    """`user`'s GNS3 projects (name -> id), asked of GNS3 with their own GNS3 token."""
+def gns3_session(hub: ServiceHub, user: str) -> dict[str, Any]:
+    """`user`'s session, as their server gets it from the service."""
     server = {"Authorization": f"token {hub.server_token(user)}"}
     session = httpx.get(hub.service_url("api", "session"), headers=server, trust_env=False)
     session.raise_for_status()
-    body = session.json()
+    return dict(session.json())
+
+
+def gns3_projects(hub: ServiceHub, user: str) -> dict[str, str]:
+    """`user`'s GNS3 projects (name -> id), asked of GNS3 with their own GNS3 token."""
+    body = gns3_session(hub, user)
     listed = httpx.get(
         f"{body['gns3_url']}/v3/projects",
         headers={"Authorization": f"Bearer {body['gns3_token']}"},
@@ -483,12 +461,19 @@ def gns3_projects(hub: ServiceHub, user: str) -> dict[str, str]:
 
 
 def tokens_today(hub: ServiceHub) -> dict[str, int]:
-    with sqlite3.connect(hub.directory / "service-data" / "usage.db") as db:
+    with sqlite3.connect(hub.directory / "gns3-copilot" / "usage.db") as db:
         rows = db.execute(
             "SELECT hub_user, SUM(prompt_tokens + completion_tokens) FROM model_calls "
             "GROUP BY hub_user"
         ).fetchall()
     return dict(rows)
+
+
+def node_names(gns3_http: httpx.Client, project_id: str) -> list[str]:
+    gns3_http.post(f"/v3/projects/{project_id}/open").raise_for_status()
+    names = sorted(n["name"] for n in gns3_http.get(f"/v3/projects/{project_id}/nodes").json())
+    gns3_http.post(f"/v3/projects/{project_id}/close")
+    return names
 
 
 @pytest.mark.browser
@@ -499,59 +484,76 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
     screenshots: Path,  # noqa: F811
 ) -> None:
     hub = service_hub
-    if "alice" not in tokens_today(hub):  # run alone: alice's chat is the test above's
-        hub.llm.add(text("Hi.", usage={"prompt_tokens": 300, "completion_tokens": 2}))
-        called = httpx.post(
-            hub.service_url("v1", "chat", "completions"),
-            headers={"Authorization": f"Bearer {hub.server_token('alice')}"},
-            json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
-            timeout=30,
-            trust_env=False,
-        )
-        assert called.status_code == 200, called.text
-    hub.llm.add(text("Hi bob.", usage={"prompt_tokens": 40, "completion_tokens": 2}))
-    called = httpx.post(
-        hub.service_url("v1", "chat", "completions"),
-        headers={"Authorization": f"Bearer {hub.server_token('bob')}"},
-        json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
-        timeout=30,
-        trust_env=False,
-    )
-    assert called.status_code == 200, called.text
+    for student in STUDENTS:  # each student has used the gateway today
+        if student not in tokens_today(hub):  # (alice: the first test's chat, when run)
+            hub.llm.add(text("Hi.", usage={"prompt_tokens": 40, "completion_tokens": 2}))
+            called = gateway_call(hub, student)
+            assert called.status_code == 200, called.text
     used = tokens_today(hub)
-
     template = f"OSPF lab {uuid.uuid4().hex[:6]}"
-    made = gns3_http.post("/v3/projects", json={"name": template})
-    assert made.status_code == 201, made.text
-    template_id = made.json()["project_id"]
-    gns3_http.post(f"/v3/projects/{template_id}/close")
     try:
         # Carol, an instructor, logs in through the hub and sees both students' usage.
         response = log_in_through_hub(page, hub, INSTRUCTOR)
         assert response.status == 200
         assert page.locator(".nav-user").inner_text() == INSTRUCTOR
         # The JSON API answers the browser's login cookie too.
-        from_browser = page.request.get(hub.service_url("api", "students"))
+        from_browser = page.request.get(hub.dashboard_url("api", "students"))
         assert from_browser.status == 200 and from_browser.json()["students"]
         for student in STUDENTS:
             row = page.locator(f'tr[data-student="{student}"]')
             assert row.locator(".tokens-today").inner_text() == f"{used[student]:,}"
             assert f"/ {DAILY_TOKENS}" in row.locator(".usage").inner_text()
-        assert used["alice"] > 0 and used["bob"] > 0
 
-        # She assigns the template lab to both: each gets a copy in their own pool.
+        # She makes a template, edits a copy in her own labs and saves it back.
+        form = page.locator("#new-template-form")
+        form.locator('input[name="name"]').fill(template)
+        form.get_by_role("button", name="New template").click()
+        assert f"Template '{template}' made (empty)" in page.locator(".alert-success").inner_text()
+        row = page.locator(f'tr[data-template="{template}"]')
+        row.get_by_role("button", name="Edit a copy").click()
+        mine = lab_name(template, INSTRUCTOR)
+        assert f"Your copy is '{mine}'" in page.locator(".alert-success").inner_text()
+        hub.start_server(INSTRUCTOR)  # her copilot works on her copy with her GNS3 token
+        session = gns3_session(hub, INSTRUCTOR)
+        as_carol = {"Authorization": f"Bearer {session['gns3_token']}"}
+        gns3 = f"{session['gns3_url']}/v3"
+        with httpx.Client(base_url=gns3, headers=as_carol, trust_env=False, timeout=60) as carol:
+            [copy] = [p for p in carol.get("/projects").json() if p["name"] == mine]
+            carol.post(f"/projects/{copy['project_id']}/open").raise_for_status()
+            [vpcs] = [t for t in gns3_http.get("/v3/templates").json() if t["name"] == "VPCS"]
+            made = carol.post(
+                f"/projects/{copy['project_id']}/templates/{vpcs['template_id']}",
+                json={"x": 0, "y": 0},
+            )
+            assert made.status_code == 201, made.text
+            [old_template] = [
+                t["project_id"]
+                for t in gns3_http.get("/v3/projects").json()
+                if t["name"] == template
+            ]
+            assert carol.get(f"/projects/{old_template}").status_code == 403  # no token
+        page.reload()
+        row = page.locator(f'tr[data-template="{template}"]')
+        row.locator('select[name="project"]').select_option(mine)
+        row.get_by_role("button", name="Save as this template").click()
+        assert f"Template '{template}' is now a copy of your project {mine}" in (
+            page.locator(".alert-success").inner_text()
+        )
+
+        # She assigns it to both: each gets a copy, with her node, in their own pool.
         form = page.locator("#assign-form")
         form.locator('select[name="template"]').select_option(template)
         for student in STUDENTS:
-            form.get_by_label(student).check()
+            form.get_by_label(student, exact=True).check()
         form.get_by_role("button", name="Assign").click()
         assert f"Lab '{template}' assigned to" in page.locator(".alert-success").inner_text()
         copies = {student: gns3_projects(hub, student) for student in STUDENTS}
         for student in STUDENTS:
+            other = "alice" if student == "bob" else "bob"
             assert lab_name(template, student) in copies[student], copies
-            assert lab_name(template, "alice" if student == "bob" else "bob") not in copies[
-                student
-            ]
+            assert lab_name(template, other) not in copies[student]
+        alice_copy = copies["alice"][lab_name(template, "alice")]
+        assert len(node_names(gns3_http, alice_copy)) == 1
 
         # She resets alice's copy to the template: a new project, bob's untouched.
         alice_row = page.locator('tr[data-student="alice"]')
@@ -569,19 +571,16 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
         # The same as a JSON API with a hub token (e.g. from an instructor's notebook).
         carol_token = hub.api.post(f"/users/{INSTRUCTOR}/tokens", json={"note": "dashboard"})
         carol_token.raise_for_status()
+        carol_headers = {"Authorization": f"token {carol_token.json()['token']}"}
         api = hub.service_url("api", "students")
-        listed = httpx.get(
-            api,
-            headers={"Authorization": f"token {carol_token.json()['token']}"},
-            trust_env=False,
-        )
+        listed = httpx.get(api, headers=carol_headers, trust_env=False)
         assert listed.status_code == 200, listed.text
         assert {s["user"] for s in listed.json()["students"]} >= set(STUDENTS)
         # Assigned to the group: the hub's members, dave too (never seen by the service);
         # alice and bob keep the copies they have.
         by_group = httpx.post(
             hub.service_url("api", "labs", "assign"),
-            headers={"Authorization": f"token {carol_token.json()['token']}"},
+            headers=carol_headers,
             json={"template": template, "group": "students"},
             timeout=60,
             trust_env=False,
@@ -602,7 +601,8 @@ def test_the_instructor_uses_the_dashboard_through_the_hub_and_a_student_gets_40
         assert "You are logged in as bob" in page.inner_text("main")
         page.screenshot(path=screenshots / "hub-service-dashboard-403.png", full_page=True)
     finally:
-        copy_names = {lab_name(template, s) for s in (*STUDENTS, NEWCOMER)} | {template}
+        names = {lab_name(template, s) for s in (*STUDENTS, NEWCOMER, INSTRUCTOR)} | {template}
         for project in gns3_http.get("/v3/projects").json():
-            if project["name"] in copy_names:
+            if project["name"] in names:
+                gns3_http.post(f"/v3/projects/{project['project_id']}/close")
                 gns3_http.delete(f"/v3/projects/{project['project_id']}")

@@ -33,6 +33,7 @@ import pytest
 from test_server_support import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
+from jupyter_gns3_copilot.testing.hub_recipe import wait_for
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -121,18 +122,6 @@ def write_config(directory: Path, lab: Any, llm: ScriptedLLM, admin_token: str) 
     lines = [f"c.{name} = {value!r}" for name, value in settings.items()]
     (directory / "jupyterhub_config.py").write_text("\n".join(lines) + "\n")
     return port
-
-
-def wait_for(check: Any, what: str, timeout: float = HUB_TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            result = check()
-            if result:
-                return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} did not happen within {timeout:g} s")
-        time.sleep(0.25)
 
 
 def start_students(hub: Hub, api: httpx.Client) -> None:
