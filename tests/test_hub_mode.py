@@ -309,7 +309,7 @@ async def test_the_status_says_how_much_budget_the_student_has_left_today(
 class TestSlowFirstContact:
     """A student's first contact, while the service is slow to make their GNS3 account."""
 
-    ATTEMPT = 1.0
+    ATTEMPT = 2.0
     """The server's hub timeout here (its default is 15 s)."""
 
     @pytest.fixture
@@ -344,9 +344,15 @@ class TestSlowFirstContact:
                 await asyncio.sleep(0.05)
             accounts.release.set()
             assert await projects == []
-            assert runtime.identity.calls == 2
-        [line] = [r.getMessage() for r in client_log]
-        assert "did not answer within 1 s (attempt 1 of 3" in line and "asking again" in line
+        # Asked again after each slow answer (a third time when making the account, once
+        # let go, took GNS3 longer than an attempt on a busy machine).
+        asked = runtime.identity.calls
+        assert asked in (2, 3)
+        lines = [r.getMessage() for r in client_log]
+        assert len(lines) == asked - 1
+        for attempt, line in enumerate(lines, 1):
+            assert f"did not answer within 2 s (attempt {attempt} of 3" in line
+            assert line.endswith("asking again.")
 
     @pytest.mark.lab
     async def test_a_service_still_slow_is_called_slow_not_unreachable(
@@ -361,7 +367,7 @@ class TestSlowFirstContact:
                 assert error["type"] == "HubServiceSlow" and error.get("setting") is None
                 assert error["message"].startswith(
                     "The copilot hub service is slow to answer: it did not give this server "
-                    "its session in 3 tries of 1 s."
+                    "its session in 3 tries of 2 s."
                 )
                 assert "reached" not in error["message"]
                 assert "GNS3_COPILOT_HUB_URL" not in error["message"]
