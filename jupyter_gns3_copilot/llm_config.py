@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from .agent.models import DEFAULT_BASE_URL, ContextStrategy, ModelSettings, default_context_limit
 from .endpoint_policy import refused_endpoint
 from .status import ModelStatus, context_limit_status
-from .tools.modes import MODE_TOOLS, TEACHING
+from .tools.modes import MODE_NAMES, MODE_TOOLS, TEACHING
 
 if TYPE_CHECKING:
     from cryptography.fernet import Fernet
@@ -55,12 +55,26 @@ Source = Literal["user", "admin"]
 
 
 class LLMConfigError(ValueError):
-    """A setting a user may not choose. `field` names it, `rule` says what is allowed."""
+    """A setting a user may not choose. `field` names it, `rule` says what is allowed.
 
-    def __init__(self, field: str, rule: str) -> None:
-        super().__init__(f"{field}: {rule}")
+    `message`, when given, is the sentence the user reads instead of "field: rule" (no
+    setting names in it); `admin_note` is for the server log: the administrator's setting
+    behind the refusal.
+    """
+
+    def __init__(
+        self,
+        field: str,
+        rule: str,
+        *,
+        message: str | None = None,
+        admin_note: str | None = None,
+    ) -> None:
+        super().__init__(message or f"{field}: {rule}")
         self.field = field
         self.rule = rule
+        self.message = message
+        self.admin_note = admin_note
 
 
 class ModelNotConfigured(Exception):
@@ -106,6 +120,8 @@ class LLMAdminConfig(BaseModel):
     default_mode: str = TEACHING
     allowed_modes: tuple[str, ...] = tuple(MODE_TOOLS)
     allowed_base_urls: tuple[str, ...] = ()
+    modes_setting: str = "c.GNS3Copilot.allowed_modes"
+    """The setting `allowed_modes` comes from, named in the log when a mode is refused."""
     jupyterhub: bool = False
     users_may_choose_endpoints: bool = True
     """False in hub mode: users' own `provider`, `base_url` and `api_key` are refused and
@@ -134,12 +150,20 @@ class LLMAdminConfig(BaseModel):
         return _known_mode(value)
 
     def check_mode(self, mode: str, field: str = "copilot_mode") -> str:
-        """`mode` if the administrator allows it; LLMConfigError naming `field` otherwise."""
+        """`mode` if the administrator allows it; LLMConfigError naming `field` otherwise
+        ("Your course allows teaching mode only."; the setting in its `admin_note`)."""
         if mode not in self.allowed_modes:
+            allowed = [MODE_NAMES.get(m, m) for m in self.allowed_modes]
+            if len(allowed) == 1:
+                sentence = f"Your course allows {allowed[0]} mode only."
+            else:
+                sentence = f"Your course allows the {' and '.join(allowed)} modes only."
             raise LLMConfigError(
                 field,
-                f"must be one of the modes the administrator allows "
-                f"({', '.join(self.allowed_modes)}; c.GNS3Copilot.allowed_modes), got {mode!r}",
+                f"one of the allowed modes ({', '.join(self.allowed_modes)}), got {mode!r}",
+                message=sentence,
+                admin_note=f"{mode!r} is not in {self.modes_setting} "
+                f"({', '.join(self.allowed_modes)})",
             )
         return mode
 
@@ -158,21 +182,27 @@ class LLMAdminConfig(BaseModel):
             raise LLMConfigError(field, f"must start with http:// or https://, got {url!r}")
         if self.allowed_base_urls:
             if url not in self.allowed_base_urls:
+                listed = ", ".join(self.allowed_base_urls)
                 raise LLMConfigError(
                     field,
-                    f"must be one of the endpoints the administrator allows "
-                    f"({', '.join(self.allowed_base_urls)}; c.GNS3Copilot.allowed_base_urls)",
+                    f"one of the allowed endpoints ({listed})",
+                    message=f"Your course allows only these model endpoints: {listed}.",
+                    admin_note=f"{url} is not in c.GNS3Copilot.allowed_base_urls",
                 )
         elif url != self.base_url and self.jupyterhub:
             raise LLMConfigError(
                 field,
-                f"under JupyterHub only the administrator's endpoint ({self.base_url}) may be "
-                "used unless c.GNS3Copilot.allowed_base_urls lists others",
+                f"the course's endpoint ({self.base_url})",
+                message=f"Your course allows only its own model endpoint ({self.base_url}).",
+                admin_note="under JupyterHub only the administrator's endpoint is allowed "
+                "unless c.GNS3Copilot.allowed_base_urls lists others",
             )
         elif url != self.base_url and (reason := refused_endpoint(url)) is not None:
             raise LLMConfigError(
                 field,
-                f"{reason}: refused unless the administrator lists it in "
+                f"not {reason}",
+                message=f"This model endpoint cannot be used: {reason}.",
+                admin_note=f"{url}: {reason}; allowed only when listed in "
                 "c.GNS3Copilot.allowed_base_urls",
             )
         return url

@@ -575,6 +575,29 @@ async def test_a_direct_tool_run_streams_progress_and_the_device_output(
     assert "blocked_commands" in blocked.body["tool_calls"][0]["output"]
 
 
+async def test_a_tool_the_mode_does_not_allow_is_a_refused_card_for_the_student(
+    jp_fetch, gns3_project
+) -> None:
+    """Given teaching mode; when `run_vpcs_commands` is run directly; then nothing runs and
+    the refusal comes as the model's call would get it: a `tool_end` whose outcome is
+    `refused`, summed up and noted for the student, never the text written for the model."""
+    await add_pcs(gns3_project, "PC2")
+    body = {
+        "arguments": {"devices": [{"device": "PC2", "commands": ["ip 10.0.0.2/24"]}]},
+        "copilot_mode": "teaching_assistant",
+    }
+    events = await open_stream(
+        jp_fetch, *tool_path(gns3_project, "run_vpcs_commands"), body=body
+    ).finish()
+    assert kinds(events) == ["tool_start", "tool_end", "done"]
+    [end] = [event for event in events if event["type"] == "tool_end"]
+    assert end["outcome"] == "refused"
+    assert json.loads(end["tool_output"])["status"] == "refused"
+    for shown in (end["summary"], end["note"]):
+        assert "Explain to the user" not in shown and "teaching_assistant" not in shown
+    assert "PC2" in end["note"]
+
+
 @pytest.mark.slow
 async def test_a_direct_tool_run_can_be_aborted(jp_fetch, jp_serverapp, gns3_project) -> None:
     await add_pcs(gns3_project, "PC1", start=True)

@@ -3,8 +3,9 @@
 Every error the client expects (no server found, the extension not loaded, a refused
 token, an HTTP error answer, a project that does not exist) is a `CopilotError`. IPython
 shows an exception through its `_render_traceback_` when it has one, so these errors show
-as one line saying what happened and what to do, and a cell that raised one still stops
-"Run All".
+as one line saying what happened and what to do (the copilot's own error answers without
+the class name: they are sentences for the student), and a cell that raised one still
+stops "Run All".
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ class ApiError(CopilotError):
         self.status = status
         self.type = type
         self.details = details
+
+    def _render_traceback_(self) -> list[str]:
+        # The copilot's own answers are written for the person in front of the notebook
+        # ("Your course allows teaching mode only."): shown as they are, in red. Other
+        # answers (no JSON error: a proxy, another server) keep the class name.
+        if self.type:
+            return [f"\x1b[0;31m{self}\x1b[0m"]
+        return super()._render_traceback_()
 
 
 class NoProject(CopilotError):

@@ -483,6 +483,7 @@ class GNS3Copilot(ExtensionApp):
             title_model=session.title_model,
             default_mode=session.policy.default_mode,
             allowed_modes=session.policy.allowed_modes,
+            modes_setting="the hub service's c.CopilotHubService.allowed_modes",
             allowed_base_urls=(session.model_base_url,),
         )
         self._hub_admin = (session, admin)

@@ -2,7 +2,9 @@
 
 The body is `{"error": {"message": str, "type": str, ...}}` with, where they apply,
 `field` and `rule` (bad input: which field, which rule it broke; `errors` lists them all),
-`setting` (the configuration to fix) and `url` (the GNS3 URL that failed).
+`setting` (the configuration to fix) and `url` (the GNS3 URL that failed). What only the
+administrator needs (e.g. which setting refused a student's mode) is the error's
+`log_detail`: written to the server log, never into the body.
 
 | cause | status |
 | --- | --- |
@@ -53,11 +55,13 @@ class ApiError(Exception):
         setting: str | None = None,
         url: str | None = None,
         errors: list[dict[str, str]] | None = None,
+        log_detail: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type
+        self.log_detail = log_detail
         self.details = {
             "field": field,
             "rule": rule,
@@ -224,7 +228,14 @@ def to_api_error(exc: BaseException) -> ApiError:
     if isinstance(exc, ValidationError):
         return validation_error(exc)
     if isinstance(exc, LLMConfigError):
-        return bad_input(exc.field, exc.rule)
+        return ApiError(
+            400,
+            exc.message or f"{exc.field}: {exc.rule}",
+            type="ValidationError",
+            field=exc.field,
+            rule=exc.rule,
+            log_detail=exc.admin_note,
+        )
     if isinstance(exc, InvalidProjectId):
         return ApiError(400, str(exc), type=name, field="project_id", rule="a GNS3 project UUID")
     if isinstance(exc, InvalidTitle):

@@ -52,6 +52,8 @@ MODE_TOOLS: Mapping[str, frozenset[str]] = {
     TEACHING: TEACHING_TOOLS,
     LAB_AUTOMATION: LAB_AUTOMATION_TOOLS,
 }
+MODE_NAMES: Mapping[str, str] = {TEACHING: "teaching", LAB_AUTOMATION: "lab"}
+"""What people call each mode (and what `%copilot --mode` takes)."""
 MODE_DESCRIPTIONS: Mapping[str, str] = {
     TEACHING: "diagnose and teach: read the lab, build it, start nodes, run diagnostic "
     "commands, capture packets, save snapshots; never change a device's configuration",

@@ -152,8 +152,14 @@ class CopilotHandler(APIHandler):
             return super().log_exception(typ, value, tb)
         error = to_api_error(value)
         if error.expected:
+            detail = f" ({error.log_detail})" if error.log_detail else ""
             self.log.warning(
-                "%d %s %s: %s", error.status, self.request.method, self.request.path, error.message
+                "%d %s %s: %s%s",
+                error.status,
+                self.request.method,
+                self.request.path,
+                error.message,
+                detail,
             )
         else:
             super().log_exception(typ, value, tb)

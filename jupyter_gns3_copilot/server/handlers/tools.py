@@ -39,9 +39,11 @@ class ToolRunHandler(EventStreamHandler):
     Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `session_id`, `stream`). Same
     mode and command policy as the model's calls. SSE events `tool_start`, `progress`,
     `tool_end`, `abort`, `heartbeat`, `done` (or one JSON summary with `"stream": false`).
-    Refused before running: 404 unknown tool, 400 invalid arguments (field and rule) or a
-    mode the administrator does not allow, 403 a tool the mode does not allow, 409 the
-    project is not opened or the run id is in use, 502 GNS3 unreachable.
+    A tool the mode does not allow runs nothing and is answered like any refusal: its
+    `tool_end` has the outcome `refused` and a note for the student, as the model's call
+    would. Refused before running: 404 unknown tool, 400 invalid arguments (field and
+    rule) or a mode the administrator does not allow, 409 the project is not opened or
+    the run id is in use, 502 GNS3 unreachable.
     """
 
     @tornado.web.authenticated
@@ -50,8 +52,7 @@ class ToolRunHandler(EventStreamHandler):
         from pydantic import ValidationError
 
         from ...llm_config import effective_config
-        from ...tools import TOOLS, mode_allows
-        from ...tools.modes import refusal
+        from ...tools import TOOLS
         from ..schemas import ToolRunRequest
         from ..tool_runs import run_tool
 
@@ -67,8 +68,6 @@ class ToolRunHandler(EventStreamHandler):
         mode = effective_config(app.llm_admin(), app.llm_store().get(user_id)).copilot_mode
         if request.copilot_mode is not None:
             mode = app.llm_admin().check_mode(request.copilot_mode)
-        if not mode_allows(mode, tool_name):
-            raise ApiError(403, refusal(mode, tool_name)["error"], type="ToolNotAllowed")
         try:
             spec.args_model.model_validate(request.arguments)
         except ValidationError as exc:
