@@ -1,18 +1,22 @@
-"""The extension's lines in a real `jupyter server` log: no warning about
-`open_browser` at start, and the package's own loggers written with the server's format
-and their names."""
+"""The extension's lines in a real `jupyter server` log: no warning about `open_browser`
+at start, the package's own loggers written with the server's format and their names,
+and what an administrator needs to follow up a failed model call."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from cryptography.fernet import Fernet
 from test_server_support import jupyter_process
 
+from jupyter_gns3_copilot.kernel.copilot import Copilot
 from jupyter_gns3_copilot.llm_config import KEY_FILE_NAME, LLMConfigStore, UserLLMSettings
+from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
+from jupyter_gns3_copilot.testing.scripted_llm import error
 
 
 @pytest.mark.slow
@@ -36,3 +40,28 @@ def test_package_loggers_write_through_the_server_log(tmp_path: Path) -> None:
     assert re.match(r"\[W \d{4}-\d\d-\d\d [\d:.]+ jupyter_gns3_copilot\.llm_config\] ", line)
     # And nothing complains about open_browser
     assert "open_browser" not in log
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_a_failed_model_call_is_logged_with_the_endpoints_status_and_request_id(
+    gns3_lab: Any, gns3_project: Any, scripted_llm: Any, tmp_path: Path
+) -> None:
+    """Given a model endpoint answering HTTP 500 with a request id; when a student's turn
+    fails on it; then the student reads the failure in the turn, and the real server's
+    log has one line naming the endpoint, the status and the request id."""
+    scripted_llm.add(error(500, "upstream exploded", headers={"x-request-id": "req_8f2c61"}))
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with (
+        JupyterServer(gns3_lab, model, tmp_path) as server,
+        Copilot(server=server.server_info) as copilot,
+    ):
+        copilot.use(gns3_project.project_id)
+        turn = copilot.ask("Why can't PC1 ping PC2?")
+    assert turn.status == "error"
+    [shown] = turn.errors
+    assert "HTTP 500" in shown and "req_8f2c61" not in shown
+    [line] = [line for line in server.log_path.read_text().splitlines() if "req_8f2c61" in line]
+    assert re.match(r"\[W [\d\-: .]+ jupyter_gns3_copilot\.agent\.graph\] Model call at ", line)
+    assert scripted_llm.base_url in line and "HTTP 500" in line
+    assert "request id req_8f2c61" in line and "upstream exploded" in line

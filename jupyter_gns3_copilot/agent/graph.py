@@ -80,6 +80,7 @@ from .history import (
 )
 from .models import (
     TURN_HEADER,
+    ModelCallError,
     ModelRetries,
     ModelSettings,
     describe_model_error,
@@ -338,7 +339,9 @@ async def _reply_with_retries(
         except Exception as exc:
             delay = None if chunks else retries.next_delay(exc)
             if delay is None:
-                raise retries.explain(describe_model_error(exc, ctx.settings)) from exc
+                error = retries.explain(describe_model_error(exc, ctx.settings))
+                log.warning("%s (turn %s)", error.log_line(), ctx.turn_id or "-")
+                raise error from exc
             log.info(
                 "Model call failed (%s); retry %d of %d in %.2f s",
                 type(exc).__name__,
@@ -437,10 +440,14 @@ async def llm_call(
         runtime.stream_writer({"type": "llm_start"})
     chunks, aborted = await _reply_with_retries(ctx, prepared.messages, config)
     reply = _merge(chunks, aborted)
+    empty: ModelCallError | None = None
     if reply is None and not aborted:
-        raise describe_model_error(ValueError("No generation chunks were returned"), ctx.settings)
-    if reply is not None and not aborted and _is_empty(reply):
-        raise empty_answer_error(ctx.settings, reply.response_metadata.get("finish_reason"))
+        empty = describe_model_error(ValueError("No generation chunks were returned"), ctx.settings)
+    elif reply is not None and not aborted and _is_empty(reply):
+        empty = empty_answer_error(ctx.settings, reply.response_metadata.get("finish_reason"))
+    if empty is not None:
+        log.warning("%s (turn %s)", empty.log_line(), ctx.turn_id or "-")
+        raise empty
     log.info(
         "LLM call completed: tool_calls=%d%s",
         len(reply.tool_calls) if reply else 0,

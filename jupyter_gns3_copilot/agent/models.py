@@ -341,7 +341,9 @@ class ModelCallError(Exception):
     """A failed model call, explained: `str(error)` says what happened and what to fix.
 
     `kind` classifies it (see `ModelErrorKind`), `status` is the HTTP status if one came,
-    `base_url` the endpoint. Never contains the API key.
+    `base_url` the endpoint, `request_id` the id the endpoint gave its answer (its
+    `x-request-id` or `request-id` header), for finding the call in the endpoint's own
+    logs. Never contains the API key.
     """
 
     def __init__(
@@ -351,15 +353,28 @@ class ModelCallError(Exception):
         kind: ModelErrorKind,
         status: int | None = None,
         base_url: str | None = None,
+        request_id: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.kind: ModelErrorKind = kind
         self.status = status
         self.base_url = base_url
+        self.request_id = request_id
 
     def __str__(self) -> str:
         return self.message
+
+    def log_line(self) -> str:
+        """The failure for the server log: endpoint, HTTP status, the endpoint's request id
+        and the message the user was shown."""
+        facts = [f"kind {self.kind}"]
+        if self.status is not None:
+            facts.append(f"HTTP {self.status}")
+        if self.request_id:
+            facts.append(f"request id {self.request_id}")
+        where = f" at {self.base_url}" if self.base_url else ""
+        return f"Model call{where} failed ({', '.join(facts)}): {self.message}"
 
 
 def describe_model_error(
@@ -380,8 +395,16 @@ def describe_model_error(
     secrets = _secrets(request, settings)
     endpoint = f"the model endpoint at {base_url}" if base_url else "the model endpoint"
 
+    request_id = _request_id(exc)
+
     def fail(message: str, kind: ModelErrorKind, status: int | None = None) -> ModelCallError:
-        return ModelCallError(_scrub(message, secrets), kind=kind, status=status, base_url=base_url)
+        return ModelCallError(
+            _scrub(message, secrets),
+            kind=kind,
+            status=status,
+            base_url=base_url,
+            request_id=request_id,
+        )
 
     where_to_fix = (
         f"check the base URL ({SETTING_HELP['base_url']}) and the API key "
@@ -524,7 +547,11 @@ class ModelRetries:
         else:
             return error
         return ModelCallError(
-            error.message + note, kind=error.kind, status=error.status, base_url=error.base_url
+            error.message + note,
+            kind=error.kind,
+            status=error.status,
+            base_url=error.base_url,
+            request_id=error.request_id,
         )
 
 
@@ -722,6 +749,23 @@ def _base_url(request: Any) -> str | None:
         if suffix in url:
             return url.split(suffix, 1)[0]
     return url
+
+
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id")
+
+
+def _request_id(exc: BaseException) -> str | None:
+    """The id the endpoint gave the failed answer (its request id header), if any."""
+    for error in _chain(exc):
+        response = getattr(error, "response", None)
+        headers = getattr(response, "headers", None)
+        if headers is None:
+            continue
+        for name in _REQUEST_ID_HEADERS:
+            value = headers.get(name)
+            if value:
+                return str(value)[:200]
+    return None
 
 
 def _requested_model(request: Any) -> str | None:

@@ -623,11 +623,15 @@ _request_ids = itertools.count(1)
 
 
 def _head(status: int, content_type: str, headers: Mapping[str, str]) -> list[str]:
-    lines = [
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
-        f"content-type: {content_type}",
-        f"x-request-id: req_scripted_{next(_request_ids)}",
-    ]
+    """The status line and headers; a reply's own `headers` replace the defaults of the
+    same name (e.g. a scripted `x-request-id`)."""
+    given = {name.lower() for name in headers}
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
+    defaults = {
+        "content-type": content_type,
+        "x-request-id": f"req_scripted_{next(_request_ids)}",
+    }
+    lines.extend(f"{name}: {value}" for name, value in defaults.items() if name not in given)
     lines.extend(f"{name}: {value}" for name, value in headers.items())
     return lines
 
