@@ -4,7 +4,9 @@ The same setup as `make demo` (the local GNS3 lab, a Jupyter server with the cop
 extension, the model named by `OPENAI_API_KEY` / `OPENAI_BASE_URL` / `GNS3_COPILOT_MODEL`
 or else the scripted test model), with JupyterLab on 127.0.0.1, the three example
 notebooks copied to build/lab/notebooks (the originals stay clean) and their projects
-prepared. Prints the URL with its token and runs until Ctrl+C, then stops everything.
+prepared, and approvals on as by default (`require_approval = "changes"`: a change waits
+for Approve / Reject). Prints the URL with its token and the approval setting, and runs
+until Ctrl+C, then stops everything.
 
 `GNS3_COPILOT_LAB_PORT` chooses JupyterLab's port (default: a free one).
 """
@@ -35,6 +37,19 @@ WORK_DIR = ROOT / "build" / "lab"
 
 def say(text: str = "") -> None:
     print(text, flush=True)
+
+
+def approval_banner(setting: str) -> str:
+    """The banner's line on approvals for `require_approval` = `setting`."""
+    if setting == "changes":
+        return (
+            'APPROVALS: require_approval = "changes": every change to the lab or to a '
+            "device's\nconfiguration waits for Approve / Reject in the notebook or the "
+            "sidebar."
+        )
+    if setting == "none":
+        return 'APPROVALS: require_approval = "none": changes run without asking.'
+    return f"APPROVALS: require_approval = {setting!r}: these tools ask first."
 
 
 def copy_notebooks() -> Path:
@@ -69,8 +84,16 @@ def main() -> int:
             say(f"Preparing the projects {', '.join(repr(r.name) for r in recipes)}...")
             prepare_projects(lab, recipes)
             notebooks = copy_notebooks()
+            # A person is there to decide: changes to the lab and to device configurations
+            # ask first, as the extension's default says (the scripted model waits too).
             server = JupyterServer(
-                lab, model, work / "jupyter", app="lab", root_dir=notebooks, port=port
+                lab,
+                model,
+                work / "jupyter",
+                app="lab",
+                root_dir=notebooks,
+                port=port,
+                traits={"require_approval": "changes"},
             )
             with server:
                 say("\nJupyterLab with the GNS3 Copilot is ready:")
@@ -84,6 +107,7 @@ def main() -> int:
                     )
                 else:
                     say(f"MODEL: {model.describe()}")
+                say(approval_banner(server.require_approval))
                 say("Press Ctrl+C to stop everything.")
                 while not stopping.wait(1.0):
                     if not server.is_running():

@@ -147,9 +147,8 @@ class JupyterServer:
 
         return {SERVER_URL_ENV: self.url, SERVER_TOKEN_ENV: self.token}
 
-    def _command(self) -> list[str]:
-        module = "jupyterlab" if self.app == "lab" else "jupyter_server"
-        traits = {
+    def _traits(self) -> dict[str, object]:
+        traits: dict[str, object] = {
             "gns3_url": self.lab.url,
             "gns3_username": self.lab.username,
             "llm_base_url": self.model.base_url,
@@ -161,6 +160,16 @@ class JupyterServer:
             traits.setdefault("llm_max_retries", 0)
             # A replayed script has no person to approve its changes.
             traits.setdefault("require_approval", "none")
+        return traits
+
+    @property
+    def require_approval(self) -> str:
+        """The server's `require_approval` setting (the extension's default: "changes")."""
+        return str(self._traits().get("require_approval", "changes"))
+
+    def _command(self) -> list[str]:
+        module = "jupyterlab" if self.app == "lab" else "jupyter_server"
+        traits = self._traits()
         command = [
             sys.executable,
             "-m",
