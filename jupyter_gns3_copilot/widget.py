@@ -12,7 +12,10 @@ Python API (what the `%copilot` magics call; stable)::
 `on_send(text)` is called when the user sends a message from the widget's input box (only
 once the kernel is idle: a running cell blocks browser messages); without it there is no
 input box. The magics pass none: their widget's output becomes the saved answer when the
-turn ends, so the next cell (or the saved answer's sidebar button) continues instead.
+turn ends, so the next cell (or the saved answer's sidebar button) continues instead. A
+widget with `on_send` stays the live widget between turns (its input box is the way to
+continue); its output keeps the Markdown and plain-text transcripts for front ends
+without its state.
 The **Stop** button does
 not go through the kernel: the browser POSTs the server's
 `copilot/projects/{project_id}/chat/sessions/{session_id}/abort` itself, so the widget
@@ -33,9 +36,9 @@ Two channels carry a conversation to the browser:
 The events are reduced by the shared turn model (`turns.TurnBuilder`). A displayed widget
 is shown under a display id: while a turn runs its output is the live widget view (with a
 text/plain and text/markdown transcript for front ends without widgets); when no turn runs
-the output is replaced by `saved_bundle()`: the `TurnBundle` under `TURN_MIME_TYPE`
-(rendered by the labextension with no kernel and no widget state) and the transcripts. A
-saved notebook therefore needs no widget state.
+and it has no `on_send`, the output is replaced by `saved_bundle()`: the `TurnBundle`
+under `TURN_MIME_TYPE` (rendered by the labextension with no kernel and no widget state)
+and the transcripts. A saved notebook of the magics therefore needs no widget state.
 """
 
 from __future__ import annotations
@@ -189,14 +192,14 @@ class ChatWidget(anywidget.AnyWidget):
         )
         self.mode = mode
         """The copilot mode of the turns shown (saved in the bundle; None: the default)."""
-        self._on_send: Callable[[str], None] | None = None
-        self.on_send = on_send
         self._builder: TurnBuilder | None = None
         self._turn_started = 0.0
         self._batch_number = 0
         self._batcher = OpBatcher(self._send_ops)
         self._display_id = f"gns3-copilot-chat-{self.model_id}"
         self._displayed = False
+        self._on_send: Callable[[str], None] | None = None
+        self.on_send = on_send
         self.on_msg(self._handle_browser_message)
 
     @property
@@ -208,6 +211,7 @@ class ChatWidget(anywidget.AnyWidget):
     def on_send(self, callback: Callable[[str], None] | None) -> None:
         self._on_send = callback
         self.can_send = callback is not None
+        self._refresh_displays()
 
     @property
     def running(self) -> bool:
@@ -245,7 +249,8 @@ class ChatWidget(anywidget.AnyWidget):
 
         Its footer is what `done` said (title, input_tokens, output_tokens, llm_calls,
         elapsed), overridden by `stats`; elapsed is measured when neither says. A displayed
-        widget's output then becomes the saved bundle (`saved_bundle`).
+        widget without `on_send` then becomes the saved bundle (`saved_bundle`); one with
+        it stays live, with its input box.
         """
         builder = self._builder
         if builder is None:
@@ -316,8 +321,9 @@ class ChatWidget(anywidget.AnyWidget):
         return data, metadata
 
     def _ipython_display_(self) -> None:
-        # Displayed under a display id: while a turn runs the output is the live widget
-        # view; when none runs it is replaced by the saved bundle (`_refresh_displays`).
+        # Displayed under a display id: while a turn runs (or while it takes messages from
+        # its input box) the output is the live widget view; otherwise it is replaced by
+        # the saved bundle (`_refresh_displays`).
         from IPython.display import display
 
         data, metadata = self._repr_mimebundle_()
@@ -329,7 +335,7 @@ class ChatWidget(anywidget.AnyWidget):
             return
         from IPython.display import update_display
 
-        if self._builder is None:
+        if self._builder is None and self._on_send is None:
             data, metadata = self.saved_bundle(), {}
         else:
             data, metadata = self._repr_mimebundle_()

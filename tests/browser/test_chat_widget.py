@@ -8,7 +8,7 @@ still running. When the turn ends the cell's output is the saved answer, and on 
 answer close below the question, cards opening on click or Enter onto per-device tables,
 badges, sanitised Markdown, the footer with statistics, light and dark themes readable;
 the next cell continues the conversation; the saved notebook re-renders after a reload
-with no kernel and no widget state.
+with no kernel and no widget state. A widget with an input box (`on_send`) stays live.
 """
 
 from __future__ import annotations
@@ -307,3 +307,35 @@ def test_a_widget_whose_kernel_restarted_says_so(
     assert widget.locator("button.gns3c-send").is_disabled()
     jupyter_ui.screenshot(page, widget, screenshots / "notebook-kernel-restarted.png")
     assert [e for e in page.page_errors if "Cannot send" in e or "gns3c" in e] == []
+
+
+def test_a_widget_with_an_input_box_keeps_it_after_each_turn(
+    jupyter_server: Any, page: Any, screenshots: Path
+) -> None:
+    """`ChatWidget(on_send=...)` used directly: when its turn ends it stays the live widget
+    (not the saved answer) with its input box, and a message sent from the box gets its
+    turn in the same widget, after which the box is still there."""
+    name = "input-box.ipynb"
+    jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
+        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
+        "display(chat.widget)\nprint('DEMO-DONE', chat.demo_turn())",
+        "print('SENT', chat.sent)"])
+    jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, "notebook")
+    jupyter_ui.run_cell(page, 0)
+    jupyter_ui.wait_for_output(page, 0, "DEMO-DONE")
+    widget = live(page, 0)
+    box = widget.locator("textarea.gns3c-input")
+    box.wait_for()
+    assert saved(page, 0).count() == 0
+    assert widget.locator(".gns3c-turn").count() == 1
+
+    box.fill("Does PC2 answer pings?")
+    widget.locator("button.gns3c-send").click()
+    widget.locator(".gns3c-turn").nth(1).locator(".gns3c-footer").wait_for()
+    assert "Does PC2 answer pings?" in widget.locator(".gns3c-turn").nth(1).inner_text()
+    assert box.is_visible() and box.is_enabled()
+    assert saved(page, 0).count() == 0
+    jupyter_ui.run_cell(page, 1)
+    assert "Does PC2 answer pings?" in jupyter_ui.wait_for_output(page, 1, "SENT")
+    jupyter_ui.screenshot(page, widget, screenshots / "notebook-input-box-after-turns.png")
