@@ -58,7 +58,8 @@ node:
 			exit 1; \
 		fi; }
 
-$(STAMP): pyproject.toml
+# The kernel and server configuration files are copied into the venv at install time.
+$(STAMP): pyproject.toml $(wildcard jupyter-config/*/*)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "Python >= 3.10 is needed (found $$($(PYTHON) --version))"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

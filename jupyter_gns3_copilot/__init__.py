@@ -30,10 +30,13 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics."""
+    """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics. Magics registered
+    already (the kernel configuration loaded them: `kernel/autoload.py`) are kept, with
+    the project and conversations they hold."""
     from .kernel.magics import CopilotMagics, keep_question_marks
 
-    ipython.register_magics(CopilotMagics)
+    if CopilotMagics.__name__ not in ipython.magics_manager.registry:
+        ipython.register_magics(CopilotMagics)
     if keep_question_marks not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(keep_question_marks)
 

@@ -1,5 +1,6 @@
 """`%copilot` without `%load_ext`: the package's IPython kernel configuration loads the
-magics in kernels started by a Jupyter server running the extension, and only there.
+magics in kernels started by a Jupyter server running the extension, and only there; a
+notebook's own `%load_ext jupyter_gns3_copilot` then prints nothing.
 
 The wheel installs `jupyter-config/ipython/ipython_kernel_config.py` as
 `<environment>/etc/ipython/ipython_kernel_config.py` (checked below from pyproject.toml).
@@ -24,7 +25,13 @@ ROOT = Path(__file__).parent.parent
 SHIPPED = ROOT / "jupyter-config" / "ipython" / "ipython_kernel_config.py"
 PROBE = (
     "ip = get_ipython()\n"
-    "print('loaded' if ip.find_line_magic('copilot') else 'missing',"
+    "print('loaded' if ip.find_line_magic('copilot') else 'missing')"
+)
+FIRST_CELL = "%load_ext jupyter_gns3_copilot"
+"""What the example notebooks (and the exported ones) start with."""
+AFTER_FIRST_CELL = (
+    "ip = get_ipython()\n"
+    "print(ip.find_line_magic('copilot').__self__ is magics,"
     " 'jupyter_gns3_copilot' in ip.extension_manager.loaded)"
 )
 
@@ -54,7 +61,9 @@ def ipython_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def probe_kernel(serverapp: Any) -> str:
-    """What a fresh kernel of `serverapp` says about the magics."""
+    """What a fresh kernel of `serverapp` says about the magics, then what a notebook's
+    first cell `%load_ext jupyter_gns3_copilot` prints and whether the magics it found
+    are those loaded at start."""
     manager = serverapp.kernel_manager
     kernel_id = await manager.start_kernel(kernel_name="python3")
     client = manager.get_kernel(kernel_id).client()
@@ -69,6 +78,13 @@ async def probe_kernel(serverapp: Any) -> str:
         await asyncio.wait_for(client.wait_for_ready(), 60)
         reply = await client.execute_interactive(PROBE, timeout=60, output_hook=collect)
         assert reply["content"]["status"] == "ok"
+        remember = "magics = get_ipython().find_line_magic('copilot')"
+        remember += ".__self__ if get_ipython().find_line_magic('copilot') else None"
+        await client.execute_interactive(remember, timeout=60)
+        for cell in (FIRST_CELL, AFTER_FIRST_CELL):
+            out.append(" | ")
+            reply = await client.execute_interactive(cell, timeout=60, output_hook=collect)
+            assert reply["content"]["status"] == "ok"
     finally:
         client.stop_channels()
         await manager.shutdown_kernel(kernel_id, now=True)
@@ -79,8 +95,10 @@ async def probe_kernel(serverapp: Any) -> str:
 async def test_kernels_of_a_server_with_the_extension_have_the_magics(
     jp_fetch, jp_serverapp, ipython_dir
 ) -> None:
-    # Before the server published itself, a kernel is an ordinary one
-    assert await probe_kernel(jp_serverapp) == "missing False"
-    # Once the extension's start hook ran (as jupyter_server does when it listens)
+    # Before the server published itself, a kernel is an ordinary one: the notebook's
+    # first cell loads the magics (new ones), silently
+    assert await probe_kernel(jp_serverapp) == "missing\n |  | False True"
+    # Once the extension's start hook ran (as jupyter_server does when it listens), the
+    # magics are there at start, and the first cell prints nothing and keeps them
     await copilot_app(jp_serverapp)._start_jupyter_server_extension(jp_serverapp)
-    assert await probe_kernel(jp_serverapp) == "loaded True"
+    assert await probe_kernel(jp_serverapp) == "loaded\n |  | True True"
