@@ -156,6 +156,8 @@ class _Turn:
         self.detached = False
         """The client left while a decision was awaited: the request stays pending in
         the checkpoint (no repair)."""
+        self.errors: list[str] = []
+        """What the turn's `error` events said, kept in the checkpoint when it ends."""
 
     def start_row(self) -> None:
         """Start creating the new session's row, once. It is needed only when statistics
@@ -727,11 +729,16 @@ class AgentService:
             ]:
                 del self._decisions[approval_id]
             unread = [queue.get_nowait() for _ in range(queue.qsize())]
+            final_error = None
+            if error is not None:
+                final_error = _error_text(error)
+            elif timed_out.is_set() and time_limit is not None:
+                final_error = time_limit_notice(time_limit)
+            if final_error is not None:
+                turn.errors.append(final_error)
             await asyncio.shield(self._end_turn(config, turn, unread))
-        if error is not None:
-            yield _event(ErrorEvent(session_id=session_id, error=_error_text(error)))
-        elif timed_out.is_set() and time_limit is not None:
-            yield _event(ErrorEvent(session_id=session_id, error=time_limit_notice(time_limit)))
+        if final_error is not None:
+            yield _event(ErrorEvent(session_id=session_id, error=final_error))
         elif context.abort.is_set():
             yield _event(AbortEvent(session_id=session_id))
         yield _event(
@@ -801,6 +808,7 @@ class AgentService:
         if kind == "approval_resolved":
             return [_event(ApprovalResolvedEvent(session_id=session_id, **_fields(data)))]
         if kind == "iteration_limit":
+            turn.errors.append(data["message"])
             return [_event(ErrorEvent(session_id=session_id, error=data["message"]))]
         return []
 
@@ -863,6 +871,22 @@ class AgentService:
         await self.graph.aupdate_state(config, {"messages": results}, as_node=ABORT_NODE)
         turn.count(results)
 
+    async def _keep_errors(self, config: dict[str, Any], turn: _Turn) -> None:
+        """Keep the errors the turn ended with in its thread's state (`turn_errors`, under
+        its user message), so a read of the history shows them; not if the user message
+        never reached the history."""
+        from .agent.graph import ABORT_NODE
+        from .agent.state import now_iso
+
+        snapshot = await self.graph.aget_state(config)
+        messages = (snapshot.values or {}).get("messages", [])
+        if not any(message.id == turn.user_message_id for message in messages):
+            return
+        errors = [{"error": text, "created_at": now_iso()} for text in turn.errors]
+        await self.graph.aupdate_state(
+            config, {"turn_errors": {turn.user_message_id: errors}}, as_node=ABORT_NODE
+        )
+
     async def _end_turn(self, config: dict[str, Any], turn: _Turn, unread: list[Any]) -> None:
         """Save what the statistics still owe; after an interrupted or failed run, repair
         the history first and count every message the turn left in it.
@@ -887,6 +911,8 @@ class AgentService:
                     len(messages),
                 )
                 turn.count(messages[start + 1 :])
+            if turn.errors:
+                await self._keep_errors(config, turn)
             await self._flush(turn)
             self._consistent.add(turn.session_id)
 
@@ -911,6 +937,7 @@ class AgentService:
         from .agent.history import (
             ConversationHistory,
             to_openai_messages,
+            turn_errors_of,
             with_placeholder_results,
         )
         from .agent.prompts import INTERRUPTED_RESULT
@@ -924,13 +951,15 @@ class AgentService:
         paused = any(task.interrupts for task in snapshot.tasks)
         if not self.turns.is_running(session_id) and not paused:
             messages = with_placeholder_results(messages, INTERRUPTED_RESULT)
+        shown = to_openai_messages(messages[-limit:] if limit > 0 else [])
         return ConversationHistory(
             thread_id=session_id,
             title=session.title or values.get("conversation_title"),
-            messages=to_openai_messages(messages[-limit:] if limit > 0 else []),
+            messages=shown,
             created_at=session.created_at,
             updated_at=session.updated_at,
             llm_calls=session.llm_calls_count,
+            turn_errors=turn_errors_of(shown, values.get("turn_errors") or {}),
         )
 
     async def list_sessions(self, *, user_id: str, limit: int = 100) -> list[ChatSession]:

@@ -13,6 +13,9 @@ server code: the handler serves it, the kernel writes it to a file.
 - `to_markdown`: the questions, the answers, and per device its commands and the output
   the copilot saw, in fenced blocks.
 
+A turn that ended in an error (the history's `turn_errors`) has that error after the rest
+of the turn, in both formats.
+
 Commands that cannot be written as one `%copilot run` line (a `;` or a new line inside a
 command, a device name with `:` or `,`) are kept as a Markdown note instead of a cell.
 """
@@ -56,18 +59,25 @@ class DeviceRun:
 class Step:
     """One piece of the conversation: a question, an answer text or a device run."""
 
-    kind: Literal["question", "answer", "run"]
+    kind: Literal["question", "answer", "run", "error"]
     text: str = ""
     run: DeviceRun | None = None
 
 
 def conversation_steps(history: ConversationHistory) -> Iterator[Step]:
-    """The conversation in order: questions, answer texts and device runs (other tools,
-    system and tool messages are left out)."""
+    """The conversation in order: questions, answer texts, device runs and the errors
+    turns ended with (other tools, system and tool messages are left out)."""
     results = {m.tool_call_id: m for m in history.messages if m.role == "tool"}
+    errors: dict[str, list[str]] = {}
+    for error in history.turn_errors:
+        errors.setdefault(error.message_id, []).append(error.error)
+    ending: list[str] = []
     for message in history.messages:
-        if message.role == "user" and message.content.strip():
-            yield Step("question", message.content)
+        if message.role == "user":
+            yield from (Step("error", text) for text in ending)
+            ending = errors.get(message.id, [])
+            if message.content.strip():
+                yield Step("question", message.content)
         elif message.role == "assistant":
             if message.content.strip():
                 yield Step("answer", message.content)
@@ -78,6 +88,7 @@ def conversation_steps(history: ConversationHistory) -> Iterator[Step]:
                         Step("run", run=run)
                         for run in _device_runs(name, call.function, results.get(call.id))
                     )
+    yield from (Step("error", text) for text in ending)
 
 
 def _device_runs(
@@ -151,6 +162,11 @@ def _question(text: str) -> str:
     return "**You asked:**\n\n" + text
 
 
+def _error_note(text: str) -> str:
+    """A turn's error as a Markdown quote."""
+    return "> **Error:** " + text.strip().replace("\n", "\n> ") + "\n"
+
+
 def _run_note(run: DeviceRun) -> str:
     return f"The copilot ran on **{run.device}** ({run.tool}):\n\n" + _fenced(
         "\n".join(run.commands)
@@ -170,6 +186,8 @@ def to_notebook(history: ConversationHistory, project: str, project_id: str) -> 
             cells.append(_markdown_cell(_question(step.text)))
         elif step.kind == "answer":
             cells.append(_markdown_cell(step.text))
+        elif step.kind == "error":
+            cells.append(_markdown_cell(_error_note(step.text)))
         elif step.run is not None:
             lines = run_lines(step.run)
             if lines is None:
@@ -208,6 +226,8 @@ def to_markdown(history: ConversationHistory, project: str) -> str:
             parts.append("## You\n\n" + step.text.strip() + "\n")
         elif step.kind == "answer":
             parts.append("## Copilot\n\n" + step.text.strip() + "\n")
+        elif step.kind == "error":
+            parts.append(_error_note(step.text))
         elif (run := step.run) is not None:
             status = f", {run.status}" if run.status else ""
             parts.append(

@@ -479,6 +479,30 @@ def test_status_text_says_when_the_context_limit_is_a_guess() -> None:
     assert "context" not in status_text({"model": known}, "http://jupyter/")
 
 
+def test_history_text_ends_a_failed_turn_with_its_error() -> None:
+    from jupyter_gns3_copilot.kernel.transcript import history_text
+
+    history = {
+        "thread_id": "s1",
+        "title": "PCs",
+        "messages": [
+            {"id": "u1", "role": "user", "content": "Is PC1 up?"},
+            {"id": "u2", "role": "user", "content": "And PC2?"},
+            {"id": "a2", "role": "assistant", "content": "Yes."},
+        ],
+        "turn_errors": [{"message_id": "u1", "error": "The endpoint failed (HTTP 500)."}],
+    }
+    assert history_text(history).splitlines()[1:] == [
+        "",
+        "You: Is PC1 up?",
+        "Error: The endpoint failed (HTTP 500).",
+        "",
+        "You: And PC2?",
+        "",
+        "Copilot: Yes.",
+    ]
+
+
 def test_export_writes_the_conversation_and_never_overwrites_without_force(
     shell: InteractiveShell,
     api: CopilotDouble,

@@ -531,6 +531,65 @@ async def test_model_errors_arrive_as_error_events(jp_fetch, gns3_project, scrip
     assert "API key" in reply.body["errors"][0]
 
 
+async def test_a_turn_that_failed_is_kept_as_failed_in_history_and_export(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a conversation whose second turn failed (the endpoint answered HTTP 500);
+    when the session is read back; then the history gives that turn's error under its
+    user message (not a question without an answer), the notebook and Markdown exports
+    include it, and the model never reads it in the next turn."""
+    from jupyter_gns3_copilot.testing.scripted_llm import error
+
+    scripted_llm.add(
+        text("PC1 is up.", when={"last_message": "^Is PC1 up"}),
+        text("PC check", when=TITLE_REPLY),
+        error(500, "upstream exploded", when={"last_message": "^And PC2"}),
+        text("PC2 is up too.", when={"last_message": "^Try again"}),
+    )
+    stream = chat_path(gns3_project, "stream")
+    first = await call(
+        jp_fetch, *stream, method="POST", body={"message": "Is PC1 up?", "stream": False}
+    )
+    session_id = first.body["session_id"]
+    failed = await call(
+        jp_fetch,
+        *stream,
+        method="POST",
+        body={"message": "And PC2?", "session_id": session_id, "stream": False},
+    )
+    assert failed.body["status"] == "error"
+    [shown] = failed.body["errors"]
+    history = (
+        await call(jp_fetch, *chat_path(gns3_project, "sessions", session_id, "history"))
+    ).body
+    asked = [m for m in history["messages"] if m["role"] == "user"]
+    assert [m["content"] for m in asked] == ["Is PC1 up?", "And PC2?"]
+    [kept] = history["turn_errors"]
+    assert kept["message_id"] == asked[1]["id"] and kept["error"] == shown
+    assert "HTTP 500" in shown and kept["created_at"]
+
+    export = chat_path(gns3_project, "sessions", session_id, "export")
+    markdown = (await call(jp_fetch, *export, params={"format": "md"})).body
+    assert "## You\n\nAnd PC2?\n\n> **Error:** " + shown.split("\n")[0] in markdown
+    notebook = json.loads((await call(jp_fetch, *export)).body)
+    sources = ["".join(cell["source"]) for cell in notebook["cells"]]
+    at = sources.index("**You asked:**\n\nAnd PC2?")
+    assert sources[at + 1].startswith("> **Error:** ") and "HTTP 500" in sources[at + 1]
+
+    again = await call(
+        jp_fetch,
+        *stream,
+        method="POST",
+        body={"message": "Try again", "session_id": session_id, "stream": False},
+    )
+    assert again.body["message"] == "PC2 is up too."
+    assert "upstream exploded" not in json.dumps(scripted_llm.chat_requests[-1].body)
+    history = (
+        await call(jp_fetch, *chat_path(gns3_project, "sessions", session_id, "history"))
+    ).body
+    assert [e["message_id"] for e in history["turn_errors"]] == [asked[1]["id"]]
+
+
 # -- direct tool runs ---------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import httpx
 import nbformat
 import pytest
 
-from jupyter_gns3_copilot.agent.history import ConversationHistory, OpenAIMessage
+from jupyter_gns3_copilot.agent.history import ConversationHistory, OpenAIMessage, TurnError
 from jupyter_gns3_copilot.kernel.copilot import attachment_filename
 from jupyter_gns3_copilot.server.handlers.chat import content_disposition
 from jupyter_gns3_copilot.session_export import export_session, to_markdown, to_notebook
@@ -138,6 +138,27 @@ def test_markdown_has_questions_answers_and_commands_with_outputs_fenced() -> No
         )
     ]
     assert order == sorted(order)
+
+
+def test_a_turn_that_ended_in_an_error_has_it_after_the_rest_of_the_turn() -> None:
+    """The first turn failed after its tool calls: both exports show its error after that
+    turn's runs and before the next question."""
+    failed = history().model_copy(
+        update={
+            "turn_errors": [
+                TurnError(message_id="u1", error="The model endpoint failed (HTTP 500).")
+            ]
+        }
+    )
+    cells = [cell["source"] for cell in to_notebook(failed, "lab", PROJECT_ID)["cells"]]
+    at = cells.index("> **Error:** The model endpoint failed (HTTP 500).\n")
+    assert cells[at - 1] == "PC1 reaches **PC2**."
+    assert cells[at + 1] == "**You asked:**\n\nAnd show R1's routes"
+    markdown = to_markdown(failed, "lab")
+    assert (
+        "PC1 reaches **PC2**.\n\n> **Error:** The model endpoint failed (HTTP 500).\n\n## You"
+        in markdown
+    )
 
 
 @pytest.mark.parametrize(

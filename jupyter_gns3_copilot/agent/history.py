@@ -56,10 +56,22 @@ class OpenAIMessage(BaseModel):
     tool_calls: list[OpenAIToolCall] | None = None
 
 
+class TurnError(BaseModel):
+    """An error a turn ended with: `message_id` is the id of the user message that started
+    the turn, `error` what its `error` event said."""
+
+    message_id: str
+    error: str
+    created_at: str | None = None
+
+
 class ConversationHistory(BaseModel):
     """A session's history, as the history route answers it.
 
     `llm_calls` is the session's total count of model calls (title model excluded).
+    `turn_errors` (added to the seed's model) lists, in order, the errors of the turns
+    whose user message is among `messages`: a turn that failed shows as failed, not as
+    a question without an answer.
     """
 
     thread_id: str
@@ -68,6 +80,7 @@ class ConversationHistory(BaseModel):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     llm_calls: int = 0
+    turn_errors: list[TurnError] = Field(default_factory=list)
 
 
 def content_text(content: Any) -> str:
@@ -159,6 +172,23 @@ def with_readings(messages: Sequence[OpenAIMessage]) -> list[OpenAIMessage]:
             message = message.model_copy(update={"metadata": metadata})
         read.append(message)
     return read
+
+
+def turn_errors_of(
+    messages: Sequence[OpenAIMessage], stored: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> list[TurnError]:
+    """The stored turn errors (the state's `turn_errors`) of the user messages among
+    `messages`, in their order."""
+    return [
+        TurnError(
+            message_id=message.id,
+            error=str(entry.get("error", "")),
+            created_at=entry.get("created_at"),
+        )
+        for message in messages
+        if message.role == "user"
+        for entry in stored.get(message.id, ())
+    ]
 
 
 def _parsed_arguments(arguments: Any) -> dict[str, Any] | None:

@@ -5,8 +5,8 @@ secret: API keys and GNS3 credentials travel in the run's runtime context (`grap
 
 Per-turn fields are reset by `turn_input` at the start of every turn: `llm_calls`,
 `remaining_steps` (model calls left in this turn, from `max_iterations`),
-`max_tool_calls`, `tool_calls_count` and `abort`. `messages`, `conversation_title` and
-`topology_info` carry over between turns.
+`max_tool_calls`, `tool_calls_count` and `abort`. `messages`, `conversation_title`,
+`topology_info` and `turn_errors` carry over between turns.
 """
 
 from __future__ import annotations
@@ -24,6 +24,19 @@ MAX_TOOL_CALLS_LIMIT = 50
 MAX_EXECUTION_TIME_LIMIT = 3600
 UNLIMITED_TOOL_CALLS = 999
 """The stand-in for "no limit" on tool calls."""
+
+
+TurnErrors = dict[str, list[dict[str, str]]]
+"""The errors turns ended with, by the id of the user message that started the turn:
+`[{"error": text, "created_at": iso}]`, what the turn's `error` events said."""
+
+
+def merge_turn_errors(old: TurnErrors | None, new: TurnErrors | None) -> TurnErrors:
+    """`turn_errors`' reducer: a turn's errors are added to those it had already."""
+    merged = {key: list(value) for key, value in (old or {}).items()}
+    for key, errors in (new or {}).items():
+        merged[key] = [*merged.get(key, []), *errors]
+    return merged
 
 
 class AgentState(TypedDict, total=False):
@@ -44,6 +57,9 @@ class AgentState(TypedDict, total=False):
     max_tool_calls: int
     tool_calls_count: int
     """Tools executed in the current turn (calls refused by a limit are not counted)."""
+    turn_errors: Annotated[TurnErrors, merge_turn_errors]
+    """How turns that failed ended (`TurnErrors`): kept for the history, never shown to
+    the model."""
 
 
 class TurnLimits(BaseModel):

@@ -142,13 +142,20 @@ def tool_output_text(tool: str, output: str) -> str:
 
 
 def history_text(history: Mapping[str, Any]) -> str:
-    """A stored conversation (the history route's answer) as text."""
+    """A stored conversation (the history route's answer) as text; a turn that ended in
+    an error (`turn_errors`) ends with it."""
     title = history.get("title") or "(untitled)"
     lines = [f"Session {history.get('thread_id', '')} · {title}"]
+    errors: dict[str, list[str]] = {}
+    for error in history.get("turn_errors") or []:
+        errors.setdefault(str(error.get("message_id")), []).append(str(error.get("error")))
+    ending: list[str] = []
     for message in history.get("messages", []):
         role = message.get("role")
         content = str(message.get("content") or "")
         if role == "user":
+            lines += [f"Error: {text}" for text in ending]
+            ending = errors.get(str(message.get("id")), [])
             lines += ["", "You: " + content]
         elif role == "assistant":
             if content.strip():
@@ -158,6 +165,7 @@ def history_text(history: Mapping[str, Any]) -> str:
                 lines.append(f"-> {function.get('name', '')} {_compact(function.get('arguments'))}")
         elif role == "tool":
             lines.append(tool_output_text(message.get("name") or "", content))
+    lines += [f"Error: {text}" for text in ending]
     return "\n".join(lines)
 
 
