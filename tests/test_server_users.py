@@ -155,3 +155,35 @@ async def test_the_server_token_is_the_instructor(jp_fetch) -> None:
     assert status.body["user"] == "instructor"
     nobody = await call(jp_fetch, "copilot", "status", headers={"Authorization": "token nope"})
     assert nobody.code == 403
+
+
+async def test_notebook_projects_are_kept_per_user(jp_fetch) -> None:
+    """What a notebook uses is kept per user: Alice's notebook at a path is not Bob's,
+    a later project of the notebook replaces the earlier one but keeps its conversation,
+    and bad input is a 400 naming the field."""
+    route = ("copilot", "notebook-projects")
+    first, second = "0b0b0b0b-1111-2222-3333-444444444444", "1c1c1c1c-1111-2222-3333-444444444444"
+    path = "/home/class/lab 1.ipynb"
+    put = await call(
+        jp_fetch,
+        *route,
+        method="PUT",
+        body={"path": path, "project_id": first.upper(), "session_id": "s-1"},
+        headers=ALICE,
+    )
+    assert put.code == 200 and (put.body["project_id"], put.body["session_id"]) == (first, "s-1")
+    await call(
+        jp_fetch, *route, method="PUT", body={"path": path, "project_id": second}, headers=ALICE
+    )
+    alice = (await call(jp_fetch, *route, params={"path": path}, headers=ALICE)).body
+    assert (alice["project_id"], alice["session_id"]) == (second, None)
+    assert alice["sessions"] == {first: "s-1"}
+    bob = (await call(jp_fetch, *route, params={"path": path}, headers=BOB)).body
+    assert bob["project_id"] is None and bob["sessions"] == {}
+
+    no_path = await call(jp_fetch, *route, headers=ALICE)
+    assert no_path.code == 400 and no_path.error["field"] == "path"
+    bad_id = await call(
+        jp_fetch, *route, method="PUT", body={"path": path, "project_id": "x"}, headers=ALICE
+    )
+    assert bad_id.code == 400 and bad_id.error["field"] == "project_id"

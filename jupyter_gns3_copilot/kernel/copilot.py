@@ -18,6 +18,13 @@ conversation. Every call blocks until its answer is complete; interrupting the k
 during a turn aborts the turn on the server, then raises `KeyboardInterrupt` as usual,
 except while the turn waits for an approval: it then stays paused on the server, and
 `approve()` / `reject()` decide it and return the rest of the turn.
+
+In a kernel started for a notebook (`notebook`: its path, found by
+`discovery.notebook_path`), the server keeps which project the notebook uses and its
+conversation per project (`copilot/notebook-projects`): after a kernel restart, the first
+call that needs a project takes the notebook's last one back (and its conversation)
+instead of raising `NoProject`, and `use(project)` continues the notebook's conversation
+in that project.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..events import ApprovalRequiredEvent, ChatEvent
 from .client import CopilotClient
-from .discovery import ServerInfo, discover, explicit_server
+from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
 from .turn import Turn, TurnRecorder
 
@@ -109,7 +116,10 @@ class Copilot:
     """The copilot of one Jupyter server, for one notebook (module docstring).
 
     `url`/`token`: the Jupyter server (default: found from this kernel, see
-    `kernel.discovery`). `project`: a project to `use` at once.
+    `kernel.discovery`). `project`: a project to `use` at once. `notebook`: the path of
+    the notebook whose project and conversations the server keeps (default: this
+    kernel's notebook, if it was started for one; "" for none). `on_recall(project)` is
+    called when the notebook's project is taken back after a restart.
     """
 
     def __init__(
@@ -119,6 +129,8 @@ class Copilot:
         *,
         project: str | None = None,
         server: ServerInfo | None = None,
+        notebook: str | None = None,
+        on_recall: Callable[[ProjectInfo], None] | None = None,
     ) -> None:
         if server is None:
             server = explicit_server(url, token) if url else discover()
@@ -126,6 +138,11 @@ class Copilot:
         self.project: ProjectInfo | None = None
         self._sessions: dict[str, str] = {}
         self._fresh_sessions: set[str] = set()
+        self.notebook = notebook_path() if notebook is None else (notebook or None)
+        """The notebook whose project the server keeps (None: none)."""
+        self._on_recall = on_recall
+        self._kept: dict[str, Any] | None = None
+        """What the server kept for the notebook, read once (None: not read yet)."""
         self.last_turn: Turn | None = None
         self.waiting_approval: ApprovalRequiredEvent | None = None
         """The approval the last interrupted turn left waiting on the server (None: none)."""
@@ -206,17 +223,80 @@ class Copilot:
 
     def use(self, project: str, *, session: str | None = None, new: bool = False) -> ProjectInfo:
         """Work on `project` (a name or id; opened if closed). Its conversation continues
-        unless `new`, or `session` names one to continue."""
+        (the notebook's, after a kernel restart) unless `new`, or `session` names one to
+        continue."""
         found = self.find_project(project)
         # Opening is harmless when the project is open already, and the server then
         # prepares the project's chat service now rather than at the first question.
         found = ProjectInfo.model_validate(self._client.post("projects", found.project_id, "open"))
         self.project = found
+        kept = self._kept_sessions().get(found.project_id)
         if session is not None:
             self._sessions[found.project_id] = session
         elif new:
             self.new_session()
+        elif kept and found.project_id not in self._sessions:
+            self._sessions[found.project_id] = kept
+        self._keep()
         return found
+
+    def current_project(self) -> ProjectInfo:
+        """The project in use: after a kernel restart, the notebook's last one (with its
+        conversation), taken back from the server; `NoProject` if there is none."""
+        if self.project is None and self._recall() is None:
+            raise NoProject(
+                "No project in use: choose one with `%copilot use <name or id>` "
+                "(or `Copilot.use(...)`); `%copilot projects` lists them."
+            )
+        assert self.project is not None
+        return self.project
+
+    # -- the notebook's project, kept by the server ------------------------------------------
+
+    def _kept_record(self) -> dict[str, Any]:
+        """What the server keeps for the notebook (read once; {} without a notebook, or
+        from a server that does not keep it)."""
+        if self._kept is None:
+            self._kept = {}
+            if self.notebook:
+                with contextlib.suppress(CopilotError):
+                    self._kept = self._client.get(
+                        "notebook-projects", params={"path": self.notebook}
+                    )
+        return self._kept
+
+    def _kept_sessions(self) -> dict[str, str]:
+        sessions = self._kept_record().get("sessions")
+        return dict(sessions) if isinstance(sessions, dict) else {}
+
+    def _recall(self) -> ProjectInfo | None:
+        """Take the notebook's last project back (None: nothing kept, or it is gone)."""
+        project_id = self._kept_record().get("project_id")
+        if not project_id:
+            return None
+        try:
+            found = self.use(project_id)
+        except CopilotError:
+            return None
+        if self._on_recall is not None:
+            self._on_recall(found)
+        return found
+
+    def _keep(self) -> None:
+        """Tell the server the notebook's project and conversation now (best effort: a
+        failure here never stops the work)."""
+        if not self.notebook or self.project is None:
+            return
+        project_id = self.project.project_id
+        body: dict[str, Any] = {"path": self.notebook, "project_id": project_id}
+        session = self._sessions.get(project_id)
+        if session is not None:
+            body["session_id"] = session
+        unchanged = self._kept_record().get("project_id") == project_id
+        if unchanged and self._kept_sessions().get(project_id) == session:
+            return
+        with contextlib.suppress(CopilotError):
+            self._kept = self._client.put("notebook-projects", json=body)
 
     def find_project(self, project: str) -> ProjectInfo:
         """The project named `project` or with that id (or a unique id prefix)."""
@@ -239,12 +319,7 @@ class Copilot:
         raise ProjectNotFound(f"No GNS3 project named {wanted!r}. Projects: {names}.")
 
     def _project_id(self) -> str:
-        if self.project is None:
-            raise NoProject(
-                "No project in use: choose one with `%copilot use <name or id>` "
-                "(or `Copilot.use(...)`); `%copilot projects` lists them."
-            )
-        return self.project.project_id
+        return self.current_project().project_id
 
     def topology(self, format: Literal["json", "text", "svg"] = "json") -> Any:
         """The project's topology: a dict (json), the text the model reads, or SVG."""
@@ -269,6 +344,7 @@ class Copilot:
     def set_session(self, session_id: str) -> None:
         """Continue the conversation `session_id` with the next message."""
         self._sessions[self._project_id()] = session_id
+        self._keep()
 
     def next_session(
         self, session: str | None = None, *, new: bool = False, project_id: str | None = None
@@ -277,12 +353,16 @@ class Copilot:
         `session` if given; a new id if `new` or the project has none yet; else the
         current one."""
         project_id = project_id or self._project_id()
+        before = self._sessions.get(project_id)
         if session is not None:
             self._sessions[project_id] = session
         elif new or project_id not in self._sessions:
             fresh = str(uuid.uuid4())
             self._sessions[project_id] = fresh
             self._fresh_sessions.add(fresh)
+        in_use = self.project is not None and self.project.project_id == project_id
+        if in_use and self._sessions[project_id] != before:
+            self._keep()
         return self._sessions[project_id]
 
     def chat_request(

@@ -29,9 +29,19 @@ from .errors import ENABLE_HINT, ServerNotFound
 
 HUB_SERVICE_URL_ENV = "JUPYTERHUB_SERVICE_URL"
 HUB_SERVICE_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
+NOTEBOOK_ENV = "JPY_SESSION_NAME"
+"""The notebook's path, which jupyter_server gives each kernel it starts for a notebook
+(kept across restarts; ipykernel also sets it as `__session__`)."""
 
 Source = Literal["explicit", "jupyterhub", "extension", "running-server"]
 _WILDCARD_HOSTS = {"", "0.0.0.0", "::", "*", "localhost"}
+
+
+def notebook_path(env: Mapping[str, str] | None = None) -> str | None:
+    """The path of the notebook this kernel runs for (None: not started for a notebook,
+    e.g. a console, a script or a kernel started by nbclient)."""
+    env = os.environ if env is None else env
+    return env.get(NOTEBOOK_ENV, "").strip() or None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..events import AbortEvent
 from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
-from .errors import CopilotError, NoProject, ProjectNotFound, UsageError
+from .errors import CopilotError, ProjectNotFound, UsageError
 from .reports import Records, config_text, status_text
 from .transcript import APPROVAL_OUTCOMES, TextStream, history_text
 from .turn import Turn
@@ -226,7 +226,7 @@ class CopilotMagics(Magics):
     def api(self) -> Copilot:
         """The notebook's `Copilot` (finding the server on first use)."""
         if self._copilot is None:
-            self._copilot = Copilot()
+            self._copilot = Copilot(on_recall=_say_recalled)
         return self._copilot
 
     def close(self) -> None:
@@ -339,12 +339,7 @@ class CopilotMagics(Magics):
 
     def _chat(self, message: str, options: Namespace) -> Turn:
         copilot = self.api
-        project = copilot.project
-        if project is None:
-            raise NoProject(
-                "No project in use: choose one with `%copilot use <name or id>` "
-                "(`%copilot projects` lists them)."
-            )
+        project = copilot.current_project()
         session_id = copilot.next_session(options.session, new=options.new)
         limits = {
             "mode": options.mode,
@@ -596,9 +591,7 @@ class CopilotMagics(Magics):
         if not devices or not commands.strip():
             raise UsageError("Usage: `%copilot run <device>[, <device>]: <command>[; <command>]`.")
         copilot = self.api
-        project = copilot.project
-        if project is None:
-            raise NoProject("No project in use: choose one with `%copilot use <name or id>`.")
+        project = copilot.current_project()
         tool = options.tool or "show"
 
         def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
@@ -651,7 +644,11 @@ class CopilotMagics(Magics):
             return _NOT_A_SUBCOMMAND
         url = words[0] if words else None
         if self._copilot is None:
-            copilot = Copilot(url, options.token) if url else Copilot()
+            copilot = (
+                Copilot(url, options.token, on_recall=_say_recalled)
+                if url
+                else Copilot(on_recall=_say_recalled)
+            )
             copilot.check()
             self._copilot = copilot
             server = copilot.server
@@ -659,6 +656,14 @@ class CopilotMagics(Magics):
             server = self._copilot.connect(url, options.token)
         print(f"Connected to {server.describe()}: the GNS3 Copilot extension answers.")
         return None
+
+
+def _say_recalled(project: ProjectInfo) -> None:
+    """Say which project the magics took back after a kernel restart."""
+    print(
+        f"Using project {project.name!r} again: this notebook's project "
+        "(`%copilot use` chooses another)."
+    )
 
 
 def _config_value(key: str, value: str) -> Any:

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
     from ..hub.client import HubServiceClient, HubSession
     from ..llm_config import LLMAdminConfig, LLMConfigStore
+    from ..notebook_projects import NotebookProjects
     from ..service import ProjectAgentManager
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
@@ -328,6 +329,7 @@ class GNS3Copilot(ExtensionApp):
         self._lab: LabAccess | None = None
         self._agents: ProjectAgentManager | None = None
         self._llm_store: LLMConfigStore | None = None
+        self._notebook_projects: NotebookProjects | None = None
         self._llm_admin: LLMAdminConfig | None = None
         self._tool_runs: ToolRuns | None = None
         self._project_lookup: SingleFlight[str, Project] | None = None
@@ -496,6 +498,14 @@ class GNS3Copilot(ExtensionApp):
 
             self._llm_store = LLMConfigStore(self.data_dir)
         return self._llm_store
+
+    def notebook_projects(self) -> NotebookProjects:
+        """The project and conversations each user's notebooks use, under `data_dir`."""
+        if self._notebook_projects is None:
+            from ..notebook_projects import NotebookProjects
+
+            self._notebook_projects = NotebookProjects(self.data_dir)
+        return self._notebook_projects
 
     def agents(self) -> ProjectAgentManager:
         """The chat service of every project in use (imports LangGraph on first call)."""

@@ -88,3 +88,15 @@ class ToolRunRequest(_Request):
     copilot_mode: str | None = None
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     stream: bool = True
+
+
+NOTEBOOK_PATH_MAX_LENGTH = 4096
+
+
+class NotebookProjectRequest(_Request):
+    """`PUT copilot/notebook-projects`: the notebook at `path` (as its kernel knows it)
+    now uses project `project_id`, continuing conversation `session_id` there (if given)."""
+
+    path: str = Field(min_length=1, max_length=NOTEBOOK_PATH_MAX_LENGTH)
+    project_id: str
+    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)

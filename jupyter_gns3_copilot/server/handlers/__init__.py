@@ -20,6 +20,7 @@ from .chat import (
     SessionHandler,
     SessionsHandler,
 )
+from .notebooks import NotebookProjectsHandler
 from .openapi import OpenAPIHandler
 from .projects import (
     ProjectCloseHandler,
@@ -41,6 +42,7 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     ("/copilot/llm-config", LLMConfigHandler),
     ("/copilot/reload/skills", ReloadSkillsHandler),
     ("/copilot/tools", ToolsHandler),
+    ("/copilot/notebook-projects", NotebookProjectsHandler),
     ("/copilot/projects", ProjectsHandler),
     (_PROJECT, ProjectHandler),
     (_PROJECT + "/open", ProjectOpenHandler),

@@ -1,0 +1,46 @@
+"""`copilot/notebook-projects`: the project a notebook works on, kept across kernel restarts."""
+
+from __future__ import annotations
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+
+from ..errors import bad_input
+from .base import CopilotHandler
+
+
+class NotebookProjectsHandler(CopilotHandler):
+    """The caller's notebooks' projects (`notebook_projects.NotebookProjects`).
+
+    `GET ?path=P`: `{"path", "project_id", "session_id", "sessions"}` for the notebook at
+    `P` (its kernel's `JPY_SESSION_NAME`); `project_id` null when none is remembered.
+    `PUT` `NotebookProjectRequest` `{path, project_id, session_id?}`: remember it; answers
+    the same shape. 400 for a missing path or a project id that is no UUID.
+    """
+
+    warm_up_stage = "core"
+
+    needs_hub_session = False
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self) -> None:
+        path = self.get_query_argument("path", "")
+        if not path.strip():
+            raise bad_input("path", "the notebook's path is required")
+        record = self.copilot.notebook_projects().recall(self.user_id, path)
+        self.write_json({"path": path, **record.model_dump(), "session_id": record.session_id})
+
+    @tornado.web.authenticated
+    @authorized
+    async def put(self) -> None:
+        from ..schemas import NotebookProjectRequest
+
+        request = self.body_as(NotebookProjectRequest)
+        project_id = self.project_id_from(request.project_id)
+        record = self.copilot.notebook_projects().remember(
+            self.user_id, request.path, project_id, request.session_id
+        )
+        self.write_json(
+            {"path": request.path, **record.model_dump(), "session_id": record.session_id}
+        )
