@@ -455,7 +455,7 @@ class TestHeartbeat:
             body={"arguments": ping, "copilot_mode": "lab_automation_assistant"},
         ).finish()
         assert kinds(events, progress=True).count("heartbeat") >= 3
-        assert kinds(events) == ["tool_start", "tool_end", "done"]
+        assert kinds(events) == ["tool_call", "tool_start", "tool_end", "done"]
 
 
 async def test_a_closed_project_is_409_saying_how_to_open_it(
@@ -605,7 +605,7 @@ async def test_a_direct_tool_run_streams_progress_and_the_device_output(
     started = await open_stream(
         jp_fetch, *tool_path(gns3_project, "start_nodes"), body={"arguments": {"nodes": ["PC1"]}}
     ).finish()
-    assert kinds(started) == ["tool_start", "tool_end", "done"]
+    assert kinds(started) == ["tool_call", "tool_start", "tool_end", "done"]
     assert "progress" in kinds(started, progress=True)
     assert json.loads(started[-2]["tool_output"])
 
@@ -648,7 +648,7 @@ async def test_a_tool_the_mode_does_not_allow_is_a_refused_card_for_the_student(
     events = await open_stream(
         jp_fetch, *tool_path(gns3_project, "run_vpcs_commands"), body=body
     ).finish()
-    assert kinds(events) == ["tool_start", "tool_end", "done"]
+    assert kinds(events) == ["tool_call", "tool_start", "tool_end", "done"]
     [end] = [event for event in events if event["type"] == "tool_end"]
     assert end["outcome"] == "refused"
     assert json.loads(end["tool_output"])["status"] == "refused"

@@ -11,6 +11,7 @@
     for event in copilot.stream("And PC2?"):
         print(event.type)
     copilot.run("PC1", "show ip").tool_results["PC1"]
+    copilot.run_tool("create_snapshot", {"name": "before OSPF"})
 
 One conversation (session) per project: `ask` and `stream` continue it until
 `new_session()` (or `new=True`), and `use(project)` returns to that project's
@@ -482,25 +483,47 @@ class Copilot:
         apply as for the model's calls. `commands` may be one string with commands
         separated by ";" or new lines. `on_open` and `on_event` as for `ask`.
         """
-        project_id = self._project_id()
         names = [devices] if isinstance(devices, str) else list(devices)
         lines = commands.replace(";", "\n").splitlines() if isinstance(commands, str) else commands
         lines = [line.strip() for line in lines if line.strip()]
         if not names or not lines:
             raise UsageError("Name a device and a command, e.g. `%copilot run PC1: show ip`.")
-        tool_name = COMMAND_TOOLS.get(tool, tool)
+        return self.run_tool(
+            COMMAND_TOOLS.get(tool, tool),
+            {"devices": [{"device": name, "commands": lines} for name in names]},
+            mode=mode,
+            message=f"run {', '.join(names)}: {'; '.join(lines)}",
+            on_event=on_event,
+            on_open=on_open,
+        )
+
+    def run_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        mode: str | None = None,
+        message: str | None = None,
+        on_event: EventCallback | None = None,
+        on_open: Callable[[], None] | None = None,
+    ) -> Turn:
+        """Run the tool `tool` (its full name, as `GET copilot/tools` lists them) with
+        `arguments` now, without the model, through the same mode, command policy and
+        approvals as the model's calls; return the result as a `Turn` (`message`: what
+        the turn says was asked; default the tool's name). `on_open` and `on_event` as for
+        `ask`.
+
+        E.g. `copilot.run_tool("create_snapshot", {"name": "before OSPF"})`.
+        """
+        project_id = self._project_id()
         run_id = str(uuid.uuid4())
-        body: dict[str, Any] = {
-            "arguments": {"devices": [{"device": name, "commands": lines} for name in names]},
-            "session_id": run_id,
-        }
+        body: dict[str, Any] = {"arguments": arguments or {}, "session_id": run_id}
         if mode is not None:
             body["copilot_mode"] = copilot_mode(mode)
-        message = f"run {', '.join(names)}: {'; '.join(lines)}"
         events = self._client.stream(
-            "projects", project_id, "tools", tool_name, json=body, on_open=on_open
+            "projects", project_id, "tools", tool, json=body, on_open=on_open
         )
-        recorder = TurnRecorder(message, run_id, project_id)
+        recorder = TurnRecorder(message or tool.replace("_", " "), run_id, project_id)
         return self._consume(events, recorder, on_event, abort=(project_id, run_id))
 
     def _consume(

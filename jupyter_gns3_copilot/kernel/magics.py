@@ -43,6 +43,7 @@ VALUE_OPTIONS = frozenset(
         "--limit",
         "--tool",
         "--format",
+        "--filter",
     }
 )
 FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "-h", "--help"})
@@ -61,6 +62,7 @@ SUGGESTED_SUBCOMMANDS = (
     "status",
     "config",
     "config api_key",
+    "snapshot list",
 )
 """The subcommands a short mistyped line is matched against (`mistyped_subcommand`)."""
 TYPO_CUTOFF = 0.8
@@ -81,6 +83,8 @@ Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete 
             %copilot export [PATH] [--format md] [--force]
 Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn waits for)
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
+Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
+Snapshots:  %copilot snapshot list | create <name> | restore <name>
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
 
@@ -217,6 +221,8 @@ class CopilotMagics(Magics):
             "approve": self._approve,
             "reject": self._reject,
             "run": self._run,
+            "capture": self._capture,
+            "snapshot": self._snapshot,
             "status": self._status,
             "config": self._config,
             "connect": self._connect,
@@ -245,16 +251,17 @@ class CopilotMagics(Magics):
     @argument("--session", help="continue the conversation with this session id")
     @argument("--quiet", action="store_true", help="plain text instead of the chat widget")
     @argument("--token", help="connect: the Jupyter server's token")
-    @argument("--limit", type=int, help="sessions, history: how many to show")
+    @argument("--limit", type=int, help="sessions, history, capture show: how many to show")
     @argument("--tool", help="run: show (default), config, vpcs, or a tool's name")
     @argument("--format", help="export: ipynb (default) or md")
+    @argument("--filter", help="capture show: a Wireshark display filter, e.g. icmp")
     @argument("--force", action="store_true", help="export: overwrite an existing file")
     @argument(
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
         "sessions, history, rename, pin, unpin, delete, abort, export, approve, reject, run, "
-        "status, config, connect",
+        "capture, snapshot, status, config, connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -281,6 +288,11 @@ class CopilotMagics(Magics):
           approve, reject [comment]  the change the conversation waits for
           run <device>: <command>    run commands now, without the model
                                      (devices: "PC1, PC2"; commands: "show ip; ping 10.0.0.2")
+          capture start|stop|show LINK
+                                     a packet capture on a link, without the model (LINK:
+                                     "PC1 e0 - Switch1 e0"; show: --filter F, --limit N)
+          snapshot list|create|restore NAME
+                                     the project's snapshots, without the model
           status                     versions, GNS3 and model checks
           config [key=value ...]     your model settings (the key is never shown);
                                      `config api_key` asks for a key without echoing it
@@ -591,7 +603,6 @@ class CopilotMagics(Magics):
         if not devices or not commands.strip():
             raise UsageError("Usage: `%copilot run <device>[, <device>]: <command>[; <command>]`.")
         copilot = self.api
-        project = copilot.current_project()
         tool = options.tool or "show"
 
         def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
@@ -599,10 +610,70 @@ class CopilotMagics(Magics):
                 devices, commands, tool=tool, mode=options.mode, on_open=on_open, on_event=on_event
             )
 
+        return self._direct_turn(f"run {', '.join(devices)}: {commands.strip()}", options, run)
+
+    def _capture(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot capture start|stop|show LINK`: a capture on a link, without the model."""
+        options, words = self._subcommand_options(argv, tail)
+        action = words[0].lower() if words else ""
+        if action not in CAPTURE_TOOLS:
+            return _NOT_A_SUBCOMMAND
+        link = link_ends(words[1:])
+        if link is None:
+            raise UsageError(
+                f"Name the link by both ends: `%copilot capture {action} PC1 e0 - Switch1 e0`."
+            )
+        arguments: dict[str, Any] = {"link": link}
+        if action == "show":
+            if options.filter:
+                arguments["display_filter"] = options.filter
+            if options.limit:
+                arguments["limit"] = options.limit
+        text = f"{link['a']} {link['a_port']} - {link['b']} {link['b_port']}"
+        return self._tool_turn(
+            CAPTURE_TOOLS[action], arguments, f"capture {action} {text}", options
+        )
+
+    def _snapshot(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot snapshot list|create NAME|restore NAME`, without the model."""
+        options, words = self._subcommand_options(argv, tail)
+        action = words[0].lower() if words else ""
+        if action not in SNAPSHOT_TOOLS:
+            return _NOT_A_SUBCOMMAND
+        name = " ".join(words[1:]).strip()
+        if action == "list":
+            if name:
+                return _NOT_A_SUBCOMMAND
+            return self._tool_turn(SNAPSHOT_TOOLS[action], {}, "snapshot list", options)
+        if not name:
+            raise UsageError(f"Name the snapshot: `%copilot snapshot {action} <name>`.")
+        return self._tool_turn(
+            SNAPSHOT_TOOLS[action], {"name": name}, f"snapshot {action} {name}", options
+        )
+
+    def _tool_turn(
+        self, tool: str, arguments: dict[str, Any], message: str, options: Namespace
+    ) -> Turn:
+        copilot = self.api
+
+        def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+            return copilot.run_tool(
+                tool,
+                arguments,
+                mode=options.mode,
+                message=message,
+                on_open=on_open,
+                on_event=on_event,
+            )
+
+        return self._direct_turn(message, options, run)
+
+    def _direct_turn(self, message: str, options: Namespace, run: TurnRunner) -> Turn:
+        """A direct run (no model) shown as a turn: in a widget of its own, or as text."""
+        project = self.api.current_project()
         if options.quiet or not _in_kernel(self.shell):
             turn = self._text_turn(run)
         else:
-            message = f"run {', '.join(devices)}: {commands.strip()}"
             widget = self._widget(project, None, options.mode)
             turn = self._widget_turn(widget, message, run)
         turn.shown_in_cell(self.shell.execution_count)
@@ -656,6 +727,27 @@ class CopilotMagics(Magics):
             server = self._copilot.connect(url, options.token)
         print(f"Connected to {server.describe()}: the GNS3 Copilot extension answers.")
         return None
+
+
+CAPTURE_TOOLS = {"start": "start_capture", "stop": "stop_capture", "show": "analyze_capture"}
+SNAPSHOT_TOOLS = {
+    "list": "list_snapshots",
+    "create": "create_snapshot",
+    "restore": "restore_snapshot",
+}
+_LINK_SEPARATORS = frozenset({"-", "--", "<->", "<-->", "to", "and"})
+
+
+def link_ends(words: list[str]) -> dict[str, str] | None:
+    """A link named by both ends, as the link tools take it (`{a, a_port, b, b_port}`),
+    from `PC1 e0 - Switch1 e0` (separator optional: -, <->, to) or `PC1:e0 Switch1:e0`;
+    None if `words` name no link that way."""
+    ends = [word for word in words if word.lower() not in _LINK_SEPARATORS]
+    if len(ends) == 2 and all(":" in end for end in ends):
+        ends = [part for end in ends for part in end.rsplit(":", 1)]
+    if len(ends) != 4 or not all(end.strip() for end in ends):
+        return None
+    return dict(zip(("a", "a_port", "b", "b_port"), (end.strip() for end in ends), strict=True))
 
 
 def _say_recalled(project: ProjectInfo) -> None:

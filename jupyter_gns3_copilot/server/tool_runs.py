@@ -3,10 +3,12 @@
 The call goes through `tools.execute_tool` with the same lab access as the chats (GNS3
 client, console pool and its per-console locks, command policy, skills), in the caller's
 copilot mode, so a direct run is refused or screened exactly as the model's call would
-be. Its events are the chat's: `tool_start`, `progress`..., `tool_end` (the result as
-JSON text, with its summary and outcome), `abort` if it was aborted, `heartbeat` during
-silences, `done`; their `session_id` names the run and aborts it
-(`POST .../chat/sessions/{session_id}/abort`).
+be (a tool the mode does not allow runs nothing: its `tool_end` is the refusal, outcome
+`refused`, with the note for the student). Its events are the chat's: `tool_call` (the
+call with its complete arguments, as the model's would be, so that its card reads the
+same), `tool_start`, `progress`..., `tool_end` (the result as JSON text, with its summary
+and outcome), `abort` if it was aborted, `heartbeat` during silences, `done`; their
+`session_id` names the run and aborts it (`POST .../chat/sessions/{session_id}/abort`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..events import (
     ErrorEvent,
     HeartbeatEvent,
     ProgressEvent,
+    ToolCallEvent,
     ToolStartEvent,
 )
 from ..service import tool_end_event
@@ -114,6 +117,14 @@ async def run_tool(
 
     context = lab.tool_context(project_id, mode, abort)
     context.progress = on_progress
+    call_arguments = json.dumps(arguments, ensure_ascii=False)
+    function = {"name": tool_name, "arguments": call_arguments, "complete": True}
+    yield _event(
+        ToolCallEvent(
+            session_id=session_id,
+            tool_call={"id": call_id, "type": "function", "function": function},
+        )
+    )
     yield _event(ToolStartEvent(session_id=session_id, tool_name=tool_name, tool_call_id=call_id))
     call = asyncio.ensure_future(execute_tool(context, tool_name, arguments))
     stop = asyncio.ensure_future(abort.wait())
