@@ -281,7 +281,14 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     [refused] = run.saved_turns("%copilot run --mode teaching")
     [card] = tool_items(refused)
     assert card["outcome"] == "refused" and "PC2" in card["note"]
-    assert "Explain to the user" not in json.dumps(refused)
+    shown = [
+        output.data[kind]
+        for output in outputs
+        for kind in ("text/markdown", "text/plain")
+        if kind in output.get("data", {})
+    ]
+    assert shown and card["note"] in shown[0]
+    assert not any("Explain to the user" in text for text in shown)
 
     assert "ttl=" in run.text("check = %copilot run PC1: ping")
     [confirm] = run.saved_turns("%%copilot")
