@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from test_server_support import magics_shell
 
 from jupyter_gns3_copilot.events import ApprovalRequiredEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -47,14 +48,8 @@ def server(gns3_lab: Any, scripted_llm: Any, tmp_path: Path) -> Iterator[Jupyter
 
 @pytest.fixture
 def shell(server: JupyterServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    for name, value in server.kernel_env().items():
-        monkeypatch.setenv(name, value)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "jupyter_gns3_copilot")
-    try:
+    with magics_shell(server, monkeypatch) as ip:
         yield ip
-    finally:
-        ip.run_line_magic("unload_ext", "jupyter_gns3_copilot")
 
 
 def test_an_interrupted_waiting_cell_leaves_the_change_waiting_and_the_magic_approves_it(

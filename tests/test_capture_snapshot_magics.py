@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from test_server_support import magics_shell
 
 from jupyter_gns3_copilot.kernel.errors import UsageError
 from jupyter_gns3_copilot.kernel.magics import link_ends
@@ -59,15 +60,11 @@ def shell(
     gns3_lab: Any, scripted_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[InteractiveShell]:
     model = ModelEndpoint.scripted_model(scripted_llm)
-    with JupyterServer(gns3_lab, model, tmp_path) as server:
-        for name, value in server.kernel_env().items():
-            monkeypatch.setenv(name, value)
-        ip = InteractiveShell.instance()
-        ip.run_line_magic("load_ext", "jupyter_gns3_copilot")
-        try:
-            yield ip
-        finally:
-            ip.run_line_magic("unload_ext", "jupyter_gns3_copilot")
+    with (
+        JupyterServer(gns3_lab, model, tmp_path) as server,
+        magics_shell(server, monkeypatch) as ip,
+    ):
+        yield ip
 
 
 def run(shell: InteractiveShell, line: str) -> Turn:

@@ -311,3 +311,19 @@ def jupyter_process(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(20)
+
+
+@contextmanager
+def magics_shell(server: Any, monkeypatch: Any) -> Iterator[Any]:
+    """An IPython shell with the `%copilot` magics loaded, whose kernel-side client finds
+    `server` (a `local_stack.JupyterServer`) as a kernel of it would; unloaded afterwards."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    for name, value in server.kernel_env().items():
+        monkeypatch.setenv(name, value)
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jupyter_gns3_copilot")
+    try:
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "jupyter_gns3_copilot")
