@@ -141,6 +141,12 @@ async def test_answers_without_gns3_match_the_document(jp_fetch) -> None:
             ("copilot", "projects", project, "chat", "stream"),
             {"message": " "},
         ),
+        (
+            "/copilot/notebook-projects",
+            "put",
+            ("copilot", "notebook-projects"),
+            {"path": "/a.ipynb", "project_id": project, "session_id": session},
+        ),
     ]
     seen = set()
     for path, method, parts, body in checks:

@@ -112,7 +112,13 @@ def operations() -> tuple[Operation, ...]:
     from ..status import StatusReport
     from ..store.sessions import ChatSession
     from . import responses as r
-    from .schemas import ApprovalDecisionRequest, ChatRequest, RenameRequest, ToolRunRequest
+    from .schemas import (
+        ApprovalDecisionRequest,
+        ChatRequest,
+        NotebookProjectRequest,
+        RenameRequest,
+        ToolRunRequest,
+    )
 
     project = "/copilot/projects/{project_id}"
     session = project + "/chat/sessions/{session_id}"
@@ -122,6 +128,7 @@ def operations() -> tuple[Operation, ...]:
         {EVENT_STREAM: EVENTS, JSON: r.TurnSummary},
     )
     no_content = Answer(204, "Done.")
+    notebook = r.NotebookProjectAnswer
     return (
         Operation(
             "get",
@@ -160,6 +167,28 @@ def operations() -> tuple[Operation, ...]:
             "/copilot/tools",
             "The tool catalogue",
             (Answer(200, "Every tool, in catalogue order.", {JSON: Many(r.ToolInfo)}),),
+        ),
+        Operation(
+            "get",
+            "/copilot/notebook-projects",
+            "What a notebook uses, kept across kernel restarts",
+            (Answer(200, "The notebook's project and conversations.", {JSON: notebook}),),
+            errors=(400,),
+            query=(
+                Query(
+                    "path",
+                    "The notebook's path, as its kernel knows it (`JPY_SESSION_NAME`).",
+                    {"type": "string"},
+                ),
+            ),
+        ),
+        Operation(
+            "put",
+            "/copilot/notebook-projects",
+            "Remember what a notebook uses",
+            (Answer(200, "What is kept for the notebook now.", {JSON: notebook}),),
+            errors=(400, 413),
+            request=NotebookProjectRequest,
         ),
         Operation(
             "get",

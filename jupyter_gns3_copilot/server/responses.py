@@ -139,6 +139,19 @@ class TurnSummary(BaseModel):
     title: str | None = None
 
 
+class NotebookProjectAnswer(BaseModel):
+    """What a notebook uses (`copilot/notebook-projects`): the project it used last (None:
+    none remembered) and its conversation there, and its conversation per project."""
+
+    path: str
+    """The notebook's path, as its kernel knows it (`JPY_SESSION_NAME`)."""
+    project_id: str | None = None
+    session_id: str | None = None
+    sessions: dict[str, str] = Field(default_factory=dict)
+    """The notebook's conversation in each project it used, by project id."""
+    updated_at: str | None = None
+
+
 class OpenAPIDocument(BaseModel):
     """`GET copilot/openapi.json`: this API as an OpenAPI 3.1 document."""
 

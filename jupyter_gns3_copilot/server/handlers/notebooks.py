@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
 from ..errors import bad_input
 from .base import CopilotHandler
 
+if TYPE_CHECKING:
+    from ...notebook_projects import NotebookProject
+
 
 class NotebookProjectsHandler(CopilotHandler):
     """The caller's notebooks' projects (`notebook_projects.NotebookProjects`).
 
-    `GET ?path=P`: `{"path", "project_id", "session_id", "sessions"}` for the notebook at
-    `P` (its kernel's `JPY_SESSION_NAME`); `project_id` null when none is remembered.
-    `PUT` `NotebookProjectRequest` `{path, project_id, session_id?}`: remember it; answers
-    the same shape. 400 for a missing path or a project id that is no UUID.
+    `GET ?path=P`: `NotebookProjectAnswer` for the notebook at `P` (its kernel's
+    `JPY_SESSION_NAME`); `project_id` null when none is remembered. `PUT`
+    `NotebookProjectRequest` `{path, project_id, session_id?}`: remember it; answers the
+    same. 400 for a missing path or a project id that is no UUID.
     """
 
     warm_up_stage = "core"
@@ -28,8 +33,7 @@ class NotebookProjectsHandler(CopilotHandler):
         path = self.get_query_argument("path", "")
         if not path.strip():
             raise bad_input("path", "the notebook's path is required")
-        record = self.copilot.notebook_projects().recall(self.user_id, path)
-        self.write_json({"path": path, **record.model_dump(), "session_id": record.session_id})
+        self._answer(path, self.copilot.notebook_projects().recall(self.user_id, path))
 
     @tornado.web.authenticated
     @authorized
@@ -41,6 +45,11 @@ class NotebookProjectsHandler(CopilotHandler):
         record = self.copilot.notebook_projects().remember(
             self.user_id, request.path, project_id, request.session_id
         )
+        self._answer(request.path, record)
+
+    def _answer(self, path: str, record: NotebookProject) -> None:
+        from ..responses import NotebookProjectAnswer
+
         self.write_json(
-            {"path": request.path, **record.model_dump(), "session_id": record.session_id}
+            NotebookProjectAnswer(path=path, session_id=record.session_id, **record.model_dump())
         )
