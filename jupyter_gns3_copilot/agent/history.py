@@ -69,7 +69,7 @@ class ConversationHistory(BaseModel):
     """A session's history, as the history route answers it.
 
     `llm_calls` is the session's total count of model calls (title model excluded).
-    `turn_errors` (added to the seed's model) lists, in order, the errors of the turns
+    `turn_errors` (a later addition to the answer) lists, in order, the errors of the turns
     whose user message is among `messages`: a turn that failed shows as failed, not as
     a question without an answer.
     """
