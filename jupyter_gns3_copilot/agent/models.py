@@ -392,7 +392,7 @@ def describe_model_error(
     request = _failed_request(exc)
     base_url = settings.base_url if settings else _base_url(request)
     model = settings.model if settings else _requested_model(request)
-    secrets = _secrets(request, settings)
+    secrets = _secrets(exc, settings)
     endpoint = f"the model endpoint at {base_url}" if base_url else "the model endpoint"
 
     request_id = _request_id(exc)
@@ -776,13 +776,19 @@ def _requested_model(request: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _secrets(request: Any, settings: ModelSettings | None) -> list[str]:
+def _secrets(exc: BaseException, settings: ModelSettings | None) -> list[str]:
+    """The keys that must not appear in a message about `exc`: the settings' key, and the
+    bearer token of every request in its chain (recent openai releases give the error a
+    copy of the request without its Authorization header; the HTTP library's own error
+    further down the chain still has it)."""
     secrets = []
     if settings is not None:
         secrets.append(settings.api_key.get_secret_value())
-    if request is not None:
-        authorization = str(request.headers.get("authorization", ""))
-        secrets.append(authorization.removeprefix("Bearer ").strip())
+    for error in _chain(exc):
+        headers = getattr(getattr(error, "request", None), "headers", None)
+        if headers is not None:
+            authorization = str(headers.get("authorization", ""))
+            secrets.append(authorization.removeprefix("Bearer ").strip())
     # A key shorter than 4 characters is no secret, and scrubbing it would garble the text.
     return [secret for secret in secrets if len(secret) >= 4]
 
