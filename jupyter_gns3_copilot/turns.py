@@ -147,15 +147,24 @@ class Turn(TypedDict):
     stats: TurnStats
 
 
-class TurnBundle(TypedDict):
-    """What one finished cell output holds: the project, the session and its turns."""
-
+class _BundleFields(TypedDict):
     version: Literal[1]
     project_id: str
     project_name: str | None
     session_id: str | None
     mode: str | None
     turns: list[Turn]
+
+
+class TurnBundle(_BundleFields, total=False):
+    """What one finished cell output holds: the project, the session and its turns.
+
+    `direct_run` (present only when true): the turns ran commands without the model
+    (`%copilot run`); they belong to no conversation (`session_id` is None, so no front
+    end offers to continue one) and their device output is the answer.
+    """
+
+    direct_run: bool
 
 
 Op = dict[str, Any]
@@ -367,13 +376,18 @@ def turn_bundle(
     project_name: str | None = None,
     session_id: str | None = None,
     mode: str | None = None,
+    direct_run: bool = False,
 ) -> TurnBundle:
-    """What a finished cell output saves under `TURN_MIME_TYPE`."""
-    return TurnBundle(
+    """What a finished cell output saves under `TURN_MIME_TYPE` (a direct run's names no
+    session: the id its stream had only named the run)."""
+    bundle = TurnBundle(
         version=1,
         project_id=project_id,
         project_name=project_name or None,
-        session_id=session_id or None,
+        session_id=None if direct_run else session_id or None,
         mode=mode,
         turns=turns,
     )
+    if direct_run:
+        bundle["direct_run"] = True
+    return bundle

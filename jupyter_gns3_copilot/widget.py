@@ -172,6 +172,9 @@ class ChatWidget(anywidget.AnyWidget):
     turns = traitlets.List(traitlets.Dict()).tag(sync=True)
     can_send = traitlets.Bool(False).tag(sync=True)
     instance_id = traitlets.Unicode("").tag(sync=True)  # keys the browser's live-turn store
+    direct_run = traitlets.Bool(False).tag(sync=True)
+    """Commands run without the model (`%copilot run`): tool cards show opened, and the
+    saved bundle names no session (the session id only names the run, for Stop)."""
 
     def __init__(
         self,
@@ -182,6 +185,7 @@ class ChatWidget(anywidget.AnyWidget):
         *,
         title: str | None = None,
         mode: str | None = None,
+        direct_run: bool = False,
     ) -> None:
         super().__init__(
             project_id=project_id,
@@ -189,6 +193,7 @@ class ChatWidget(anywidget.AnyWidget):
             session_id=session_id or "",
             title=title or "",
             instance_id=uuid.uuid4().hex,
+            direct_run=direct_run,
         )
         self.mode = mode
         """The copilot mode of the turns shown (saved in the bundle; None: the default)."""
@@ -303,6 +308,7 @@ class ChatWidget(anywidget.AnyWidget):
             project_name=self.project_name,
             session_id=self.session_id,
             mode=self.mode,
+            direct_run=self.direct_run,
         )
 
     def saved_bundle(self) -> dict[str, Any]:

@@ -117,6 +117,10 @@ class Executed:
     def saved_turns(self, source_start: str) -> list[dict[str, Any]]:
         """The turns the cell's finished output saved (its `TurnBundle`): what a reopened
         notebook shows with no kernel and no widget state."""
+        return self.saved_bundle(source_start)["turns"]
+
+    def saved_bundle(self, source_start: str) -> dict[str, Any]:
+        """The `TurnBundle` the cell's finished output saved."""
         outputs = self.cell(source_start).outputs
         assert not any(WIDGET_VIEW in output.get("data", {}) for output in outputs), (
             f"a finished turn leaves no widget view in {source_start!r}"
@@ -129,7 +133,7 @@ class Executed:
         assert len(bundles) == 1, f"expected one saved conversation in {source_start!r}"
         [bundle] = bundles
         assert bundle["version"] == 1 and bundle["project_id"]
-        return bundle["turns"]
+        return bundle
 
 
 def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
@@ -195,7 +199,10 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
     assert turn["stats"]["llm_calls"] == 3 and turn["stats"]["input_tokens"] == 7200
     assert "Copilot:" in run.text("turn = %copilot"), "text fallback for viewers without widgets"
 
-    [direct] = run.saved_turns("%copilot run PC1, PC2")
+    run_bundle = run.saved_bundle("%copilot run PC1, PC2")
+    # A direct run is no conversation: nothing to continue in the sidebar.
+    assert run_bundle["direct_run"] is True and run_bundle["session_id"] is None
+    [direct] = run_bundle["turns"]
     outputs = device_outputs(tool_items(direct)[0])
     assert "10.0.0.2/24" in outputs["PC2"] and "10.0.0.1/24" in outputs["PC1"]
 

@@ -403,6 +403,22 @@ def test_a_finished_turn_is_saved_as_a_turn_bundle_with_its_done_statistics() ->
     assert widget.title == "PC3 check"
 
 
+def test_a_direct_runs_saved_bundle_names_no_session_to_continue() -> None:
+    """A `%copilot run` widget keeps the run's id while it streams (Stop needs it) but its
+    saved bundle names no conversation, and says it was a direct run."""
+    widget, _ = make_widget(direct_run=True)
+    widget.begin_turn("run PC1: show ip")
+    widget.push(event("tool_start", tool_name="run_show_commands", tool_call_id="",
+                      session_id="run-1"))
+    assert widget.session_id == "run-1" and widget.direct_run
+    widget.push(event("done", session_id="run-1"))
+    widget.end_turn()
+    bundle = widget.saved_bundle()[TURN_MIME_TYPE]
+    assert bundle["session_id"] is None and bundle["direct_run"] is True
+    chat, _ = make_widget(session_id="s1")
+    assert "direct_run" not in chat.bundle() and chat.bundle()["session_id"] == "s1"
+
+
 # --- render_text ----------------------------------------------------------------------------
 
 

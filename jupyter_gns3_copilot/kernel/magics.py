@@ -380,7 +380,14 @@ class CopilotMagics(Magics):
         turn.shown_in_cell(self.shell.execution_count)
         return turn
 
-    def _widget(self, project: ProjectInfo, session_id: str | None, mode: str | None) -> Any:
+    def _widget(
+        self,
+        project: ProjectInfo,
+        session_id: str | None,
+        mode: str | None,
+        *,
+        direct_run: bool = False,
+    ) -> Any:
         from ..widget import ChatWidget
 
         return ChatWidget(
@@ -388,6 +395,7 @@ class CopilotMagics(Magics):
             project_name=project.name,
             session_id=session_id,
             mode=copilot_mode(mode),
+            direct_run=direct_run,
         )
 
     def _widget_turn(self, widget: Any, message: str, run: TurnRunner) -> Turn:
@@ -674,7 +682,7 @@ class CopilotMagics(Magics):
         if options.quiet or not _in_kernel(self.shell):
             turn = self._text_turn(run)
         else:
-            widget = self._widget(project, None, options.mode)
+            widget = self._widget(project, None, options.mode, direct_run=True)
             turn = self._widget_turn(widget, message, run)
         turn.shown_in_cell(self.shell.execution_count)
         return turn

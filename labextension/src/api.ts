@@ -52,8 +52,8 @@ export interface HistoryMessage {
   name?: string | null;
   tool_call_id?: string | null;
   tool_calls?: HistoryToolCall[] | null;
-  /** A tool result's `reading`, among other things (timestamps). */
-  metadata?: { reading?: ToolReading; [key: string]: unknown };
+  /** A tool result's `reading`; the error the turn ended with; timestamps. */
+  metadata?: { reading?: ToolReading; error?: string; [key: string]: unknown };
 }
 
 export interface History {

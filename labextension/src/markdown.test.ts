@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { inlineMarkdownToHtml, renderMarkdown } from './markdown';
+import { inlineMarkdownToHtml, renderMarkdown, sanitizeSvg } from './markdown';
 
 function rendered(markdown: string): HTMLElement {
   const host = document.createElement('div');
@@ -42,5 +42,22 @@ describe('renderMarkdown', () => {
     expect(inlineMarkdownToHtml('ran `show ip` <b onclick=x>on</b> PC1')).toBe(
       'ran <code>show ip</code> &lt;b onclick=x&gt;on&lt;/b&gt; PC1'
     );
+  });
+});
+
+describe('sanitizeSvg', () => {
+  it("keeps the drawing and its theme variables, drops scripts and handlers", () => {
+    const svg = sanitizeSvg(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" viewBox="0 0 100 50" onload="alert(1)">' +
+        '<rect width="100" height="50" style="fill: var(--jp-layout-color1, #ffffff)"/>' +
+        '<script>alert(2)</script><a href="javascript:alert(3)"><text x="5" y="20">PC1</text></a>' +
+        '<foreignObject><div>html</div></foreignObject></svg>'
+    )!;
+    expect(svg.tagName.toLowerCase()).toBe('svg');
+    expect(svg.getAttribute('viewBox')).toBe('0 0 100 50');
+    expect(svg.querySelector('rect')?.getAttribute('style')).toContain('var(--jp-layout-color1');
+    expect(svg.querySelector('text')?.textContent).toBe('PC1');
+    expect(svg.outerHTML).not.toMatch(/script|onload|javascript:|foreignObject/i);
+    expect(sanitizeSvg('not a drawing')).toBeNull();
   });
 });

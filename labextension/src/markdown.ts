@@ -1,6 +1,7 @@
 /**
  * Markdown for every front end: markdown-it (raw HTML disabled, bare URLs linked) and
  * DOMPurify over its output. Links open in a new tab with `rel="noopener noreferrer"`.
+ * The same purifier cleans the server's topology drawing before it goes inline.
  */
 import DOMPurify, { type DOMPurify as Purifier } from 'dompurify';
 import MarkdownIt from 'markdown-it';
@@ -38,4 +39,12 @@ export function renderMarkdown(host: HTMLElement, markdown: string): void {
 export function inlineMarkdownToHtml(markdown: string): string {
   const [md, purify] = instances();
   return purify.sanitize(md.renderInline(markdown), { ADD_ATTR: ['target'] });
+}
+
+/** The SVG document `svg` as an element for the page, sanitised (no scripts, no event
+ * handlers, no foreign content); null when it holds no drawing. */
+export function sanitizeSvg(svg: string): SVGSVGElement | null {
+  const [, purify] = instances();
+  const fragment = purify.sanitize(svg, { USE_PROFILES: { svg: true }, RETURN_DOM_FRAGMENT: true });
+  return fragment.querySelector('svg');
 }

@@ -48,3 +48,17 @@ describe('the saved-turn renderer', () => {
     root.remove();
   });
 });
+
+describe('a saved direct run (%copilot run)', () => {
+  it('offers no conversation to continue and shows the device output opened', () => {
+    const turn = loadFixtures().find(f => f.name === 'failed_ping')!.turn;
+    const root = renderBundle(
+      { version: 1, project_id: 'p1', project_name: 'Lab', session_id: null, mode: null, turns: [turn], direct_run: true },
+      { continuable: true }
+    );
+    expect(root.querySelector('.gns3c-continue')).toBeNull();
+    expect(root.querySelector('.gns3c-saved-footer')?.textContent).toBe('GNS3 Copilot · Lab · commands run without the model · saved output');
+    expect(root.querySelector('.gns3c-tool-head')?.getAttribute('aria-expanded')).toBe('true');
+    expect(root.querySelector('.gns3c-devices pre')?.textContent).toContain('not reachable');
+  });
+});

@@ -34,11 +34,13 @@ export function keyUpdate(choice: KeyChoice): LLMConfigUpdate | null {
 }
 
 /**
- * Ask (`ask`: the dialog) and send the key; true when the server took a change, false
- * when nothing was sent. Rejects with the server's refusal (`ApiError`).
+ * Ask (`ask`: the dialog, told whether the user has a key of their own to remove) and
+ * send the key; true when the server took a change, false when nothing was sent. Rejects
+ * with the server's refusal (`ApiError`).
  */
-export async function setApiKey(api: CopilotApi, ask: () => Promise<KeyChoice>): Promise<boolean> {
-  const update = keyUpdate(await ask());
+export async function setApiKey(api: CopilotApi, ask: (ownKey: boolean) => Promise<KeyChoice>): Promise<boolean> {
+  const { api_key_source } = await api.llmConfig();
+  const update = keyUpdate(await ask(api_key_source === 'user'));
   if (!update) {
     return false;
   }

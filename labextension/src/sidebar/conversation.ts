@@ -67,13 +67,14 @@ export class ConversationView {
   /**
    * Show a live turn for `user`'s message fed by `events`; resolves with its final status
    * once the stream ends. A stream that fails (refused, connection lost) ends the turn
-   * with its error, as an `error` event would, and is passed to `onError`.
+   * with its error, as an `error` event would, and is passed to `onError` (its message,
+   * and what was thrown).
    */
   async stream(
     user: string,
     events: AsyncIterable<ChatEvent>,
     onEvent?: (event: ChatEvent) => void,
-    onError?: (message: string) => void
+    onError?: (message: string, error: unknown) => void
   ): Promise<TurnStatus> {
     const reducer = new TurnReducer(user);
     const block = this.add();
@@ -90,7 +91,7 @@ export class ConversationView {
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       reducer.apply({ type: 'error', session_id: '', error: text });
-      onError?.(text);
+      onError?.(text, error);
     }
     const status = reducer.finish();
     block.update(reducer.turn);

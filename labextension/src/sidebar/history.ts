@@ -1,7 +1,8 @@
 /**
- * A session's stored history (OpenAI-format messages) as turns for `TurnView`:
- * one turn per user message, the assistant's text and tool calls with their results and
- * the server's reading of each (summary, outcome, note).
+ * A session's stored history (OpenAI-format messages) as turns for `TurnView`: one turn
+ * per user message, the assistant's text and tool calls with their results and the
+ * server's reading of each (summary, outcome, note), and the error a turn ended with
+ * (a message's `metadata.error`): that turn shows the error, never "(no answer)".
  */
 import type { HistoryMessage } from '../api';
 import type { ChatEvent } from '../events';
@@ -18,6 +19,7 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
     return turns[turns.length - 1];
   };
   for (const message of messages) {
+    const error = message.metadata?.error;
     if (message.role === 'user') {
       turns.push({ user: message.content, status: 'done', items: [], stats: {} });
     } else if (message.role === 'assistant') {
@@ -52,6 +54,11 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
         item.outcome = reading?.outcome ?? null;
         item.note = reading?.note ?? null;
       }
+    }
+    if (typeof error === 'string' && error) {
+      const turn = current();
+      turn.items.push({ kind: 'error', text: error });
+      turn.status = 'error';
     }
   }
   return turns;

@@ -21,16 +21,17 @@ class KeyInput extends Widget implements Dialog.IBodyWidget<string> {
   }
 }
 
-/** Ask for the key in a JupyterLab dialog (Cancel, Remove key, Save). */
-export async function askForKey(): Promise<KeyChoice> {
+/** Ask for the key in a JupyterLab dialog: Cancel, Save, and Remove key when the user has
+ * a key of their own (the administrator's cannot be removed from here). */
+export async function askForKey(ownKey: boolean): Promise<KeyChoice> {
   const remove = Dialog.warnButton({ label: 'Remove key', ariaLabel: 'Remove my key' });
   const result = await showDialog<string>({
     title: 'GNS3 Copilot: Set Model API Key',
     body: new KeyInput(),
-    buttons: [Dialog.cancelButton(), remove, Dialog.okButton({ label: 'Save' })],
+    buttons: [Dialog.cancelButton(), ...(ownKey ? [remove] : []), Dialog.okButton({ label: 'Save' })],
     focusNodeSelector: 'input'
   });
-  if (result.button.label === remove.label) {
+  if (ownKey && result.button.label === remove.label) {
     return { action: 'remove' };
   }
   return result.button.accept ? { action: 'save', key: result.value ?? '' } : { action: 'cancel' };

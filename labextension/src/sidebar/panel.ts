@@ -1,9 +1,11 @@
 /**
- * The Copilot sidebar: project picker with the lab status, the project's sessions, the
- * selected session's conversation (history, then live turns), the input box with Stop and
- * the mode selector, the topology drawing, and Export. Talks to the server only
- * (`CopilotApi`), no kernel: a session continued here is the same session id the
- * notebook's magics continue.
+ * The Copilot sidebar: project picker with the lab status (the user's current settings),
+ * the project's sessions, the selected session's conversation (history, then live
+ * turns), the input box with Stop and the mode selector, the topology drawing (inline,
+ * so it takes the theme's colours), and Export. Talks to the server only (`CopilotApi`),
+ * no kernel: a session continued here is the same session id the notebook's magics
+ * continue. It follows the active notebook's project (`followProject`), and while the
+ * server is closed by its configuration it says so once and disables what needs it.
  */
 import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { Message } from '@lumino/messaging';
@@ -11,8 +13,10 @@ import { Widget } from '@lumino/widgets';
 
 import { ApiError, CopilotApi, type LLMConfig, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
 import type { ChatEvent } from '../events';
+import { sanitizeSvg } from '../markdown';
 import type { Turn } from '../turn/types';
 import type { Decision } from '../turn/view';
+import { closedNotice, closedReason } from './closed';
 import { ConversationView } from './conversation';
 import { keyLabel, setApiKey } from './api-key';
 import { askForKey } from './key-dialog';
@@ -44,6 +48,11 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Said when a chat chosen (or continued from a saved answer) is not on the server. */
+export const MISSING_CHAT =
+  'That conversation is not on the server: it was deleted, or the answer came from %copilot run, ' +
+  'which starts none. Ask here to start a new chat.';
+
 export class CopilotSidebar extends Widget {
   readonly api: CopilotApi;
   private readonly insertCellsInto: SidebarOptions['insertCells'];
@@ -55,6 +64,10 @@ export class CopilotSidebar extends Widget {
   private settingsMode: string | null = null;
   private serverMode: string | null = null;
   private running: AbortController | null = null;
+  /** The active notebook's project, to choose once the running turn has ended. */
+  private followLater: string | null = null;
+  /** The server's message while the copilot is closed by its configuration. */
+  private closed: string | null = null;
   /** Set while a turn shown from the history waits for a decision and no stream of this
    * sidebar is attached: gives that turn the events of its continuation. */
   private resumeWaiting: ((events: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => void) | null = null;
@@ -64,12 +77,16 @@ export class CopilotSidebar extends Widget {
   private readonly keyState = element('span', 'jp-gns3-copilot-sidebar-status-part jp-gns3-copilot-sidebar-key');
   private readonly keyButton = element('button', 'jp-gns3-copilot-sidebar-set-key', 'Set key…');
   private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
+  private readonly closedBox = element('div', 'jp-gns3-copilot-sidebar-closed');
+  private readonly newChatButton = element('button', 'jp-gns3-copilot-sidebar-new', 'New chat');
+  private readonly toNotebookButton = element('button', 'jp-gns3-copilot-sidebar-export-notebook', 'To notebook');
+  private readonly toMarkdownButton = element('button', 'jp-gns3-copilot-sidebar-export-markdown', 'Markdown');
   private readonly sessionList: SessionList;
-  private readonly conversation = new ConversationView((approvalId, decision) =>
-    this.decide(approvalId, decision)
+  private readonly conversation = new ConversationView((approvalId, decision, comment) =>
+    this.decide(approvalId, decision, comment)
   );
   private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
-  private readonly topologyImage = element('img', 'jp-gns3-copilot-sidebar-topology-image');
+  private readonly topologyDrawing = element('div', 'jp-gns3-copilot-sidebar-topology-drawing');
   private readonly input = element('textarea', 'jp-gns3-copilot-sidebar-input');
   private readonly sendButton = element('button', 'jp-gns3-copilot-sidebar-send jp-mod-accept', 'Send');
   private readonly stopButton = element('button', 'jp-gns3-copilot-sidebar-stop', 'Stop');
@@ -93,9 +110,41 @@ export class CopilotSidebar extends Widget {
   }
 
   /** Load the projects, the status, the allowed modes and the project's sessions (the
-   * magics may have added some): done each time the sidebar is shown. */
+   * magics may have added some): done each time the sidebar is shown. The status is read
+   * first: while the copilot is closed by its configuration nothing else is asked. */
   async refresh(): Promise<void> {
-    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act()]);
+    await this.loadStatus();
+    if (this.closed) {
+      return;
+    }
+    await Promise.all([this.loadProjects(), this.loadModes(), this.act()]);
+  }
+
+  /** Show the current settings again (status and key): after the Settings Editor
+   * changed them. */
+  async showSettings(): Promise<void> {
+    await Promise.all([this.loadStatus(), this.loadModes()]);
+  }
+
+  /**
+   * Choose `projectId`, the active notebook's project (see `notebook-project.ts`). A turn
+   * running here is not cut: the project is chosen once it has ended. Nothing changes
+   * while the copilot is closed.
+   */
+  async followProject(projectId: string): Promise<void> {
+    if (this.closed || projectId === this.projectId) {
+      this.followLater = null;
+      return;
+    }
+    if (this.running && !this.resumeWaiting) {
+      this.followLater = projectId;
+      return;
+    }
+    this.followLater = null;
+    if (![...this.projectSelect.options].some(option => option.value === projectId)) {
+      await this.loadProjects();
+    }
+    await this.selectProject(projectId);
   }
 
   /** The mode the sidebar asks in by default (the user's setting; null: the server's). */
@@ -106,6 +155,9 @@ export class CopilotSidebar extends Widget {
 
   /** Start a new chat: the next message opens a new session. */
   newChat(): void {
+    if (this.closed) {
+      return;
+    }
     if (this.resumeWaiting) {
       this.running?.abort(); // only shown here: the turn keeps waiting on the server
     }
@@ -118,6 +170,9 @@ export class CopilotSidebar extends Widget {
   /** Show `sessionId` of `projectId`, ready for the next message (a saved answer's
    * "Continue in the Copilot sidebar"); the project is chosen (opened if closed) first. */
   async openSession(projectId: string, sessionId: string): Promise<void> {
+    if (this.closed) {
+      return;
+    }
     if (this.running && !this.resumeWaiting) {
       this.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
@@ -140,6 +195,9 @@ export class CopilotSidebar extends Widget {
 
   /** Insert the selected session into the active notebook, after its active cell. */
   async exportToNotebook(): Promise<void> {
+    if (this.closed) {
+      return;
+    }
     const cells = await this.exportCells();
     if (cells && !this.insertCellsInto(cells)) {
       this.say('Open a notebook first: the chat is inserted after its active cell.');
@@ -162,7 +220,7 @@ export class CopilotSidebar extends Widget {
       link.click();
       setTimeout(() => URL.revokeObjectURL(link.href), 0);
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -175,7 +233,9 @@ export class CopilotSidebar extends Widget {
         await this.loadModes();
       }
     } catch (error) {
-      this.say(`Your API key was not saved: ${message(error)}`);
+      if (!this.closedBy(error)) {
+        this.say(`Your API key was not saved: ${message(error)}`);
+      }
     }
   }
 
@@ -197,24 +257,22 @@ export class CopilotSidebar extends Widget {
 
     const chats = element('div', 'jp-gns3-copilot-sidebar-chats');
     const chatsHeader = element('div', 'jp-gns3-copilot-sidebar-row');
-    const newChat = element('button', 'jp-gns3-copilot-sidebar-new', 'New chat');
-    newChat.addEventListener('click', () => this.newChat());
-    const toNotebook = element('button', 'jp-gns3-copilot-sidebar-export-notebook', 'To notebook');
-    toNotebook.title = 'Insert this chat into the active notebook as cells';
-    toNotebook.addEventListener('click', () => void this.exportToNotebook());
-    const toMarkdown = element('button', 'jp-gns3-copilot-sidebar-export-markdown', 'Markdown');
-    toMarkdown.title = 'Download this chat as a Markdown file';
-    toMarkdown.addEventListener('click', () => void this.exportMarkdown());
-    chatsHeader.append(newChat, toNotebook, toMarkdown);
+    this.newChatButton.addEventListener('click', () => this.newChat());
+    this.toNotebookButton.title = 'Insert this chat into the active notebook as cells';
+    this.toNotebookButton.addEventListener('click', () => void this.exportToNotebook());
+    this.toMarkdownButton.title = 'Download this chat as a Markdown file';
+    this.toMarkdownButton.addEventListener('click', () => void this.exportMarkdown());
+    chatsHeader.append(this.newChatButton, this.toNotebookButton, this.toMarkdownButton);
     chats.append(chatsHeader, this.sessionList.node);
 
     const topologySummary = element('summary', '', 'Topology');
     const reload = element('button', 'jp-gns3-copilot-sidebar-topology-reload', 'Refresh');
     reload.addEventListener('click', () => void this.loadTopology());
-    this.topologyImage.alt = 'The project topology';
-    this.topology.append(topologySummary, reload, this.topologyImage);
+    this.topologyDrawing.setAttribute('role', 'img');
+    this.topologyDrawing.setAttribute('aria-label', 'The project topology');
+    this.topology.append(topologySummary, reload, this.topologyDrawing);
     this.topology.addEventListener('toggle', () => {
-      if (this.topology.open && !this.topologyImage.src) {
+      if (this.topology.open && !this.topologyDrawing.childElementCount) {
         void this.loadTopology();
       }
     });
@@ -244,8 +302,10 @@ export class CopilotSidebar extends Widget {
     keyRow.append(this.keyState, this.keyButton);
 
     this.notice.setAttribute('role', 'status');
-    this.node.append(header, this.projectSelect, this.statusLine, keyRow, chats, this.topology, this.notice,
-      this.conversation.node, composer);
+    this.closedBox.setAttribute('role', 'alert');
+    this.closedBox.hidden = true;
+    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, keyRow, chats, this.topology,
+      this.notice, this.conversation.node, composer);
   }
 
   private project(): string {
@@ -267,6 +327,55 @@ export class CopilotSidebar extends Widget {
     this.notice.hidden = !text;
   }
 
+  /** Say what went wrong (once the copilot is closed, nothing more: the notice said it). */
+  private fail(error: unknown): void {
+    if (!this.closedBy(error) && !this.closed) {
+      this.say(message(error));
+    }
+  }
+
+  /**
+   * When `error` says the copilot is closed by its configuration: show why once, disable
+   * what needs the server, and answer true.
+   */
+  private closedBy(error: unknown): boolean {
+    const reason = closedReason(error);
+    if (!reason) {
+      return false;
+    }
+    if (reason !== this.closed) {
+      this.closed = reason;
+      this.closedBox.replaceChildren(...closedNotice(reason));
+    }
+    this.say('');
+    this.statusLine.replaceChildren();
+    this.renderClosed();
+    return true;
+  }
+
+  /** The copilot answers again (the server was restarted with a fixed configuration). */
+  private reopen(): void {
+    if (this.closed) {
+      this.closed = null;
+      this.closedBox.replaceChildren();
+      this.renderClosed();
+    }
+  }
+
+  private renderClosed(): void {
+    const closed = !!this.closed;
+    this.node.dataset.closed = String(closed);
+    this.closedBox.hidden = !closed;
+    for (const control of [this.newChatButton, this.toNotebookButton, this.toMarkdownButton, this.keyButton,
+      this.projectSelect, this.input, this.modeSelect]) {
+      control.disabled = closed;
+    }
+    this.sendButton.disabled = closed || !!this.running;
+    if (!closed) {
+      this.renderModes(); // the mode selector is enabled only with a choice
+    }
+  }
+
   /** Run a session action (if any), then show the sessions again; errors are said, not
    * thrown. */
   private async act(action?: () => Promise<unknown>): Promise<void> {
@@ -274,7 +383,7 @@ export class CopilotSidebar extends Widget {
       await action?.();
       await this.loadSessions();
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -287,7 +396,7 @@ export class CopilotSidebar extends Widget {
         await this.selectProject(opened[0].project_id);
       }
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -306,6 +415,7 @@ export class CopilotSidebar extends Widget {
   private async loadStatus(): Promise<void> {
     try {
       const report = await this.api.status();
+      this.reopen();
       this.statusLine.replaceChildren(
         ...statusParts(report).map(part => {
           const node = element('span', 'jp-gns3-copilot-sidebar-status-part', part.text);
@@ -314,7 +424,9 @@ export class CopilotSidebar extends Widget {
         })
       );
     } catch (error) {
-      this.statusLine.textContent = message(error);
+      if (!this.closedBy(error)) {
+        this.statusLine.textContent = message(error);
+      }
     }
   }
 
@@ -326,7 +438,7 @@ export class CopilotSidebar extends Widget {
       this.renderModes();
       this.renderKey(config);
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -348,7 +460,7 @@ export class CopilotSidebar extends Widget {
     if (preferred && modes.includes(preferred)) {
       this.modeSelect.value = preferred;
     }
-    this.modeSelect.disabled = modes.length < 2;
+    this.modeSelect.disabled = modes.length < 2 || !!this.closed;
     this.renderBadge();
   }
 
@@ -365,7 +477,7 @@ export class CopilotSidebar extends Widget {
     this.sessionId = null;
     this.sessions = [];
     this.conversation.clear();
-    this.topologyImage.removeAttribute('src');
+    this.topologyDrawing.replaceChildren();
     this.say('');
     if (!projectId) {
       this.sessionList.set([], null);
@@ -378,7 +490,7 @@ export class CopilotSidebar extends Widget {
         await this.loadTopology();
       }
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -414,7 +526,12 @@ export class CopilotSidebar extends Widget {
         void this.continueWaiting(sessionId, waiting ?? { user: '', status: 'running', items: [], stats: {} }, pending);
       }
     } catch (error) {
-      this.say(message(error));
+      if (error instanceof ApiError && error.status === 404) {
+        this.newChat();
+        this.say(MISSING_CHAT);
+      } else {
+        this.fail(error);
+      }
     }
   }
 
@@ -444,7 +561,7 @@ export class CopilotSidebar extends Widget {
       yield* await decided;
     }
     try {
-      await this.conversation.stream(waiting.user, events(), undefined, error => this.say(error));
+      await this.conversation.stream(waiting.user, events(), undefined, text => this.say(text));
     } finally {
       if (this.resumeWaiting === resumeThis) {
         this.resumeWaiting = null;
@@ -490,14 +607,14 @@ export class CopilotSidebar extends Widget {
 
   private async send(): Promise<void> {
     const text = this.input.value;
-    if (!text.trim() || this.running) {
+    if (!text.trim() || this.running || this.closed) {
       return;
     }
     let project: string;
     try {
       project = this.project();
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
       return;
     }
     const controller = new AbortController();
@@ -520,10 +637,17 @@ export class CopilotSidebar extends Widget {
       controller.signal
     );
     try {
-      await this.conversation.stream(text, events, onEvent, error => this.say(error));
+      await this.conversation.stream(text, events, onEvent, (said, error) => this.closedBy(error) || this.say(said));
     } finally {
       this.running = null;
       this.setRunning(false);
+    }
+    if (this.closed) {
+      return;
+    }
+    if (this.followLater) {
+      await this.followProject(this.followLater);
+      return;
     }
     await this.act();
     if (this.topology.open) {
@@ -531,21 +655,22 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  /** Send the student's decision on a planned change of the shown turn (a refusal
-   * rejects: the view says it and offers the buttons again). */
-  private async decide(approvalId: string, decision: Decision): Promise<void> {
+  /** Send the student's decision on a planned change of the shown turn, with the comment
+   * the copilot reads (a refusal rejects: the view says it and offers the buttons again). */
+  private async decide(approvalId: string, decision: Decision, comment: string | null): Promise<void> {
     const sessionId = this.sessionId;
     if (!sessionId) {
       throw new Error('no chat is selected');
     }
-    const events = await this.api.decide(this.project(), sessionId, approvalId, decision, null, this.running?.signal);
+    const events = await this.api.decide(this.project(), sessionId, approvalId, decision, comment,
+      this.running?.signal);
     const resume = this.resumeWaiting;
     if (events) {
       // No stream waited: the rest of the turn is this answer.
       resume ? resume(events) : await this.conversation.stream('', events);
     } else if (resume) {
       // A stream elsewhere (a notebook cell waiting on it) goes on with the turn.
-      resume([{ type: 'approval_resolved', session_id: sessionId, approval_id: approvalId, tool_call_id: '', decision }]);
+      resume([{ type: 'approval_resolved', session_id: sessionId, approval_id: approvalId, tool_call_id: '', decision, comment }]);
       this.say('Decided: the turn goes on where it was asked (the notebook cell); choose the chat again once it has ended.');
     }
   }
@@ -562,7 +687,7 @@ export class CopilotSidebar extends Widget {
       // A waiting turn with no stream here: the abort ended it on the server.
       this.resumeWaiting?.([{ type: 'abort', session_id: this.sessionId }]);
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
       this.running?.abort();
     }
   }
@@ -571,19 +696,20 @@ export class CopilotSidebar extends Widget {
     this.node.dataset.running = String(running);
     this.stopButton.hidden = !running;
     this.stopButton.disabled = false;
-    this.sendButton.disabled = running;
+    this.sendButton.disabled = running || !!this.closed;
   }
 
+  /** The drawing inline (an <img> would not take the theme's colours: its CSS variables
+   * do not reach into an image), sanitised like any server text put into the page. */
   private async loadTopology(): Promise<void> {
     if (!this.projectId) {
       return;
     }
     try {
-      const svg = await this.api.topologySvg(this.projectId);
-      // An <img> never runs scripts of the drawing: no sanitiser needed.
-      this.topologyImage.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+      const drawing = sanitizeSvg(await this.api.topologySvg(this.projectId));
+      this.topologyDrawing.replaceChildren(...(drawing ? [drawing] : []));
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
     }
   }
 
@@ -596,7 +722,7 @@ export class CopilotSidebar extends Widget {
       const project = this.project();
       return cellsFromNotebook(await this.api.exportSession(project, session, 'ipynb'));
     } catch (error) {
-      this.say(message(error));
+      this.fail(error);
       return null;
     }
   }

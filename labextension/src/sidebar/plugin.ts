@@ -1,8 +1,9 @@
 /**
  * The sidebar plugin: the panel in the left area (JupyterLab 4 and Notebook 7), its
  * commands in the palette (the model API key's dialog among them), the Settings Editor
- * entry applied to the server, and the saved
- * answers' requests to continue a session here.
+ * entry applied to the server (the panel then shows the new settings), the saved
+ * answers' requests to continue a session here, and the active notebook's project
+ * (`notebook-project.ts`), which the panel follows.
  */
 import {
   ILayoutRestorer,
@@ -10,14 +11,19 @@ import {
   type JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import type { ICodeCellModel } from '@jupyterlab/cells';
+import { type INotebookModel, INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { onContinue } from '../continue';
 import type { ExportCell } from './export';
 import { copilotIcon } from './icon';
+import { METADATA_KEY, notebookProject } from './notebook-project';
 import { CopilotSidebar } from './panel';
 import { followSettings, SETTINGS_PLUGIN_ID } from './settings';
+
+/** Edits and outputs come in bursts: the project is read once they settle. */
+const NOTEBOOK_SETTLE_MS = 400;
 
 export const CommandIDs = {
   open: 'gns3-copilot:open',
@@ -48,6 +54,57 @@ function inserter(tracker: INotebookTracker | null): (cells: ExportCell[]) => bo
     notebook.activeCellIndex = at + cells.length - 1;
     return true;
   };
+}
+
+/** The outputs' MIME bundles of `model`, lowest cell first. */
+function* newestOutputs(model: INotebookModel): Generator<unknown> {
+  for (let index = model.cells.length - 1; index >= 0; index--) {
+    const cell = model.cells.get(index);
+    if (cell.type !== 'code') {
+      continue;
+    }
+    const outputs = (cell as ICodeCellModel).outputs;
+    for (let at = outputs.length - 1; at >= 0; at--) {
+      yield outputs.get(at).data;
+    }
+  }
+}
+
+/**
+ * Call `onProject` with the active notebook's project (`notebookProject`) each time it
+ * changes: another notebook becomes active, or the active one's metadata or outputs
+ * change (a `%copilot use` then a question in another project).
+ */
+function followActiveNotebook(tracker: INotebookTracker, onProject: (projectId: string) => void): void {
+  let watched: INotebookModel | null = null;
+  let last: string | null = null;
+  let timer = 0;
+  const read = () => {
+    window.clearTimeout(timer);
+    const model = tracker.currentWidget?.model;
+    const project = model ? notebookProject({ [METADATA_KEY]: model.getMetadata(METADATA_KEY) }, newestOutputs(model)) : null;
+    if (project && project !== last) {
+      onProject(project);
+    }
+    last = project ?? last;
+  };
+  const settle = () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(read, NOTEBOOK_SETTLE_MS);
+  };
+  const watch = (panel: NotebookPanel | null) => {
+    watched?.contentChanged.disconnect(settle);
+    watched?.metadataChanged.disconnect(settle);
+    watched = panel?.model ?? null;
+    watched?.contentChanged.connect(settle);
+    watched?.metadataChanged.connect(settle);
+    last = null; // another notebook: its project applies even when it is the one seen last
+    if (panel) {
+      void panel.context.ready.then(() => tracker.currentWidget === panel && read());
+    }
+  };
+  tracker.currentChanged.connect((_, panel) => watch(panel));
+  watch(tracker.currentWidget);
 }
 
 export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
@@ -113,10 +170,15 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       palette?.addItem({ command, category: 'GNS3 Copilot' });
     }
 
+    if (tracker) {
+      followActiveNotebook(tracker, projectId => void sidebar.followProject(projectId));
+    }
     if (registry) {
-      followSettings(registry, sidebar.api, mode => sidebar.setDefaultMode(mode), message =>
-        Notification.error(message, { autoClose: false })
-      ).catch(error => console.error('GNS3 Copilot: the settings could not be loaded', error));
+      followSettings(registry, sidebar.api, {
+        onMode: mode => sidebar.setDefaultMode(mode),
+        onSaved: () => void sidebar.showSettings(),
+        onError: message => Notification.error(message, { autoClose: false })
+      }).catch(error => console.error('GNS3 Copilot: the settings could not be loaded', error));
     }
   }
 };

@@ -33,10 +33,11 @@ describe('the settings schema', () => {
   });
 });
 
-/** A `CopilotApi` that records what would be PUT (the dialog's only request). */
-function recordingApi(): { api: CopilotApi; sent: LLMConfigUpdate[] } {
+/** A `CopilotApi` that answers whose key is set and records what would be PUT. */
+function recordingApi(source: 'user' | 'admin' | null = 'user'): { api: CopilotApi; sent: LLMConfigUpdate[] } {
   const sent: LLMConfigUpdate[] = [];
   const api = {
+    llmConfig: async () => ({ api_key_set: source !== null, api_key_source: source }),
     saveLLMConfig: async (update: LLMConfigUpdate) => {
       sent.push(update);
       return {};
@@ -80,8 +81,20 @@ describe('the API key dialog', () => {
     expect(keyLabel({ api_key_set: false, api_key_source: null })).toBe('no key set');
   });
 
+  it('offers Remove key only to a user with a key of their own', async () => {
+    const asked: boolean[] = [];
+    for (const source of ['user', 'admin', null] as const) {
+      await setApiKey(recordingApi(source).api, async own => {
+        asked.push(own);
+        return { action: 'cancel' };
+      });
+    }
+    expect(asked).toEqual([true, false, false]);
+  });
+
   it("passes the server's refusal on", async () => {
     const api = {
+      llmConfig: async () => ({ api_key_set: false, api_key_source: null }),
       saveLLMConfig: async () => {
         throw new Error('In hub mode the model endpoint and key come from the copilot hub service');
       }

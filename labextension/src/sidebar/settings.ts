@@ -43,32 +43,46 @@ export function llmUpdate(before: ModelFields, after: ModelFields): LLMConfigUpd
   return Object.keys(update).length ? update : null;
 }
 
+/** What `followSettings` tells the sidebar. */
+export interface SettingsListener {
+  /** The default mode, now and on each change. */
+  onMode(mode: string | null): void;
+  /** The server took changed model fields (the status now names the new model). */
+  onSaved(): void;
+  /** The server refused them. */
+  onError(message: string): void;
+}
+
 /**
- * Follow the plugin's settings: `onMode` gets the default mode now and on each change;
- * changed model fields go to the server (`onError` hears refusals). Loading the settings
- * sends nothing.
+ * Follow the plugin's settings: the default mode goes to `listener.onMode` now and on
+ * each change; changed model fields go to the server, then `onSaved` (or `onError` with
+ * the refusal). Loading the settings sends nothing.
  */
 export async function followSettings(
   registry: ISettingRegistry,
   api: CopilotApi,
-  onMode: (mode: string | null) => void,
-  onError: (message: string) => void
+  listener: SettingsListener
 ): Promise<void> {
   const settings = await registry.load(SETTINGS_PLUGIN_ID);
   let applied = modelFields(settings.composite as Record<string, unknown>);
   const apply = async () => {
     const composite = settings.composite as Record<string, unknown>;
-    onMode(text(composite.defaultMode));
+    listener.onMode(text(composite.defaultMode));
     const current = modelFields(composite);
     const update = llmUpdate(applied, current);
     applied = current;
-    if (update) {
-      try {
-        await api.saveLLMConfig(update);
-      } catch (error) {
-        onError(`Your copilot model settings were not saved: ${error instanceof Error ? error.message : String(error)}`);
-      }
+    if (!update) {
+      return;
     }
+    try {
+      await api.saveLLMConfig(update);
+    } catch (error) {
+      listener.onError(
+        `Your copilot model settings were not saved: ${error instanceof Error ? error.message : String(error)}`
+      );
+      return;
+    }
+    listener.onSaved();
   };
   settings.changed.connect(() => void apply());
   await apply();

@@ -1,6 +1,7 @@
 /**
  * A finished tool call's result, opened: per-device tables (output in <pre>, long output
- * folded), key/value tables for other structured results, plain text otherwise.
+ * folded), key/value tables for other structured results, a list of flat records (the
+ * topology's nodes and links) as a table with a column per field, plain text otherwise.
  */
 import { h } from '../dom';
 import { type Json, type JsonObject, parseJson } from './describe';
@@ -89,9 +90,47 @@ function deviceTable(devices: Device[]): HTMLElement {
   return h('div', { class: 'gns3c-table-wrap' }, h('table', { class: 'gns3c-devices' }, head, body));
 }
 
+type Scalar = string | number | boolean | null;
+
+function isScalar(value: Json): value is Scalar {
+  return value === null || typeof value !== 'object';
+}
+
+/** A record whose fields are scalars or lists of scalars (a link, a node). */
+function isFlatRecord(value: Json): value is JsonObject {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.values(value).every(v => isScalar(v) || (Array.isArray(v) && v.every(isScalar)))
+  );
+}
+
+function cellText(value: Json | undefined): string {
+  if (value === undefined || value === null) {
+    return '';
+  }
+  return Array.isArray(value) ? value.map(String).join(', ') : String(value);
+}
+
+/** One row per record, one column per field (in the order fields first appear). */
+function recordTable(records: JsonObject[]): HTMLElement {
+  const columns = [...new Set(records.flatMap(record => Object.keys(record)))];
+  const head = h('thead', {}, h('tr', {}, ...columns.map(column => h('th', { scope: 'col', text: column }))));
+  const body = h(
+    'tbody',
+    {},
+    ...records.map(record => h('tr', {}, ...columns.map(column => h('td', { text: cellText(record[column]) }))))
+  );
+  return h('div', { class: 'gns3c-table-wrap' }, h('table', { class: 'gns3c-records' }, head, body));
+}
+
 function valueView(value: Json, depth: number): HTMLElement {
   if (isDeviceList(value)) {
     return deviceTable(value);
+  }
+  if (Array.isArray(value) && value.length > 0 && value.every(isFlatRecord)) {
+    return recordTable(value as JsonObject[]);
   }
   if (value === null || value === undefined || typeof value !== 'object') {
     const text = value === null || value === undefined ? '—' : String(value);

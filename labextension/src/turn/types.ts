@@ -81,7 +81,11 @@ export interface TurnBundle {
   version: 1;
   project_id: string;
   project_name: string | null;
+  /** The conversation the turns belong to; null for a direct run, which has none. */
   session_id: string | null;
   mode: string | null;
   turns: Turn[];
+  /** A `%copilot run` (commands run without the model): no conversation to continue,
+   * and its device output is the answer (shown opened). Absent in older bundles. */
+  direct_run?: boolean;
 }

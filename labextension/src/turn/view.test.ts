@@ -2,8 +2,9 @@ import { describe, expect, it, vi } from 'vitest';
 
 import { fixtureTurn } from '../../test/fixtures';
 import { describeArguments } from './describe';
+import { resultView } from './results';
 import type { ToolItem, Turn } from './types';
-import { settledLength, TurnView } from './view';
+import { displayOrder, settledLength, TurnView } from './view';
 
 function view(turn: Turn, options = {}): TurnView {
   const v = new TurnView(options);
@@ -164,11 +165,12 @@ describe('TurnView', () => {
     const onDecision = vi.fn();
     const v = view(pending, { onDecision });
     const approve = v.node.querySelector<HTMLButtonElement>('.gns3c-approve')!;
-    expect(approve.closest<HTMLElement>('.gns3c-approval-buttons')!.hidden).toBe(false);
+    expect(approve.closest<HTMLElement>('.gns3c-approval-controls')!.hidden).toBe(false);
     expect(v.node.querySelector('.gns3c-approval-summary')?.textContent).toBe('create PC3 (VPCS)');
+    v.node.querySelector<HTMLTextAreaElement>('.gns3c-approval-comment')!.value = 'not sent with Approve';
     approve.click();
-    expect(onDecision).toHaveBeenCalledWith('ap_1', 'approve');
-    expect(view(pending).node.querySelector<HTMLElement>('.gns3c-approval-buttons')!.hidden).toBe(true);
+    expect(onDecision).toHaveBeenCalledWith('ap_1', 'approve', null);
+    expect(view(pending).node.querySelector<HTMLElement>('.gns3c-approval-controls')!.hidden).toBe(true);
     const done = view(turn);
     expect([...done.node.querySelectorAll('.gns3c-approval-state')].map(s => s.textContent)).toEqual([
       'Approved',
@@ -180,7 +182,7 @@ describe('TurnView', () => {
     const turn = fixtureTurn('approval_then_create');
     const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
     const v = view(pending, { onDecision: vi.fn() });
-    const buttons = v.node.querySelector<HTMLElement>('.gns3c-approval-buttons')!;
+    const buttons = v.node.querySelector<HTMLElement>('.gns3c-approval-controls')!;
     expect(buttons.hidden).toBe(false);
     v.update({ ...pending, status: 'interrupted' });
     expect(buttons.hidden).toBe(true);
@@ -198,5 +200,101 @@ describe('TurnView', () => {
     const state = v.node.querySelector<HTMLElement>('.gns3c-approval-state')!;
     expect(state.textContent).toBe('Could not send the decision (HTTP 409: already decided)');
     expect(state.dataset.tone).toBe('error');
+  });
+
+  it('sends the comment typed for the copilot with Reject', () => {
+    const turn = fixtureTurn('approval_then_create');
+    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const onDecision = vi.fn();
+    const v = view(pending, { onDecision });
+    const comment = v.node.querySelector<HTMLTextAreaElement>('.gns3c-approval-comment')!;
+    expect(comment.getAttribute('aria-label')).toContain('Why you reject');
+    comment.value = '  one PC is enough ';
+    v.node.querySelector<HTMLButtonElement>('.gns3c-reject')!.click();
+    expect(onDecision).toHaveBeenCalledWith('ap_1', 'reject', 'one PC is enough');
+    expect(comment.disabled).toBe(true);
+  });
+
+  it('shows each planned change before the card of the call it plans', () => {
+    const v = view(fixtureTurn('approval_then_create'));
+    const shown = [...v.node.querySelector('.gns3c-items')!.children].map(node =>
+      node.classList.contains('gns3c-approval')
+        ? `plan ${node.querySelector('.gns3c-approval-summary')!.textContent}`
+        : node.classList.contains('gns3c-tool')
+          ? `card ${node.querySelector('.gns3c-tool-head')!.textContent}`
+          : node.className
+    );
+    expect(shown).toEqual([
+      'plan create PC3 (VPCS)',
+      expect.stringMatching(/^card .*created PC3/),
+      'plan create PC4 (VPCS)',
+      expect.stringMatching(/^card .*PC4/),
+      'gns3c-md'
+    ]);
+    expect(displayOrder([{ kind: 'text', text: 'a' }])).toEqual([0]);
+  });
+
+  it('shows no Working spinner while a change waits for a person', () => {
+    const turn = fixtureTurn('approval_then_create');
+    const [tool, approval] = turn.items;
+    const waiting: Turn = { ...turn, status: 'running', stats: {}, items: [tool, { ...approval, state: 'pending' } as Turn['items'][number]] };
+    const v = view(waiting, { onDecision: vi.fn() });
+    expect(v.node.querySelector('.gns3c-spinner')).toBeNull();
+    expect(v.node.dataset.waiting).toBe('true');
+    expect(v.node.getAttribute('aria-busy')).toBe('false');
+    v.update({ ...waiting, items: [tool, approval] });
+    expect(v.node.querySelector('.gns3c-spinner')).not.toBeNull();
+    expect(v.node.querySelector('.gns3c-note')?.textContent).toBe('Working');
+  });
+
+  it('opens the tool cards from the start when asked (a direct run)', () => {
+    const closed = view(fixtureTurn('failed_ping'));
+    expect(heads(closed)[0].getAttribute('aria-expanded')).toBe('false');
+    const opened = view(fixtureTurn('failed_ping'), { openTools: true });
+    expect(heads(opened)[0].getAttribute('aria-expanded')).toBe('true');
+    expect(opened.node.querySelector('.gns3c-devices pre')?.textContent).toContain('not reachable');
+  });
+
+  it('gives every code block of an answer a Copy button', async () => {
+    const turn: Turn = {
+      user: '', status: 'done', stats: {},
+      items: [{ kind: 'text', text: 'Type:\n\n```\nip 10.0.0.1/24 10.0.0.254\n```\n\nand `show ip`.' }]
+    };
+    const v = view(turn);
+    const blocks = v.node.querySelectorAll('.gns3c-code');
+    expect(blocks).toHaveLength(1);
+    const copy = blocks[0].querySelector<HTMLButtonElement>('button.gns3c-copy')!;
+    expect(copy.textContent).toBe('Copy');
+    expect(blocks[0].querySelector('pre')?.textContent).toBe('ip 10.0.0.1/24 10.0.0.254\n');
+    expect(v.node.querySelectorAll('button.gns3c-copy')).toHaveLength(1); // not on inline code
+    v.update({ ...turn, items: [{ kind: 'text', text: (turn.items[0] as { text: string }).text + '\n\n```\nsave\n```' }] });
+    expect(v.node.querySelectorAll('.gns3c-code > button.gns3c-copy + pre')).toHaveLength(2);
+    // jsdom has no clipboard and copies nothing: the button says what to do instead.
+    copy.click();
+    await vi.waitFor(() => expect(copy.textContent).toBe('Select the text to copy it'));
+  });
+});
+
+describe('tool results', () => {
+  it('shows the topology\'s links and nodes as tables, not JSON', () => {
+    const output = JSON.stringify({
+      project: 'Lab',
+      nodes: [{ name: 'PC1', type: 'vpcs', ports: ['e0'] }],
+      links: [
+        { a: 'PC1', a_port: 'e0', b: 'Switch1', b_port: 'e0' },
+        { a: 'PC2', a_port: 'e0', b: 'Switch1', b_port: 'e1', suspended: true }
+      ]
+    });
+    const box = resultView(output);
+    expect(box.textContent).not.toContain('{');
+    const tables = [...box.querySelectorAll<HTMLTableElement>('table.gns3c-records')];
+    expect(tables).toHaveLength(2);
+    const [nodes, links] = tables.map(table => [...table.rows].map(row => [...row.cells].map(cell => cell.textContent)));
+    expect(nodes).toEqual([['name', 'type', 'ports'], ['PC1', 'vpcs', 'e0']]);
+    expect(links).toEqual([
+      ['a', 'a_port', 'b', 'b_port', 'suspended'],
+      ['PC1', 'e0', 'Switch1', 'e0', ''],
+      ['PC2', 'e0', 'Switch1', 'e1', 'true']
+    ]);
   });
 });

@@ -1,11 +1,16 @@
 /**
  * Renders a `Turn` into DOM: used by the widget, the saved-turn renderer and the sidebar.
  *
- * Answer first: text items are Markdown; each tool call is one line (the server's summary
- * once it ended, else its name and readable arguments) with a badge saying what happened
- * to the check, and opens on click, Enter or Space. `update(turn)` only touches the items
- * that changed (an opened card stays open); a card's body is built when first opened.
+ * Answer first: text items are Markdown (each code block with a Copy button); each tool
+ * call is one line (the server's summary once it ended, else its name and readable
+ * arguments, wrapped when long) with a badge saying what happened to the check, and opens
+ * on click, Enter or Space (`openTools`: opened from the start). A planned change shows
+ * before the card of the call it plans, with Approve, Reject and a comment for the
+ * copilot; while a change waits for a person the turn shows no "Working" spinner.
+ * `update(turn)` only touches the items that changed (an opened card stays open); a
+ * card's body is built when first opened.
  */
+import { addCopyButtons } from '../copy';
 import { h, icon } from '../dom';
 import { inlineMarkdownToHtml, renderMarkdown as defaultRenderMarkdown } from '../markdown';
 import { describeArguments, toolBadge, toolLabel, toolOutcome } from './describe';
@@ -18,12 +23,19 @@ export interface TurnViewOptions {
   /** Renders sanitised Markdown into `host` (markdown-it + DOMPurify by default). */
   renderMarkdown?: (host: HTMLElement, markdown: string) => void;
   /** Called when the student approves or rejects a planned change of a running turn (no
-   * buttons without it, nor once the turn stopped running). A rejected promise gives the
-   * buttons back and says why. */
+   * buttons without it, nor once the turn stopped running), with the comment typed for
+   * the copilot (null when none; only a rejection sends one). A rejected promise gives
+   * the buttons back and says why. */
   onDecision?: DecisionCallback;
+  /** Tool cards open as they appear (a direct run: its device output is the answer). */
+  openTools?: boolean;
 }
 
-export type DecisionCallback = (approvalId: string, decision: Decision) => void | Promise<unknown>;
+export type DecisionCallback = (
+  approvalId: string,
+  decision: Decision,
+  comment: string | null
+) => void | Promise<unknown>;
 
 interface ItemView<T extends Item = Item> {
   readonly kind: T['kind'];
@@ -93,7 +105,14 @@ class TextView implements ItemView<TextItem> {
   private settled = '';
   private tailText: string | null = null;
 
-  constructor(private readonly render: (host: HTMLElement, markdown: string) => void) {}
+  private readonly render: (host: HTMLElement, markdown: string) => void;
+
+  constructor(render: (host: HTMLElement, markdown: string) => void) {
+    this.render = (host, markdown) => {
+      render(host, markdown);
+      addCopyButtons(host);
+    };
+  }
 
   update(item: TextItem): void {
     const text = item.text;
@@ -153,7 +172,7 @@ class ToolView implements ItemView<ToolItem> {
   private item: ToolItem | null = null;
   private bodyStale = true;
 
-  constructor() {
+  constructor(openFirst = false) {
     const bodyId = `gns3c-tool-body-${++nextId}`;
     this.head = h(
       'button',
@@ -166,6 +185,9 @@ class ToolView implements ItemView<ToolItem> {
     this.body = h('div', { class: 'gns3c-tool-body', id: bodyId, hidden: true });
     this.node = h('section', { class: 'gns3c-tool' }, this.head, this.body);
     this.head.addEventListener('click', () => this.toggle());
+    if (openFirst) {
+      this.toggle(true);
+    }
   }
 
   get open(): boolean {
@@ -279,15 +301,22 @@ class ApprovalView implements ItemView<ApprovalItem> {
   readonly kind = 'approval';
   private readonly summary = h('div', { class: 'gns3c-approval-summary' });
   private readonly state = h('div', { class: 'gns3c-approval-state', role: 'status' });
+  private readonly comment = h('textarea', {
+    class: 'gns3c-approval-comment',
+    rows: 1,
+    'aria-label': 'Why you reject the change (optional: the copilot reads it)',
+    placeholder: 'Why not? (optional, sent with Reject: the copilot reads it)'
+  });
   private readonly approve = h('button', { type: 'button', class: 'gns3c-approve', text: 'Approve' });
   private readonly reject = h('button', { type: 'button', class: 'gns3c-reject', text: 'Reject' });
   private readonly buttons = h('div', { class: 'gns3c-approval-buttons' }, this.approve, this.reject);
+  private readonly controls = h('div', { class: 'gns3c-approval-controls' }, this.comment, this.buttons);
   readonly node = h(
     'section',
     { class: 'gns3c-approval', 'aria-label': 'Change waiting for approval' },
     h('div', { class: 'gns3c-label', text: 'Planned change' }),
     this.summary,
-    this.buttons,
+    this.controls,
     this.state
   );
   private item: ApprovalItem | null = null;
@@ -299,18 +328,26 @@ class ApprovalView implements ItemView<ApprovalItem> {
       if (!this.item || !this.onDecision) {
         return;
       }
-      this.approve.disabled = this.reject.disabled = true;
+      this.approve.disabled = this.reject.disabled = this.comment.disabled = true;
       this.failure = '';
+      const comment = decision === 'reject' ? this.comment.value.trim() || null : null;
       try {
-        await this.onDecision(this.item.approval_id, decision);
+        await this.onDecision(this.item.approval_id, decision, comment);
       } catch (error) {
-        this.approve.disabled = this.reject.disabled = false;
+        this.approve.disabled = this.reject.disabled = this.comment.disabled = false;
         this.failure = `Could not send the decision (${error instanceof Error ? error.message : String(error)})`;
         this.render();
       }
     };
     this.approve.addEventListener('click', () => void decide('approve'));
     this.reject.addEventListener('click', () => void decide('reject'));
+    // Keys typed here are the comment's (not a notebook's shortcuts); Enter adds no line.
+    this.comment.addEventListener('keydown', event => {
+      event.stopPropagation();
+      if (event.key === 'Enter' && !event.shiftKey) {
+        event.preventDefault();
+      }
+    });
   }
 
   update(item: ApprovalItem): void {
@@ -340,13 +377,31 @@ class ApprovalView implements ItemView<ApprovalItem> {
     const here = pending && this.live && !!this.onDecision;
     this.node.dataset.state = item.state;
     this.summary.textContent = item.summary;
-    this.buttons.hidden = !here;
+    this.controls.hidden = !here;
     this.state.dataset.tone = this.failure ? 'error' : '';
     this.state.textContent =
       this.failure ||
       (pending && !here && !this.live ? DECIDE_ELSEWHERE : DECISION_WORDS[item.state]) +
         (item.comment ? `: ${item.comment}` : '');
   }
+}
+
+/** The order items show in: a planned change just before the card of the call it plans
+ * (the call's card comes first in the turn: its arguments stream before the plan). */
+export function displayOrder(items: readonly Item[]): number[] {
+  const order = items.map((_, index) => index);
+  items.forEach((item, index) => {
+    if (item.kind !== 'approval' || !item.tool_call_id) {
+      return;
+    }
+    const tool = items.findIndex(other => other.kind === 'tool' && other.id === item.tool_call_id);
+    if (tool < 0 || tool > index) {
+      return;
+    }
+    order.splice(order.indexOf(index), 1);
+    order.splice(order.indexOf(tool), 0, index);
+  });
+  return order;
 }
 
 const TURN_NOTES: Partial<Record<Turn['status'], string>> = {
@@ -395,10 +450,12 @@ export class TurnView {
     for (const view of this.views.splice(turn.items.length)) {
       view.node.remove();
     }
-    const shown = `${turn.status}|${turn.items.length > 0}|${this.runningNote}|${JSON.stringify(turn.stats)}`;
+    this.arrange(turn.items);
+    const waiting = turn.items.some(item => item.kind === 'approval' && item.state === 'pending');
+    const shown = `${turn.status}|${turn.items.length > 0}|${waiting}|${this.runningNote}|${JSON.stringify(turn.stats)}`;
     if (shown !== this.shown) {
       this.shown = shown;
-      this.renderEnd(turn);
+      this.renderEnd(turn, waiting);
     }
   }
 
@@ -420,12 +477,23 @@ export class TurnView {
     (view as ItemView<typeof item>).update(item);
   }
 
+  /** Put the item nodes in `displayOrder` (moved only when it changed: a move drops the
+   * focus of what it moves). */
+  private arrange(items: readonly Item[]): void {
+    const nodes = displayOrder(items).map(index => this.views[index].node);
+    const current = this.items.children;
+    if (nodes.length === current.length && nodes.every((node, at) => current[at] === node)) {
+      return;
+    }
+    this.items.append(...nodes);
+  }
+
   private createView(item: Item): ItemView {
     switch (item.kind) {
       case 'text':
         return new TextView(this.render) as ItemView;
       case 'tool':
-        return new ToolView() as ItemView;
+        return new ToolView(this.options.openTools) as ItemView;
       case 'approval':
         return new ApprovalView(this.options.onDecision) as ItemView;
       default:
@@ -433,13 +501,18 @@ export class TurnView {
     }
   }
 
-  private renderEnd(turn: Turn): void {
+  /** The turn's end: its note (no spinner while a change waits for a person: the plan
+   * says so), the footer. */
+  private renderEnd(turn: Turn, waiting: boolean): void {
     this.node.dataset.status = turn.status;
-    this.node.setAttribute('aria-busy', String(turn.status === 'running'));
+    this.node.dataset.waiting = String(turn.status === 'running' && waiting);
+    this.node.setAttribute('aria-busy', String(turn.status === 'running' && !waiting));
     this.note.replaceChildren();
     const note = TURN_NOTES[turn.status];
     if (turn.status === 'running') {
-      this.note.append(h('span', { class: 'gns3c-spinner', 'aria-hidden': 'true' }), this.runningNote);
+      if (!waiting) {
+        this.note.append(h('span', { class: 'gns3c-spinner', 'aria-hidden': 'true' }), this.runningNote);
+      }
     } else if (note) {
       this.note.append(icon(turn.status === 'aborted' ? 'stop' : 'alert'), note);
     } else if (!turn.items.length && turn.status === 'done') {

@@ -29,6 +29,8 @@ interface ChatState {
   turns: Turn[];
   can_send: boolean;
   instance_id: string;
+  /** A `%copilot run`: its tool cards show opened (absent from older widget states). */
+  direct_run?: boolean;
 }
 
 const KERNEL_GONE = 'kernel restarted: run the cell again';
@@ -117,7 +119,7 @@ const render: Render<ChatState> = ({ model, el }) => {
   function show(index: number, turn: Turn, stale = false): void {
     let view = views[index];
     if (!view) {
-      view = views[index] = new TurnView({ onDecision: decide });
+      view = views[index] = new TurnView({ onDecision: decide, openTools: model.get('direct_run') === true });
       log.append(view.node);
     }
     view.runningNote = stale ? STALE_NOTE : 'Working';
@@ -174,13 +176,13 @@ const render: Render<ChatState> = ({ model, el }) => {
     }, NO_ANSWER_AFTER_MS);
   }
 
-  async function decide(approvalId: string, decision: Decision): Promise<void> {
+  async function decide(approvalId: string, decision: Decision, comment: string | null): Promise<void> {
     const projectId = model.get('project_id');
     const sessionId = model.get('session_id');
     if (!projectId || !sessionId) {
       throw new Error('the server has not named the session yet');
     }
-    const taken = await requestDecision(projectId, sessionId, approvalId, decision);
+    const taken = await requestDecision(projectId, sessionId, approvalId, decision, comment);
     if (taken === 'here') {
       // The cell had stopped waiting: this widget's turn will not show the rest.
       setStatus('Decided: the rest of the turn ran on the server; %copilot history shows it.');

@@ -63,16 +63,18 @@ export async function requestAbort(projectId: string, sessionId: string): Promis
  * ran as this request's answer (then only the session's history shows it). */
 export type DecisionTaken = 'stream' | 'here';
 
-/** POST the student's decision on a planned change (the approval route). */
+/** POST the student's decision on a planned change (the approval route), with the
+ * comment the model reads (null: none). */
 export async function requestDecision(
   projectId: string,
   sessionId: string,
   approvalId: string,
-  decision: 'approve' | 'reject'
+  decision: 'approve' | 'reject',
+  comment: string | null = null
 ): Promise<DecisionTaken> {
   const response = await post(sessionUrl(projectId, sessionId, ['approvals', approvalId]), {
     decision,
-    comment: null
+    comment
   });
   if ((response.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
     // Read to the end: a reader that leaves would stop the turn it just approved.
