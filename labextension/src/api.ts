@@ -52,14 +52,23 @@ export interface HistoryMessage {
   name?: string | null;
   tool_call_id?: string | null;
   tool_calls?: HistoryToolCall[] | null;
-  /** A tool result's `reading`; the error the turn ended with; timestamps. */
-  metadata?: { reading?: ToolReading; error?: string; [key: string]: unknown };
+  /** A tool result's `reading`, among other things (timestamps). */
+  metadata?: { reading?: ToolReading; [key: string]: unknown };
+}
+
+/** The error a turn ended with: `message_id` is the id of the turn's user message. */
+export interface TurnError {
+  message_id: string;
+  error: string;
+  created_at?: string | null;
 }
 
 export interface History {
   thread_id: string;
   title: string | null;
   messages: HistoryMessage[];
+  /** The errors of the turns among `messages`, in order (absent from older servers). */
+  turn_errors?: TurnError[];
 }
 
 export interface StatusReport {

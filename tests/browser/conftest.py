@@ -82,9 +82,10 @@ def _require(module: str, what: str) -> None:
         pytest.skip(f"{what} is not installed: pip install jupyterlab notebook playwright")
 
 
-@pytest.fixture(scope="session")
-def jupyter_server() -> Iterator[JupyterServer]:
-    """One `jupyter lab` (Notebook 7 pages included) for the whole session."""
+@contextlib.contextmanager
+def _jupyter_lab(*options: str) -> Iterator[JupyterServer]:
+    """A `jupyter lab` (Notebook 7 pages included) with this checkout's front end and the
+    extension's data in a temporary directory; `options` go to its command line."""
     _require("jupyterlab", "JupyterLab")
     _require("notebook", "Notebook 7")
     with tempfile.TemporaryDirectory(prefix="gns3c-browser-") as tmp:
@@ -111,7 +112,7 @@ def jupyter_server() -> Iterator[JupyterServer]:
             f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
             "--LabApp.expose_app_in_browser=True",
-            "--JupyterNotebookApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True", *options,
         ]
         with log_path.open("wb") as log:
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -122,6 +123,21 @@ def jupyter_server() -> Iterator[JupyterServer]:
             yield server
         finally:
             _stop(server, process)
+
+
+@pytest.fixture(scope="session")
+def jupyter_server() -> Iterator[JupyterServer]:
+    """One `jupyter lab` (Notebook 7 pages included) for the whole session."""
+    with _jupyter_lab() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def closed_jupyter_server() -> Iterator[JupyterServer]:
+    """A `jupyter lab` whose copilot is closed by its configuration: `allowed_modes` names
+    a mode that does not exist, so every copilot route answers 503."""
+    with _jupyter_lab("--GNS3Copilot.allowed_modes=tutor") as server:
+        yield server
 
 
 def _wait_until_up(server: JupyterServer, process: subprocess.Popen[bytes]) -> None:

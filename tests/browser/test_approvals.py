@@ -4,11 +4,12 @@ browser -> server extension (REST + SSE) against the local GNS3 lab (real gns3-s
 `tests/notebook_scripts/browser-approvals.json`).
 
 In JupyterLab: the sidebar shows the plan of a `create_nodes` call with Approve / Reject
-(readable in the dark theme) and nothing is created until Approve, then PC3 is in GNS3 and
-the answer streams on; a change asked in the sidebar still waits after the page is
-reloaded (its stream gone), shows again when the chat is chosen, and Reject answers with
-the rest of the turn in the same view (PC4 never created, its card "not done: you
-declined", the model read the decline); the approved chat chosen again reads as it
+(readable in the dark theme) before the card of that call, and no "Working" spinner while
+it waits; nothing is created until Approve, then PC3 is in GNS3 and the answer streams
+on; a change asked in the sidebar still waits after the page is reloaded (its stream
+gone), shows again when the chat is chosen, and Reject with a comment answers with the
+rest of the turn in the same view (PC4 never created, its card "not done: you declined",
+the model read the decline and the comment); the approved chat chosen again reads as it
 streamed (the history's readings); in a notebook, the chat widget of a `%copilot --mode
 lab` cell shows the plan with Approve, which POSTs the approval route while the cell
 waits, and the cell ends with PC5 created.
@@ -46,6 +47,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "notebook_scripts" / "browser-app
 PROJECT = ProjectRecipe("Copilot approvals", {"PC1": "ip 10.0.0.1/24"})
 NOTEBOOK = "approvals.ipynb"
 TURN_MIME = "application/vnd.gns3-copilot.turns+json"
+COMMENT = "one PC is enough"
 CELLS = [
     "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
     f'%copilot use "{PROJECT.name}"',
@@ -105,7 +107,13 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
     approval = _approval(turn)
     assert approval.locator(".gns3c-approval-summary").inner_text() == "create PC3 (VPCS)"
     assert approval.locator("button.gns3c-reject").is_visible()
+    assert approval.locator("textarea.gns3c-approval-comment").is_visible()
     assert turn.get_attribute("data-status") == "running"
+    # The plan comes before the card of the call it plans; nothing spins while it waits.
+    assert approval.evaluate(
+        "(plan) => !!(plan.compareDocumentPosition(plan.parentElement.querySelector("
+        "'.gns3c-tool')) & Node.DOCUMENT_POSITION_FOLLOWING)")
+    assert turn.locator(".gns3c-spinner").count() == 0
     assert "PC3" not in stack.node_names()
     jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-pending.png")
     _readable_in_the_dark(page, sidebar, screenshots)
@@ -163,10 +171,11 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     assert turn.get_attribute("data-status") == "running"
     jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-resumed.png")
 
+    approval.locator("textarea.gns3c-approval-comment").fill(COMMENT)
     approval.locator("button.gns3c-reject").click()
     _wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
-    assert approval.locator(".gns3c-approval-state").inner_text() == "Rejected"
+    assert approval.locator(".gns3c-approval-state").inner_text() == f"Rejected: {COMMENT}"
     assert "Understood: I did not add PC4." in turn.inner_text()
     # One view: the resumed turn's tool card is the one the history showed.
     assert turn.locator(".gns3c-tool").count() == 1
@@ -178,6 +187,7 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     tool_results = [m["content"] for m in stack.session(session_id, "history")["messages"]
                     if m["role"] == "tool"]
     assert len(tool_results) == 1 and "declined" in tool_results[0], tool_results
+    assert COMMENT in tool_results[0], "the model reads the student's comment"
 
 
 def _approve_in_the_widget(page: Any, stack: ApprovalStack, screenshots: Path) -> None:

@@ -6,11 +6,17 @@ JupyterLab: the sidebar streams a turn that runs `show ip` on the real PC1; Stop
 long turn through the server's abort route; a session is renamed (the dialog), pinned
 (moves to the top), found by search, and deleted after confirming; a session is exported
 into the open notebook after its active cell and as a Markdown download; the palette lists
-the commands; Show Topology draws the lab; the model API key set through its password
-dialog reaches `copilot/llm-config` and no file of the server's (user settings, workspaces,
-data, log) holds it, Remove key removes it; the Settings Editor's model field reaches
-`copilot/llm-config` and its form has no key field; the sidebar's text is readable in the
-dark theme.
+the commands; Show Topology draws the lab inline, in the dark theme's colours too; the
+model API key set through its password dialog reaches `copilot/llm-config` and no file of
+the server's (user settings, workspaces, data, log) holds it, Remove key (offered only
+once the user has a key of their own) removes it; the Settings Editor's model field
+reaches `copilot/llm-config`, its form has no key field, and the sidebar's status names
+the new model; the sidebar's text is readable in the dark theme.
+Following the notebook: the sidebar chooses the active notebook's project (its metadata);
+a saved answer whose conversation the server does not have says so on Continue; a
+`%copilot run` leaves a saved output with its device output open and nothing to continue;
+the topology card lists the links as a table and an answer's code block copies with its
+Copy button.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
 left area and streams a turn.
 """
@@ -19,14 +25,15 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import jupyter_ui
+import nbformat
 import pytest
 from jupyter_ui import LabStack
 
@@ -48,6 +55,9 @@ NOTEBOOK7_QUESTION = "Hello from Notebook 7"
 RENAMED = "Addresses of the PCs"
 SIDEBAR = "#jp-gns3-copilot-sidebar"
 SECRET = "sk-sidebar-test-key-5d1f"
+FOLLOWED = "followed.ipynb"
+LINKS = "Which links does the lab have?"
+TURN_MIME = "application/vnd.gns3-copilot.turns+json"
 
 _TURN = SIDEBAR + " .jp-gns3-copilot-sidebar-turn"
 # Records each status a sidebar turn shows, so a turn seen only when done fails the test.
@@ -286,19 +296,35 @@ def _palette_and_topology(page: Any, sidebar: Any) -> None:
     palette.locator("input.lm-CommandPalette-input").press("Escape")
 
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:show-topology')")
-    image = sidebar.locator("img.jp-gns3-copilot-sidebar-topology-image")
-    image.wait_for()
-    page.wait_for_function("(img) => img.complete && img.naturalWidth > 0",
-                           arg=image.element_handle())
-    svg = unquote(image.get_attribute("src").split(",", 1)[1])
+    drawing = sidebar.locator(".jp-gns3-copilot-sidebar-topology-drawing svg")
+    drawing.wait_for()
+    names = drawing.locator("text").all_text_contents()
     for name in ("PC1", "PC2", "Switch1"):
-        assert f">{name}</text>" in svg, f"{name} is not in the diagram"
+        assert name in names, f"{name} is not in the diagram: {names}"
+
+
+def _background_luminance(page: Any, selector: str) -> float:
+    """The relative luminance (0 black .. 1 white) of the drawing's background fill."""
+    return page.evaluate(
+        """(selector) => {
+          const fill = getComputedStyle(document.querySelector(selector)).fill;
+          const [r, g, b] = fill.match(/[0-9.]+/g).map(Number).map((v) => v / 255);
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        }""", selector)
+
+
+_TOPOLOGY_BACKGROUND = SIDEBAR + " .jp-gns3-copilot-sidebar-topology-drawing rect.background"
 
 
 def _dark_theme_contrast(page: Any, sidebar: Any, screenshots: Path) -> None:
+    """The sidebar's text reads in the dark theme, and the topology drawing takes the
+    theme's colours (a dark background), as the notebook's inline drawing does."""
+    assert _background_luminance(page, _TOPOLOGY_BACKGROUND) > 0.8
+    jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-lab-light.png")
     jupyter_ui.set_theme(page, dark=True)
     try:
         jupyter_ui.assert_readable(page, SIDEBAR, "dark", len(_READABLE), _READABLE)
+        assert _background_luminance(page, _TOPOLOGY_BACKGROUND) < 0.2
         jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-lab-dark.png")
     finally:
         jupyter_ui.set_theme(page, dark=False)
@@ -309,8 +335,8 @@ def _is_llm_config_put(response: Any) -> bool:
 
 
 def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
-    """The Settings Editor's form: a model name typed there reaches `copilot/llm-config`;
-    the form has no key field."""
+    """The Settings Editor's form: a model name typed there reaches `copilot/llm-config`
+    and the sidebar's status names it; the form has no key field."""
     page.evaluate("""() => window.jupyterapp.commands.execute('settingeditor:open',
         {query: 'GNS3 Copilot'})""")
     page.locator(".jp-PluginList-entry", has_text="GNS3 Copilot").first.click()
@@ -324,6 +350,8 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
             current = api.get("copilot/llm-config").json()
             assert current["model"] == "scripted-model-2", current
             assert current["sources"]["model"] == "user", current
+            page.locator(SIDEBAR + " .jp-gns3-copilot-sidebar-status-part",
+                         has_text="model scripted-model-2").wait_for()
             fields = form.locator("input, select, textarea").evaluate_all(
                 "nodes => nodes.map(node => node.id + ':' + node.type)")
             assert any(field.endswith("_model:text") for field in fields), fields
@@ -335,11 +363,19 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
 def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> None:
     """The sidebar's "Set key" button opens a password dialog; the key typed there is PUT to
     `copilot/llm-config` (the sidebar then says "your key set") and is in no file of the user
-    settings, workspaces or data dirs; Remove key removes it."""
+    settings, workspaces or data dirs; Remove key, offered only once the key is the user's
+    own, removes it."""
     with stack.api() as api:
         try:
-            sidebar.locator("button.jp-gns3-copilot-sidebar-set-key").click()
             dialog = page.locator(".jp-Dialog")
+            sidebar.locator("button.jp-gns3-copilot-sidebar-set-key").click()
+            dialog.locator("button", has_text="Save").wait_for()
+            # The administrator's key is in use: nothing of the user's to remove.
+            assert dialog.locator("button", has_text="Remove key").count() == 0
+            dialog.locator("button.jp-mod-reject").click()
+            dialog.wait_for(state="detached")
+
+            sidebar.locator("button.jp-gns3-copilot-sidebar-set-key").click()
             box = dialog.locator("input.jp-gns3-copilot-key-input")
             assert box.get_attribute("type") == "password"
             assert box.get_attribute("autocomplete") == "off"
@@ -398,4 +434,129 @@ def test_sidebar_in_notebook7(stack: SidebarStack, page: Any, screenshots: Path)
     # Until the turn view renders Markdown the stars show: compare the words only.
     assert "PC1 and PC2 on a switch" in turn.inner_text().replace("*", "")
     jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-notebook7.png")
+    assert [e for e in page.page_errors if "gns3-copilot" in e] == []
+
+
+def _write_followed_notebook(path: Path, project_id: str) -> str:
+    """A notebook naming its project in its metadata, whose first cell holds an answer
+    saved before direct runs were marked: its session id named a run, which the server
+    never kept (returned). The other cells run a `%copilot run`."""
+    missing = str(uuid.uuid4())
+    saved = {"version": 1, "project_id": project_id, "project_name": PROJECT.name,
+             "session_id": missing, "mode": None,
+             "turns": [{"user": "run PC1: show ip", "status": "done", "items": [], "stats": {}}]}
+    notebook = nbformat.v4.new_notebook()
+    old = nbformat.v4.new_code_cell("%copilot run PC1: show ip", execution_count=1)
+    old.outputs = [nbformat.v4.new_output("display_data", data={
+        TURN_MIME: saved, "text/plain": "run PC1: show ip"})]
+    notebook.cells = [old, *(nbformat.v4.new_code_cell(source) for source in [
+        "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
+        f'%copilot use "{PROJECT.name}"',
+        "%copilot run PC1: show ip",
+    ])]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    notebook.metadata["gns3_copilot"] = {"project_id": project_id}
+    nbformat.write(notebook, path)
+    return missing
+
+
+def _cells(page: Any) -> Any:
+    """The cells of the active notebook (other notebooks' tabs stay in the page)."""
+    panel = page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    return page.locator(f"[id='{panel}'] .jp-Cell")
+
+
+def _saved_bundle(page: Any, index: int) -> dict[str, Any]:
+    page.wait_for_function(
+        """([index, mime]) => window.jupyterapp.shell.currentWidget.content.widgets[index]
+            .model.outputs.toJSON().some((o) => o.data && o.data[mime])""",
+        arg=[index, TURN_MIME], timeout=60_000, polling=100)
+    [bundle] = [o["data"][TURN_MIME] for o in jupyter_ui.cell_outputs(page, index)
+                if TURN_MIME in o.get("data", {})]
+    return bundle
+
+
+def _direct_run(page: Any, screenshots: Path) -> None:
+    """`%copilot run` leaves a saved output with the device output open (what the student
+    asked for) and nothing to continue: a direct run starts no conversation."""
+    for index, marker in ((1, "LOADED"), (2, "Using project")):
+        jupyter_ui.run_cell(page, index)
+        jupyter_ui.wait_for_output(page, index, marker)
+    jupyter_ui.run_cell(page, 3)
+    bundle = _saved_bundle(page, 3)
+    assert bundle["direct_run"] is True and bundle["session_id"] is None, bundle
+    saved = _cells(page).nth(3).locator(".jp-gns3-copilot-saved")
+    saved.wait_for()
+    assert saved.locator(".gns3c-continue").count() == 0
+    assert saved.locator(".gns3c-tool-head").get_attribute("aria-expanded") == "true"
+    assert "10.0.0.1/24" in saved.locator(".gns3c-devices pre").inner_text()
+    assert "commands run without the model" in saved.locator(".gns3c-saved-footer").inner_text()
+    jupyter_ui.screenshot(page, saved, screenshots / "direct-run-saved.png")
+
+
+def _links_table_and_copy(page: Any, sidebar: Any, stack: SidebarStack) -> None:
+    """The topology card lists the real lab's links as a table; the answer's code block
+    goes to the clipboard with its Copy button."""
+    turn = _ask(page, sidebar, LINKS)
+    _wait_idle(page)
+    assert turn.get_attribute("data-status") == "done"
+    card = turn.locator(".gns3c-tool")
+    card.locator(".gns3c-tool-head").click()
+    links = card.locator("table.gns3c-records").last
+    rows = [row.locator("th, td").all_inner_texts() for row in links.locator("tr").all()]
+    assert rows[0] == ["a", "a_port", "b", "b_port"], rows
+    assert sorted(row[0] for row in rows[1:]) == ["PC1", "PC2"], rows
+    assert all(row[2] == "Switch1" for row in rows[1:]), rows
+    assert "{" not in card.locator(".gns3c-tool-body").inner_text()
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"],
+                                   origin=stack.server.url.rstrip("/"))
+    code = turn.locator(".gns3c-code")
+    code.hover()
+    copy = code.locator("button.gns3c-copy")
+    assert copy.is_visible()
+    copy.click()
+    page.wait_for_function("(button) => button.textContent === 'Copied'",
+                           arg=copy.element_handle())
+    assert page.evaluate("() => navigator.clipboard.readText()") == "show arp\n"
+
+
+def test_sidebar_follows_the_notebook_and_its_runs(
+    stack: SidebarStack, page: Any, screenshots: Path
+) -> None:
+    """Given the sidebar on no project and a notebook whose metadata names the lab's
+    project; when that notebook becomes the active one, an old saved answer is continued,
+    a `%copilot run` runs in it and the student asks about the links; then the sidebar
+    shows the notebook's project, says the old conversation is not on the server, the run
+    leaves its device output open with nothing to continue, the links show as a table and
+    the answer's command copies."""
+    missing = _write_followed_notebook(stack.work_dir / "notebooks" / FOLLOWED, stack.project_id)
+    sidebar = _open_sidebar(page, stack, "lab")
+    projects = sidebar.locator(".jp-gns3-copilot-sidebar-project")
+    projects.select_option("")
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})",
+                  FOLLOWED)
+    jupyter_ui.wait_kernel_ready(page)
+    page.wait_for_function("([select, id]) => document.querySelector(select).value === id",
+                           arg=[f"{SIDEBAR} .jp-gns3-copilot-sidebar-project", stack.project_id],
+                           polling=100)
+
+    histories: list[Any] = []
+    page.on("response", lambda r: histories.append(r) if missing in r.url else None)
+    _cells(page).nth(0).locator("button.gns3c-continue").click()
+    notice = sidebar.locator(".jp-gns3-copilot-sidebar-notice")
+    notice.get_by_text("That conversation is not on the server").wait_for()
+    assert "%copilot run" in notice.inner_text()
+    assert sidebar.locator(".jp-gns3-copilot-sidebar-turn").count() == 0
+    assert histories and all(r.status == 404 for r in histories)
+
+    _direct_run(page, screenshots)
+    _links_table_and_copy(page, sidebar, stack)
+    jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-links-light.png")
+    jupyter_ui.set_theme(page, dark=True)
+    try:
+        jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-links-dark.png")
+    finally:
+        jupyter_ui.set_theme(page, dark=False)
     assert [e for e in page.page_errors if "gns3-copilot" in e] == []

@@ -7,11 +7,14 @@ import { turnsFromHistory } from './history';
 describe('turnsFromHistory', () => {
   it('keeps the error a turn ended with: shown as the error, never "(no answer)"', () => {
     const messages: HistoryMessage[] = [
-      { role: 'user', content: 'Why can PC1 not ping PC2?', metadata: { error: 'The model endpoint answered HTTP 500.' } },
-      { role: 'user', content: 'And now?' },
-      { role: 'assistant', content: 'PC2 answers now.' }
+      { id: 'm1', role: 'user', content: 'Why can PC1 not ping PC2?' },
+      { id: 'm2', role: 'user', content: 'And now?' },
+      { id: 'm3', role: 'assistant', content: 'PC2 answers now.' }
     ];
-    const [failed, answered] = turnsFromHistory(messages);
+    const [failed, answered] = turnsFromHistory(messages, [
+      { message_id: 'm1', error: 'The model endpoint answered HTTP 500.', created_at: null },
+      { message_id: 'gone', error: 'a turn cut from this page of the history' }
+    ]);
     expect(failed.status).toBe('error');
     expect(failed.items).toEqual([{ kind: 'error', text: 'The model endpoint answered HTTP 500.' }]);
     expect(answered.status).toBe('done');
@@ -22,15 +25,15 @@ describe('turnsFromHistory', () => {
     expect(view.node.textContent).not.toContain('(no answer)');
   });
 
-  it('puts an error after the text and tool calls the turn had', () => {
+  it('puts the error after the text and tool calls the turn had', () => {
     const messages: HistoryMessage[] = [
-      { role: 'user', content: 'Check PC1' },
-      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'c1', function: { name: 'get_topology', arguments: '{}' } }] },
-      { role: 'tool', content: '{}', tool_call_id: 'c1' },
-      { role: 'assistant', content: '', metadata: { error: 'Stopped: the model did not answer in time.' } }
+      { id: 'u1', role: 'user', content: 'Check PC1' },
+      { id: 'a1', role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'c1', function: { name: 'get_topology', arguments: '{}' } }] },
+      { id: 't1', role: 'tool', content: '{}', tool_call_id: 'c1' }
     ];
-    const [turn] = turnsFromHistory(messages);
+    const [turn] = turnsFromHistory(messages, [{ message_id: 'u1', error: 'Stopped: the model did not answer in time.' }]);
     expect(turn.items.map(item => item.kind)).toEqual(['text', 'tool', 'error']);
     expect(turn.status).toBe('error');
+    expect(turnsFromHistory(messages)[0].status).toBe('done'); // an older server: no errors
   });
 });

@@ -1,15 +1,17 @@
 /**
  * A session's stored history (OpenAI-format messages) as turns for `TurnView`: one turn
  * per user message, the assistant's text and tool calls with their results and the
- * server's reading of each (summary, outcome, note), and the error a turn ended with
- * (a message's `metadata.error`): that turn shows the error, never "(no answer)".
+ * server's reading of each (summary, outcome, note), and the errors a turn ended with
+ * (the history's `turn_errors`, by the id of the turn's user message) after them: that
+ * turn shows its error, never "(no answer)".
  */
-import type { HistoryMessage } from '../api';
+import type { HistoryMessage, TurnError } from '../api';
 import type { ChatEvent } from '../events';
 import type { ToolItem, Turn } from '../turn/types';
 
-export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
+export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors: readonly TurnError[] = []): Turn[] {
   const turns: Turn[] = [];
+  const byMessage = new Map<string, Turn>();
   const tools = new Map<string, ToolItem>();
   const current = (): Turn => {
     if (!turns.length) {
@@ -19,9 +21,11 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
     return turns[turns.length - 1];
   };
   for (const message of messages) {
-    const error = message.metadata?.error;
     if (message.role === 'user') {
       turns.push({ user: message.content, status: 'done', items: [], stats: {} });
+      if (message.id) {
+        byMessage.set(message.id, turns[turns.length - 1]);
+      }
     } else if (message.role === 'assistant') {
       const turn = current();
       if (message.content) {
@@ -55,8 +59,10 @@ export function turnsFromHistory(messages: readonly HistoryMessage[]): Turn[] {
         item.note = reading?.note ?? null;
       }
     }
-    if (typeof error === 'string' && error) {
-      const turn = current();
+  }
+  for (const { message_id, error } of turnErrors) {
+    const turn = byMessage.get(message_id);
+    if (turn && error) {
       turn.items.push({ kind: 'error', text: error });
       turn.status = 'error';
     }

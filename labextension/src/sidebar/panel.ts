@@ -76,6 +76,7 @@ export class CopilotSidebar extends Widget {
   private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
   private readonly keyState = element('span', 'jp-gns3-copilot-sidebar-status-part jp-gns3-copilot-sidebar-key');
   private readonly keyButton = element('button', 'jp-gns3-copilot-sidebar-set-key', 'Set key…');
+  private readonly keyRow = element('div', 'jp-gns3-copilot-sidebar-row jp-gns3-copilot-sidebar-key-row');
   private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
   private readonly closedBox = element('div', 'jp-gns3-copilot-sidebar-closed');
   private readonly newChatButton = element('button', 'jp-gns3-copilot-sidebar-new', 'New chat');
@@ -268,8 +269,6 @@ export class CopilotSidebar extends Widget {
     const topologySummary = element('summary', '', 'Topology');
     const reload = element('button', 'jp-gns3-copilot-sidebar-topology-reload', 'Refresh');
     reload.addEventListener('click', () => void this.loadTopology());
-    this.topologyDrawing.setAttribute('role', 'img');
-    this.topologyDrawing.setAttribute('aria-label', 'The project topology');
     this.topology.append(topologySummary, reload, this.topologyDrawing);
     this.topology.addEventListener('toggle', () => {
       if (this.topology.open && !this.topologyDrawing.childElementCount) {
@@ -298,13 +297,12 @@ export class CopilotSidebar extends Widget {
 
     this.keyButton.title = 'Set or remove your model API key (GNS3 Copilot: Set Model API Key)';
     this.keyButton.addEventListener('click', () => void this.setApiKey());
-    const keyRow = element('div', 'jp-gns3-copilot-sidebar-row jp-gns3-copilot-sidebar-key-row');
-    keyRow.append(this.keyState, this.keyButton);
+    this.keyRow.append(this.keyState, this.keyButton);
 
     this.notice.setAttribute('role', 'status');
     this.closedBox.setAttribute('role', 'alert');
     this.closedBox.hidden = true;
-    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, keyRow, chats, this.topology,
+    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, this.keyRow, chats, this.topology,
       this.notice, this.conversation.node, composer);
   }
 
@@ -366,6 +364,7 @@ export class CopilotSidebar extends Widget {
     const closed = !!this.closed;
     this.node.dataset.closed = String(closed);
     this.closedBox.hidden = !closed;
+    this.keyRow.hidden = closed; // no key state to show: the settings were not read
     for (const control of [this.newChatButton, this.toNotebookButton, this.toMarkdownButton, this.keyButton,
       this.projectSelect, this.input, this.modeSelect]) {
       control.disabled = closed;
@@ -519,7 +518,7 @@ export class CopilotSidebar extends Widget {
         this.api.history(project, sessionId),
         this.api.approvals(project, sessionId)
       ]);
-      const turns = turnsFromHistory(history.messages);
+      const turns = turnsFromHistory(history.messages, history.turn_errors);
       const waiting = pending.length ? turns.pop() : undefined;
       this.conversation.show(turns);
       if (pending.length) {

@@ -1,6 +1,7 @@
 /**
  * A finished tool call's result, opened: per-device tables (output in <pre>, long output
- * folded), key/value tables for other structured results, a list of flat records (the
+ * folded), key/value tables for other structured results (a result's wide fields, such
+ * as tables and long text, under their name at full width), a list of flat records (the
  * topology's nodes and links) as a table with a column per field, plain text otherwise.
  */
 import { h } from '../dom';
@@ -142,13 +143,34 @@ function valueView(value: Json, depth: number): HTMLElement {
   if (Array.isArray(value) || depth >= 2) {
     return outputBlock(JSON.stringify(value, null, 2));
   }
+  // A result's own fields: short ones in a key/value table, wide ones (tables, long
+  // text) each under its name at full width, which a narrow sidebar has room for.
+  const entries = Object.entries(value);
+  const wide = depth === 0 ? entries.filter(([, v]) => isWide(v)) : [];
   const body = h('tbody');
-  for (const [key, v] of Object.entries(value)) {
+  for (const [key, v] of entries.filter(entry => !wide.includes(entry))) {
     body.append(
       h('tr', { class: key === 'error' ? 'gns3c-kv-error' : null }, h('th', { scope: 'row', text: key }), h('td', {}, valueView(v, depth + 1)))
     );
   }
-  return h('table', { class: 'gns3c-kv' }, body);
+  const table = h('table', { class: 'gns3c-kv' }, body);
+  if (!wide.length) {
+    return table;
+  }
+  return h(
+    'div',
+    { class: 'gns3c-fields' },
+    body.childElementCount ? table : null,
+    ...wide.flatMap(([key, v]) => [h('div', { class: 'gns3c-label', text: key }), valueView(v, depth + 1)])
+  );
+}
+
+/** Whether a field's value takes the width of a table or of several lines. */
+function isWide(value: Json): boolean {
+  if (typeof value === 'string') {
+    return value.includes('\n');
+  }
+  return value !== null && typeof value === 'object' && !(Array.isArray(value) && value.every(isScalar));
 }
 
 /** The result of a tool call as the server sent it. */

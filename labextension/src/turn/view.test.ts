@@ -296,5 +296,9 @@ describe('tool results', () => {
       ['PC1', 'e0', 'Switch1', 'e0', ''],
       ['PC2', 'e0', 'Switch1', 'e1', 'true']
     ]);
+    // Short fields in the key/value table; the tables under their names, at full width.
+    expect([...box.querySelectorAll('.gns3c-kv th')].map(th => th.textContent)).toEqual(['project']);
+    expect(box.querySelector('.gns3c-kv table')).toBeNull();
+    expect([...box.querySelectorAll('.gns3c-fields > .gns3c-label')].map(label => label.textContent)).toEqual(['nodes', 'links']);
   });
 });

@@ -178,8 +178,8 @@ class ToolView implements ItemView<ToolItem> {
       'button',
       { type: 'button', class: 'gns3c-tool-head', 'aria-expanded': 'false', 'aria-controls': bodyId },
       icon('chevron', 'gns3c-chevron'),
-      this.name,
-      this.title,
+      // One flow of text: the tool's name and its title wrap together, between words.
+      h('span', { class: 'gns3c-tool-text' }, this.name, this.title),
       this.badge
     );
     this.body = h('div', { class: 'gns3c-tool-body', id: bodyId, hidden: true });
@@ -305,7 +305,7 @@ class ApprovalView implements ItemView<ApprovalItem> {
     class: 'gns3c-approval-comment',
     rows: 1,
     'aria-label': 'Why you reject the change (optional: the copilot reads it)',
-    placeholder: 'Why not? (optional, sent with Reject: the copilot reads it)'
+    placeholder: 'Why reject? (optional)'
   });
   private readonly approve = h('button', { type: 'button', class: 'gns3c-approve', text: 'Approve' });
   private readonly reject = h('button', { type: 'button', class: 'gns3c-reject', text: 'Reject' });
