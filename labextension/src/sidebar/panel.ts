@@ -111,14 +111,16 @@ export class CopilotSidebar extends Widget {
   }
 
   /** Load the projects, the status, the allowed modes and the project's sessions (the
-   * magics may have added some): done each time the sidebar is shown. The status is read
-   * first: while the copilot is closed by its configuration nothing else is asked. */
+   * magics may have added some): done each time the sidebar is shown. While the copilot
+   * is closed by its configuration only the status is asked, until the server opens. */
   async refresh(): Promise<void> {
-    await this.loadStatus();
     if (this.closed) {
-      return;
+      await this.loadStatus();
+      if (this.closed) {
+        return;
+      }
     }
-    await Promise.all([this.loadProjects(), this.loadModes(), this.act()]);
+    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act()]);
   }
 
   /** Show the current settings again (status and key): after the Settings Editor
