@@ -187,3 +187,26 @@ async def test_notebook_projects_are_kept_per_user(jp_fetch) -> None:
         jp_fetch, *route, method="PUT", body={"path": path, "project_id": "x"}, headers=ALICE
     )
     assert bad_id.code == 400 and bad_id.error["field"] == "project_id"
+
+
+async def test_a_notebook_is_found_by_its_contents_path_too(jp_fetch, jp_root_dir: Path) -> None:
+    """The sidebar knows a notebook by its contents path (`dir/lab 2.ipynb`), its kernel by
+    `JPY_SESSION_NAME` (jupyter_server's working directory for that path joined with the
+    file name): both name the same record."""
+    folder = jp_root_dir / "week 3"
+    folder.mkdir()
+    (folder / "lab 2.ipynb").write_text("{}")
+    project = "2d2d2d2d-1111-2222-3333-444444444444"
+    route = ("copilot", "notebook-projects")
+    kernel_path = str(folder / "lab 2.ipynb")
+    await call(
+        jp_fetch, *route, method="PUT", body={"path": kernel_path, "project_id": project},
+        headers=ALICE,
+    )
+    found = await call(jp_fetch, *route, params={"notebook": "week 3/lab 2.ipynb"}, headers=ALICE)
+    assert found.code == 200 and found.body["project_id"] == project, found.body
+    assert found.body["path"] == kernel_path
+    other = await call(jp_fetch, *route, params={"notebook": "week 3/other.ipynb"}, headers=ALICE)
+    assert other.body["project_id"] is None
+    empty = await call(jp_fetch, *route, params={"notebook": " "}, headers=ALICE)
+    assert empty.code == 400 and empty.error["field"] == "path"

@@ -180,6 +180,11 @@ def operations() -> tuple[Operation, ...]:
                     "The notebook's path, as its kernel knows it (`JPY_SESSION_NAME`).",
                     {"type": "string"},
                 ),
+                Query(
+                    "notebook",
+                    "Instead of `path`: the notebook's contents path, as JupyterLab names it.",
+                    {"type": "string"},
+                ),
             ),
         ),
         Operation(

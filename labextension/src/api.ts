@@ -94,6 +94,16 @@ export interface StatusReport {
   } | null;
 }
 
+/** What the server keeps for a notebook (`copilot/notebook-projects`): the project its
+ * kernel used last (null: none) and its conversation in each project. */
+export interface NotebookProjectRecord {
+  path: string;
+  project_id: string | null;
+  session_id: string | null;
+  sessions: Record<string, string>;
+  updated_at: string | null;
+}
+
 export interface LLMConfig {
   provider: string;
   base_url: string;
@@ -272,6 +282,11 @@ export class CopilotApi {
    * `md` Markdown. */
   exportSession(projectId: string, sessionId: string, format: ExportFormat): Promise<string> {
     return this.text('GET', this.sessionUrl(projectId, sessionId, 'export') + `?format=${format}`);
+  }
+
+  /** What the server keeps for the notebook at contents path `notebook`. */
+  notebookProject(notebook: string): Promise<NotebookProjectRecord> {
+    return this.json('GET', this.url('notebook-projects') + `?notebook=${seg(notebook)}`);
   }
 
   llmConfig(): Promise<LLMConfig> {

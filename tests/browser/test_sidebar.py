@@ -12,11 +12,11 @@ the server's (user settings, workspaces, data, log) holds it, Remove key (offere
 once the user has a key of their own) removes it; the Settings Editor's model field
 reaches `copilot/llm-config`, its form has no key field, and the sidebar's status names
 the new model; the sidebar's text is readable in the dark theme.
-Following the notebook: the sidebar chooses the active notebook's project (its metadata);
-a saved answer whose conversation the server does not have says so on Continue; a
-`%copilot run` leaves a saved output with its device output open and nothing to continue;
-the topology card lists the links as a table and an answer's code block copies with its
-Copy button.
+Following the notebook: the sidebar chooses the active notebook's project (from its saved
+answer, then from what its kernel's `%copilot use` recorded on the server); a saved answer
+whose conversation the server does not have says so on Continue; a `%copilot run` leaves a
+saved output with its device output open and nothing to continue; the topology card lists
+the links as a table and an answer's code block copies with its Copy button.
 Notebook 7: the sidebar opens from the command palette's command in the notebook page's
 left area and streams a turn.
 """
@@ -56,6 +56,7 @@ RENAMED = "Addresses of the PCs"
 SIDEBAR = "#jp-gns3-copilot-sidebar"
 SECRET = "sk-sidebar-test-key-5d1f"
 FOLLOWED = "followed.ipynb"
+KERNEL_NOTEBOOK = "kernel.ipynb"
 LINKS = "Which links does the lab have?"
 TURN_MIME = "application/vnd.gns3-copilot.turns+json"
 
@@ -437,10 +438,10 @@ def test_sidebar_in_notebook7(stack: SidebarStack, page: Any, screenshots: Path)
     assert [e for e in page.page_errors if "gns3-copilot" in e] == []
 
 
-def _write_followed_notebook(path: Path, project_id: str) -> str:
-    """A notebook naming its project in its metadata, whose first cell holds an answer
-    saved before direct runs were marked: its session id named a run, which the server
-    never kept (returned). The other cells run a `%copilot run`."""
+def _write_followed_notebooks(root: Path, project_id: str) -> str:
+    """`FOLLOWED`, whose one cell holds an answer saved before direct runs were marked (its
+    session id named a run, which the server never kept: returned), and `KERNEL_NOTEBOOK`,
+    whose cells choose the project and run a `%copilot run`."""
     missing = str(uuid.uuid4())
     saved = {"version": 1, "project_id": project_id, "project_name": PROJECT.name,
              "session_id": missing, "mode": None,
@@ -449,15 +450,15 @@ def _write_followed_notebook(path: Path, project_id: str) -> str:
     old = nbformat.v4.new_code_cell("%copilot run PC1: show ip", execution_count=1)
     old.outputs = [nbformat.v4.new_output("display_data", data={
         TURN_MIME: saved, "text/plain": "run PC1: show ip"})]
-    notebook.cells = [old, *(nbformat.v4.new_code_cell(source) for source in [
+    notebook.cells = [old]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, root / FOLLOWED)
+    jupyter_ui.write_notebook(root / KERNEL_NOTEBOOK, [
         "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
         f'%copilot use "{PROJECT.name}"',
         "%copilot run PC1: show ip",
-    ])]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    notebook.metadata["gns3_copilot"] = {"project_id": project_id}
-    nbformat.write(notebook, path)
+    ])
     return missing
 
 
@@ -477,16 +478,45 @@ def _saved_bundle(page: Any, index: int) -> dict[str, Any]:
     return bundle
 
 
+def _open_notebook(page: Any, path: str) -> None:
+    """Open `path` in a new tab beside the others; wait for its kernel."""
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})",
+                  path)
+    page.wait_for_function(
+        "(path) => window.jupyterapp.shell.currentWidget.context.path === path", arg=path)
+    jupyter_ui.wait_kernel_ready(page)
+
+
+def _wait_project(page: Any, project_id: str) -> None:
+    page.wait_for_function("([select, id]) => document.querySelector(select).value === id",
+                           arg=[f"{SIDEBAR} .jp-gns3-copilot-sidebar-project", project_id],
+                           polling=100)
+
+
+def _follows_the_kernels_project(page: Any, sidebar: Any, stack: SidebarStack) -> None:
+    """A notebook with no saved answer: the sidebar follows the project its kernel's
+    `%copilot use` recorded on the server (found by the notebook's path)."""
+    projects = sidebar.locator(".jp-gns3-copilot-sidebar-project")
+    projects.select_option("")
+    _open_notebook(page, KERNEL_NOTEBOOK)
+    jupyter_ui.run_cell(page, 0)
+    jupyter_ui.wait_for_output(page, 0, "LOADED")
+    assert projects.input_value() == "", "a notebook without a project changed the sidebar"
+    jupyter_ui.run_cell(page, 1)
+    jupyter_ui.wait_for_output(page, 1, "Using project")
+    _wait_project(page, stack.project_id)
+    with stack.api() as api:
+        kept = api.get("copilot/notebook-projects", params={"notebook": KERNEL_NOTEBOOK}).json()
+    assert kept["project_id"] == stack.project_id, kept
+
+
 def _direct_run(page: Any, screenshots: Path) -> None:
     """`%copilot run` leaves a saved output with the device output open (what the student
     asked for) and nothing to continue: a direct run starts no conversation."""
-    for index, marker in ((1, "LOADED"), (2, "Using project")):
-        jupyter_ui.run_cell(page, index)
-        jupyter_ui.wait_for_output(page, index, marker)
-    jupyter_ui.run_cell(page, 3)
-    bundle = _saved_bundle(page, 3)
+    jupyter_ui.run_cell(page, 2)
+    bundle = _saved_bundle(page, 2)
     assert bundle["direct_run"] is True and bundle["session_id"] is None, bundle
-    saved = _cells(page).nth(3).locator(".jp-gns3-copilot-saved")
+    saved = _cells(page).nth(2).locator(".jp-gns3-copilot-saved")
     saved.wait_for()
     assert saved.locator(".gns3c-continue").count() == 0
     assert saved.locator(".gns3c-tool-head").get_attribute("aria-expanded") == "true"
@@ -525,22 +555,17 @@ def _links_table_and_copy(page: Any, sidebar: Any, stack: SidebarStack) -> None:
 def test_sidebar_follows_the_notebook_and_its_runs(
     stack: SidebarStack, page: Any, screenshots: Path
 ) -> None:
-    """Given the sidebar on no project and a notebook whose metadata names the lab's
-    project; when that notebook becomes the active one, an old saved answer is continued,
-    a `%copilot run` runs in it and the student asks about the links; then the sidebar
-    shows the notebook's project, says the old conversation is not on the server, the run
-    leaves its device output open with nothing to continue, the links show as a table and
-    the answer's command copies."""
-    missing = _write_followed_notebook(stack.work_dir / "notebooks" / FOLLOWED, stack.project_id)
+    """Given the sidebar on no project; when a notebook holding an old saved answer becomes
+    the active one and that answer is continued, then another notebook's kernel uses the
+    project and runs `%copilot run`, and the student asks about the links; then the
+    sidebar shows each notebook's project, says the old conversation is not on the server,
+    the run leaves its device output open with nothing to continue, the links show as a
+    table and the answer's command copies."""
+    missing = _write_followed_notebooks(stack.work_dir / "notebooks", stack.project_id)
     sidebar = _open_sidebar(page, stack, "lab")
-    projects = sidebar.locator(".jp-gns3-copilot-sidebar-project")
-    projects.select_option("")
-    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})",
-                  FOLLOWED)
-    jupyter_ui.wait_kernel_ready(page)
-    page.wait_for_function("([select, id]) => document.querySelector(select).value === id",
-                           arg=[f"{SIDEBAR} .jp-gns3-copilot-sidebar-project", stack.project_id],
-                           polling=100)
+    sidebar.locator(".jp-gns3-copilot-sidebar-project").select_option("")
+    _open_notebook(page, FOLLOWED)
+    _wait_project(page, stack.project_id)  # its saved answer's
 
     histories: list[Any] = []
     page.on("response", lambda r: histories.append(r) if missing in r.url else None)
@@ -551,6 +576,7 @@ def test_sidebar_follows_the_notebook_and_its_runs(
     assert sidebar.locator(".jp-gns3-copilot-sidebar-turn").count() == 0
     assert histories and all(r.status == 404 for r in histories)
 
+    _follows_the_kernels_project(page, sidebar, stack)
     _direct_run(page, screenshots)
     _links_table_and_copy(page, sidebar, stack)
     jupyter_ui.screenshot(page, sidebar, screenshots / "sidebar-links-light.png")

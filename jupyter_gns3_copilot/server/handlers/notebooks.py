@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import posixpath
 from typing import TYPE_CHECKING
 
 import tornado.web
@@ -18,7 +20,9 @@ class NotebookProjectsHandler(CopilotHandler):
     """The caller's notebooks' projects (`notebook_projects.NotebookProjects`).
 
     `GET ?path=P`: `NotebookProjectAnswer` for the notebook at `P` (its kernel's
-    `JPY_SESSION_NAME`); `project_id` null when none is remembered. `PUT`
+    `JPY_SESSION_NAME`); or `?notebook=N`, the notebook's contents path as JupyterLab names
+    it (what the sidebar knows), turned into the path its kernel gets
+    (`kernel_path`); `project_id` null when none is remembered. `PUT`
     `NotebookProjectRequest` `{path, project_id, session_id?}`: remember it; answers the
     same. 400 for a missing path or a project id that is no UUID.
     """
@@ -30,7 +34,9 @@ class NotebookProjectsHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        path = self.get_query_argument("path", "")
+        path = self.get_query_argument("path", "") or self.kernel_path(
+            self.get_query_argument("notebook", "")
+        )
         if not path.strip():
             raise bad_input("path", "the notebook's path is required")
         self._answer(path, self.copilot.notebook_projects().recall(self.user_id, path))
@@ -46,6 +52,17 @@ class NotebookProjectsHandler(CopilotHandler):
             self.user_id, request.path, project_id, request.session_id
         )
         self._answer(request.path, record)
+
+    def kernel_path(self, notebook: str) -> str:
+        """The `JPY_SESSION_NAME` of a kernel jupyter_server starts for the notebook at
+        contents path `notebook` ("" for none): its session manager joins the kernel's
+        working directory for that path with the name JupyterLab and Notebook 7 give the
+        session, the notebook's file name."""
+        if not notebook.strip():
+            return ""
+        return os.path.join(
+            self.kernel_manager.cwd_for_path(notebook), posixpath.basename(notebook)
+        )
 
     def _answer(self, path: str, record: NotebookProject) -> None:
         from ..responses import NotebookProjectAnswer

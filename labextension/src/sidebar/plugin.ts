@@ -12,18 +12,16 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import type { ICodeCellModel } from '@jupyterlab/cells';
-import { type INotebookModel, INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
+import { type INotebookModel, INotebookTracker, NotebookActions, type NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
+import type { CopilotApi } from '../api';
 import { onContinue } from '../continue';
 import type { ExportCell } from './export';
 import { copilotIcon } from './icon';
-import { METADATA_KEY, notebookProject } from './notebook-project';
+import { notebookProject } from './notebook-project';
 import { CopilotSidebar } from './panel';
 import { followSettings, SETTINGS_PLUGIN_ID } from './settings';
-
-/** Edits and outputs come in bursts: the project is read once they settle. */
-const NOTEBOOK_SETTLE_MS = 400;
 
 export const CommandIDs = {
   open: 'gns3-copilot:open',
@@ -72,39 +70,46 @@ function* newestOutputs(model: INotebookModel): Generator<unknown> {
 
 /**
  * Call `onProject` with the active notebook's project (`notebookProject`) each time it
- * changes: another notebook becomes active, or the active one's metadata or outputs
- * change (a `%copilot use` then a question in another project).
+ * changes: another notebook becomes the active one, or a cell of the active one has run
+ * (a `%copilot use`, an answer saved in another project).
  */
-function followActiveNotebook(tracker: INotebookTracker, onProject: (projectId: string) => void): void {
-  let watched: INotebookModel | null = null;
+function followActiveNotebook(
+  tracker: INotebookTracker,
+  api: CopilotApi,
+  onProject: (projectId: string) => void
+): void {
   let last: string | null = null;
-  let timer = 0;
-  const read = () => {
-    window.clearTimeout(timer);
-    const model = tracker.currentWidget?.model;
-    const project = model ? notebookProject({ [METADATA_KEY]: model.getMetadata(METADATA_KEY) }, newestOutputs(model)) : null;
+  const read = async (panel: NotebookPanel) => {
+    const kept = await api.notebookProject(panel.context.localPath).then(
+      record => record.project_id,
+      () => null // an older server, or none reachable: the saved answers still tell
+    );
+    const model = panel.model;
+    if (tracker.currentWidget !== panel || !model) {
+      return;
+    }
+    const project = notebookProject(kept, newestOutputs(model));
     if (project && project !== last) {
+      last = project;
       onProject(project);
     }
-    last = project ?? last;
   };
-  const settle = () => {
-    window.clearTimeout(timer);
-    timer = window.setTimeout(read, NOTEBOOK_SETTLE_MS);
-  };
-  const watch = (panel: NotebookPanel | null) => {
-    watched?.contentChanged.disconnect(settle);
-    watched?.metadataChanged.disconnect(settle);
-    watched = panel?.model ?? null;
-    watched?.contentChanged.connect(settle);
-    watched?.metadataChanged.connect(settle);
+  tracker.currentChanged.connect((_, panel) => {
     last = null; // another notebook: its project applies even when it is the one seen last
     if (panel) {
-      void panel.context.ready.then(() => tracker.currentWidget === panel && read());
+      void panel.context.ready.then(() => read(panel));
     }
-  };
-  tracker.currentChanged.connect((_, panel) => watch(panel));
-  watch(tracker.currentWidget);
+  });
+  NotebookActions.executed.connect((_, { notebook }) => {
+    const panel = tracker.currentWidget;
+    if (panel?.content === notebook) {
+      void read(panel);
+    }
+  });
+  if (tracker.currentWidget) {
+    const panel = tracker.currentWidget;
+    void panel.context.ready.then(() => read(panel));
+  }
 }
 
 export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
@@ -171,7 +176,7 @@ export const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     }
 
     if (tracker) {
-      followActiveNotebook(tracker, projectId => void sidebar.followProject(projectId));
+      followActiveNotebook(tracker, sidebar.api, projectId => void sidebar.followProject(projectId));
     }
     if (registry) {
       followSettings(registry, sidebar.api, {
