@@ -31,6 +31,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .device_outcome import Outcome
+
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -77,7 +79,7 @@ class ProgressEvent(_Event):
     node: str | None = None
 
 
-ToolOutcome = Literal["ok", "partial", "failed", "refused"]
+ToolOutcome = Outcome
 """What happened to the check, not only to the delivery (a ping with 100% loss: failed)."""
 
 

@@ -466,7 +466,7 @@ def test_a_turn_is_built_from_its_events() -> None:
     first = turn.tool_calls[0]
     assert first.arguments == {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
     assert first.progress == ["PC1: success"]
-    assert first.status == "failed"
+    assert first.status == "partial", "one device ok, one failed: as the card's badge says"
     assert turn.tool_calls[1].output == {"project": "lab", "nodes": []}
     assert turn.tool_calls[1].status is None
     assert turn.tool_results["PC1"].output == "IP/MASK : 10.0.0.9/24"
@@ -477,7 +477,7 @@ def test_a_turn_is_built_from_its_events() -> None:
     text = repr(turn)
     assert text.startswith("Turn done · session s1")
     assert "tool_results: PC1, PC2" in text
-    assert "run_show_commands on PC1, PC2 -> failed" in text
+    assert "run_show_commands on PC1, PC2 -> partial" in text
 
 
 @pytest.mark.parametrize(

@@ -36,25 +36,44 @@ def test_a_show_command_on_two_devices() -> None:
     assert reading == ToolReading("ran `show ip` on PC1, PC2 · 2 ok", "ok")
 
 
-@pytest.mark.parametrize(
-    ("output", "outcome"),
-    [
-        ("host (10.0.0.99) not reachable", "failed"),
-        ("10.0.0.2 icmp_seq=1 timeout\n10.0.0.2 icmp_seq=2 timeout", "failed"),
-        ("From 10.0.0.1 icmp_seq=1 Destination host unreachable", "failed"),
-        ("Success rate is 0 percent (0/5)", "failed"),
-        ("2 packets transmitted, 0 received, 100% packet loss", "failed"),
-        ("84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.3 ms", "ok"),
-        ("10.0.0.2 icmp_seq=1 timeout\n84 bytes from 10.0.0.2 icmp_seq=2 ttl=64", "partial"),
-        ("Success rate is 60 percent (3/5)\n.!!!.", "partial"),
-        ("Success rate is 100 percent (5/5)\n!!!!!", "ok"),
-    ],
-)
-def test_a_delivered_ping_is_judged_by_its_answer(output: str, outcome: str) -> None:
+def ping_entry(output: str, command: str = "ping 10.0.1.2 -c 1") -> dict[str, Any]:
+    """PC1's entry for a delivered ping, as the VPCS tool writes it (checks read from the
+    output in the VPCS dialect, the device's outcome judged from them)."""
+    from jupyter_gns3_copilot.device_outcome import judge_device
+    from jupyter_gns3_copilot.tools.reachability import read_check
+
+    check = read_check("vpcs", command, output)
+    assert check is not None
+    outcome = judge_device("success", [check.outcome], refused=False)
+    return device(
+        "PC1", f"PC1> {command}\n{output}", commands=[command], checks=[check.as_dict()],
+        outcome=outcome,
+    )
+
+
+def test_a_delivered_ping_without_a_gateway_is_a_failed_check() -> None:
     """The console delivered the command (status success); the check is what counts."""
-    commands = ["ping 10.0.0.2 -c 2"]
-    reading = read("run_vpcs_commands", [device("PC1", output, commands=commands)])
-    assert reading.outcome == outcome
+    reading = read("run_vpcs_commands", [ping_entry("No gateway found")])
+    assert reading == ToolReading(
+        "ran `ping 10.0.1.2 -c 1` on PC1 · 1 failed · PC1: No gateway found", "failed"
+    )
+
+
+def test_a_ping_answered_in_part_is_partial() -> None:
+    output = "10.0.0.2 icmp_seq=1 timeout\n10.0.0.2 icmp_seq=2 ttl=64 time=0.3 ms"
+    reading = read("run_vpcs_commands", [ping_entry(output, "ping 10.0.0.2 -c 2")])
+    assert reading == ToolReading(
+        "ran `ping 10.0.0.2 -c 2` on PC1 · 1 partial · PC1: 10.0.0.2 icmp_seq=1 timeout",
+        "partial",
+    )
+
+
+def test_a_result_saved_before_checks_is_read_by_its_delivery() -> None:
+    """Entries stored before they carried `outcome` and `checks` (older histories) are not
+    searched for phrases: their delivery status is what they say."""
+    assert read("run_vpcs_commands", [device("PC1", "No gateway found")]).outcome == "ok"
+    failed = device("PC1", status="failed", error="Connection refused")
+    assert read("run_vpcs_commands", [failed]).outcome == "failed"
 
 
 def test_devices_mixing_ok_and_failed_are_partial() -> None:
@@ -76,9 +95,14 @@ def test_a_teaching_mode_refusal_of_an_address_is_a_friendly_note() -> None:
         blocked_info="1 of 1 commands were not sent: ...",
     )
     reading = read("run_vpcs_commands", [entry], mode=TEACHING)
-    assert reading.outcome == "refused"
-    assert reading.note == (
-        "Teaching mode: I can't change PC2's address; here is how you would do it."
+    assert reading == ToolReading(
+        "not run: teaching mode · `ip 10.0.0.2/24` on PC2",
+        "refused",
+        "Teaching mode: I can't change PC2's address; here is how you would do it: "
+        "on PC2's console, type `ip 10.0.0.2/24`.",
+    )
+    assert read("run_vpcs_commands", [entry], mode=None) == reading, (
+        "read back without its mode (an older history), the policy's reason names it"
     )
 
 
@@ -90,11 +114,45 @@ def test_a_tool_the_mode_does_not_allow_is_refused_without_the_models_text() -> 
         mode=TEACHING,
         arguments=arguments,
     )
-    assert reading.outcome == "refused"
-    assert reading.note == (
-        "Teaching mode: I can't change the configuration of R1; here is how you would do it."
+    assert reading == ToolReading(
+        "not run: teaching mode · `router ospf 1` on R1",
+        "refused",
+        "Teaching mode: I can't change the configuration of R1; here is how you would do it: "
+        "on R1's console, type `configure terminal`, then `router ospf 1`, then `end`.",
     )
     assert "Explain" not in (reading.note or "") + reading.summary
+    assert read("run_config_commands", refusal(TEACHING, "run_config_commands"), mode=None,
+                arguments=arguments) == reading, "the refusal names its mode itself"
+    stop = read("stop_nodes", refusal(TEACHING, "stop_nodes"), arguments={"nodes": ["PC1"]})
+    assert stop == ToolReading(
+        "not run: teaching mode · stop nodes",
+        "refused",
+        "Teaching mode: I can't stop nodes; here is how you would do it: in GNS3, right-click "
+        "PC1 and choose Stop.",
+    )
+
+
+def test_setting_addresses_reads_as_what_was_set() -> None:
+    entries = [
+        device("PC1", commands=["ip 10.0.0.1/24"], outcome="ok"),
+        device("PC2", commands=["ip 10.0.0.2 255.255.255.0 10.0.0.254", "save"], outcome="ok"),
+    ]
+    assert read("run_vpcs_commands", entries) == ToolReading(
+        "set PC1 10.0.0.1/24, PC2 10.0.0.2/24 gateway 10.0.0.254", "ok"
+    )
+    failed = device("PC2", status="failed", error="Connection refused",
+                    commands=["ip 10.0.0.2/24"])
+    assert read("run_vpcs_commands", [entries[0], failed]) == ToolReading(
+        "set PC1 10.0.0.1/24 · not set: PC2 10.0.0.2/24", "partial"
+    )
+    interfaces = ["interface g0/0", "ip address 10.0.0.254 255.255.255.0", "no shutdown"]
+    assert read("run_config_commands", [device("R1", commands=interfaces)]).summary == (
+        "set R1 g0/0 10.0.0.254/24"
+    )
+    mixed = [device("PC1", commands=["ip 10.0.0.1/24", "show ip"])]
+    assert read("run_vpcs_commands", mixed).summary == (
+        "ran `ip 10.0.0.1/24`; `show ip` on PC1 · 1 ok"
+    )
 
 
 def test_lab_changes_read_as_one_line() -> None:
@@ -151,8 +209,7 @@ def test_a_stored_history_carries_each_results_reading() -> None:
 
     ping = {"devices": [{"device": "PC1", "commands": ["ping 10.0.0.99 -c 2"]}]}
     call = {"id": "c1", "function": {"name": "run_vpcs_commands", "arguments": json.dumps(ping)}}
-    output = json.dumps([device("PC1", "host (10.0.0.99) not reachable",
-                                commands=["ping 10.0.0.99 -c 2"])])
+    output = json.dumps([ping_entry("host (10.0.0.99) not reachable", "ping 10.0.0.99 -c 2")])
     messages = [
         OpenAIMessage(id="u", role="user", content="ping"),
         OpenAIMessage(id="a", role="assistant", content="", tool_calls=[call]),

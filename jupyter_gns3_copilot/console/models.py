@@ -212,7 +212,8 @@ class DeviceResult(BaseModel):
     `status` is `success` when every command ran without error, `failed` when none did
     (e.g. the console could not be reached), `partial_success` otherwise. `output` holds
     each command that ran as `PROMPT COMMAND` followed by its output, separated by blank
-    lines. `blocked_commands`/`blocked_info` are filled by the command policy of the tools
+    lines; `results` the same per command (left out of `model_dump`).
+    `blocked_commands`/`blocked_info` are filled by the command policy of the tools
     layer, never by the console itself.
     """
 
@@ -223,3 +224,4 @@ class DeviceResult(BaseModel):
     commands: list[str]
     blocked_commands: list[BlockedCommand] | None = None
     blocked_info: str | None = None
+    results: list[CommandResult] = Field(default_factory=list, exclude=True)

@@ -454,4 +454,5 @@ def device_result(
         output=output,
         error="\n".join(errors) or None,
         commands=commands,
+        results=results,
     )

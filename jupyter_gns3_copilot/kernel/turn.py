@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from ..device_outcome import DELIVERY_OUTCOMES, Outcome, combine, device_outcome
 from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
 from ..render_text import format_calls, format_tokens
 from ..turns import TurnBuilder
@@ -34,32 +35,44 @@ class DeviceResult(BaseModel):
     """What one device answered in a tool call (`device_name`, `status`, `output`, ...).
 
     The fields of the tools' per-device entries (`console.DeviceResult` plus the command
-    policy's `blocked_commands` / `blocked_info`); `tool` names the tool that produced
-    it. `str(result)` is the device's output.
+    policy's `blocked_commands` / `blocked_info` and the `checks` read from pings and
+    traces); `tool` names the tool that produced it. `status` is the device's outcome in
+    the words the cards' badges use (`device_outcome`): `ok`, `partial`, `failed` (also a
+    ping that ran but got no answer) or `refused` (the mode or the command policy sent
+    nothing); `delivery` is how the console delivered the commands (`success`,
+    `partial_success`, `failed`: the tool result's own `status`). `str(result)` is the
+    device's output.
     """
 
     model_config = ConfigDict(extra="allow")
 
     device_name: str
-    status: str
+    status: Outcome
+    delivery: str = ""
     output: str = ""
     error: str | None = None
     commands: list[str] = Field(default_factory=list)
     blocked_info: str | None = None
+    checks: list[dict[str, Any]] = Field(default_factory=list)
     tool: str = ""
 
     @property
     def ok(self) -> bool:
-        """Whether every command ran (status "success")."""
-        return self.status == "success"
+        """Whether every command ran and every check passed (status "ok")."""
+        return self.status == "ok"
 
     def __str__(self) -> str:
         return self.output
 
     def __repr__(self) -> str:
         head = f"{self.device_name}: {self.status}"
-        if self.error:
-            head += f" ({self.error})"
+        problems = [
+            str(check.get("detail") or check.get("problem"))
+            for check in self.checks
+            if check.get("outcome") != "ok"
+        ]
+        if self.error or problems:
+            head += f" ({'; '.join([*([self.error] if self.error else []), *problems])})"
         if self.blocked_info:
             head += f" [{self.blocked_info}]"
         return f"{head}\n{self.output.rstrip()}" if self.output.strip() else head
@@ -70,8 +83,9 @@ class ToolCallRecord(BaseModel):
 
     `arguments` is the parsed JSON object (the raw text if it is not JSON); `output` the
     tool's result parsed from JSON (the raw text if it is not JSON; None if the tool never
-    ended); `status` the result's own `status` field when it has one (per-device results:
-    the worst device status); `progress` the progress messages, in order; `summary`,
+    ended); `status` the result's own `status` in outcome words (`ok`, `partial`, `failed`,
+    `refused`; per-device results: their outcomes combined; None when it has none);
+    `progress` the progress messages, in order; `summary`,
     `outcome` (ok, partial, failed, refused: what happened to the check) and `note` the
     server's reading of the result.
     """
@@ -226,20 +240,37 @@ def device_results(output: Any, tool: str = "") -> list[DeviceResult]:
     entries = [e for e in output if isinstance(e, dict) and {"device_name", "status"} <= e.keys()]
     if len(entries) != len(output):
         return []
-    return [DeviceResult.model_validate({**entry, "tool": tool}) for entry in entries]
+    return [
+        DeviceResult.model_validate(
+            {
+                **{key: value for key, value in entry.items() if key != "outcome"},
+                "status": device_outcome(entry),
+                "delivery": entry["status"],
+                "tool": tool,
+            }
+        )
+        for entry in entries
+    ]
+
+
+_RESULT_OUTCOMES: dict[str, Outcome] = {
+    **DELIVERY_OUTCOMES,
+    "error": "failed",
+    "aborted": "failed",
+    "not_executed": "failed",
+    "refused": "refused",
+    "declined": "refused",
+}
+"""A whole result's own `status` in outcome words."""
 
 
 def _result_status(output: Any, tool: str) -> str | None:
     if isinstance(output, dict) and isinstance(output.get("status"), str):
-        return output["status"]
+        return _RESULT_OUTCOMES.get(output["status"], output["status"])
     devices = device_results(output, tool)
     if not devices:
         return None
-    statuses = {device.status for device in devices}
-    for status in ("failed", "partial_success", "success"):
-        if status in statuses:
-            return status
-    return devices[0].status
+    return combine(device.status for device in devices)
 
 
 class TurnRecorder:

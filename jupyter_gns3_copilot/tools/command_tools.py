@@ -5,7 +5,10 @@ Each answers with one entry per requested device, in the order asked, in the con
 layer's `DeviceResult` shape (`device_name`, `status`, `output`, `error`, `commands`) plus
 `blocked_commands` (`[{command, reason}]`) and `blocked_info` when the command policy kept
 commands back, and `capped_commands` (`[{command, sent, reason}]`) and `capped_info` when
-teaching mode bounded a diagnostic (e.g. `ping ... -c 99999` sent as `-c 10`). Devices run
+teaching mode bounded a diagnostic (e.g. `ping ... -c 99999` sent as `-c 10`), `checks`
+when pings or traces ran (each read in the device's dialect by `reachability`: sent,
+answered, what went wrong), and the device's `outcome` (`ok`, `partial`, `failed`,
+`refused`: a delivered ping that got no answer is `failed`; see `device_outcome`). Devices run
 concurrently through the console pool (one lock per console); commands of one device run
 in order. Multi-line strings are split into lines first.
 
@@ -44,9 +47,11 @@ from ..console import (
     dialect_by_name,
 )
 from ..console.pool import CommandOutputCallback, device_result
+from ..device_outcome import judge_device
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
 from .policy import BlockedCommand, CappedCommand, config_mode_action
+from .reachability import Check, read_check
 
 ToolKind = Literal["show", "config", "vpcs"]
 
@@ -202,12 +207,15 @@ def _dialect_problem(target: ConsoleTarget, kind: ToolKind) -> str | None:
 
 
 def _entry(ctx: ToolContext, plan: _Plan, result: DeviceResult | None) -> dict[str, Any]:
-    """The tool's answer for one device: the console result plus what the policy held back."""
+    """The tool's answer for one device: the console result, what the policy held back, the
+    reachability checks read from each command's output, and the device's outcome
+    (`device_outcome`)."""
     if result is None:
         error = plan.failure or "Every command was blocked by the command policy; nothing was sent."
         result = DeviceResult(
             device_name=plan.device, status="failed", output="", error=error, commands=[]
         )
+    checks = _checks(plan, result)
     entry = result.model_dump(exclude_none=True)
     entry["device_name"] = plan.device
     entry["commands"] = plan.commands
@@ -225,7 +233,26 @@ def _entry(ctx: ToolContext, plan: _Plan, result: DeviceResult | None) -> dict[s
             f"`{c.command}` was sent as `{c.sent}`: {c.reason}" for c in plan.capped
         )
     entry["output"] = _shortened(entry["output"], ctx.max_output_chars)
+    if checks:
+        entry["checks"] = [check.as_dict() for check in checks]
+    entry["outcome"] = judge_device(
+        entry["status"],
+        [check.outcome for check in checks],
+        refused=bool(plan.blocked) and not plan.allowed and plan.failure is None,
+    )
     return entry
+
+
+def _checks(plan: _Plan, result: DeviceResult) -> list[Check]:
+    """The pings and traces among the commands that ran, read in the device's dialect."""
+    if plan.target is None:
+        return []
+    checks = (
+        read_check(plan.target.dialect, command.command, command.output)
+        for command in result.results
+        if command.ok
+    )
+    return [check for check in checks if check is not None]
 
 
 def _shortened(output: str, limit: int) -> str:

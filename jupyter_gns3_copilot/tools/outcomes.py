@@ -4,16 +4,18 @@ note for the student when the copilot was not allowed to act.
 `read_result(tool, output, mode=..., arguments=...)` reads a tool's result (the JSON text the
 model sees, unchanged) into a `ToolReading`, which the chat's `tool_end` event carries:
 
-- `summary`: "ran `show ip` on PC1, PC2 · 2 ok", "created PC3 (vpcs)",
+- `summary`: "ran `show ip` on PC1, PC2 · 2 ok", "set PC1 10.0.0.1/24, PC2 10.0.0.2/24",
+  "ran `ping 10.0.1.2 -c 1` on PC1 · 1 failed · PC1: No gateway found",
+  "not run: teaching mode · `ip 10.0.0.2/24` on PC2", "created PC3 (vpcs)",
   "linked PC3 e0 - Switch1 e2", "started PC1, PC2";
-- `outcome`: what happened to the check, not only to the delivery: `ok`, `partial`,
-  `failed` (a device failed, or its output shows a failed reachability check: 100% loss,
-  "host (...) not reachable", "Destination host unreachable", ping timeouts with no reply,
-  IOS "Success rate is 0 percent"), `refused` (the mode or the command policy kept the
-  copilot from acting, or the user declined the change or left it undecided; nothing was
-  done);
-- `note`: for a refusal, a friendly line for the student ("Teaching mode: I can't change
-  PC2's address; here is how you would do it"), never the text written for the model.
+- `outcome`: what happened to the check, not only to the delivery (`device_outcome`):
+  `ok`, `partial`, `failed` (a device failed, or a ping or trace it ran got no answer:
+  each device entry's `outcome`, read in the device's dialect by the command tools),
+  `refused` (the mode or the command policy kept the copilot from acting, or the user
+  declined the change or left it undecided; nothing was done);
+- `note`: for a refusal, a friendly line for the student that names the mode and says how
+  to do it by hand ("Teaching mode: I can't change PC2's address; here is how you would do
+  it: on PC2's console, type `ip 10.0.0.2/24`."), never the text written for the model.
 
 No Jupyter, no LangChain: the service and the direct tool runs call it once per result.
 """
@@ -24,11 +26,11 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from .modes import TEACHING
-
-Outcome = Literal["ok", "partial", "failed", "refused"]
+from ..device_outcome import Outcome, combine, device_outcome
+from .address_summary import addresses_set, saves
+from .modes import LAB_AUTOMATION, TEACHING
 
 COMMAND_TOOLS = frozenset({"run_show_commands", "run_config_commands", "run_vpcs_commands"})
 NODE_VERBS = {
@@ -47,23 +49,27 @@ REFUSED_ACTIONS = {
     "suspend_nodes": "suspend nodes",
     "reload_nodes": "reload nodes",
     "rename_nodes": "rename nodes",
+    "delete_nodes": "delete nodes",
+    "delete_links": "delete links",
+    "set_link_state": "take links down or up",
+    "set_link_filter": "put faults on links",
+    "restore_snapshot": "restore a snapshot",
 }
+NODE_MENU = {
+    "start_nodes": "Start",
+    "stop_nodes": "Stop",
+    "suspend_nodes": "Suspend",
+    "reload_nodes": "Reload",
+    "delete_nodes": "Delete",
+}
+"""The GNS3 context-menu entry that does what a refused node tool would have done."""
+MODE_NAMES = {TEACHING: "Teaching mode", LAB_AUTOMATION: "Lab mode"}
 LIMIT_TEXT = "Tool call limit reached"
 """How the result of a call beyond `max_tool_calls` starts (plain text)."""
 MAX_NAMES = 6
 MAX_COMMAND_CHARS = 60
-
-# A reachability check that got no answer at all.
-_CHECK_FAILED = re.compile(
-    r"100(?:\.0+)?% packet loss|not reachable|destination host unreachable"
-    r"|success rate is 0 percent|request timed out",
-    re.IGNORECASE,
-)
-_PROBE_TIMEOUT = re.compile(r"icmp_seq=\d+\s+timeout", re.IGNORECASE)
-_PROBE_REPLY = re.compile(r"bytes from|success rate is [1-9]\d* percent|\bttl=\d+", re.IGNORECASE)
-_SUCCESS_RATE = re.compile(r"success rate is (\d+) percent", re.IGNORECASE)
-"""IOS ping's summary line."""
-_DEVICE_STATUS = {"success": "ok", "partial_success": "partial", "failed": "failed"}
+MAX_PROBLEMS = 2
+"""Failed checks named in a summary ("PC1: No gateway found")."""
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,11 @@ def read_result(
     arguments: Mapping[str, Any] | None = None,
 ) -> ToolReading:
     """Read `output` (the tool's JSON result text) of a call of `tool` in `mode`;
-    `arguments` (the call's, when known) name the devices of a refused call."""
+    `arguments` (the call's, when known) say what a refused call would have done."""
     value = _parse(output)
     status = value.get("status") if isinstance(value, dict) else None
     if status == "refused":
-        return _refused_call(tool, mode, arguments or {})
+        return _refused_call(tool, str(value.get("mode") or mode or ""), arguments or {})
     if status == "declined":
         why = "not approved in time" if value.get("decision") == "timeout" else "you declined"
         return ToolReading(f"{tool.replace('_', ' ')} · not done: {why}", "refused")
@@ -96,7 +102,7 @@ def read_result(
     if status == "not_executed" or (isinstance(value, str) and value.startswith(LIMIT_TEXT)):
         return ToolReading(f"{tool.replace('_', ' ')} · not run (limit reached)", "failed")
     if tool in COMMAND_TOOLS and isinstance(value, list):
-        return _commands(value, mode)
+        return _commands(tool, value, mode)
     if isinstance(value, dict):
         if tool == "create_nodes" and isinstance(value.get("nodes"), list):
             return _items(value["nodes"], "created", _created)
@@ -124,32 +130,65 @@ def read_result(
 # -- commands on devices ---------------------------------------------------------------------
 
 
-def _commands(entries: Sequence[Any], mode: str | None) -> ToolReading:
+def _commands(tool: str, entries: Sequence[Any], mode: str | None) -> ToolReading:
     devices = [e for e in entries if isinstance(e, dict) and "device_name" in e]
-    outcomes = [_device_outcome(device) for device in devices]
-    stopped = sum(1 for device in devices if _stopped(device))
+    outcomes = [device_outcome(device) for device in devices]
+    outcome = combine(outcomes)
     names = [str(device["device_name"]) for device in devices]
+    refused = [d for d in devices if d.get("blocked_commands")]
+    note = _blocked_note(tool, refused, mode) if refused else None
+    if outcome == "refused":
+        commands = [str(b.get("command", "")) for d in refused for b in d["blocked_commands"]]
+        what = f"{_commands_text(commands)} on {_names(names)}"
+        return ToolReading(f"not run: {_refuser(refused, mode)} · {what}", outcome, note)
+    addresses = _addresses(tool, devices, outcomes)
+    if addresses is not None:
+        return ToolReading(addresses, outcome, note)
+    stopped = sum(1 for device in devices if _stopped(device))
     command_sets = {tuple(device.get("commands") or ()) for device in devices}
+    what = "commands"
     if len(command_sets) == 1 and (commands := next(iter(command_sets))):
-        what = "; ".join(f"`{_short(c)}`" for c in commands[:3])
-        if len(commands) > 3:
-            what += f" and {len(commands) - 3} more"
-    else:
-        what = "commands"
+        what = _commands_text(commands)
     summary = f"ran {what} on {_names(names)}"
     counted = {o: outcomes.count(o) for o in ("ok", "partial", "failed", "refused")}
     counted["failed"] -= stopped
     counts = [f"{n} {o}" for o, n in counted.items() if n]
     if stopped:
         counts.append(f"{stopped} stopped")
-    if counts:
-        summary += " · " + ", ".join(counts)
-    outcome = _overall(outcomes)
-    note = None
-    refused = [d for d in devices if d.get("blocked_commands")]
-    if refused:
-        note = _blocked_note(refused, mode)
-    return ToolReading(summary, outcome, note)
+    problems = _check_problems(devices)
+    return ToolReading(" · ".join([summary, ", ".join(counts), *problems]), outcome, note)
+
+
+def _addresses(
+    tool: str, devices: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome]
+) -> str | None:
+    """"set PC1 10.0.0.1/24, PC2 10.0.0.2/24" when every device was only given addresses."""
+    if tool == "run_show_commands" or not devices:
+        return None
+    config = tool == "run_config_commands"
+    done, failed = [], []
+    for device, outcome in zip(devices, outcomes, strict=True):
+        commands = [str(c) for c in device.get("commands") or []]
+        what = addresses_set(commands, config=config)
+        if what is None:
+            return None
+        (done if outcome == "ok" else failed).append(f"{device['device_name']} {what}")
+    saved = not config and all(saves(d.get("commands") or []) for d in devices)
+    parts = [f"set {', '.join(done)}" + (" (saved)" if saved else "")] if done else []
+    if failed:
+        parts.append(f"not set: {', '.join(failed)}")
+    return " · ".join(parts)
+
+
+def _check_problems(devices: Sequence[Mapping[str, Any]]) -> list[str]:
+    """"PC1: No gateway found" for the first failed or partial checks."""
+    problems = []
+    for device in devices:
+        for check in device.get("checks") or []:
+            if isinstance(check, Mapping) and check.get("outcome") != "ok":
+                what = check.get("detail") or check.get("problem") or "no answer"
+                problems.append(f"{device['device_name']}: {what}")
+    return problems[:MAX_PROBLEMS]
 
 
 def _stopped(device: Mapping[str, Any]) -> bool:
@@ -157,48 +196,30 @@ def _stopped(device: Mapping[str, Any]) -> bool:
     return device.get("status") == "failed" and "aborted" in str(device.get("error") or "")
 
 
-def _device_outcome(device: Mapping[str, Any]) -> Outcome:
-    blocked = device.get("blocked_commands") or []
-    sent = [c for c in device.get("commands") or [] if c not in {b.get("command") for b in blocked}]
-    if blocked and not sent:
-        return "refused"
-    status = _DEVICE_STATUS.get(str(device.get("status")), "failed")
-    check = _check_outcome(str(device.get("output") or ""))
-    if status == "failed" or check == "failed":
-        return "failed"
-    if status == "partial" or check == "partial":
-        return "partial"
-    return "ok"
+def _refuser(devices: Sequence[Mapping[str, Any]], mode: str | None) -> str:
+    """Who kept the commands back: "teaching mode" or "the command policy"."""
+    return "teaching mode" if _mode_of(devices, mode) == TEACHING else "the command policy"
 
 
-def _check_outcome(output: str) -> Outcome:
-    """What the output says about reachability checks in it (ok when it has none)."""
-    rates = [int(rate) for rate in _SUCCESS_RATE.findall(output)]
-    if any(0 < rate < 100 for rate in rates):
-        return "partial"
-    replies = bool(_PROBE_REPLY.search(output))
-    lost = bool(_CHECK_FAILED.search(output) or _PROBE_TIMEOUT.search(output))
-    if not lost:
-        return "ok"
-    return "partial" if replies else "failed"
+def _mode_of(devices: Sequence[Mapping[str, Any]], mode: str | None) -> str | None:
+    """The turn's mode, or for a result read without it, the mode its policy reasons name
+    (teaching mode's refusals start with the mode's name)."""
+    if mode:
+        return mode
+    reasons = [str(b.get("reason", "")) for d in devices for b in d.get("blocked_commands") or []]
+    return TEACHING if any(r.startswith(TEACHING) for r in reasons) else None
 
 
-def _overall(outcomes: Sequence[Outcome]) -> Outcome:
-    kinds = set(outcomes)
-    if not kinds or kinds == {"ok"}:
-        return "ok"
-    if kinds == {"refused"}:
-        return "refused"
-    if kinds <= {"failed", "refused"}:
-        return "failed"
-    return "partial"
-
-
-def _blocked_note(devices: Sequence[Mapping[str, Any]], mode: str | None) -> str:
-    commands = [str(b.get("command", "")) for d in devices for b in d.get("blocked_commands") or []]
-    action = _command_action([str(d["device_name"]) for d in devices], commands)
-    if mode == TEACHING:
-        return f"Teaching mode: I can't {action}; here is how you would do it."
+def _blocked_note(tool: str, devices: Sequence[Mapping[str, Any]], mode: str | None) -> str:
+    by_device = {
+        str(d["device_name"]): [str(b.get("command", "")) for b in d.get("blocked_commands") or []]
+        for d in devices
+    }
+    commands = [command for held in by_device.values() for command in held]
+    action = _command_action(list(by_device), commands)
+    if _mode_of(devices, mode) == TEACHING:
+        how = _typing_how(tool, by_device)
+        return f"Teaching mode: I can't {action}; here is how you would do it: {how}."
     return f"The command policy kept me from doing this: {action}."
 
 
@@ -208,26 +229,64 @@ def _command_action(names: Sequence[str], commands: Sequence[str]) -> str:
         if len(names) == 1:
             return f"change {names[0]}'s address"
         return f"change the addresses of {_names(names)}"
-    shown = "; ".join(f"`{_short(c)}`" for c in commands[:2]) or "that command"
-    return f"run {shown} on {_names(names)}"
+    return f"run {_commands_text(commands, 2) if commands else 'that command'} on {_names(names)}"
+
+
+def _typing_how(tool: str, by_device: Mapping[str, Sequence[str]]) -> str:
+    """The commands a student would type, device by device: "on PC2, type `ip
+    10.0.0.2/24`" (configuration lines inside `configure terminal` ... `end`)."""
+    steps = []
+    for device, commands in by_device.items():
+        typed = ", then ".join(f"`{c}`" for c in commands)
+        if tool == "run_config_commands":
+            typed = f"`configure terminal`, then {typed}, then `end`"
+        steps.append(f"on {device}'s console, type {typed}")
+    return "; ".join(steps)
 
 
 # -- refusals and failures -----------------------------------------------------------------------
 
 
-def _refused_call(tool: str, mode: str | None, arguments: Mapping[str, Any]) -> ToolReading:
+def _refused_call(tool: str, mode: str, arguments: Mapping[str, Any]) -> ToolReading:
+    """A call the mode does not allow: nothing ran."""
+    who = MODE_NAMES.get(mode, f"The {mode.replace('_', ' ')} mode" if mode else "This setting")
     action = REFUSED_ACTIONS.get(tool, f"use {tool.replace('_', ' ')}")
-    devices, commands = _argument_commands(arguments)
-    if devices and tool == "run_vpcs_commands":
-        action = _command_action(devices, commands)
-    elif devices and tool in COMMAND_TOOLS:
-        action += f" of {_names(devices)}"
-    who = "Teaching mode" if mode == TEACHING else "This mode"
-    return ToolReading(
-        f"not allowed in {who.lower()}: {tool.replace('_', ' ')}",
-        "refused",
-        f"{who}: I can't {action}; here is how you would do it.",
-    )
+    devices = _argument_commands(arguments)
+    what = action
+    if devices and tool in COMMAND_TOOLS:
+        commands = [command for held in devices.values() for command in held]
+        if tool == "run_vpcs_commands":
+            action = _command_action(list(devices), commands)
+        else:
+            action += f" of {_names(list(devices))}"
+        what = f"{_commands_text(commands)} on {_names(list(devices))}"
+        how = _typing_how(tool, devices)
+    else:
+        how = _gns3_how(tool, arguments)
+    note = f"{who}: I can't {action}"
+    note += f"; here is how you would do it: {how}." if how else "."
+    return ToolReading(f"not run: {who.lower()} · {what}", "refused", note)
+
+
+def _gns3_how(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    """How to do a refused lab change by hand in GNS3, from the call's arguments."""
+    nodes = [str(n) for n in arguments.get("nodes") or [] if isinstance(n, str)]
+    if tool in NODE_MENU and nodes:
+        return f"in GNS3, right-click {_names(nodes)} and choose {NODE_MENU[tool]}"
+    links = [_linked(link) for link in arguments.get("links") or [] if isinstance(link, Mapping)]
+    link = arguments.get("link")
+    if isinstance(link, Mapping):
+        links.append(_linked(link))
+    if tool == "delete_links" and links:
+        return f"in GNS3, right-click the link {_names(links)} and choose Delete"
+    if tool == "set_link_state" and links:
+        verb = "Suspend" if arguments.get("state") == "down" else "Resume"
+        return f"in GNS3, right-click the link {_names(links)} and choose {verb}"
+    if tool == "set_link_filter" and links:
+        return f"in GNS3, right-click the link {_names(links)} and choose Packet filters"
+    if tool == "restore_snapshot" and arguments.get("name"):
+        return f"in GNS3, open Edit > Manage snapshots, pick {arguments['name']} and restore it"
+    return None
 
 
 def _failed_call(tool: str, value: Mapping[str, Any]) -> ToolReading:
@@ -241,13 +300,22 @@ def _failed_call(tool: str, value: Mapping[str, Any]) -> ToolReading:
     )
 
 
-def _argument_commands(arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The devices and all their commands in a command tool's arguments."""
+def _argument_commands(arguments: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The commands of each device in a command tool's arguments (lines split)."""
     entries = arguments.get("devices")
     entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
-    devices = [str(e["device"]) for e in entries if e.get("device")]
-    commands = [str(c) for e in entries for c in e.get("commands") or [] if isinstance(c, str)]
-    return devices, commands
+    commands: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.get("device"):
+            lines = [
+                line.strip()
+                for command in entry.get("commands") or []
+                if isinstance(command, str)
+                for line in command.splitlines()
+                if line.strip()
+            ]
+            commands.setdefault(str(entry["device"]), []).extend(lines)
+    return commands
 
 
 # -- lab changes -----------------------------------------------------------------------------
@@ -281,6 +349,14 @@ def _renamed(entry: Mapping[str, Any]) -> str:
 
 
 # -- text ------------------------------------------------------------------------------------
+
+
+def _commands_text(commands: Sequence[str], shown: int = 3) -> str:
+    """"`ip 10.0.0.1/24`; `save`" (the first `shown`, then "and N more")."""
+    text = "; ".join(f"`{_short(c)}`" for c in commands[:shown])
+    if len(commands) > shown:
+        text += f" and {len(commands) - shown} more"
+    return text
 
 
 def _names(names: Sequence[str]) -> str:

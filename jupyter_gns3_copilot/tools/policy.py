@@ -99,11 +99,15 @@ class CappedCommand(BaseModel):
 @dataclass(frozen=True)
 class Screening:
     """The outcome of screening a command list: what may be sent (in order, in the form to
-    send), what not, and which commands were bounded on the way (teaching mode)."""
+    send), what not, which commands were bounded on the way (teaching mode), and which of
+    the allowed ones change the device (`configuring`: what teaching mode's diagnostics-only
+    rules refuse, e.g. VPCS `ip`, `set`, `clear`, `save`, `load`, IOS configuration lines,
+    Linux `ip addr add`; empty in teaching mode, which sends none of them)."""
 
     allowed: list[str]
     blocked: list[BlockedCommand]
     capped: list[CappedCommand] = field(default_factory=list)
+    configuring: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,7 @@ class CommandPolicy:
         allowed: list[str] = []
         blocked: list[BlockedCommand] = []
         capped: list[CappedCommand] = []
+        configuring: list[str] = []
         for command in commands:
             reason = self._check(command, dialect, read_only, context, rules)
             if reason is not None:
@@ -282,8 +287,10 @@ class CommandPolicy:
             if bounded is not None:
                 capped.append(bounded)
                 command = bounded.sent
+            elif not read_only and self._check(command, dialect, True, context, rules):
+                configuring.append(command)
             allowed.append(command)
-        return Screening(allowed=allowed, blocked=blocked, capped=capped)
+        return Screening(allowed=allowed, blocked=blocked, capped=capped, configuring=configuring)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -436,6 +443,29 @@ def config_mode_action(command: str, dialect: str) -> ConfigAction | None:
     if words in (["exit"], ["exi"]):
         return "exit"
     return None
+
+
+def spelled_out(command: str, dialect: str) -> list[str]:
+    """`command` as lower-case words with its command word spelled out the way the device
+    reads it (VPCS `pi` is `ping`, IOS `tr` is `traceroute`, an IOS `do` and output
+    modifiers looked through; Linux wrappers such as `sudo` dropped); [] when there is no
+    command, or for a Linux line of several commands (`;`, `&&`, `|`, ...)."""
+    if dialect == "linux":
+        try:
+            tokens = _shell_tokens(command)
+        except ValueError:
+            return []
+        if any(token in _SHELL_SEPARATORS for token in tokens):
+            return []
+        return _without_wrappers([token.lower() for token in tokens])
+    words = command_words(command)
+    if dialect == "cisco_ios":
+        words = _split_ios_pipes(words)[0]
+        if len(words) > 1 and words[0] == "do":
+            words = words[1:]
+    if not words:
+        return []
+    return _spelled_out(words, dialect, "exec")[0]
 
 
 # -- matching ------------------------------------------------------------------------------
@@ -708,10 +738,8 @@ _IP_SHOW_VERBS = frozenset({"show", "list", "ls", "lst", "sh", "get"})
 def _check_shell_line(command: str, read_only: bool, rules: Sequence[PolicyRule]) -> str | None:
     if "`" in command or "$(" in command:
         return "command substitution (`...` or $(...)) cannot be checked by the command policy"
-    lexer = shlex.shlex(command.strip(), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
     try:
-        tokens = list(lexer)
+        tokens = _shell_tokens(command)
     except ValueError as exc:
         return f"the shell line cannot be parsed ({exc})"
     stages: list[tuple[str, list[str]]] = [("", [])]
@@ -737,6 +765,14 @@ def _check_shell_line(command: str, read_only: bool, rules: Sequence[PolicyRule]
         if problem:
             return problem
     return None
+
+
+def _shell_tokens(command: str) -> list[str]:
+    """A shell line's words and operators (`;`, `|`, `>`, ... as tokens of their own);
+    ValueError when it cannot be split (an unclosed quote)."""
+    lexer = shlex.shlex(command.strip(), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
 
 
 def _without_wrappers(words: list[str]) -> list[str]:
