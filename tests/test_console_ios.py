@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator
 
@@ -393,20 +394,26 @@ async def test_wait_ready_gives_up_with_a_clear_error() -> None:
 # -- Linux shell dialect: a real /bin/sh on a real pty, behind a telnetlib3 server ---------
 
 
+SHELL_ON_A_PTY = "exec script -qfc '/bin/sh -i' /dev/null"
+"""util-linux `script` gives the shell a pseudo-terminal (so it echoes and prompts)."""
+
+
 async def shell_on_a_pty(
-    reader: telnetlib3.TelnetReaderUnicode, writer: telnetlib3.TelnetWriterUnicode
+    reader: telnetlib3.TelnetReaderUnicode,
+    writer: telnetlib3.TelnetWriterUnicode,
+    network: str | None = None,
 ) -> None:
-    """Telnet shell callback: bridge the connection to `/bin/sh -i` run by util-linux
-    `script`, which gives the shell a pseudo-terminal (so it echoes and prompts)."""
+    """Telnet shell callback: bridge the connection to `/bin/sh -i` on a pseudo-terminal.
+    With `network` (shell commands), the shell runs in a network namespace of its own
+    (`unshare -rn`: nothing of the host's network changes) set up by those commands."""
+    line = SHELL_ON_A_PTY if network is None else f"{network}\n{SHELL_ON_A_PTY}"
+    argv = ["sh", "-c", line] if network is None else ["unshare", "-rn", "sh", "-ec", line]
     shell = await asyncio.create_subprocess_exec(
-        "script",
-        "-qfc",
-        "/bin/sh -i",
-        "/dev/null",
+        *argv,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
-        env={"PATH": "/usr/bin:/bin", "PS1": "$ ", "TERM": "dumb"},
+        env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "PS1": "$ ", "TERM": "dumb"},
     )
     assert shell.stdin is not None and shell.stdout is not None
     stdout = shell.stdout
@@ -428,14 +435,15 @@ async def shell_on_a_pty(
 
 
 @contextlib.asynccontextmanager
-async def linux_shell() -> AsyncIterator[ConsoleTarget]:
-    """A telnet server on 127.0.0.1 giving each connection a real shell; its target."""
+async def linux_shell(network: str | None = None) -> AsyncIterator[ConsoleTarget]:
+    """A telnet server on 127.0.0.1 giving each connection a real shell (in a network
+    namespace set up by `network`, see `shell_on_a_pty`); its target."""
     shells: list[asyncio.Future[None]] = []
 
     async def shell(
         reader: telnetlib3.TelnetReaderUnicode, writer: telnetlib3.TelnetWriterUnicode
     ) -> None:
-        shells.append(asyncio.ensure_future(shell_on_a_pty(reader, writer)))
+        shells.append(asyncio.ensure_future(shell_on_a_pty(reader, writer, network)))
         await shells[-1]
 
     server = await telnetlib3.create_server(
@@ -493,6 +501,30 @@ def test_dialect_comes_from_override_then_device_type_then_node_type() -> None:
     assert resolve_dialect("qemu", properties=usage).name == "cisco_ios"
     assert resolve_dialect("qemu", tags=["device_type:linux"], properties=usage).name == "linux"
     assert resolve_dialect("qemu", properties=usage, override="vpcs").name == "vpcs"
+
+
+def test_a_template_note_tells_the_dialect_after_the_nodes_own() -> None:
+    template = ["Appliance notes.\ndevice_type:cisco_ios"]
+    assert resolve_dialect("qemu", inherited=template).name == "cisco_ios"
+    own = {"usage": "device_type:linux"}
+    assert resolve_dialect("qemu", properties=own, inherited=template).name == "linux"
+
+
+def test_a_device_type_the_copilot_does_not_know_gives_way_to_the_node_type(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """GNS3 3.1's built-in VPCS template is tagged `device_type:gns3_vpcs_telnet`: a node
+    of it speaks VPCS by its type; the server log says the tag was not used."""
+    tag = ["device_type:gns3_vpcs_telnet"]
+    assert resolve_dialect("vpcs", tags=tag).name == "vpcs"
+    assert resolve_dialect("vpcs", inherited=tag).name == "vpcs"
+    assert resolve_dialect("vpcs", properties={"usage": "device_type: gns3_vpcs"}).name == "vpcs"
+    with caplog.at_level(logging.INFO, logger="jupyter_gns3_copilot.console.dialects"):
+        assert resolve_dialect("docker", tags=["device_type:gns3_docker_telnet"]).name == "linux"
+    assert "'gns3_docker_telnet' is not one of cisco_ios, linux, vpcs" in caplog.text
+    assert "using the docker node type's dialect, linux" in caplog.text
+    with pytest.raises(DialectError, match="Unknown console dialect 'gns3_qemu_telnet'"):
+        resolve_dialect("qemu", tags=["device_type:gns3_qemu_telnet"])
 
 
 def test_unknown_dialects_say_how_to_tag_the_node() -> None:

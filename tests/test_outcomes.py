@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from jupyter_gns3_copilot.tools.modes import refusal
 from jupyter_gns3_copilot.tools.outcomes import ToolReading, read_result
 

@@ -256,7 +256,7 @@ async def test_a_ping_someone_left_running_is_interrupted_by_the_next_user(
     command succeeds."""
     async with two_pcs(gns3_project) as lab:
         pc1 = await lab.gns3.find_node(lab.project_id, "PC1")
-        target = lab.console_target_for(pc1)
+        target = await lab.console_target(pc1)
         reader, writer = await telnetlib3.open_connection(
             target.host, target.port, encoding="utf-8", force_binary=True, connect_maxwait=1.0
         )

@@ -10,12 +10,16 @@ Which dialect a node speaks is decided by `resolve_dialect`.
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import DialectError
+
+log = logging.getLogger(__name__)
 
 DialectName = Literal["vpcs", "cisco_ios", "linux"]
 
@@ -174,13 +178,17 @@ def dialect_by_name(name: str) -> Dialect:
 
 
 def find_device_type(
-    tags: Iterable[str] = (), properties: Mapping[str, Any] | None = None
+    tags: Iterable[str] = (),
+    properties: Mapping[str, Any] | None = None,
+    inherited: Iterable[str] = (),
 ) -> str | None:
-    """The first `device_type:<name>` token in `tags`, else in the `usage` property."""
+    """The first `device_type:<name>` token in `tags`, else in the `usage` property, else
+    in `inherited` (the node's template's tags and usage notes)."""
     texts = [*tags]
     usage = (properties or {}).get("usage")
     if isinstance(usage, str):
         texts.append(usage)
+    texts.extend(inherited)
     for text in texts:
         match = _DEVICE_TYPE_TOKEN.search(text)
         if match:
@@ -195,23 +203,33 @@ def resolve_dialect(
     properties: Mapping[str, Any] | None = None,
     override: str | Dialect | None = None,
     node_name: str | None = None,
+    inherited: Iterable[str] = (),
 ) -> Dialect:
     """Decide the console dialect of a node.
 
     Order: an explicit `override`; then a `device_type:<name>` token in `tags` or in the
     node's free-text `usage` property (GNS3 3.0 nodes have no tags, so instructors write
-    `device_type:cisco_ios` in the node's usage notes); then the node type (vpcs -> vpcs,
-    iou/dynamips -> cisco_ios, docker -> linux). Raises `DialectError` saying how to tag
-    the node when none of these decides it, or when a given name is unknown.
+    `device_type:cisco_ios` in the node's usage notes), else in `inherited` (its
+    template's tags and usage notes: one note for every node of an appliance); then the
+    node type (vpcs -> vpcs,
+    iou/dynamips -> cisco_ios, docker -> linux). A `device_type` this module does not know
+    (GNS3 3.1 tags its built-in VPCS template `device_type:gns3_vpcs_telnet`) gives way to
+    the node type, and the server log says so. Raises `DialectError` saying how to tag the
+    node when none of these decides it, or when an `override` is unknown.
     """
     if isinstance(override, Dialect):
         return override
     if override:
         return dialect_by_name(override)
-    tagged = find_device_type(tags, properties)
-    if tagged:
-        return dialect_by_name(tagged)
     by_type = NODE_TYPE_DIALECTS.get(node_type)
+    tagged = find_device_type(tags, properties, inherited)
+    if tagged:
+        try:
+            return dialect_by_name(tagged)
+        except DialectError:
+            if by_type is None:
+                raise
+            _unknown_device_type(tagged, node_type)
     if by_type:
         return DIALECTS[by_type]
     who = f"node {node_name!r}" if node_name else "this node"
@@ -220,4 +238,17 @@ def resolve_dialect(
         f"Cannot tell which console dialect {who} (type {node_type or 'unknown'}) speaks. "
         f"Write device_type:<dialect> in the node's usage notes in GNS3 (Configure > "
         f"Usage), e.g. device_type:cisco_ios; known dialects: {known}."
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _unknown_device_type(tagged: str, node_type: str) -> None:
+    """Log, once per tag and node type, that an unknown `device_type` gave way."""
+    log.info(
+        "Console dialect: device_type %r is not one of %s; using the %s node type's dialect, "
+        "%s",
+        tagged,
+        ", ".join(sorted(DIALECTS)),
+        node_type,
+        NODE_TYPE_DIALECTS[node_type],
     )

@@ -7,7 +7,7 @@ tools report (`{device_name, status, output, error?, commands, blocked_commands?
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
@@ -99,13 +99,15 @@ class ConsoleTarget(BaseModel):
         transport: ConsoleTransport = "telnet",
         gns3_url: str | None = None,
         token_provider: ConsoleTokenProvider | None = None,
+        inherited: Sequence[str] = (),
     ) -> ConsoleTarget:
         """Build a target from a GNS3 node object.
 
         `node` needs the attributes `name`, `node_type`, `console_host`, `console`,
         `console_type`, `properties` and `tags` (the gns3 package's node model has them;
         `tags` and `properties` may be missing or empty). The dialect comes from
-        `resolve_dialect` (override, then a `device_type:` token, then the node type).
+        `resolve_dialect` (override, then a `device_type:` token of the node's, then one in
+        `inherited`, its template's tags and usage notes, then the node type).
         A console host of `0.0.0.0`/`::` means "the GNS3 host": `server_host` (the host of
         the GNS3 URL) is used then, or 127.0.0.1 when it is not given.
         With `transport="websocket"`, the console is reached through the node's console
@@ -141,6 +143,7 @@ class ConsoleTarget(BaseModel):
             properties=getattr(node, "properties", None),
             override=override,
             node_name=name,
+            inherited=inherited,
         )
         websocket_url = None
         if transport == "websocket":

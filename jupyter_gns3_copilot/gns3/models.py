@@ -51,7 +51,9 @@ class Project(GNS3Model):
 
 
 class Template(GNS3Model):
-    """A node template, e.g. the builtin "VPCS" (template_type "vpcs")."""
+    """A node template, e.g. the builtin "VPCS" (template_type "vpcs"). `usage` is its
+    free-text notes; `tags` are sent by GNS3 3.1 (its built-in templates carry
+    `device_type:` tags), honoured when a server provides them."""
 
     template_id: str
     name: str
@@ -59,6 +61,13 @@ class Template(GNS3Model):
     category: str | None = None
     builtin: bool = False
     default_name_format: str | None = None
+    usage: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """Its tags, then its usage notes: where `device_type:` hints for its nodes are."""
+        return [*self.tags, *([self.usage] if self.usage else [])]
 
 
 class Port(GNS3Model):

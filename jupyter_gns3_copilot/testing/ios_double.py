@@ -17,7 +17,12 @@ depends on:
   `Destination filename [startup-config]?` (`copy running-config startup-config`);
 - `% Invalid input detected at '^' marker.`, `% Incomplete command.`, unknown words;
 - the `%SYS-5-CONFIG_I` log line after leaving configuration mode, printed late (when
-  the next command starts), as IOS does without `logging synchronous`.
+  the next command starts), as IOS does without `logging synchronous`;
+- `ping HOST` and `traceroute HOST` answered from the interfaces' subnets: a host on an
+  up interface's subnet answers (the first ping to it loses its first probe, `.!!!!`,
+  as IOS's does while it resolves the address), any other address times out (`.....`;
+  a traceroute stops after 3 hops of `*` where IOS goes on to 30), a name is
+  `% Unrecognized host or address, or protocol not running.`
 
 It records every command line it receives (`received`), in order, with the connection it
 came from, so tests can prove ordering, and counts the `--More--` pages it showed.
@@ -75,6 +80,8 @@ class _Device:
     interfaces: dict[str, _Interface] = field(default_factory=dict)
     ospf: dict[str, list[str]] = field(default_factory=dict)
     unsaved_changes: bool = False
+    resolved: set[str] = field(default_factory=set)
+    """Addresses pinged before (their first probe is no longer lost to address resolution)."""
 
 
 class _Disconnected(Exception):
@@ -408,6 +415,8 @@ class _ConsoleLine:
                 self.page_length = int(words[2])
         elif _is(words, "ping") and len(words) == 2:
             await self.emit(self.ping(words[1]))
+        elif _is(words, "traceroute") and len(words) == 2:
+            await self.emit(self.traceroute(words[1]))
         elif _is(words, "enable") and len(words) == 1:
             await self.enable()
         elif _is(words, "disable") and len(words) == 1:
@@ -579,18 +588,24 @@ class _ConsoleLine:
         lines += ["line con 0", "line aux 0", "line vty 0 4", " login", "!", "end"]
         return lines
 
-    def ping(self, host: str) -> list[str]:
-        reachable = any(
+    def reachable(self, host: str) -> bool:
+        return any(
             interface.address is not None
             and not interface.shutdown
             and _same_subnet(interface.address, interface.mask or "", host)
             for interface in self.device.interfaces.values()
         )
-        marks, rate = (
-            ("!!!!!", "100 percent (5/5), round-trip min/avg/max = 1/1/2 ms")
-            if (reachable)
-            else (".....", "0 percent (0/5)")
-        )
+
+    def ping(self, host: str) -> list[str]:
+        if not _is_address(host):
+            return _unrecognized(host)
+        if not self.reachable(host):
+            marks, rate = ".....", "0 percent (0/5)"
+        elif host in self.device.resolved:
+            marks, rate = "!!!!!", "100 percent (5/5), round-trip min/avg/max = 1/1/2 ms"
+        else:
+            self.device.resolved.add(host)
+            marks, rate = ".!!!!", "80 percent (4/5), round-trip min/avg/max = 1/1/2 ms"
         return [
             "Type escape sequence to abort.",
             f"Sending 5, 100-byte ICMP Echos to {host}, timeout is 2 seconds:",
@@ -598,11 +613,27 @@ class _ConsoleLine:
             f"Success rate is {rate}",
         ]
 
+    def traceroute(self, host: str) -> list[str]:
+        if not _is_address(host):
+            return _unrecognized(host)
+        hops = (
+            [f"  1 {host} 1 msec 0 msec 1 msec"]
+            if self.reachable(host)
+            else [f"  {hop}  *  *  * " for hop in range(1, 4)]
+        )
+        return [
+            "Type escape sequence to abort.",
+            f"Tracing the route to {host}",
+            "VRF info: (vrf in name/id, vrf out name/id)",
+            *hops,
+        ]
+
 
 _EXEC_WORDS = (
     "show",
     "terminal",
     "ping",
+    "traceroute",
     "enable",
     "disable",
     "exit",
@@ -653,6 +684,18 @@ def _interface_name(typed: str) -> str:
         if letters and prefix.startswith(letters.lower()):
             return full + typed[len(letters) :]
     return typed
+
+
+def _is_address(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 4 and all(part.isdigit() and int(part) < 256 for part in parts)
+
+
+def _unrecognized(host: str) -> list[str]:
+    return [
+        f'Translating "{host}"...domain server (255.255.255.255)',
+        "% Unrecognized host or address, or protocol not running.",
+    ]
 
 
 def _same_subnet(address: str, mask: str, host: str) -> bool:

@@ -28,7 +28,7 @@ from ..console import (
     ConsoleTransport,
 )
 from ..console.pool import abortable
-from ..gns3 import GNS3Client, Node
+from ..gns3 import GNS3Client, GNS3Error, Node, Template
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
 from .policy import CommandPolicy
@@ -113,7 +113,8 @@ class ToolContext:
     - `max_output_chars`: longest output kept per device; the middle of longer output is
       cut and the cut is reported.
 
-    Keeps a cache of the project's nodes, dropped after every tool that changes the lab.
+    Keeps a cache of the project's nodes, dropped after every tool that changes the lab,
+    and of the templates (read when a node's dialect is first needed).
     """
 
     gns3: GNS3Client
@@ -131,6 +132,7 @@ class ToolContext:
     command_timeout: float = 30.0
     max_output_chars: int = 12_000
     _nodes: list[Node] | None = field(default=None, init=False, repr=False)
+    _templates: dict[str, Template] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.mode = check_mode(self.mode)
@@ -177,10 +179,11 @@ class ToolContext:
         )
         return f"No node named {name!r} in this project. Nodes: {', '.join(names) or 'none'}."
 
-    def console_target_for(self, node: Node) -> ConsoleTarget:
+    async def console_target(self, node: Node) -> ConsoleTarget:
         """The console of `node`: `console_targets[node.name]` if given, else built from
-        the node (`ConsoleTarget.from_node`; a console host of 0.0.0.0 means the GNS3 host)
-        and reached by `console_transport` (the websocket with `gns3.access_token`).
+        the node (`ConsoleTarget.from_node`, its dialect also told by its template's tags
+        and usage notes; a console host of 0.0.0.0 means the GNS3 host) and reached by
+        `console_transport` (the websocket with `gns3.access_token`).
 
         Raises `ConsoleTargetError`/`DialectError` when the node has no usable console.
         """
@@ -194,7 +197,23 @@ class ToolContext:
             transport=self.console_transport,
             gns3_url=self.gns3.url,
             token_provider=self.gns3.access_token,
+            inherited=await self.template_notes(node),
         )
+
+    async def template_notes(self, node: Node) -> list[str]:
+        """The tags and usage notes of `node`'s template (templates read once per
+        context); [] when it has none or GNS3 does not list templates."""
+        if node.template_id is None:
+            return []
+        if self._templates is None:
+            try:
+                listed = await self.until_aborted(self.gns3.list_templates())
+            except GNS3Error as exc:
+                log.info("Templates not read for dialect hints: %s", exc)
+                listed = []
+            self._templates = {template.template_id: template for template in listed}
+        template = self._templates.get(node.template_id)
+        return template.notes if template is not None else []
 
     # -- waiting and progress ------------------------------------------------------------
 

@@ -168,7 +168,7 @@ async def _plan(
             continue
         else:
             try:
-                plan.target = ctx.console_target_for(node)
+                plan.target = await ctx.console_target(node)
             except (ConsoleTargetError, DialectError) as exc:
                 plan.failure = str(exc)
                 continue

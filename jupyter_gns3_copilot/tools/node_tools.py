@@ -169,7 +169,7 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
             "x": node.x,
             "y": node.y,
             "ports": [port.short_name for port in node.ports],
-            "dialect": node_dialect(node),
+            "dialect": node_dialect(node, template.notes),
         }
         if request.name and node.name != request.name:
             created["note"] = f"GNS3 stored the name as {node.name!r}"
@@ -211,7 +211,7 @@ async def _wait_for_console(
 ) -> dict[str, Any]:
     """Wait until `node`'s console shows its prompt; what to add to the node's entry."""
     try:
-        target = ctx.console_target_for(node)
+        target = await ctx.console_target(node)
     except ConsoleTargetError:
         return {"note": "no telnet console to wait for"}
     except DialectError as exc:

@@ -30,7 +30,7 @@ async def device_skills(ctx: ToolContext, args: DeviceSkillsArgs) -> dict[str, A
         node = (await ctx.lookup_nodes([device_type])).get(device_type)
         if node is not None:
             try:
-                device_type = ctx.console_target_for(node).dialect
+                device_type = (await ctx.console_target(node)).dialect
             except (ConsoleTargetError, DialectError) as exc:
                 return {
                     "status": "failed",

@@ -11,12 +11,15 @@ from ..gns3.topology import natural_key
 from .base import NoArguments, ToolContext, ToolSpec
 
 
-def node_dialect(node: Node) -> str | None:
-    """The console dialect of `node` (`vpcs`, `cisco_ios`, `linux`), None when unknown."""
+def node_dialect(node: Node, inherited: list[str]) -> str | None:
+    """The console dialect of `node` (`vpcs`, `cisco_ios`, `linux`), None when unknown;
+    `inherited`: its template's tags and usage notes."""
     if node.console_type != "telnet":
         return None
     try:
-        return resolve_dialect(node.node_type, tags=node.tags, properties=node.properties).name
+        return resolve_dialect(
+            node.node_type, tags=node.tags, properties=node.properties, inherited=inherited
+        ).name
     except DialectError:
         return None
 
@@ -31,7 +34,7 @@ async def get_topology(ctx: ToolContext, args: NoArguments) -> dict[str, Any]:
             "type": node.node_type,
             "status": node.status,
             "console": node.console_endpoint,
-            "dialect": node_dialect(node),
+            "dialect": node_dialect(node, await ctx.template_notes(node)),
             "ports": [port.short_name for port in node.ports],
             "x": node.x,
             "y": node.y,

@@ -58,7 +58,7 @@ def read(command: str, output: str) -> Check | None:
     problem: Problem | None = None
     if received < sent:
         problem = "destination unreachable" if "U" in marks else "timeout"
-    detail = first_line(_RATE, output) if problem else None
+    detail = rate.group(0) if problem else None
     return Check(command, kind, target, sent, received, problem=problem, detail=detail)
 
 
