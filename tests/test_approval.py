@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_tools import offline_context
 
 from jupyter_gns3_copilot.agent.approval import (
     ApprovalDecision,
@@ -18,7 +19,7 @@ from jupyter_gns3_copilot.agent.approval import (
 from jupyter_gns3_copilot.agent.approval_policy import ApprovalPolicy
 from jupyter_gns3_copilot.agent.clock import RESUME_FLOOR, TurnClock
 from jupyter_gns3_copilot.server.app import GNS3Copilot
-from jupyter_gns3_copilot.tools import TOOLS
+from jupyter_gns3_copilot.tools.changes import planned_change
 
 
 @pytest.mark.parametrize(
@@ -56,17 +57,70 @@ def test_a_long_plan_is_cut_with_an_ellipsis() -> None:
     assert len(plan) == 600 and plan.endswith("…")
 
 
-def test_the_policy_asks_for_changes_and_configuration_or_the_named_tools() -> None:
+def vpcs_call(*commands: str) -> dict:
+    return {"devices": [{"device": "PC3", "commands": list(commands)}]}
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "changing"),
+    [
+        ("run_vpcs_commands", vpcs_call("ip 10.0.0.73/24"), {"PC3": ["ip 10.0.0.73/24"]}),
+        ("run_vpcs_commands", vpcs_call("set pcname PC9"), {"PC3": ["set pcname PC9"]}),
+        ("run_vpcs_commands", vpcs_call("clear ip"), {"PC3": ["clear ip"]}),
+        ("run_vpcs_commands", vpcs_call("save"), {"PC3": ["save"]}),
+        ("run_vpcs_commands", vpcs_call("load startup.vpc"), {"PC3": ["load startup.vpc"]}),
+        ("run_vpcs_commands", vpcs_call("dhcp"), {"PC3": ["dhcp"]}),
+        ("run_vpcs_commands", vpcs_call("show ip", "ping 10.0.0.1 -c 2", "trace 10.0.0.1"), {}),
+        ("run_vpcs_commands", vpcs_call("arp", "show ip"), {}),
+        (
+            "run_config_commands",
+            {"devices": [{"device": "R1", "commands": ["router ospf 1", "do show ip route"]}]},
+            {"R1": ["router ospf 1", "do show ip route"]},
+        ),
+    ],
+)
+async def test_a_command_call_changes_a_device_when_a_line_is_no_diagnostic(
+    tool: str, args: dict, changing: dict
+) -> None:
+    """Judged by the command policy in the device's dialect (here GNS3 cannot be asked
+    which devices they are: a VPCS call's lines are judged as VPCS commands)."""
+    ctx = offline_context(mode="lab_automation_assistant")
+    change = await planned_change(ctx, tool, args)
+    assert change is not None
+    assert (dict(change.devices), change.changes, change.lab) == (changing, bool(changing), False)
+
+
+async def test_calls_that_would_not_run_change_nothing() -> None:
+    teaching = offline_context(mode="teaching_assistant")
+    assert await planned_change(teaching, "run_vpcs_commands", vpcs_call("ip 1.1.1.1/8")) is None
+    lab = offline_context(mode="lab_automation_assistant")
+    assert await planned_change(lab, "run_vpcs_commands", {"devices": "PC3"}) is None
+    assert await planned_change(lab, "no_such_tool", {}) is None
+    created = await planned_change(lab, "create_nodes", {"nodes": [{"template": "VPCS"}]})
+    assert created is not None and created.changes and created.lab
+
+
+def test_the_policy_asks_for_changes_or_the_named_tools() -> None:
     changes = ApprovalPolicy.parse("changes")
-    asking = {name for name, spec in TOOLS.items() if changes.needs(name, spec.changes_lab)}
-    assert "run_config_commands" in asking and "create_nodes" in asking
-    assert not asking & {"get_topology", "run_show_commands", "list_templates"}
-    assert not ApprovalPolicy.parse("none").needs("create_nodes", True)
+    assert changes.considers("run_show_commands")
+    assert changes.needs("run_vpcs_commands", True)
+    assert not changes.needs("run_vpcs_commands", False)
+    none = ApprovalPolicy.parse("none")
+    assert not none.considers("create_nodes") and not none.needs("create_nodes", True)
     named = ApprovalPolicy.parse(["run_vpcs_commands"])
+    assert named.considers("run_vpcs_commands") and not named.considers("create_nodes")
     assert named.needs("run_vpcs_commands", False) and not named.needs("create_nodes", True)
     for bad in ("sometimes", ["ok", " "]):
         with pytest.raises(ValueError):
             ApprovalPolicy.parse(bad)
+
+
+def test_a_mixed_call_plans_its_configuring_lines() -> None:
+    args = vpcs_call("show ip", "ip 10.0.0.73/24", "ping 10.0.0.1 -c 1")
+    plan = summarize("run_vpcs_commands", args, {"PC3": ["ip 10.0.0.73/24"]})
+    assert plan == "on PC3: ip 10.0.0.73/24 (also runs: show ip, ping 10.0.0.1 -c 1)"
+    two = {"devices": [*args["devices"], {"device": "PC4", "commands": ["show ip"]}]}
+    assert summarize("run_vpcs_commands", two, {"PC3": ["ip 10.0.0.73/24"]}) == plan
 
 
 def test_the_model_reads_who_declined_and_why() -> None:

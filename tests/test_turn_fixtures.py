@@ -188,7 +188,12 @@ async def test_a_failed_ping_is_a_failed_check(jp_fetch, gns3_project, scripted_
     [device] = json.loads(card["output"])
     assert device["status"] == "success" and "not reachable" in device["output"]
     assert card["outcome"] == "failed"
-    assert card["summary"] == "ran `ip 10.0.0.1/24`; `ping 10.0.0.99 -c 1` on PC1 · 1 failed"
+    assert device["outcome"] == "failed"
+    assert [check["problem"] for check in device["checks"]] == ["address not reachable"]
+    assert card["summary"] == (
+        "ran `ip 10.0.0.1/24`; `ping 10.0.0.99 -c 1` on PC1 · 1 failed · "
+        "PC1: host (10.0.0.99) not reachable"
+    )
 
 
 @pytest.mark.lab
@@ -212,13 +217,23 @@ async def test_a_teaching_mode_refusal_is_a_note_for_the_student(
 
     [card] = tools(turn)
     assert card["outcome"] == "refused"
-    assert card["note"] == (
-        "Teaching mode: I can't change PC2's address; here is how you would do it."
+    note = (
+        "Teaching mode: I can't change PC2's address; here is how you would do it: "
+        "on PC2's console, type `ip 10.0.0.2/24`."
     )
-    assert card["summary"] == "not allowed in teaching mode: run vpcs commands"
+    assert card["note"] == note
+    assert card["summary"] == "not run: teaching mode · `ip 10.0.0.2/24` on PC2"
     refusal = json.loads(card["output"])
     assert refusal["status"] == "refused" and "Explain to the user" in refusal["error"]
     assert "teaching_assistant" not in card["note"] and "Explain" not in card["note"]
+
+    history = await call(
+        jp_fetch, *chat_path(gns3_project, "sessions", events[-1]["session_id"], "history")
+    )
+    [stored] = [m for m in history.body["messages"] if m["role"] == "tool"]
+    assert stored["metadata"]["reading"] == {
+        "summary": card["summary"], "outcome": "refused", "note": note
+    }, "read back from the history, the note names the turn's mode"
 
 
 @pytest.mark.lab

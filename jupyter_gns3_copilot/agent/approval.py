@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
@@ -84,16 +84,18 @@ def new_request(
     temperature: float | None,
     time_limit: int | None = None,
     time_used: float | None = None,
+    configuring: Mapping[str, Sequence[str]] | None = None,
 ) -> ApprovalRequest:
     """The request for one call, asked now (`time_used`: seconds of the turn's
-    `time_limit` used so far)."""
+    `time_limit` used so far; `configuring`: the command lines that change each device,
+    which the plan names, see `summarize`)."""
     args = dict(tool_input) if isinstance(tool_input, Mapping) else {"arguments": tool_input}
     return ApprovalRequest(
         approval_id=approval_id_for(session_id, tool_call_id),
         tool_call_id=tool_call_id,
         tool_name=tool_name,
         tool_input=args,
-        summary=summarize(tool_name, args),
+        summary=summarize(tool_name, args, configuring),
         asked_at=datetime.now(timezone.utc),
         timeout=timeout,
         mode=mode,
@@ -123,19 +125,26 @@ def declined_result(decision: ApprovalDecision, timeout: float) -> str:
 # -- summaries -------------------------------------------------------------------------------
 
 
-def summarize(tool_name: str, args: Mapping[str, Any]) -> str:
+def summarize(
+    tool_name: str,
+    args: Mapping[str, Any],
+    configuring: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """A plan a person can judge, e.g. "create PC3 (vpcs)", "link PC3 e0 - Switch1 e2",
     "on R1: interface g0/0, ip address 10.0.0.1 255.255.255.0"; steps joined by "; ".
 
     Shapes the catalogue uses (device commands, links, nodes to create, renames, node
     names) are read by their fields, so new tools of the same shapes read well too;
-    anything else is the tool name and its arguments as compact JSON.
+    anything else is the tool name and its arguments as compact JSON. With
+    `configuring` (the lines that change each device), a device's step names those
+    lines and mentions the diagnostics that run with them: "on PC3: ip 10.0.0.73/24
+    (also runs: show ip)"; devices with none are left out.
     """
     verb = tool_name.split("_", 1)[0]
-    steps: list[str] = []
+    steps: list[str | None] = []
     for value in args.values():
         if isinstance(value, list) and value:
-            steps += [_step(verb, item) for item in value]
+            steps += [_step(verb, item, configuring) for item in value]
     if not steps or any(step is None for step in steps):
         text = f"{tool_name} {json.dumps(dict(args), ensure_ascii=False, separators=(',', ':'))}"
     else:
@@ -143,13 +152,24 @@ def summarize(tool_name: str, args: Mapping[str, Any]) -> str:
     return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
 
 
-def _step(verb: str, item: Any) -> str | None:
+def _step(
+    verb: str, item: Any, configuring: Mapping[str, Sequence[str]] | None = None
+) -> str | None:
     if isinstance(item, str):
         return f"{verb} {item}"
     if not isinstance(item, Mapping):
         return None
     if "device" in item and isinstance(item.get("commands"), list):
-        return f"on {item['device']}: " + ", ".join(str(c) for c in item["commands"])
+        lines = [line.strip() for c in item["commands"] for line in str(c).splitlines()]
+        lines = [line for line in lines if line]
+        if configuring is None:
+            return f"on {item['device']}: " + ", ".join(lines)
+        changing = list(configuring.get(str(item["device"]), ()))
+        if not changing:
+            return ""
+        others = [line for line in lines if line not in changing]
+        also = f" (also runs: {', '.join(others)})" if others else ""
+        return f"on {item['device']}: " + ", ".join(changing) + also
     if {"a", "a_port", "b", "b_port"} <= item.keys():
         noun = "link" if verb == "create" else f"{verb} link"
         return f"{noun} {item['a']} {item['a_port']} - {item['b']} {item['b_port']}"

@@ -11,15 +11,14 @@ from dataclasses import dataclass
 
 CHANGES = "changes"
 NONE = "none"
-CONFIG_TOOLS = frozenset({"run_config_commands"})
-"""Tools that change a device's configuration (they do not change the GNS3 project, so
-`ToolSpec.changes_lab` does not mark them)."""
 
 
 @dataclass(frozen=True)
 class ApprovalPolicy:
-    """Which tool calls ask first: `CHANGES` (those with `changes_lab` and
-    `CONFIG_TOOLS`), `NONE`, or the named tools only."""
+    """Which tool calls ask first: `CHANGES` (every call that would change the lab or a
+    device's configuration, judged per call by `tools.changes.planned_change`: a console
+    command tool asks when one of its lines is no diagnostic), `NONE`, or the named tools
+    only (whatever their arguments)."""
 
     setting: str | frozenset[str] = CHANGES
 
@@ -37,12 +36,20 @@ class ApprovalPolicy:
             raise ValueError("a tool name in the list is empty")
         return cls(names)
 
-    def needs(self, tool_name: str, changes_lab: bool) -> bool:
-        """Whether a call of `tool_name` (whose spec says `changes_lab`) asks first."""
+    def considers(self, tool_name: str) -> bool:
+        """Whether a call of `tool_name` may ask at all (so its changes are worth working
+        out before it runs)."""
+        if self.setting == NONE:
+            return False
+        return self.setting == CHANGES or tool_name in self.setting
+
+    def needs(self, tool_name: str, changes: bool) -> bool:
+        """Whether a call of `tool_name` asks first; `changes`: it would change the lab or
+        a device's configuration."""
         if self.setting == NONE:
             return False
         if self.setting == CHANGES:
-            return changes_lab or tool_name in CONFIG_TOOLS
+            return changes
         return tool_name in self.setting
 
 

@@ -21,8 +21,10 @@ title_generator_node -> END;  abort_handler_node -> END
   tool-limit message; when no model call is left to read results (`remaining_steps` < 1,
   e.g. `max_iterations=1`), nothing runs and every call gets a "not executed" result.
   Before anything runs, each call the turn's approval policy names waits for a person
-  (`agent.approval`): one `interrupt()` per call, in order; a declined or timed-out call
-  gets the declined result instead of running.
+  (`agent.approval`): with `changes`, every call that would change the lab or a device's
+  configuration (`tools.changes`: a command tool whose lines include one that is no
+  diagnostic); one `interrupt()` per call, in order, its plan naming the configuring
+  lines; a declined or timed-out call gets the declined result instead of running.
 - `title_generator_node` names the conversation once, after its first complete answer.
 - `abort_handler_node` answers pending tool calls with `{"status": "aborted"}`.
 
@@ -67,7 +69,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
 
 from ..gns3 import GNS3Client, Project, Topology
-from ..tools import ToolContext, ToolSpec, execute_tool, openai_tool_schema, tools_for_mode
+from ..tools import (
+    ToolAborted,
+    ToolContext,
+    ToolSpec,
+    execute_tool,
+    openai_tool_schema,
+    tools_for_mode,
+)
+from ..tools.changes import PlannedChange, planned_change
 from .approval import DEFAULT_TIMEOUT, ApprovalDecision, declined_result, new_request
 from .approval_policy import NO_APPROVAL, ApprovalPolicy
 from .clock import TurnClock
@@ -565,23 +575,41 @@ class _ToolRunner:
             await asyncio.gather(batch, aborting, return_exceptions=True)
 
 
-def _ask_approvals(ctx: AgentContext, session_id: str, calls: list[_Call]) -> dict[str, str]:
-    """Ask a person about each call the approval policy names, one `interrupt()` per
-    call in order (the graph pauses at the first one not decided yet; on resume, this
-    node runs again from the top and the decided ones return their recorded decision).
-    The declined calls' results by call id; nothing has run when this returns.
+async def _planned_changes(ctx: AgentContext, calls: list[_Call]) -> dict[str, PlannedChange]:
+    """What each call the approval policy may ask about would change, by call id (calls
+    that would not run at all left out: `execute_tool` refuses them without running
+    anything)."""
+    if ctx.abort.is_set():
+        return {}
+    planned: dict[str, PlannedChange] = {}
+    try:
+        for call in calls:
+            if ctx.approval.considers(call.name):
+                change = await planned_change(ctx.tools, call.name, call.args)
+                if change is not None:
+                    planned[call.id] = change
+    except ToolAborted:
+        return {}
+    return planned
+
+
+def _ask_approvals(
+    ctx: AgentContext, session_id: str, calls: list[_Call], planned: dict[str, PlannedChange]
+) -> dict[str, str]:
+    """Ask a person about each call the approval policy names (`planned`: what each
+    would change), one `interrupt()` per call in order (the graph pauses at the first one
+    not decided yet; on resume, this node runs again from the top and the decided ones
+    return their recorded decision). The declined calls' results by call id; nothing has
+    run when this returns.
     """
     from langgraph.types import interrupt
 
     if ctx.abort.is_set():
         return {}
-    specs = ctx.specs_by_name
     declined: dict[str, str] = {}
     for call in calls:
-        spec = specs.get(call.name)
-        if spec is None or not isinstance(call.args, dict):
-            continue  # refused by execute_tool without running anything
-        if not ctx.approval.needs(call.name, spec.changes_lab):
+        change = planned.get(call.id)
+        if change is None or not ctx.approval.needs(call.name, change.changes):
             continue
         request = new_request(
             session_id,
@@ -593,6 +621,7 @@ def _ask_approvals(ctx: AgentContext, session_id: str, calls: list[_Call]) -> di
             temperature=ctx.temperature,
             time_limit=ctx.clock.limit if ctx.clock is not None else None,
             time_used=ctx.clock.used() if ctx.clock is not None else None,
+            configuring=change.devices or None,
         )
         answer = interrupt(request.model_dump(mode="json"))
         try:
@@ -633,7 +662,8 @@ async def tool_node(
             )
         refused = tool_limit_message(limit, count + len(allowed))
         results = {call.id: refused for call in calls[len(allowed) :]}
-        results.update(_ask_approvals(ctx, state.get("session_id", ""), allowed))
+        planned = await _planned_changes(ctx, allowed)
+        results.update(_ask_approvals(ctx, state.get("session_id", ""), allowed, planned))
         allowed = [call for call in allowed if call.id not in results]
         if allowed:
             await runner.run(allowed)
@@ -654,9 +684,13 @@ async def tool_node(
     if out_of_iterations:
         notice = iteration_limit_notice(iterations, [call.name for call in calls])
         writer({"type": "iteration_limit", "message": notice})
+    # The mode goes with each result: a refusal read back from the history names it.
     tool_messages = [
         ToolMessage(
-            content=results[call.id], tool_call_id=call.id, name=call.name, metadata=stamp()
+            content=results[call.id],
+            tool_call_id=call.id,
+            name=call.name,
+            metadata=stamp({"mode": ctx.tools.mode}),
         )
         for call in calls
     ]

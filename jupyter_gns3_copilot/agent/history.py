@@ -155,8 +155,8 @@ def to_openai_messages(messages: Sequence[BaseMessage]) -> list[OpenAIMessage]:
 def with_readings(messages: Sequence[OpenAIMessage]) -> list[OpenAIMessage]:
     """`messages` with each tool result's reading for people (`tools.outcomes.read_result`:
     `{"summary", "outcome", "note"}`, what its `tool_end` event carried) in its metadata
-    under `"reading"`, so a stored conversation reads as it streamed. The turn's mode is
-    not stored: a refusal's note says "This mode" where the live one named it."""
+    under `"reading"`, so a stored conversation reads as it streamed: a refusal's note
+    names the mode of its turn (kept in the result's metadata as `"mode"`)."""
     from ..tools.outcomes import read_result
 
     arguments: dict[str, dict[str, Any]] = {}
@@ -166,7 +166,10 @@ def with_readings(messages: Sequence[OpenAIMessage]) -> list[OpenAIMessage]:
             arguments[call.id] = _parsed_arguments(call.function.get("arguments")) or {}
         if message.role == "tool" and message.name:
             reading = read_result(
-                message.name, message.content, arguments=arguments.get(message.tool_call_id or "")
+                message.name,
+                message.content,
+                mode=message.metadata.get("mode"),
+                arguments=arguments.get(message.tool_call_id or ""),
             )
             metadata = {**message.metadata, "reading": dataclasses.asdict(reading)}
             message = message.model_copy(update={"metadata": metadata})

@@ -524,7 +524,9 @@ class Copilot:
             "projects", project_id, "tools", tool, json=body, on_open=on_open
         )
         recorder = TurnRecorder(message or tool.replace("_", " "), run_id, project_id)
-        return self._consume(events, recorder, on_event, abort=(project_id, run_id))
+        return self._consume(
+            events, recorder, on_event, abort=(project_id, run_id), detachable=False
+        )
 
     def _consume(
         self,
@@ -533,16 +535,18 @@ class Copilot:
         on_event: EventCallback | None,
         *,
         abort: tuple[str, str],
+        detachable: bool = True,
     ) -> Turn:
         """Read `events` into `recorder`; on a kernel interrupt, abort the turn on the
-        server and re-raise."""
+        server and re-raise, except a `detachable` turn (a chat turn) waiting for an
+        approval: it stays waiting (a direct run lives only as long as its request)."""
         try:
             for event in events:
                 recorder.add(event)
                 if on_event is not None:
                     on_event(event)
         except KeyboardInterrupt:
-            self.waiting_approval = recorder.waiting_approval
+            self.waiting_approval = recorder.waiting_approval if detachable else None
             if self.waiting_approval is None:
                 self._abort_quietly(*abort)
             self.last_turn = recorder.finish(aborted=True)

@@ -534,11 +534,15 @@ class GNS3Copilot(ExtensionApp):
         return database_path(self.data_dir, project_id).exists()
 
     def tool_runs(self) -> ToolRuns:
-        """The direct tool runs in progress (for abort)."""
+        """The direct tool runs in progress (for abort and their approvals)."""
         if self._tool_runs is None:
+            from ..agent.approval_policy import ApprovalPolicy
             from .tool_runs import ToolRuns
 
-            self._tool_runs = ToolRuns()
+            self._tool_runs = ToolRuns(
+                approval=ApprovalPolicy.parse(self.require_approval),  # checked at load
+                approval_timeout=self.approval_timeout,
+            )
         return self._tool_runs
 
     async def stop_extension(self) -> None:

@@ -95,6 +95,18 @@ def not_found(message: str, *, type: str = "NotFound") -> ApiError:
     return ApiError(404, message, type=type)
 
 
+def auto_approval_forbidden() -> ApiError:
+    """403 for `"approval": "auto"` where the administrator does not allow it."""
+    return ApiError(
+        403,
+        'The administrator does not allow "approval": "auto" here: changes to the '
+        "lab wait for your approval (c.GNS3Copilot.allow_auto_approval).",
+        type="Forbidden",
+        field="approval",
+        setting="allow_auto_approval",
+    )
+
+
 def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
     """400 for a pydantic ValidationError: the first problem in `field`/`rule`, all in
     `errors`. `prefix` is prepended to locations (e.g. ("arguments",))."""

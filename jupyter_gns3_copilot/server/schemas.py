@@ -80,14 +80,15 @@ class ToolRunRequest(_Request):
     """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool, no model.
 
     `arguments` are the tool's arguments (as the model would send them); `copilot_mode`
-    as in `ChatRequest`; `session_id` names the run in its events (and for abort; default
-    a new UUID); `stream` false answers one JSON body.
+    and `approval` as in `ChatRequest`; `session_id` names the run in its events (and for
+    abort and its approval; default a new UUID); `stream` false answers one JSON body.
     """
 
     arguments: dict[str, Any] = Field(default_factory=dict)
     copilot_mode: str | None = None
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     stream: bool = True
+    approval: Literal["auto"] | None = None
 
 
 NOTEBOOK_PATH_MAX_LENGTH = 4096

@@ -4,11 +4,18 @@ The call goes through `tools.execute_tool` with the same lab access as the chats
 client, console pool and its per-console locks, command policy, skills), in the caller's
 copilot mode, so a direct run is refused or screened exactly as the model's call would
 be (a tool the mode does not allow runs nothing: its `tool_end` is the refusal, outcome
-`refused`, with the note for the student). Its events are the chat's: `tool_call` (the
-call with its complete arguments, as the model's would be, so that its card reads the
-same), `tool_start`, `progress`..., `tool_end` (the result as JSON text, with its summary
-and outcome), `abort` if it was aborted, `heartbeat` during silences, `done`; their
-`session_id` names the run and aborts it (`POST .../chat/sessions/{session_id}/abort`).
+`refused`, with the note for the student), and asks for approval as it would
+(`require_approval`: with `changes`, a run that would change the lab or a device's
+configuration, `tools.changes`). Its events are the chat's: `tool_call` (the call with its
+complete arguments, as the model's would be, so that its card reads the same), then, when
+it asks, `approval_required` (heartbeats while it waits) and `approval_resolved`,
+`tool_start`, `progress`..., `tool_end` (the result as JSON text, with its summary and
+outcome; a declined run's result says so and nothing ran), `abort` if it was aborted,
+`heartbeat` during silences, `done`; their `session_id` names the run: it aborts it
+(`POST .../chat/sessions/{session_id}/abort`) and decides its approval
+(`POST .../chat/sessions/{session_id}/approvals/{approval_id}`, answered 200 JSON: the
+run's own stream goes on). A run lives as long as its request: one whose client leaves
+while it waits is aborted, and nothing runs.
 """
 
 from __future__ import annotations
@@ -17,10 +24,13 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..events import (
     AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     DoneEvent,
     ErrorEvent,
     HeartbeatEvent,
@@ -31,17 +41,39 @@ from ..events import (
 from ..service import tool_end_event
 
 if TYPE_CHECKING:
-    from ..tools import LabAccess, ToolOutcome
+    from ..agent.approval import ApprovalDecision, ApprovalRequest
+    from ..agent.approval_policy import ApprovalPolicy
+    from ..tools import ToolContext, ToolOutcome
 
 ABORT_GRACE = 2.0
 """Seconds a tool gets to stop on its own after an abort before it is cancelled."""
 
 
-class ToolRuns:
-    """The direct tool runs in progress: their abort flags and owners, by session id."""
+@dataclass
+class _Waiting:
+    """An approval a run waits for."""
 
-    def __init__(self) -> None:
+    session_id: str
+    user_id: str
+    request: ApprovalRequest
+    decision: asyncio.Future[ApprovalDecision]
+
+
+class ToolRuns:
+    """The direct tool runs in progress: their abort flags and owners, by session id, and
+    the approvals they wait for. `approval` says which runs ask first (default: none),
+    `approval_timeout` for how many seconds."""
+
+    def __init__(
+        self, approval: ApprovalPolicy | None = None, approval_timeout: float | None = None
+    ) -> None:
+        from ..agent.approval import DEFAULT_TIMEOUT
+        from ..agent.approval_policy import NO_APPROVAL
+
+        self.approval = approval or NO_APPROVAL
+        self.approval_timeout = approval_timeout or DEFAULT_TIMEOUT
         self._runs: dict[str, tuple[str, asyncio.Event]] = {}
+        self._waiting: dict[str, _Waiting] = {}
 
     def begin(self, session_id: str, user_id: str) -> asyncio.Event | None:
         """Register a run and return its abort flag; None if that id is running already."""
@@ -52,9 +84,12 @@ class ToolRuns:
         return flag
 
     def end(self, session_id: str, flag: asyncio.Event) -> None:
-        """Unregister the run that owns `flag`."""
+        """Unregister the run that owns `flag` (and the approvals it asked for)."""
         if self._runs.get(session_id, (None, None))[1] is flag:
             del self._runs[session_id]
+            for approval_id, waiting in list(self._waiting.items()):
+                if waiting.session_id == session_id:
+                    del self._waiting[approval_id]
 
     def owner(self, session_id: str) -> str | None:
         """The user running `session_id`, or None if no such run is in progress."""
@@ -74,6 +109,56 @@ class ToolRuns:
         for _, flag in self._runs.values():
             flag.set()
 
+    # -- approvals -------------------------------------------------------------------------
+
+    def pending(self, session_id: str, user_id: str) -> list[ApprovalRequest] | None:
+        """The approvals the user's run `session_id` waits for; None when it is no run of
+        the user's in progress."""
+        if self.owner(session_id) != user_id:
+            return None
+        return [
+            waiting.request
+            for waiting in self._waiting.values()
+            if waiting.session_id == session_id and not waiting.decision.done()
+        ]
+
+    def decide(
+        self, session_id: str, approval_id: str, user_id: str, decision: ApprovalDecision
+    ) -> bool | None:
+        """Answer the approval `approval_id` of the user's run `session_id`: True when the
+        run takes the decision, False when it was decided already, None when no run of
+        the user's asked for it."""
+        waiting = self._waiting.get(approval_id)
+        if waiting is None or (waiting.session_id, waiting.user_id) != (session_id, user_id):
+            return None
+        if waiting.decision.done():
+            return False
+        waiting.decision.set_result(decision)
+        return True
+
+    async def ask(
+        self, request: ApprovalRequest, session_id: str, user_id: str, abort: asyncio.Event
+    ) -> ApprovalDecision | None:
+        """Wait for the decision on `request` (a "timeout" one when its time runs out);
+        None when the run is aborted meanwhile."""
+        from ..agent.approval import ApprovalDecision
+
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._waiting[request.approval_id] = _Waiting(session_id, user_id, request, future)
+        aborting = asyncio.ensure_future(abort.wait())
+        try:
+            await asyncio.wait(
+                {future, aborting}, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if future.done():
+                return future.result()
+            if abort.is_set():
+                return None
+            return ApprovalDecision(decision="timeout")
+        finally:
+            aborting.cancel()
+            future.cancel()  # a later decision finds it decided (kept until the run ends)
+
 
 def _event(model: Any) -> dict[str, Any]:
     return model.model_dump(exclude_none=True)
@@ -83,22 +168,86 @@ def _as_json_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
 
 
+async def approval_request(
+    runs: ToolRuns,
+    context: ToolContext,
+    tool_name: str,
+    arguments: dict[str, Any],
+    session_id: str,
+) -> ApprovalRequest | None:
+    """The approval a direct run of `tool_name` must wait for under `runs.approval`, or
+    None when it asks nothing (it changes nothing, or would not run at all)."""
+    from ..agent.approval import new_request
+    from ..tools.changes import planned_change
+
+    if not runs.approval.considers(tool_name):
+        return None
+    change = await planned_change(context, tool_name, arguments)
+    if change is None or not runs.approval.needs(tool_name, change.changes):
+        return None
+    return new_request(
+        session_id,
+        f"direct_{uuid.uuid4().hex[:24]}",
+        tool_name,
+        arguments,
+        timeout=runs.approval_timeout,
+        mode=context.mode,
+        temperature=None,
+        configuring=change.devices or None,
+    )
+
+
 async def run_tool(
-    lab: LabAccess,
-    project_id: str,
+    context: ToolContext,
     tool_name: str,
     arguments: dict[str, Any],
     *,
-    mode: str,
     session_id: str,
     abort: asyncio.Event,
     heartbeat_interval: float | None,
+    approval: ApprovalRequest | None = None,
+    runs: ToolRuns | None = None,
+    user_id: str = "",
 ) -> AsyncIterator[dict[str, Any]]:
-    """The events of one direct tool call (module docstring). Closing the generator early
-    cancels the tool."""
+    """The events of one direct tool call in `context` (module docstring): with
+    `approval` (see `approval_request`), the call waits for the decision that `runs`
+    receives for `user_id`'s run first. Closing the generator early cancels the tool."""
     from ..tools import execute_tool
 
-    call_id = f"direct_{uuid.uuid4().hex[:24]}"
+    call_id = approval.tool_call_id if approval else f"direct_{uuid.uuid4().hex[:24]}"
+    mode = context.mode
+    call_arguments = json.dumps(arguments, ensure_ascii=False)
+    function = {"name": tool_name, "arguments": call_arguments, "complete": True}
+    yield _event(
+        ToolCallEvent(
+            session_id=session_id,
+            tool_call={"id": call_id, "type": "function", "function": function},
+        )
+    )
+    if approval is not None and runs is not None:
+        declined: str | None = None
+        async for event in _approval(
+            approval, runs, session_id, user_id, abort, heartbeat_interval
+        ):
+            if isinstance(event, str):
+                declined = event
+            else:
+                yield event
+        if declined is not None:
+            yield tool_end_event(
+                session_id,
+                {
+                    "tool_name": tool_name,
+                    "tool_call_id": call_id,
+                    "tool_output": declined,
+                    "arguments": arguments,
+                },
+                mode=mode,
+            )
+            if abort.is_set():
+                yield _event(AbortEvent(session_id=session_id))
+            yield _event(DoneEvent(session_id=session_id))
+            return
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     def on_progress(report: dict[str, Any]) -> None:
@@ -115,16 +264,7 @@ async def run_tool(
             )
         )
 
-    context = lab.tool_context(project_id, mode, abort)
     context.progress = on_progress
-    call_arguments = json.dumps(arguments, ensure_ascii=False)
-    function = {"name": tool_name, "arguments": call_arguments, "complete": True}
-    yield _event(
-        ToolCallEvent(
-            session_id=session_id,
-            tool_call={"id": call_id, "type": "function", "function": function},
-        )
-    )
     yield _event(ToolStartEvent(session_id=session_id, tool_name=tool_name, tool_call_id=call_id))
     call = asyncio.ensure_future(execute_tool(context, tool_name, arguments))
     stop = asyncio.ensure_future(abort.wait())
@@ -181,3 +321,53 @@ async def run_tool(
         for task in (call, stop):
             task.cancel()
         await asyncio.gather(call, stop, return_exceptions=True)
+
+
+async def _approval(
+    request: ApprovalRequest,
+    runs: ToolRuns,
+    session_id: str,
+    user_id: str,
+    abort: asyncio.Event,
+    heartbeat_interval: float | None,
+) -> AsyncIterator[dict[str, Any] | str]:
+    """The events of a run's wait for a person: `approval_required`, heartbeats, and
+    `approval_resolved`; last, when the call must not run, the result the run gives
+    instead (a string: declined, not approved in time, or aborted)."""
+    from ..agent.approval import declined_result
+
+    yield _event(
+        ApprovalRequiredEvent(
+            session_id=session_id,
+            approval_id=request.approval_id,
+            tool_call_id=request.tool_call_id,
+            tool_name=request.tool_name,
+            tool_input=request.tool_input,
+            summary=request.summary,
+        )
+    )
+    deciding = asyncio.ensure_future(runs.ask(request, session_id, user_id, abort))
+    try:
+        while not deciding.done():
+            await asyncio.wait({deciding}, timeout=heartbeat_interval or None)
+            if not deciding.done():
+                yield _event(HeartbeatEvent(session_id=session_id))
+    finally:
+        if not deciding.done():
+            deciding.cancel()
+            await asyncio.gather(deciding, return_exceptions=True)
+    decision = deciding.result()
+    if decision is None:
+        yield _as_json_text({"status": "aborted", "tool": request.tool_name})
+        return
+    yield _event(
+        ApprovalResolvedEvent(
+            session_id=session_id,
+            approval_id=request.approval_id,
+            tool_call_id=request.tool_call_id,
+            decision=decision.decision,
+            comment=decision.comment,
+        )
+    )
+    if decision.decision != "approve":
+        yield declined_result(decision, request.timeout)

@@ -71,7 +71,10 @@ class ToolSpec:
     """One tool: its name and description for the model, its argument model, its code.
 
     `changes_lab` marks tools that change the GNS3 project (nodes, links, node states), so
-    that a cached topology must be fetched again after they ran.
+    that a cached topology must be fetched again after they ran. `configures` (the
+    console command tools) says which command lines of a call (its validated arguments)
+    would change a device's configuration, by device; what asks for a person's approval
+    (`tools.changes`).
     """
 
     name: str
@@ -79,6 +82,7 @@ class ToolSpec:
     args_model: type[BaseModel]
     run: Callable[[ToolContext, Any], Awaitable[ToolResult]]
     changes_lab: bool = False
+    configures: Callable[[ToolContext, Any], Awaitable[dict[str, list[str]]]] | None = None
 
 
 @dataclass(frozen=True)

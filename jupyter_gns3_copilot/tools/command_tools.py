@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from ..console import (
     DEFAULT_CONCURRENCY,
+    DIALECTS,
     MAX_COMMAND_CHARS,
     CommandResult,
     ConsoleError,
@@ -48,9 +50,10 @@ from ..console import (
 )
 from ..console.pool import CommandOutputCallback, device_result
 from ..device_outcome import judge_device
+from ..gns3 import GNS3Error
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
-from .policy import BlockedCommand, CappedCommand, config_mode_action
+from .policy import BlockedCommand, CappedCommand, CommandContext, config_mode_action
 from .reachability import Check, read_check
 
 ToolKind = Literal["show", "config", "vpcs"]
@@ -132,6 +135,7 @@ class _Plan:
     allowed: list[str] = field(default_factory=list)
     blocked: list[BlockedCommand] = field(default_factory=list)
     capped: list[CappedCommand] = field(default_factory=list)
+    configuring: list[str] = field(default_factory=list)
 
 
 def split_commands(commands: list[str], dialect: str | None = None) -> list[str]:
@@ -186,8 +190,36 @@ async def _plan(
             context="config" if kind == "config" else "exec",
         )
         plan.allowed, plan.blocked = screening.allowed, screening.blocked
-        plan.capped = screening.capped
+        plan.capped, plan.configuring = screening.capped, screening.configuring
     return plans
+
+
+async def _configuring(ctx: ToolContext, args: Any, kind: ToolKind) -> dict[str, list[str]]:
+    """The lines of a call that would change a device, by device: those the command
+    policy lets through in `ctx.mode` that are no diagnostics (`Screening.configuring`).
+    A device the call cannot reach gets none (nothing would be sent to it). When GNS3
+    cannot say which devices they are, a line counts if it changes a device of a dialect
+    the tool may drive (VPCS for `run_vpcs_commands`, any otherwise)."""
+    try:
+        plans = await _plan(ctx, args.devices, kind)
+    except GNS3Error:
+        context: CommandContext = "config" if kind == "config" else "exec"
+        dialects = ["vpcs"] if kind == "vpcs" else list(DIALECTS)
+        changing: dict[str, list[str]] = {}
+        for request in args.devices:
+            lines = split_commands(request.commands)
+            changing[request.device] = [
+                line
+                for line in lines
+                if any(
+                    ctx.policy.screen(
+                        [line], dialect=dialect, read_only=ctx.mode == TEACHING, context=context
+                    ).configuring
+                    for dialect in dialects
+                )
+            ]
+        return {device: lines for device, lines in changing.items() if lines}
+    return {plan.device: plan.configuring for plan in plans if plan.configuring}
 
 
 def _dialect_problem(target: ConsoleTarget, kind: ToolKind) -> str | None:
@@ -398,6 +430,7 @@ async def run_vpcs_commands(ctx: ToolContext, args: VpcsCommandsArgs) -> list[di
     return await _run(ctx, args, "vpcs", "run_vpcs_commands")
 
 
+
 SPECS = [
     ToolSpec(
         name="run_show_commands",
@@ -411,6 +444,7 @@ SPECS = [
         ),
         args_model=ShowCommandsArgs,
         run=run_show_commands,
+        configures=partial(_configuring, kind="show"),
     ),
     ToolSpec(
         name="run_config_commands",
@@ -423,6 +457,7 @@ SPECS = [
         ),
         args_model=ConfigCommandsArgs,
         run=run_config_commands,
+        configures=partial(_configuring, kind="config"),
     ),
     ToolSpec(
         name="run_vpcs_commands",
@@ -433,5 +468,6 @@ SPECS = [
         ),
         args_model=VpcsCommandsArgs,
         run=run_vpcs_commands,
+        configures=partial(_configuring, kind="vpcs"),
     ),
 ]

@@ -259,6 +259,8 @@ class EventStreamHandler(CopilotHandler):
         before the model answers (to abort early), and proxies see the answer begin.
         When the client leaves and `detach()` says so (a turn waiting for an approval), the
         events are closed at once whatever `on_disconnect` says: the turn stays paused.
+        A collected turn (`stream` false) that can detach is answered as soon as it asks
+        for an approval: it stays paused, and the body says which and how to decide.
         """
         from ...events import HeartbeatEvent
         from ..turn_result import TurnResult
@@ -274,8 +276,10 @@ class EventStreamHandler(CopilotHandler):
                 async for event in source:
                     if writer is not None:
                         writer.send(event)
-                    else:
-                        result.add(event)
+                        continue
+                    result.add(event)
+                    if event.get("type") == "approval_required" and detach is not None:
+                        break  # closing the events detaches the waiting turn
             if writer is not None:
                 await writer.close()
 
@@ -311,7 +315,8 @@ class EventStreamHandler(CopilotHandler):
             if stream:
                 self.finish()
             else:
-                self.write_json(result.body())
+                route = self.request.path.rsplit("/", 1)[0]
+                self.write_json(result.body(f"{route}/sessions/{{session_id}}/approvals"))
         return result
 
 

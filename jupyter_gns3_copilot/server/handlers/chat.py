@@ -15,13 +15,17 @@ from urllib.parse import quote
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError, not_found
+from ..errors import ApiError, auto_approval_forbidden, not_found
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
     from ...service import AgentService, SessionRead
 
 DEFAULT_LIST_LIMIT = 100
+
+
+def _already_decided(approval_id: str) -> ApiError:
+    return ApiError(409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided")
 
 
 def _session_not_found(session_id: str) -> ApiError:
@@ -56,14 +60,7 @@ class ChatStreamHandler(EventStreamHandler):
         project_id = self.project_id_from(project_id)
         request = self.body_as(ChatRequest)
         if request.approval == "auto" and not app.allow_auto_approval:
-            raise ApiError(
-                403,
-                'The administrator does not allow "approval": "auto" here: changes to the '
-                "lab wait for your approval (c.GNS3Copilot.allow_auto_approval).",
-                type="Forbidden",
-                field="approval",
-                setting="allow_auto_approval",
-            )
+            raise auto_approval_forbidden()
         config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
         mode = config.copilot_mode
         if request.copilot_mode is not None:
@@ -302,17 +299,20 @@ class PinHandler(_SessionHandler):
 
 
 class ApprovalsHandler(_SessionHandler):
-    """`GET .../chat/sessions/{session_id}/approvals`: the session's approval requests
-    waiting for a decision, `[{approval_id, tool_call_id, tool_name, tool_input, summary,
-    asked_at, expires_at}]` (404 for no such session of the caller's)."""
+    """`GET .../chat/sessions/{session_id}/approvals`: the session's (or the caller's
+    direct tool run's) approval requests waiting for a decision, `[{approval_id,
+    tool_call_id, tool_name, tool_input, summary, asked_at, expires_at}]` (404 for no
+    such session of the caller's)."""
 
     @tornado.web.authenticated
     @authorized
     async def get(self, project_id: str, session_id: str) -> None:
-        agent = await self.agent_for(project_id, session_id)
-        if await agent.get_session(session_id, user_id=self.user_id) is None:
-            raise _session_not_found(session_id)
-        pending = await agent.pending_approvals(session_id, user_id=self.user_id)
+        pending = self.copilot.tool_runs().pending(session_id, self.user_id)
+        if pending is None:
+            agent = await self.agent_for(project_id, session_id)
+            if await agent.get_session(session_id, user_id=self.user_id) is None:
+                raise _session_not_found(session_id)
+            pending = await agent.pending_approvals(session_id, user_id=self.user_id)
         self.write_json(
             [
                 {
@@ -331,11 +331,12 @@ class ApprovalHandler(EventStreamHandler):
     """`POST .../chat/sessions/{session_id}/approvals/{approval_id}` with
     `{"decision": "approve" | "reject", "comment"?}`.
 
-    A stream of this server waits for it: 200 `{"status": "ok", "approval_id",
-    "decision"}` and that stream goes on. None does (its client left, or the server
-    restarted): the answer is the rest of the turn as SSE (`approval_resolved` first; a
-    request past `approval_timeout` resolves as "timeout"). 400 bad body, 404 unknown id
-    or another user's session, 409 already decided.
+    A stream of this server waits for it (a chat turn's, or a direct tool run's: its
+    session id is the run's): 200 `{"status": "ok", "approval_id", "decision"}` and that
+    stream goes on. None does (its client left, or the server restarted): the answer is
+    the rest of the turn as SSE (`approval_resolved` first; a request past
+    `approval_timeout` resolves as "timeout"). 400 bad body, 404 unknown id or another
+    user's session, 409 already decided.
     """
 
     @tornado.web.authenticated
@@ -350,6 +351,14 @@ class ApprovalHandler(EventStreamHandler):
         project_id = self.project_id_from(project_id)
         body = self.body_as(ApprovalDecisionRequest)
         decision = ApprovalDecision(decision=body.decision, comment=body.comment)
+        taken = app.tool_runs().decide(session_id, approval_id, user_id, decision)
+        if taken is not None:
+            if not taken:
+                raise _already_decided(approval_id)
+            self.write_json(
+                {"status": "ok", "approval_id": approval_id, "decision": decision.decision}
+            )
+            return
         agent = await self.project_agent(project_id, create=False)
         state = None
         if agent is not None:
@@ -365,9 +374,7 @@ class ApprovalHandler(EventStreamHandler):
             )
             return
         if state != "pending" or agent.turns.is_running(session_id):
-            raise ApiError(
-                409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided"
-            )
+            raise _already_decided(approval_id)
         config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
         events = agent.resume_chat(
             session_id,

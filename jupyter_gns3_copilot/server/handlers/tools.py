@@ -7,7 +7,7 @@ import uuid
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError, not_found, validation_error
+from ..errors import ApiError, auto_approval_forbidden, not_found, validation_error
 from .base import CopilotHandler, EventStreamHandler
 
 
@@ -36,14 +36,18 @@ class ToolsHandler(CopilotHandler):
 class ToolRunHandler(EventStreamHandler):
     """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool now.
 
-    Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `session_id`, `stream`). Same
-    mode and command policy as the model's calls. SSE events `tool_start`, `progress`,
-    `tool_end`, `abort`, `heartbeat`, `done` (or one JSON summary with `"stream": false`).
+    Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `session_id`, `stream`,
+    `approval`). Same mode, command policy and approvals as the model's calls. SSE events
+    `tool_call`, `approval_required` / `approval_resolved` (a change waiting for the
+    caller's decision on the approval route), `tool_start`, `progress`, `tool_end`,
+    `abort`, `heartbeat`, `done` (or one JSON summary with `"stream": false`).
     A tool the mode does not allow runs nothing and is answered like any refusal: its
     `tool_end` has the outcome `refused` and a note for the student, as the model's call
     would. Refused before running: 404 unknown tool, 400 invalid arguments (field and
-    rule) or a mode the administrator does not allow, 409 the project is not opened or
-    the run id is in use, 502 GNS3 unreachable.
+    rule) or a mode the administrator does not allow, 403 `"approval": "auto"` where
+    `allow_auto_approval` is off, 409 the project is not opened, the run id is in use, or
+    a change that waits for approval was asked with `"stream": false` (the decision needs
+    the stream), 502 GNS3 unreachable.
     """
 
     @tornado.web.authenticated
@@ -54,7 +58,7 @@ class ToolRunHandler(EventStreamHandler):
         from ...llm_config import effective_config
         from ...tools import TOOLS
         from ..schemas import ToolRunRequest
-        from ..tool_runs import run_tool
+        from ..tool_runs import approval_request, run_tool
 
         app = self.copilot
         user_id = self.user_id
@@ -65,6 +69,8 @@ class ToolRunHandler(EventStreamHandler):
                 f"No tool named {tool_name!r}. Tools: {', '.join(TOOLS)}.", type="ToolNotFound"
             )
         request = self.body_as(ToolRunRequest)
+        if request.approval == "auto" and not app.allow_auto_approval:
+            raise auto_approval_forbidden()
         mode = effective_config(app.llm_admin(), app.llm_store().get(user_id)).copilot_mode
         if request.copilot_mode is not None:
             mode = app.llm_admin().check_mode(request.copilot_mode)
@@ -79,15 +85,31 @@ class ToolRunHandler(EventStreamHandler):
         if abort is None:
             raise ApiError(409, f"Run {session_id} is already running.", type="SessionBusy")
         try:
+            context = app.lab().tool_context(project_id, mode, abort)
+            approval = None
+            if request.approval != "auto":
+                approval = await approval_request(
+                    runs, context, tool_name, request.arguments, session_id
+                )
+            if approval is not None and not request.stream:
+                raise ApiError(
+                    409,
+                    f"This run changes the lab or a device and waits for your approval "
+                    f"({approval.summary}): send it with \"stream\": true, where the "
+                    "approval arrives as approval_required and is decided on the "
+                    "session's approval route.",
+                    type="ApprovalNeeded",
+                )
             events = run_tool(
-                app.lab(),
-                project_id,
+                context,
                 tool_name,
                 request.arguments,
-                mode=mode,
                 session_id=session_id,
                 abort=abort,
                 heartbeat_interval=app.heartbeat_interval or None,
+                approval=approval,
+                runs=runs,
+                user_id=user_id,
             )
             with app.project_users.using(project_id, user_id):
                 await self.relay(
