@@ -99,3 +99,76 @@ def test_an_interrupted_waiting_cell_leaves_the_change_waiting_and_the_magic_app
 async def _node_names(project: Any) -> set[str]:
     async with GNS3Client(project.url, token=project.token) as gns3:
         return {node.name for node in await gns3.list_nodes(project.project_id)}
+
+
+def pc3_address(copilot: Any) -> str:
+    shown = copilot.run("PC3", "show ip", tool="vpcs", mode="lab")
+    return next(
+        line
+        for line in shown.tool_results["PC3"].output.splitlines()
+        if line.startswith("IP/MASK")
+    )
+
+
+def test_a_direct_run_that_configures_waits_for_the_decision(
+    shell: InteractiveShell, gns3_project: Any, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given PC3; when `Copilot.run` sets its address, then the run waits with the plan and
+    goes on once approved (the widget's button POSTs that decision; here the event
+    callback does); interrupting a waiting run ends it with nothing changed; with text
+    output the magic asks on the console (the person's answer is the only stand-in)."""
+    asyncio.run(_add_pc3(gns3_project))
+    copilot = shell.magics_manager.registry["CopilotMagics"].api
+    copilot.use(gns3_project.project_id)
+    assert "10.0.0.73" not in pc3_address(copilot)
+    plans: list[str] = []
+
+    def approve_when_asked(event: Any) -> None:
+        if isinstance(event, ApprovalRequiredEvent):
+            plans.append(event.summary)
+            assert copilot.approvals(event.session_id)[0]["summary"] == event.summary
+            answer = copilot.approve(session=event.session_id)
+            assert answer == {"status": "ok", "approval_id": event.approval_id,
+                              "decision": "approve"}
+
+    turn = copilot.run("PC3", "ip 10.0.0.73/24", tool="vpcs", mode="lab",
+                       on_event=approve_when_asked)
+    assert plans == ["on PC3: ip 10.0.0.73/24"]
+    assert turn.tool_results["PC3"].status == "ok" and turn.tool_results["PC3"].ok
+    assert [item["state"] for item in turn.record["items"] if item["kind"] == "approval"] == [
+        "approve"
+    ]
+    assert "10.0.0.73/24" in pc3_address(copilot)
+
+    def interrupt_at_approval(event: Any) -> None:
+        if isinstance(event, ApprovalRequiredEvent):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        copilot.run("PC3", "ip 10.0.0.99/24", tool="vpcs", mode="lab",
+                    on_event=interrupt_at_approval)
+    assert copilot.waiting_approval is None, "a run does not outlive its cell"
+    assert "10.0.0.73/24" in pc3_address(copilot)
+
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    capsys.readouterr()
+    refused = shell.run_cell("%copilot run --mode lab --tool vpcs PC3: ip 10.0.0.98/24")
+    out = capsys.readouterr().out
+    assert "[waiting for your approval] on PC3: ip 10.0.0.98/24" in out
+    assert "Answer y to approve it" in out and "rejected: not executed" in out
+    assert refused.result.tool_calls[0].outcome == "refused"
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    approved = shell.run_cell("%copilot run --mode lab --tool vpcs PC3: ip 10.0.0.98/24")
+    assert approved.result.tool_results["PC3"].status == "ok"
+    assert "10.0.0.98/24" in pc3_address(copilot)
+
+
+async def _add_pc3(project: Any) -> None:
+    from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
+
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        await gns3.create_node_from_template(project.project_id, "VPCS", "PC3")
+        await gns3.start_all(project.project_id)
+        async with ConsolePool() as pool:
+            for node in await gns3.list_nodes(project.project_id):
+                await pool.wait_ready(ConsoleTarget.from_node(node, server_host="127.0.0.1"))

@@ -16,6 +16,7 @@ import pytest
 from test_server_support import (
     TITLE_REPLY,
     TokenUsersIdentityProvider,
+    add_pcs,
     as_user,
     call,
     eventually,
@@ -582,3 +583,183 @@ class TestTimeLimit:
         assert "PC3" in await node_names(gns3_project)
         follow = await follow_up(jp_fetch, gns3_project, session_id, "carry on")
         assert follow.code == 200 and follow.body["message"] == "Carry on."
+
+
+# -- a device's configuration asks too, by its commands ---------------------------------------
+
+SET_PC3 = {"devices": [{"device": "PC3", "commands": ["show ip", "ip 10.0.0.73/24"]}]}
+SHOW_PC3 = {"devices": [{"device": "PC3", "commands": ["show ip", "ping 10.0.0.1 -c 1"]}]}
+
+
+def tool_path(project: Any, tool: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "tools", tool)
+
+
+async def pc3_address(jp_fetch: Any, project: Any) -> str:
+    """PC3's `show ip` address line, read with a direct run (a diagnostic: no approval)."""
+    shown = await call(
+        jp_fetch,
+        *tool_path(project, "run_vpcs_commands"),
+        method="POST",
+        body={"arguments": {"devices": [{"device": "PC3", "commands": ["show ip"]}]},
+              "copilot_mode": LAB_MODE, "stream": False},
+        headers=as_user("alice"),
+    )
+    assert shown.code == 200, shown.body
+    [device] = json.loads(shown.body["tool_calls"][0]["output"])
+    return next(line for line in device["output"].splitlines() if line.startswith("IP/MASK"))
+
+
+async def test_a_vpcs_address_change_asks_first_and_diagnostics_do_not(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given the default `require_approval = "changes"`; when the model runs `show ip`
+    and `ping` on PC3, then nothing is asked; when it runs `show ip` with `ip
+    10.0.0.73/24`, then the turn asks once, the plan naming the configuring line, and
+    PC3's address is unchanged until alice approves."""
+    await add_pcs(gns3_project, "PC3", start=True)
+    scripted_llm.add(
+        tool_reply("run_vpcs_commands", SHOW_PC3, id="call_show"),
+        tool_reply("run_vpcs_commands", SET_PC3, id="call_set"),
+        text("PC3 is 10.0.0.73/24.", when={"last_message": "10.0.0.73"}),
+        text("Address PC3", when=TITLE_REPLY),
+    )
+    before = await pc3_address(jp_fetch, gns3_project)
+    stream = open_stream(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        body={"message": "Address PC3 as 10.0.0.73/24", "copilot_mode": LAB_MODE},
+        headers=as_user("alice"),
+    )
+    seen = await stream.until("approval_required")
+    shown = [e for e in seen if e["type"] == "tool_end"]
+    assert [e["tool_call_id"] for e in shown] == ["call_show"], "the diagnostics did not ask"
+    asked = seen[-1]
+    assert asked["tool_call_id"] == "call_set"
+    assert asked["summary"] == "on PC3: ip 10.0.0.73/24 (also runs: show ip)"
+    assert await pc3_address(jp_fetch, gns3_project) == before
+    approved = await decide(
+        jp_fetch, gns3_project, asked["session_id"], asked["approval_id"], decision="approve"
+    )
+    assert approved.code == 200
+    events = await stream.finish()
+    assert [e["type"] for e in events if e["type"] == "approval_required"] == [
+        "approval_required"
+    ], "one approval for the mixed call"
+    set_end = next(e for e in events if e.get("tool_call_id") == "call_set" and
+                   e["type"] == "tool_end")
+    assert set_end["outcome"] == "ok"
+    assert "10.0.0.73/24" in await pc3_address(jp_fetch, gns3_project)
+
+
+async def test_a_direct_run_that_configures_asks_on_the_tool_route(
+    jp_fetch, gns3_project
+) -> None:
+    """Given `%copilot run --tool vpcs PC3: ip 10.0.0.73/24` (the tool route); then the run
+    asks (listed on the run's approvals route, nothing changed); alice's rejection runs
+    nothing; her approval of the same run sent again runs it; without a stream the run
+    is refused with a message; "approval": "auto" runs at once."""
+    await add_pcs(gns3_project, "PC3", start=True)
+    before = await pc3_address(jp_fetch, gns3_project)
+    body = {"arguments": SET_PC3, "copilot_mode": LAB_MODE}
+
+    async def run(session_id: str, decision: str) -> list[dict[str, Any]]:
+        stream = open_stream(
+            jp_fetch,
+            *tool_path(gns3_project, "run_vpcs_commands"),
+            body={**body, "session_id": session_id},
+            headers=as_user("alice"),
+        )
+        asked = (await stream.until("approval_required"))[-1]
+        assert asked["summary"] == "on PC3: ip 10.0.0.73/24 (also runs: show ip)"
+        listed = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "sessions", session_id, "approvals"),
+            headers=as_user("alice"),
+        )
+        assert [a["approval_id"] for a in listed.body] == [asked["approval_id"]]
+        foreign = await decide(
+            jp_fetch, gns3_project, session_id, asked["approval_id"], "bob", decision=decision
+        )
+        assert foreign.code == 404
+        assert await pc3_address(jp_fetch, gns3_project) == before
+        taken = await decide(
+            jp_fetch, gns3_project, session_id, asked["approval_id"], decision=decision
+        )
+        assert taken.code == 200 and taken.body["decision"] == decision
+        return await stream.finish()
+
+    rejected = await run("run-reject", "reject")
+    assert kinds(rejected) == ["approval_required", "approval_resolved", "tool_end", "done"]
+    assert json.loads(rejected[-2]["tool_output"])["status"] == "declined"
+    assert rejected[-2]["outcome"] == "refused"
+    assert await pc3_address(jp_fetch, gns3_project) == before
+
+    approved = await run("run-approve", "approve")
+    assert kinds(approved) == [
+        "approval_required", "approval_resolved", "tool_start", "tool_end", "done"
+    ]
+    assert approved[-2]["outcome"] == "ok"
+    assert approved[-2]["summary"] == "ran `show ip`; `ip 10.0.0.73/24` on PC3 · 1 ok"
+    assert "10.0.0.73/24" in await pc3_address(jp_fetch, gns3_project)
+
+    unstreamed = await call(
+        jp_fetch,
+        *tool_path(gns3_project, "run_vpcs_commands"),
+        method="POST",
+        body={**body, "stream": False},
+        headers=as_user("alice"),
+    )
+    assert unstreamed.code == 409 and unstreamed.error["type"] == "ApprovalNeeded"
+    assert "on PC3: ip 10.0.0.73/24" in unstreamed.error["message"]
+
+    automatic = await call(
+        jp_fetch,
+        *tool_path(gns3_project, "run_vpcs_commands"),
+        method="POST",
+        body={"arguments": {"devices": [{"device": "PC3", "commands": ["ip 10.0.0.74/24"]}]},
+              "copilot_mode": LAB_MODE, "stream": False, "approval": "auto"},
+        headers=as_user("alice"),
+    )
+    assert automatic.code == 200 and automatic.body["tool_calls"][0]["outcome"] == "ok"
+    assert automatic.body["tool_calls"][0]["summary"] == "set PC3 10.0.0.74/24"
+
+
+async def test_an_unstreamed_chat_answers_a_pending_approval_at_once(
+    jp_fetch, gns3_project, scripted_llm
+) -> None:
+    """Given a `"stream": false` turn that creates PC3; then the request answers at once
+    with the waiting approval and how to decide; the decision streams the rest."""
+    scripted_llm.add(
+        tool_reply("create_nodes", CREATE_PC3, id="call_create"),
+        text("PC3 is there.", when={"last_message": "PC3"}),
+        text("Add PC3", when=TITLE_REPLY),
+    )
+    waiting = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "Add PC3", "copilot_mode": LAB_MODE, "stream": False},
+        headers=as_user("alice"),
+    )
+    assert waiting.code == 200 and waiting.body["status"] == "waiting_approval"
+    approval = waiting.body["approval"]
+    session_id = waiting.body["session_id"]
+    assert (approval["tool_name"], approval["summary"]) == ("create_nodes", "create PC3 (VPCS)")
+    path = "/".join(chat_path(gns3_project, "sessions", session_id, "approvals"))
+    decide_line = approval["decide"]
+    assert decide_line.startswith("POST /") and decide_line.endswith(
+        f"/{path}/{approval['approval_id']}"
+    ), decide_line
+    assert "PC3" not in await node_names(gns3_project)
+    rest = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "sessions", session_id, "approvals", approval["approval_id"]),
+        method="POST",
+        body={"decision": "approve"},
+        headers=as_user("alice"),
+    )
+    assert rest.code == 200
+    events, _ = parse_sse(rest.body + "\n\n")
+    assert kinds(events)[:3] == ["approval_resolved", "tool_start", "tool_end"]
+    assert "PC3" in await node_names(gns3_project)

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from IPython.core.error import StdinNotImplementedError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..events import AbortEvent
+from ..events import AbortEvent, ApprovalRequiredEvent, ChatEvent
 from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
 from .errors import CopilotError, ProjectNotFound, UsageError
 from .reports import Records, config_text, status_text
@@ -47,6 +48,9 @@ VALUE_OPTIONS = frozenset(
     }
 )
 FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "-h", "--help"})
+RUN_DECISION_HINT = "Answer y to approve it, anything else to reject it (nothing changes)."
+"""How a direct run's change is decided with text output: on the console (the run ends
+when its cell is interrupted)."""
 _TOKEN = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+)")
 _URL_LIKE = re.compile(r"^(https?|http\+unix)://|^[\w.-]+:\d+(/|$)|^\[[0-9a-f:]+\]:\d+", re.I)
 CONFIG_NUMBERS = {"temperature": float, "context_limit": int}
@@ -432,11 +436,39 @@ class CopilotMagics(Magics):
         widget.end_turn()
         return turn
 
-    def _text_turn(self, run: TurnRunner) -> Turn:
-        printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
-        turn = run(None, printer)
+    def _text_turn(
+        self, run: TurnRunner, decide: Callable[[ApprovalRequiredEvent], None] | None = None
+    ) -> Turn:
+        """Run a turn with text output; `decide` takes a change the turn waits for (a
+        direct run cannot be interrupted to decide in another cell: it would end)."""
+        if decide is None:
+            printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
+            turn = run(None, printer)
+        else:
+            printer = TextStream(
+                sys.stdout.write, flush=sys.stdout.flush, decision_hint=RUN_DECISION_HINT
+            )
+
+            def on_event(event: ChatEvent) -> None:
+                printer(event)
+                if isinstance(event, ApprovalRequiredEvent):
+                    decide(event)
+
+            turn = run(None, on_event)
         printer.finish(turn)
         return turn
+
+    def _decide_on_the_console(self, event: ApprovalRequiredEvent) -> None:
+        """Ask on the console whether to make the change a direct run waits for; without
+        a console to ask on, it is rejected (nothing changes)."""
+        try:
+            answer = input("Approve this change? [y/N] ")
+        except (EOFError, StdinNotImplementedError):
+            answer = ""
+            print("(no console to answer on: rejected; run it without --quiet in a notebook "
+                  "to decide with the buttons)")
+        decide = self.api.approve if answer.strip().lower() in ("y", "yes") else self.api.reject
+        decide(session=event.session_id)
 
     # -- projects ------------------------------------------------------------------------------
 
@@ -680,7 +712,7 @@ class CopilotMagics(Magics):
         """A direct run (no model) shown as a turn: in a widget of its own, or as text."""
         project = self.api.current_project()
         if options.quiet or not _in_kernel(self.shell):
-            turn = self._text_turn(run)
+            turn = self._text_turn(run, decide=self._decide_on_the_console)
         else:
             widget = self._widget(project, None, options.mode, direct_run=True)
             turn = self._widget_turn(widget, message, run)

@@ -24,15 +24,17 @@ APPROVAL_OUTCOMES = {
 }
 
 
-def approval_prompt(summary: str) -> str:
-    """What a cell shows while a change waits: the plan and how to decide (the waiting
-    cell blocks the kernel, so deciding from a cell needs an interrupt first)."""
-    return (
-        f"[waiting for your approval] {summary}\n"
-        "   Approve or Reject with the chat widget's buttons, or interrupt this cell "
-        "(the change stays waiting) and run `%copilot approve [comment]` or "
-        "`%copilot reject [comment]`."
-    )
+CHAT_DECISION_HINT = (
+    "Approve or Reject with the chat widget's buttons, or interrupt this cell (the change "
+    "stays waiting) and run `%copilot approve [comment]` or `%copilot reject [comment]`."
+)
+"""How to decide a chat turn's change from a notebook (the waiting cell blocks the
+kernel, so deciding from a cell needs an interrupt first)."""
+
+
+def approval_prompt(summary: str, hint: str = CHAT_DECISION_HINT) -> str:
+    """What a cell shows while a change waits: the plan and how to decide."""
+    return f"[waiting for your approval] {summary}\n   {hint}"
 
 
 class TextStream:
@@ -44,9 +46,16 @@ class TextStream:
     tool's summary and result, errors.
     """
 
-    def __init__(self, write: Callable[[str], Any], *, flush: Callable[[], Any] | None = None):
+    def __init__(
+        self,
+        write: Callable[[str], Any],
+        *,
+        flush: Callable[[], Any] | None = None,
+        decision_hint: str = CHAT_DECISION_HINT,
+    ):
         self._write = write
         self._flush = flush
+        self._decision_hint = decision_hint
         self._at_line_start = True
         self._builder = TurnBuilder()
         self._seen: dict[int, Item] = {}
@@ -77,7 +86,7 @@ class TextStream:
             self._line(f"Error: {item['text']}")
         elif item["kind"] == "approval":
             if item["state"] == "pending":
-                self._line(approval_prompt(item["summary"]))
+                self._line(approval_prompt(item["summary"], self._decision_hint))
             else:
                 comment = f" ({item['comment']})" if item["comment"] else ""
                 self._line(f"   {APPROVAL_OUTCOMES[item['state']]}{comment}")
