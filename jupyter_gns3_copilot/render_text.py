@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .device_outcome import device_outcome
+
 __all__ = ["device_results", "format_stats", "render_markdown", "render_plain"]
 
 MAX_OUTPUT_LINES = 60
@@ -155,7 +157,7 @@ def _plain_item(item: Mapping[str, Any]) -> list[str]:
         lines.append(_indent(_clip(_pretty(output)), "    "))
         return lines
     for device in devices:
-        head = f"    {device['device_name']}: {device['status']}"
+        head = f"    {device['device_name']}: {device_outcome(device)}"
         if device.get("error"):
             head += f" - {device['error']}"
         lines.append(head)
@@ -196,7 +198,7 @@ def _markdown_item(item: Mapping[str, Any]) -> list[str]:
     rows = ["| Device | Status | Note |", "| --- | --- | --- |"]
     for device in devices:
         note = device.get("error") or device.get("blocked_info") or ""
-        cells = (device["device_name"], device["status"], note)
+        cells = (device["device_name"], device_outcome(device), note)
         rows.append("| " + " | ".join(_table_cell(str(cell)) for cell in cells) + " |")
     blocks.append("\n".join(rows))
     for device in devices:

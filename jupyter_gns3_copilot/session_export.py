@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .agent.history import ConversationHistory, OpenAIMessage
+from .device_outcome import device_outcome
 
 EXPORT_FORMATS: tuple[str, ...] = ("ipynb", "md")
 MEDIA_TYPES = {"ipynb": "application/x-ipynb+json", "md": "text/markdown; charset=utf-8"}
@@ -110,7 +111,8 @@ def _device_runs(
 
 
 def _outcomes(result: OpenAIMessage | None) -> dict[str, tuple[str | None, str]]:
-    """Device name -> (status, output or error) from a command tool's JSON result."""
+    """Device name -> (outcome, output or error) from a command tool's JSON result (the
+    outcome in the words the cards use: `device_outcome`)."""
     if result is None:
         return {}
     try:
@@ -123,7 +125,7 @@ def _outcomes(result: OpenAIMessage | None) -> dict[str, tuple[str | None, str]]
     for entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("device_name"), str):
             text = "\n".join(str(entry[key]) for key in ("output", "error") if entry.get(key))
-            outcomes[entry["device_name"]] = (entry.get("status"), text)
+            outcomes[entry["device_name"]] = (device_outcome(entry), text)
     return outcomes
 
 

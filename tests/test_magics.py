@@ -359,7 +359,7 @@ def test_run_sends_commands_to_devices_without_the_model(
         ]
     }
     assert turn.tool_results["PC2"].output == "show ip\nshow arp"
-    assert "<- PC1: success" in capsys.readouterr().out
+    assert "<- PC1: ok" in capsys.readouterr().out
     run(shell, "%copilot run --tool vpcs --mode lab PC1: ip 10.0.0.1/24")
     [vpcs] = api.bodies("POST", f"{PROJECT}/tools/run_vpcs_commands")
     assert vpcs["copilot_mode"] == "lab_automation_assistant"

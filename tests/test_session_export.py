@@ -120,7 +120,7 @@ def test_markdown_has_questions_answers_and_commands_with_outputs_fenced() -> No
     assert "## You\n\nGive PC1 an address and ping PC2\n" in markdown
     assert "## Copilot\n\nPC1 reaches **PC2**.\n" in markdown
     assert (
-        "**PC1** (`run_vpcs_commands`, success):\n\n```text\nip 10.0.0.1/24\nping 10.0.0.2\n```"
+        "**PC1** (`run_vpcs_commands`, ok):\n\n```text\nip 10.0.0.1/24\nping 10.0.0.2\n```"
         in markdown
     )
     assert "````text\nPC1> ping 10.0.0.2\n84 bytes from 10.0.0.2 ```\n````" in markdown

@@ -436,7 +436,7 @@ def test_plain_transcript_lists_devices_with_their_output() -> None:
     text = render_plain([finished_turn()], project="OSPF lab")
     assert text.splitlines()[0] == "GNS3 Copilot · project OSPF lab"
     assert "You: Why?" in text
-    assert "    PC1: success\n      | PC1> show ip\n      | IP/MASK : 10.0.0.1/24" in text
+    assert "    PC1: ok\n      | PC1> show ip\n      | IP/MASK : 10.0.0.1/24" in text
     assert "    PC3: failed - Connection timeout" in text
     assert "[PC reachability · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s]" in text
 
