@@ -206,9 +206,10 @@ class GNS3Copilot(ExtensionApp):
     require_approval = Union(
         [Unicode(), List(Unicode())],
         default_value="changes",
-        help="Which tool calls wait for the user's approval: 'changes' (every tool that "
-        "changes the lab or a device's configuration), 'none', or a list of tool names; "
-        "another value closes the copilot.",
+        help="Which tool calls (the model's and %copilot run's) wait for the user's "
+        "approval: 'changes' (every call that changes the lab or a device's configuration; "
+        "a console command call when one of its lines is no diagnostic), 'none', or a list "
+        "of tool names; another value closes the copilot.",
     ).tag(config=True)
     approval_timeout = Float(
         600.0,
@@ -216,8 +217,8 @@ class GNS3Copilot(ExtensionApp):
         help="Seconds an approval waits for a decision; unanswered, it counts as rejected.",
     ).tag(config=True)
     allow_auto_approval = Bool(
-        help='Whether a chat request may carry "approval": "auto" to skip approvals '
-        "(default: true, false under JupyterHub).",
+        help='Whether a chat or tool-run request may carry "approval": "auto" to skip '
+        "approvals (default: true, false under JupyterHub).",
     ).tag(config=True)
     forbidden_commands_file = Unicode(
         "", help="Forbidden-command list replacing the shipped one (re-read when it changes)."
