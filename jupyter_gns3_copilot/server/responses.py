@@ -123,13 +123,26 @@ class TurnMessage(BaseModel):
     content: str
 
 
+class WaitingApproval(BaseModel):
+    """The change a `"stream": false` turn paused at, and how to decide it."""
+
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    summary: str
+    """The plan in words ("on PC3: ip 10.0.0.73/24")."""
+    decide: str
+    """`POST <path>`: the approval route, answered with the rest of the turn."""
+
+
 class TurnSummary(BaseModel):
     """A whole turn in one JSON body: the answer of a chat or tool request with
     `"stream": false` (`server.turn_result`)."""
 
     session_id: str | None
-    status: Literal["done", "aborted", "error", "incomplete"]
-    """"incomplete": the stream ended without its `done` event."""
+    status: Literal["done", "aborted", "error", "incomplete", "waiting_approval"]
+    """"incomplete": the stream ended without its `done` event; "waiting_approval": the
+    chat turn paused for a person's decision (`approval`), answered at once."""
     message: str
     """The text of the turn's last assistant message."""
     messages: list[TurnMessage]
@@ -137,6 +150,7 @@ class TurnSummary(BaseModel):
     errors: list[str]
     statistics: dict[str, int | float] | None = None
     title: str | None = None
+    approval: WaitingApproval | None = None
 
 
 class NotebookProjectAnswer(BaseModel):
