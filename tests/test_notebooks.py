@@ -208,7 +208,7 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
 
     assert "Turn done · session" in run.text("turn")
     assert "10.0.0.1/24" in run.text("print(turn.text)")
-    assert "'success'" in run.text("print(turn.text)")
+    assert "'ok'" in run.text("print(turn.text)")
     assert "IP/MASK     : 10.0.0.1/24" in run.text('print(turn.tool_results["PC1"].output)')
     assert "title='Lab overview and PC1 address'" in run.text("turn.statistics")
 
@@ -224,7 +224,7 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
     html, _ = HTMLExporter().from_notebook_node(run.notebook)
     for exported in (markdown, html):
         assert "has two VPCS PCs, PC1 and PC2" in exported
-        assert "| PC1 | success |" in exported or "<td>PC1</td>" in exported
+        assert "| PC1 | ok |" in exported or "<td>PC1</td>" in exported
 
 
 @pytest.mark.lab
@@ -250,7 +250,7 @@ def test_build_a_lab_creates_addresses_and_verifies_it(
     [verify] = run.saved_turns("verify = %copilot --mode lab")
     ping = tool_items(verify)[-1]
     assert "ttl=" in device_outputs(ping)["PC1"]
-    assert "('run_vpcs_commands', 'success')" in run.text("assert ")
+    assert "('run_vpcs_commands', 'ok')" in run.text("assert ")
     assert "IP/MASK     : 10.0.0.2/24" in run.text("%copilot run PC2: show ip")
     offered = {
         tool["function"]["name"]

@@ -76,7 +76,7 @@ async def test_every_linux_ping_and_traceroute_failure_is_failed() -> None:
         ("busybox ping -c 1 nosuch.invalid", "failed", "host not found"),
         ("busybox traceroute -n -m 1 -w 1 127.0.0.1", "ok", None),
         ("busybox traceroute -n -m 2 -w 1 10.9.0.3", "failed", "timeout"),
-        ("busybox traceroute -n -m 2 -w 1 10.9.0.2", "failed", "destination unreachable"),
+        ("busybox traceroute -n -m 1 -q 1 -w 5 10.9.0.2", "failed", "destination unreachable"),
         ("busybox traceroute -n -m 2 -w 1 192.0.2.9", "failed", "network unreachable"),
         ("busybox traceroute -n -m 2 -w 1 nosuch.invalid", "failed", "host not found"),
     ]

@@ -249,7 +249,7 @@ def _typing_how(tool: str, by_device: Mapping[str, Sequence[str]]) -> str:
 
 def _refused_call(tool: str, mode: str, arguments: Mapping[str, Any]) -> ToolReading:
     """A call the mode does not allow: nothing ran."""
-    who = MODE_NAMES.get(mode, f"The {mode.replace('_', ' ')} mode" if mode else "This setting")
+    who = MODE_NAMES.get(mode, "The copilot's mode")
     action = REFUSED_ACTIONS.get(tool, f"use {tool.replace('_', ' ')}")
     devices = _argument_commands(arguments)
     what = action

@@ -99,8 +99,6 @@ def read(command: str, output: str) -> Check | None:
     if received < sent:
         if undelivered is not None:
             problem, detail = "destination unreachable", undelivered.group("what").strip()
-        elif cannot is not None:
-            problem, detail = cannot, own_error
         else:
             problem, detail = "timeout", first_line(_SUMMARY, output)
     return Check(command, kind, target, sent, received, problem=problem, detail=detail)
