@@ -12,7 +12,8 @@ rest of the turn in the same view (PC4 never created, its card "not done: you de
 the model read the decline and the comment); the approved chat chosen again reads as it
 streamed (the history's readings); in a notebook, the chat widget of a `%copilot --mode
 lab` cell shows the plan with Approve, which POSTs the approval route while the cell
-waits, and the cell ends with PC5 created.
+waits, and the cell ends with PC5 created; a `%copilot run` that sets PC1's address asks
+the same way in its cell.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ CELLS = [
     "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
     f'%copilot use "{PROJECT.name}"',
     "%copilot --mode lab Add PC5",
+    "%copilot run --mode lab --tool vpcs PC1: ip 10.0.0.11/24",
 ]
 
 
@@ -225,6 +227,33 @@ def _approve_in_the_widget(page: Any, stack: ApprovalStack, screenshots: Path) -
     assert "PC5" in stack.node_names()
 
 
+def _approve_a_run_in_the_widget(page: Any, screenshots: Path) -> None:
+    """`%copilot run --tool vpcs PC1: ip ...` changes a device: its widget shows the plan
+    with Approve, which POSTs the approval route with the run's id, and the run goes on."""
+    jupyter_ui.run_cell(page, 3)
+    widget = page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".gns3c")
+    approval = widget.locator(".gns3c-approval")
+    approval.locator(".gns3c-approval-summary", has_text="PC1").wait_for()
+    assert approval.locator(".gns3c-approval-summary").inner_text() == (
+        "on PC1: ip 10.0.0.11/24"
+    )
+    jupyter_ui.screenshot(page, widget, screenshots / "approvals-run-pending.png")
+    approval.locator("button.gns3c-approve").click()
+    page.wait_for_function(
+        """(mime) => {
+          const outputs = window.jupyterapp.shell.currentWidget.content.widgets[3]
+            .model.outputs.toJSON();
+          return outputs.some((o) => o.data && o.data[mime]);
+        }""", arg=TURN_MIME, timeout=60_000, polling=100)
+    [bundle] = [o["data"][TURN_MIME] for o in jupyter_ui.cell_outputs(page, 3)
+                if TURN_MIME in o.get("data", {})]
+    [turn] = bundle["turns"]
+    assert [i["state"] for i in turn["items"] if i["kind"] == "approval"] == ["approve"]
+    [tool] = [i for i in turn["items"] if i["kind"] == "tool"]
+    assert (tool["summary"], tool["outcome"]) == ("set PC1 10.0.0.11/24", "ok")
+    assert "PC1 : 10.0.0.11 255.255.255.0" in tool["output"]
+
+
 def test_changes_wait_for_the_students_decision(
     stack: ApprovalStack, page: Any, screenshots: Path
 ) -> None:
@@ -236,5 +265,6 @@ def test_changes_wait_for_the_students_decision(
     _approve_in_the_sidebar(page, sidebar, stack, screenshots)
     _reject_after_a_reload(page, stack, screenshots)
     _approve_in_the_widget(page, stack, screenshots)
+    _approve_a_run_in_the_widget(page, screenshots)
     assert stack.llm.remaining == 0, "every scripted reply was used"
     assert [e for e in page.page_errors if "gns3" in e.lower()] == []
