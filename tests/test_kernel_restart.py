@@ -126,7 +126,7 @@ def test_a_restarted_kernel_takes_the_notebooks_project_and_conversation_back(
     )
     assert ran.startswith(f"Using project {gns3_project.name!r} again")
     assert ran.count("Using project") == 1 and "NoProject" not in ran
-    assert ran.strip().endswith("success")
+    assert ran.strip().endswith("ok")
     kernel.run("again = %copilot --quiet And now?")
     assert kernel.run("print(again.session_id, again.text)").strip() == (
         f"{session_id} Still there."

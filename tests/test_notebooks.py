@@ -296,13 +296,17 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     [refused] = run.saved_turns("%copilot run --mode teaching")
     [card] = tool_items(refused)
     assert card["outcome"] == "refused" and "PC2" in card["note"]
+    assert card["summary"] == "not run: teaching mode · `ip 10.0.0.2/24` on PC2"
+    assert card["note"].endswith(
+        "here is how you would do it: on PC2's console, type `ip 10.0.0.2/24`."
+    )
     shown = [
         output.data[kind]
         for output in outputs
         for kind in ("text/markdown", "text/plain")
         if kind in output.get("data", {})
     ]
-    assert shown and card["note"] in shown[0]
+    assert shown and any(card["note"] in text for text in shown)
     assert not any("Explain to the user" in text for text in shown)
 
     assert "ttl=" in run.text("check = %copilot run PC1: ping")

@@ -690,14 +690,16 @@ async def test_a_direct_run_that_configures_asks_on_the_tool_route(
         return await stream.finish()
 
     rejected = await run("run-reject", "reject")
-    assert kinds(rejected) == ["approval_required", "approval_resolved", "tool_end", "done"]
+    assert kinds(rejected) == [
+        "tool_call", "approval_required", "approval_resolved", "tool_end", "done"
+    ]
     assert json.loads(rejected[-2]["tool_output"])["status"] == "declined"
     assert rejected[-2]["outcome"] == "refused"
     assert await pc3_address(jp_fetch, gns3_project) == before
 
     approved = await run("run-approve", "approve")
     assert kinds(approved) == [
-        "approval_required", "approval_resolved", "tool_start", "tool_end", "done"
+        "tool_call", "approval_required", "approval_resolved", "tool_start", "tool_end", "done"
     ]
     assert approved[-2]["outcome"] == "ok"
     assert approved[-2]["summary"] == "ran `show ip`; `ip 10.0.0.73/24` on PC3 · 1 ok"
