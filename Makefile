@@ -78,7 +78,8 @@ $(STAMP): pyproject.toml $(wildcard jupyter-config/*/*)
 
 # Debian packages: installed when running as root, otherwise a clear message. tshark
 # decodes packet captures; its debconf question (may non-root users capture?) is answered
-# "no" beforehand: the copilot only reads capture files.
+# "no" beforehand: the copilot only reads capture files. iputils-ping and busybox are the
+# real Linux ping and traceroute whose answers the tests read as a Linux device's.
 system-deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
