@@ -234,19 +234,9 @@ async def run_tool(
             else:
                 yield event
         if declined is not None:
-            yield tool_end_event(
-                session_id,
-                {
-                    "tool_name": tool_name,
-                    "tool_call_id": call_id,
-                    "tool_output": declined,
-                    "arguments": arguments,
-                },
-                mode=mode,
-            )
-            if abort.is_set():
-                yield _event(AbortEvent(session_id=session_id))
-            yield _event(DoneEvent(session_id=session_id))
+            ending = _last_events(session_id, tool_name, call_id, arguments, declined, mode, abort)
+            for event in ending:
+                yield event
             return
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
@@ -304,23 +294,35 @@ async def run_tool(
             if outcome is not None
             else _as_json_text({"status": "aborted", "tool": tool_name})
         )
-        yield tool_end_event(
-            session_id,
-            {
-                "tool_name": tool_name,
-                "tool_call_id": call_id,
-                "tool_output": output,
-                "arguments": arguments,
-            },
-            mode=mode,
-        )
-        if abort.is_set():
-            yield _event(AbortEvent(session_id=session_id))
-        yield _event(DoneEvent(session_id=session_id))
+        for event in _last_events(session_id, tool_name, call_id, arguments, output, mode, abort):
+            yield event
     finally:
         for task in (call, stop):
             task.cancel()
         await asyncio.gather(call, stop, return_exceptions=True)
+
+
+def _last_events(
+    session_id: str,
+    tool_name: str,
+    call_id: str,
+    arguments: dict[str, Any],
+    output: str,
+    mode: str,
+    abort: asyncio.Event,
+) -> list[dict[str, Any]]:
+    """A run's last events: its `tool_end` (with its reading), `abort` when it was
+    aborted, `done`."""
+    data = {
+        "tool_name": tool_name,
+        "tool_call_id": call_id,
+        "tool_output": output,
+        "arguments": arguments,
+    }
+    ending = [tool_end_event(session_id, data, mode=mode)]
+    if abort.is_set():
+        ending.append(_event(AbortEvent(session_id=session_id)))
+    return [*ending, _event(DoneEvent(session_id=session_id))]
 
 
 async def _approval(

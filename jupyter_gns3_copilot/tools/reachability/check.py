@@ -113,3 +113,54 @@ def hop_addresses(output: str) -> list[tuple[str, str]]:
         address = ADDRESS.search(rest)
         hops.append((address.group(0) if address else "", rest.strip()))
     return hops
+
+
+_UNREACHABLE_HOP = re.compile(r"!(?P<code>[HNPAX])\b")
+_HOP_CODES = {
+    "H": "host unreachable (!H)",
+    "N": "network unreachable (!N)",
+    "P": "protocol unreachable (!P)",
+    "A": "administratively prohibited (!A)",
+    "X": "communication administratively prohibited (!X)",
+}
+"""The marks IOS and Linux traceroutes print after a hop that answered "unreachable"."""
+
+
+def unreachable_mark(hops: list[tuple[str, str]]) -> str | None:
+    """What the first `!H`-style mark in `hops` says, in words."""
+    for _, line in hops:
+        mark = _UNREACHABLE_HOP.search(line)
+        if mark is not None:
+            return _HOP_CODES[mark.group("code")]
+    return None
+
+
+def trace_check(
+    command: str,
+    target: str | None,
+    hops: list[tuple[str, str]],
+    *,
+    reached: bool,
+    not_sent: tuple[Problem, str | None] | None = None,
+    unreachable: str | None = None,
+) -> Check:
+    """A trace's check: arrived (`reached`); else why not, first the device's own reason
+    for sending nothing (`not_sent`), then a hop's answer that the destination is
+    unreachable (`unreachable`, in words), then silence (`timeout`, or `no answer` when
+    not one hop was printed)."""
+    if reached:
+        return Check(command, "trace", target, reached=True)
+    if not_sent is not None:
+        problem, detail = not_sent
+        return Check(command, "trace", target, reached=False, problem=problem, detail=detail)
+    if unreachable is not None:
+        return Check(
+            command,
+            "trace",
+            target,
+            reached=False,
+            problem="destination unreachable",
+            detail=unreachable,
+        )
+    silence: Problem = "timeout" if hops else "no answer"
+    return Check(command, "trace", target, reached=False, problem=silence)

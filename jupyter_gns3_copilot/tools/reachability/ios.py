@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ..policy import spelled_out
-from .check import ADDRESS, Check, Problem, first_line, hop_addresses
+from .check import ADDRESS, Check, Problem, first_line, hop_addresses, trace_check, unreachable_mark
 
 _RATE = re.compile(r"Success rate is \d+ percent \((?P<received>\d+)/(?P<sent>\d+)\)")
 _MARKS = re.compile(r"^[!.UQM?&]+$", re.MULTILINE)
@@ -24,13 +24,6 @@ _UNRESOLVED = re.compile(
     r"^% ?(?:Unrecognized host or address|Unknown host|Bad IP address|Invalid host)", re.M
 )
 _TRACING = re.compile(r"^Tracing the route to (?P<to>.+)$", re.MULTILINE)
-_UNREACHABLE_HOP = re.compile(r"!(?P<code>[HNPA])\b")
-_HOP_CODES = {
-    "H": "host unreachable (!H)",
-    "N": "network unreachable (!N)",
-    "P": "protocol unreachable (!P)",
-    "A": "administratively prohibited (!A)",
-}
 _SKIPPED = frozenset({"ip", "ipv6"})
 
 
@@ -76,18 +69,5 @@ def _trace(command: str, target: str | None, output: str) -> Check:
         address = ADDRESS.search(header.group("to"))
         target = address.group(0) if address else header.group("to").strip()
     hops = hop_addresses(output)
-    if any(address and address == target for address, _ in hops):
-        return Check(command, "trace", target, reached=True)
-    for _, line in hops:
-        code = _UNREACHABLE_HOP.search(line)
-        if code is not None:
-            return Check(
-                command,
-                "trace",
-                target,
-                reached=False,
-                problem="destination unreachable",
-                detail=_HOP_CODES[code.group("code")],
-            )
-    problem: Problem = "timeout" if hops else "no answer"
-    return Check(command, "trace", target, reached=False, problem=problem)
+    reached = any(address and address == target for address, _ in hops)
+    return trace_check(command, target, hops, reached=reached, unreachable=unreachable_mark(hops))

@@ -19,7 +19,15 @@ from __future__ import annotations
 import re
 
 from ..policy import spelled_out
-from .check import Check, Problem, argument, first_line, hop_addresses
+from .check import (
+    Check,
+    Problem,
+    argument,
+    first_line,
+    hop_addresses,
+    trace_check,
+    unreachable_mark,
+)
 
 _PINGS = frozenset({"ping", "ping6"})
 _TRACES = frozenset({"traceroute", "traceroute6"})
@@ -57,13 +65,6 @@ _UNRESOLVED = re.compile(
     r"|Name has no usable address|unknown host|bad address|Unknown host",
 )
 _TRACE_TO = re.compile(r"^traceroute6? to \S+ \((?P<address>[^)]+)\)", re.MULTILINE)
-_UNREACHABLE_HOP = re.compile(r"!(?P<code>[HNPX])\b")
-_HOP_CODES = {
-    "H": "host unreachable (!H)",
-    "N": "network unreachable (!N)",
-    "P": "protocol unreachable (!P)",
-    "X": "communication administratively prohibited (!X)",
-}
 
 
 def read(command: str, output: str) -> Check | None:
@@ -111,20 +112,11 @@ def _trace(
     if header is not None:
         target = header.group("address")
     hops = hop_addresses(output)
-    if any(address and address == target for address, _ in hops):
-        return Check(command, "trace", target, reached=True)
-    if cannot is not None:
-        return Check(command, "trace", target, reached=False, problem=cannot, detail=own_error)
-    for _, line in hops:
-        code = _UNREACHABLE_HOP.search(line)
-        if code is not None:
-            return Check(
-                command,
-                "trace",
-                target,
-                reached=False,
-                problem="destination unreachable",
-                detail=_HOP_CODES[code.group("code")],
-            )
-    problem: Problem = "timeout" if hops else "no answer"
-    return Check(command, "trace", target, reached=False, problem=problem)
+    return trace_check(
+        command,
+        target,
+        hops,
+        reached=any(address and address == target for address, _ in hops),
+        not_sent=(cannot, own_error) if cannot is not None else None,
+        unreachable=unreachable_mark(hops),
+    )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ..policy import spelled_out
-from .check import Check, Problem, argument, first_line, hop_addresses
+from .check import Check, Problem, argument, first_line, hop_addresses, trace_check
 
 _OPTIONS_WITH_VALUES = frozenset({"-c", "-D", "-f", "-i", "-l", "-m", "-p", "-P", "-s", "-T", "-w"})
 
@@ -80,21 +80,12 @@ def _trace(
     if header is not None:
         target = header.group("host")
     hops = hop_addresses(output)
-    reached = any(address == target or _ARRIVED.search(line) for address, line in hops)
-    if reached:
-        return Check(command, "trace", target, reached=True)
-    if not_sent is not None:
-        problem, detail = not_sent
-        return Check(command, "trace", target, reached=False, problem=problem, detail=detail)
     error = _HOP_ERROR.search(output)
-    if error is not None:
-        return Check(
-            command,
-            "trace",
-            target,
-            reached=False,
-            problem="destination unreachable",
-            detail=error.group("what"),
-        )
-    problem: Problem = "timeout" if hops else "no answer"
-    return Check(command, "trace", target, reached=False, problem=problem)
+    return trace_check(
+        command,
+        target,
+        hops,
+        reached=any(address == target or _ARRIVED.search(line) for address, line in hops),
+        not_sent=not_sent,
+        unreachable=error.group("what") if error is not None else None,
+    )
