@@ -129,7 +129,10 @@ def _open_sidebar(page: Any, stack: SidebarStack, ui: str, notebook: str = NOTEB
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:open')")
     sidebar = page.locator(SIDEBAR)
     sidebar.wait_for(state="visible")
-    status = sidebar.locator(".jp-gns3-copilot-sidebar-status-part").first
+    # the status line's parts (the key's state is a part of the row below, read in parallel)
+    status = sidebar.locator(
+        ".jp-gns3-copilot-sidebar-status .jp-gns3-copilot-sidebar-status-part"
+    ).first
     status.wait_for()
     assert "reachable" in status.inner_text() and status.get_attribute("data-ok") == "true"
     sidebar.locator(".jp-gns3-copilot-sidebar-project").select_option(stack.project_id)
