@@ -1,0 +1,44 @@
+"""What is wrong with a lab file, said so that its author can fix it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_SHOWN = 5
+"""Problems spelled out in the exception's message; all are in `problems`."""
+
+
+@dataclass(frozen=True)
+class LabProblem:
+    """One problem: the file, the 1-based line, the field (`stages[0].objectives[1].check.to`)
+    and what is wrong with it."""
+
+    source: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}, line {self.line}"
+        return (
+            f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class LabFileError(ValueError):
+    """A lab file that cannot be used; nothing of it runs. `problems` lists every problem
+    found (the message names the first few)."""
+
+    def __init__(self, problems: Sequence[LabProblem]) -> None:
+        self.problems = list(problems)
+        shown = [str(p) for p in self.problems[:MAX_SHOWN]]
+        more = len(self.problems) - len(shown)
+        if more:
+            shown.append(f"... and {more} more")
+        super().__init__("; ".join(shown) if len(shown) > 1 else shown[0])
+
+    @property
+    def first(self) -> LabProblem:
+        """The first problem (the one a one-line error names)."""
+        return self.problems[0]
