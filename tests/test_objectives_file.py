@@ -51,9 +51,9 @@ LAB = textwrap.dedent(
               - {kind: reachable, from: PC3, to: 10.9.9.9, expect: false}
               - {kind: link, between: [[PC3, e0], [SW1, e3]]}
               - kind: traffic
-            link: "PC1 e0 - SW1 e1"
-            filter: icmp
-            during: {ping: {from: PC1, to: PC2}}
+                link: "PC1 e0 - SW1 e1"
+                filter: icmp
+                during: {ping: {from: PC1, to: PC2}}
               - {kind: node_running, node: R1}
     """
 )
