@@ -354,3 +354,17 @@ async def test_packet_capture_is_started_stopped_and_read(gns3_project: Any) -> 
         pcap = await gns3.read_capture(project_id, link_id)
         await gns3.stop_all(project_id)
     assert pcap[:4] in PCAP_MAGICS
+
+
+@pytest.mark.lab
+async def test_a_project_file_is_written_and_read_back(gns3_project: Any) -> None:
+    """The lab file lives in the project's directory (and travels with a duplicate)."""
+    project_id = gns3_project.project_id
+    text = "title: Lab\nstages: []\n# é\n".encode()
+    async with client_for(gns3_project) as gns3:
+        with pytest.raises(GNS3NotFound, match=r"file 'lab\.yaml' not found"):
+            await gns3.read_project_file(project_id, "lab.yaml")
+        await gns3.write_project_file(project_id, "lab.yaml", text)
+        assert await gns3.read_project_file(project_id, "lab.yaml") == text
+        await gns3.write_project_file(project_id, "lab.yaml", b"title: Again\n")
+        assert await gns3.read_project_file(project_id, "lab.yaml") == b"title: Again\n"

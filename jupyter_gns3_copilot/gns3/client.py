@@ -182,11 +182,20 @@ class GNS3Client:
         return self._token_provider is not None or self._can_login
 
     async def _send(
-        self, method: str, path: str, json: Any, token: str | None, *, stream: bool = False
+        self,
+        method: str,
+        path: str,
+        json: Any,
+        token: str | None,
+        *,
+        stream: bool = False,
+        content: bytes | None = None,
     ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            request = self._http.build_request(method, path, json=json, headers=headers)
+            request = self._http.build_request(
+                method, path, json=json, content=content, headers=headers
+            )
             return await self._http.send(request, stream=stream)
         except httpx.ConnectTimeout as exc:
             raise GNS3Unreachable(
@@ -291,19 +300,21 @@ class GNS3Client:
         auth: bool = True,
         subjects: Sequence[_Subject] = (),
         stream: bool = False,
+        content: bytes | None = None,
     ) -> httpx.Response:
         """Send one request and return the successful response; raise a `GNS3Error` else.
 
         `subjects` names what the request is about, most general first (e.g. the project,
         then the node) so that a 404 can say which one GNS3 did not find. With `stream`
-        the body is not read yet: the caller reads it and closes the response.
+        the body is not read yet: the caller reads it and closes the response. `content`
+        is a raw body (instead of `json`).
         """
         token = await self._current_token() if auth else None
-        response = await self._send(method, path, json, token, stream=stream)
+        response = await self._send(method, path, json, token, stream=stream, content=content)
         if response.status_code == 401 and auth and self._can_renew:
             await response.aclose()
             token = await self._renewed_token(token)
-            response = await self._send(method, path, json, token, stream=stream)
+            response = await self._send(method, path, json, token, stream=stream, content=content)
         if response.is_error:
             if stream:
                 await response.aread()
@@ -875,6 +886,29 @@ class GNS3Client:
             subjects=[("project", project_id), ("capture", link.capture_file_name)],
         )
         return response.content
+
+    async def read_project_file(self, project_id: str, path: str) -> bytes:
+        """The bytes of the file at `path` in the project's directory (e.g. `lab.yaml`).
+
+        Raises `GNS3NotFound` (kind "file") when there is none.
+        """
+        self._check_id("project", project_id)
+        response = await self._request(
+            "GET",
+            f"/projects/{project_id}/files/{quote(path)}",
+            subjects=[("project", project_id), ("file", path)],
+        )
+        return response.content
+
+    async def write_project_file(self, project_id: str, path: str, content: bytes) -> None:
+        """Write `content` to `path` in the project's directory (created or replaced)."""
+        self._check_id("project", project_id)
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/files/{quote(path)}",
+            content=content,
+            subjects=[("project", project_id), ("file", path)],
+        )
 
     async def stream_capture(
         self,
