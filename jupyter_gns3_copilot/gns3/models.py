@@ -101,7 +101,9 @@ _PORT_PREFIX_ALIASES = {
 _PORT_NAME = re.compile(r"([a-z-]+)(\d.*)")
 
 
-def _canonical_port_name(text: str) -> str:
+def canonical_port_name(text: str) -> str:
+    """One spelling for an interface or port name: `Ethernet0`, `eth0` and `e0` are `e0`,
+    `GigabitEthernet0/0` and `gi0/0` are `g0/0`; other names lower-cased, spaces removed."""
     folded = re.sub(r"\s+", "", text).lower()
     match = _PORT_NAME.fullmatch(folded)
     if match and match.group(1) in _PORT_PREFIX_ALIASES:
@@ -165,11 +167,11 @@ class Node(GNS3Model):
         exact = [p for p in self.ports if wanted in (p.name.lower(), p.short_name.lower())]
         if len(exact) == 1:
             return exact[0]
-        canonical = _canonical_port_name(spec)
+        canonical = canonical_port_name(spec)
         similar = [
             p
             for p in self.ports
-            if canonical in (_canonical_port_name(p.name), _canonical_port_name(p.short_name))
+            if canonical in (canonical_port_name(p.name), canonical_port_name(p.short_name))
         ]
         if len(similar) == 1:
             return similar[0]

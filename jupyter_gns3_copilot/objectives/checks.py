@@ -1,0 +1,236 @@
+"""Deciding one check on the real devices: `decide(check, devices)` gives a `CheckVerdict`
+(pass or fail with a sentence a student understands and the output lines that decided,
+or error when it cannot be decided: a node stopped, a console silent).
+
+A check only reads: commands go through `DeviceAccess`, which screens each one with the
+command policy's read-only rules.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..gns3.models import Port
+from .devices import DeviceAccess, Undecided
+from .model import (
+    AddressCheck,
+    Check,
+    CommandCheck,
+    LinkCheck,
+    NodeRunningCheck,
+    ParsedCheck,
+    is_regex_pattern,
+)
+from .readers import ReadError, parsed_rows, same_interface
+from .results import CheckVerdict, Evidence
+
+MAX_EVIDENCE_LINES = 6
+"""Output lines kept as a check's evidence."""
+
+
+async def decide(check: Check, devices: DeviceAccess) -> CheckVerdict:
+    """The verdict of `check` on the project's devices (module docstring)."""
+    decider = _DECIDERS.get(check.kind)
+    if decider is None:
+        return CheckVerdict(status="error", explanation=f"{check.kind} checks are not available")
+    try:
+        return await decider(check, devices)
+    except Undecided as exc:
+        return CheckVerdict(status="error", explanation=_sentence(str(exc)))
+
+
+async def _node_running(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, NodeRunningCheck)
+    node = await devices.node(check.node)
+    evidence = [Evidence(node=node.name, lines=[f"status: {node.status}"])]
+    if node.status == "started":
+        return CheckVerdict(
+            status="pass", explanation=f"{node.name} is running.", evidence=evidence
+        )
+    return CheckVerdict(
+        status="fail", explanation=f"{node.name} is {node.status}.", evidence=evidence
+    )
+
+
+async def _link(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, LinkCheck)
+    node_a = await devices.node(check.nodes[0])
+    node_b = await devices.node(check.nodes[1])
+    wanted = check.ports
+    joined: list[tuple[str, str]] = []
+    for link in await devices.links():
+        ends = {end.node_id: end for end in link.nodes}
+        if len(link.nodes) != 2 or set(ends) != {node_a.node_id, node_b.node_id}:
+            continue
+        end_a, end_b = ends[node_a.node_id], ends[node_b.node_id]
+        port_a = node_a.port_at(end_a.adapter_number, end_a.port_number)
+        port_b = node_b.port_at(end_b.adapter_number, end_b.port_number)
+        names = (port_a.short_name if port_a else "?", port_b.short_name if port_b else "?")
+        joined.append(names)
+        if wanted is None or (_names_port(wanted[0], port_a) and _names_port(wanted[1], port_b)):
+            text = f"{node_a.name} {names[0]} - {node_b.name} {names[1]}"
+            return CheckVerdict(
+                status="pass",
+                explanation=f"A link joins {text}.",
+                evidence=[Evidence(node=node_a.name, lines=[f"link {text}"])],
+            )
+    if not joined or wanted is None:
+        return CheckVerdict(
+            status="fail", explanation=f"No link joins {node_a.name} and {node_b.name}."
+        )
+    found = ", ".join(f"{node_a.name} {p} - {node_b.name} {q}" for p, q in joined)
+    return CheckVerdict(
+        status="fail",
+        explanation=f"{node_a.name} and {node_b.name} are linked ({found}), but not "
+        f"{node_a.name} {wanted[0]} to {node_b.name} {wanted[1]}.",
+        evidence=[Evidence(node=node_a.name, lines=[f"link {found}"])],
+    )
+
+
+def _names_port(wanted: str, port: Port | None) -> bool:
+    return port is not None and (
+        same_interface(wanted, port.name) or same_interface(wanted, port.short_name)
+    )
+
+
+async def _address(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, AddressCheck)
+    node = await devices.target(check.node)
+    wanted = ipaddress.IPv4Interface(check.address)
+    command, found = await devices.addresses(node.name)
+    where = f"{node.name} {check.interface}" if check.interface else node.name
+    if check.interface:
+        found = [a for a in found if same_interface(check.interface, a.interface)]
+    evidence = [
+        Evidence(
+            node=node.name, command=command, lines=[a.line for a in found][:MAX_EVIDENCE_LINES]
+        )
+    ]
+    if any(a.address == wanted for a in found):
+        return CheckVerdict(status="pass", explanation=f"{where} has {wanted}.", evidence=evidence)
+    if not found:
+        return CheckVerdict(
+            status="fail", explanation=f"{where} has no IPv4 address.", evidence=evidence
+        )
+    has = ", ".join(str(a.address) for a in found)
+    return CheckVerdict(
+        status="fail", explanation=f"{where} has {has}, not {wanted}.", evidence=evidence
+    )
+
+
+async def _command(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, CommandCheck)
+    node = await devices.target(check.node)
+    result = await devices.run(node.name, check.command)
+    if not result.ok:
+        raise Undecided(f"{node.name} did not accept `{check.command}`: {result.error}")
+    lines = result.output.splitlines()
+    said = f"`{check.command}` on {node.name}"
+    if check.regex is not None:
+        pattern = re.compile(check.regex, re.MULTILINE)
+        hits = [line for line in lines if pattern.search(line)]
+        ok = bool(hits) or bool(pattern.search(result.output))
+        what = f"matches /{check.regex}/" if ok else f"does not match /{check.regex}/"
+    elif check.contains is not None:
+        hits = [line for line in lines if check.contains in line]
+        ok = check.contains in result.output
+        what = f"shows {check.contains!r}" if ok else f"does not show {check.contains!r}"
+    else:
+        assert check.not_contains is not None
+        hits = [line for line in lines if check.not_contains in line]
+        ok = check.not_contains not in result.output
+        what = f"does not show {check.not_contains!r}" if ok else f"shows {check.not_contains!r}"
+    shown = hits or lines
+    return CheckVerdict(
+        status="pass" if ok else "fail",
+        explanation=f"{said} {what}.",
+        evidence=[
+            Evidence(node=node.name, command=check.command, lines=shown[:MAX_EVIDENCE_LINES])
+        ],
+    )
+
+
+async def _parsed(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, ParsedCheck)
+    node = await devices.target(check.node)
+    platform = check.platform or node.dialect
+    result = await devices.run(node.name, check.command)
+    if not result.ok:
+        raise Undecided(f"{node.name} did not accept `{check.command}`: {result.error}")
+    try:
+        rows = parsed_rows(result.output, platform, check.command)
+    except ReadError as exc:
+        raise Undecided(str(exc)) from None
+    unknown = sorted({f for f in check.match if rows and f not in rows[0]})
+    if unknown:
+        fields = ", ".join(rows[0])
+        raise Undecided(
+            f"the rows of `{check.command}` have no field {', '.join(unknown)} (fields: {fields})"
+        )
+    matching = [row for row in rows if _row_matches(row, check.match)]
+    wanted = check.expect
+    if wanted == "present":
+        ok = bool(matching)
+    elif wanted == "absent":
+        ok = not matching
+    else:
+        ok = len(matching) == wanted
+    condition = ", ".join(f"{k}={v}" for k, v in check.match.items()) or "any row"
+    count = f"{len(matching)} of {len(rows)} rows"
+    expected = {"present": "at least one", "absent": "none"}.get(str(wanted), str(wanted))
+    explanation = (
+        f"`{check.command}` on {node.name}: {count} match {condition} "
+        f"({'as expected' if ok else f'expected {expected}'})."
+    )
+    return CheckVerdict(
+        status="pass" if ok else "fail",
+        explanation=explanation,
+        evidence=[
+            Evidence(
+                node=node.name,
+                command=check.command,
+                lines=[_row_text(row) for row in (matching or rows)][:MAX_EVIDENCE_LINES],
+            )
+        ],
+    )
+
+
+def _row_matches(row: Mapping[str, Any], match: Mapping[str, str]) -> bool:
+    return all(_value_matches(row.get(field), wanted) for field, wanted in match.items())
+
+
+def _value_matches(value: Any, wanted: str) -> bool:
+    if isinstance(value, list):
+        return any(_value_matches(item, wanted) for item in value)
+    text = str(value if value is not None else "").strip()
+    if is_regex_pattern(wanted):
+        return re.search(wanted[1:-1], text, re.IGNORECASE) is not None
+    return text.lower() == wanted.strip().lower()
+
+
+def _row_text(row: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={_join(v)}" for k, v in row.items() if v not in ("", [], None))
+
+
+def _join(value: Any) -> str:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return "/".join(str(v) for v in value)
+    return str(value)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+_DECIDERS = {
+    "node_running": _node_running,
+    "link": _link,
+    "address": _address,
+    "command": _command,
+    "parsed": _parsed,
+}

@@ -1,0 +1,116 @@
+"""What checking a lab gives: one result per objective and a score per stage and in all.
+
+These are the contract of the checks route, its `check_result` / `check_summary` events
+and the notebook's report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .model import LabFile
+
+Status = Literal["pass", "fail", "error"]
+"""`error`: the check could not be decided (a node stopped, a console unreachable)."""
+
+
+class Evidence(BaseModel):
+    """What decided a check: the node, the command, and the lines of its output that
+    counted (or the fact read from GNS3, e.g. the node's status, with no command)."""
+
+    node: str
+    command: str | None = None
+    lines: list[str] = Field(default_factory=list)
+
+
+class CheckVerdict(BaseModel):
+    """One check decided: its status, a sentence a student understands, the evidence."""
+
+    status: Status
+    explanation: str
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class ObjectiveResult(BaseModel):
+    """One objective checked."""
+
+    id: str
+    stage: str
+    text: str
+    status: Status
+    points: float
+    points_awarded: float
+    explanation: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    duration_ms: int
+
+
+class StageScore(BaseModel):
+    id: str
+    title: str
+    passed: bool
+    score: float
+    max_score: float
+
+
+class CheckSummary(BaseModel):
+    """The score of the objectives checked; `passed` when every one of them passed."""
+
+    score: float
+    max_score: float
+    passed: bool
+    stages: list[StageScore]
+
+
+class CheckReport(CheckSummary):
+    """The results and their summary (the answer of a non-streamed check)."""
+
+    results: list[ObjectiveResult]
+
+
+def summarize(lab: LabFile, results: Sequence[ObjectiveResult]) -> CheckSummary:
+    """The summary of `results` (of `lab`'s objectives; stages without a result are left
+    out)."""
+    stages = []
+    for stage in lab.stages:
+        mine = [r for r in results if r.stage == stage.id]
+        if not mine:
+            continue
+        stages.append(
+            StageScore(
+                id=stage.id,
+                title=stage.title,
+                passed=all(r.status == "pass" for r in mine),
+                score=sum(r.points_awarded for r in mine),
+                max_score=sum(r.points for r in mine),
+            )
+        )
+    return CheckSummary(
+        score=sum(r.points_awarded for r in results),
+        max_score=sum(r.points for r in results),
+        passed=bool(results) and all(r.status == "pass" for r in results),
+        stages=stages,
+    )
+
+
+def combined(way: Literal["all", "any"], verdicts: Sequence[CheckVerdict]) -> CheckVerdict:
+    """The verdict of an objective decided by `all` or `any` of several checks: a failed
+    check fails `all`, a passed one passes `any`; otherwise an undecided check makes the
+    objective undecided."""
+    statuses = [v.status for v in verdicts]
+    decisive: Status = "fail" if way == "all" else "pass"
+    if decisive in statuses:
+        status = decisive
+    elif "error" in statuses:
+        status = "error"
+    else:
+        status = "pass" if way == "all" else "fail"
+    chosen = [v for v in verdicts if v.status == status] or list(verdicts)
+    return CheckVerdict(
+        status=status,
+        explanation="; ".join(v.explanation for v in chosen),
+        evidence=[e for v in chosen for e in v.evidence],
+    )

@@ -1,0 +1,117 @@
+"""Checking a lab's objectives on the real devices.
+
+`check_lab(ctx, lab, stage=..., objectives=...)` yields one `ObjectiveResult` per selected
+objective as soon as it is decided (objectives run concurrently; the console pool makes
+commands of one device take turns). Each objective has a time limit: `CHECK_TIMEOUT`
+plus the longest `wait` of its checks; past it the objective is an error, never a hang.
+`report(...)` gathers them with their summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+
+from ..tools.base import ToolContext
+from .checks import decide
+from .devices import DeviceAccess
+from .model import LabFile, Objective, Stage
+from .results import CheckReport, CheckVerdict, ObjectiveResult, combined, summarize
+
+CHECK_TIMEOUT = 30.0
+"""Seconds an objective's checks may take, on top of the longest `wait` among them."""
+
+
+class UnknownSelection(ValueError):
+    """A stage or objective id the lab does not have; the message lists those it has."""
+
+
+def select(
+    lab: LabFile, stage: str | None = None, objectives: Sequence[str] | None = None
+) -> list[tuple[Stage, Objective]]:
+    """The objectives to check: all, those of `stage`, or those named (in lab order)."""
+    if stage is not None and lab.stage(stage) is None:
+        known = ", ".join(s.id for s in lab.stages)
+        raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+    chosen = [(s, o) for s in lab.stages if stage in (None, s.id) for o in s.objectives]
+    if objectives:
+        known_ids = {o.id for _, o in chosen}
+        missing = [o for o in objectives if o not in known_ids]
+        if missing:
+            where = f" in stage {stage!r}" if stage else ""
+            raise UnknownSelection(
+                f"no objective {', '.join(map(repr, missing))}{where} "
+                f"(objectives: {', '.join(sorted(known_ids))})"
+            )
+        chosen = [(s, o) for s, o in chosen if o.id in objectives]
+    return chosen
+
+
+async def check_lab(
+    ctx: ToolContext,
+    lab: LabFile,
+    *,
+    stage: str | None = None,
+    objectives: Sequence[str] | None = None,
+    timeout: float = CHECK_TIMEOUT,
+) -> AsyncIterator[ObjectiveResult]:
+    """Yield each selected objective's result as it is decided (module docstring).
+    Raises `UnknownSelection` before checking anything."""
+    chosen = select(lab, stage, objectives)
+    devices = DeviceAccess(ctx)
+    tasks = [asyncio.ensure_future(_check_objective(s, o, devices, timeout)) for s, o in chosen]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
+    finally:
+        for task in tasks:
+            task.cancel()
+        devices.close()
+
+
+async def report(
+    ctx: ToolContext,
+    lab: LabFile,
+    *,
+    stage: str | None = None,
+    objectives: Sequence[str] | None = None,
+    timeout: float = CHECK_TIMEOUT,
+) -> CheckReport:
+    """Every selected objective's result, in the lab's order, with the summary."""
+    order = {o.id: i for i, (_, o) in enumerate(select(lab, stage, objectives))}
+    results = [
+        r async for r in check_lab(ctx, lab, stage=stage, objectives=objectives, timeout=timeout)
+    ]
+    results.sort(key=lambda r: order[r.id])
+    return CheckReport(results=results, **summarize(lab, results).model_dump())
+
+
+async def _check_objective(
+    stage: Stage, objective: Objective, devices: DeviceAccess, timeout: float
+) -> ObjectiveResult:
+    started = time.monotonic()
+    limit = timeout + max(getattr(c, "wait", 0) for c in objective.checks)
+    try:
+        decided = asyncio.gather(*(decide(check, devices) for check in objective.checks))
+        verdicts = list(await asyncio.wait_for(decided, limit))
+    except asyncio.TimeoutError:
+        verdict = CheckVerdict(
+            status="error", explanation=f"The check took longer than {limit:g} s."
+        )
+    else:
+        if objective.check is not None:
+            verdict = verdicts[0]
+        else:
+            verdict = combined("all" if objective.all is not None else "any", verdicts)
+    return ObjectiveResult(
+        id=objective.id,
+        stage=stage.id,
+        text=objective.text,
+        status=verdict.status,
+        points=objective.points,
+        points_awarded=objective.points if verdict.status == "pass" else 0,
+        explanation=verdict.explanation,
+        evidence=verdict.evidence,
+        duration_ms=round((time.monotonic() - started) * 1000),
+    )

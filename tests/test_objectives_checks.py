@@ -1,0 +1,263 @@
+"""Lab objectives checked on the real devices (`objectives/runner.py`, `checks.py`).
+
+Lab tests drive REAL VPCS nodes through the real gns3-server of the `gns3_project` fixture;
+IOS is the scripted telnet TEST DOUBLE (`testing.ios_double`), reached through the tool
+context's `console_targets` hook (no IOS image runs here).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.objectives import load_lab
+from jupyter_gns3_copilot.objectives.results import CheckReport
+from jupyter_gns3_copilot.objectives.runner import UnknownSelection, check_lab, report
+from jupyter_gns3_copilot.testing.ios_double import IOSDouble
+from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
+
+LAB = textwrap.dedent(
+    """\
+    title: Checks on real devices
+    stages:
+      - id: build
+        title: Build the lab
+        objectives:
+          - {id: pc1-runs, text: PC1 runs, check: {kind: node_running, node: PC1}}
+          - {id: pc3-runs, text: PC3 runs, check: {kind: node_running, node: PC3}}
+          - {id: linked, text: PC1 is cabled, check: {kind: link, between: [PC1, Switch1]}}
+          - id: linked-ports
+            text: PC1 e0 goes to Switch1 e0
+            check: {kind: link, between: [[PC1, e0], [Switch1, Ethernet0]]}
+          - id: wrong-ports
+            text: PC1 e0 goes to Switch1 e5
+            check: {kind: link, between: [[PC1, e0], [Switch1, e5]]}
+          - {id: no-link, text: PC1 and PC2 cabled, check: {kind: link, between: [PC1, PC2]}}
+      - id: addressing
+        title: Address the PCs
+        objectives:
+          - id: pc1-address
+            text: PC1 has 10.0.0.1/24
+            points: 2
+            check: {kind: address, node: PC1, address: 10.0.0.1/24}
+          - id: pc1-wrong
+            text: PC1 has 10.0.0.9/24
+            check: {kind: address, node: PC1, address: 10.0.0.9/24}
+          - id: pc2-none
+            text: PC2 has an address
+            check: {kind: address, node: PC2, address: 10.0.0.2/24}
+          - id: pc3-stopped
+            text: PC3 has an address
+            check: {kind: address, node: PC3, address: 10.0.0.3/24}
+          - id: gateway
+            text: PC1 has its gateway
+            check: {kind: command, node: PC1, command: show ip, contains: 10.0.0.254}
+          - id: gateway-regex
+            text: PC1's gateway, by regex
+            check:
+              kind: command
+              node: PC1
+              command: show ip
+              regex: 'GATEWAY\\s*: 10\\.0\\.0\\.254$'
+          - id: not-old
+            text: PC1 no longer has 10.0.0.1
+            check: {kind: command, node: PC1, command: show ip, not_contains: 10.0.0.1/}
+          - id: no-template
+            text: parsed VPCS output
+            check: {kind: parsed, node: PC1, command: show ip, match: {ip: 10.0.0.1}}
+          - id: both
+            text: PC1 and PC2 addressed
+            all:
+              - {kind: address, node: PC1, address: 10.0.0.1/24}
+              - {kind: address, node: PC2, address: 10.0.0.2/24}
+          - id: either
+            text: PC1 or PC2 addressed
+            any:
+              - {kind: address, node: PC2, address: 10.0.0.2/24}
+              - {kind: address, node: PC1, address: 10.0.0.1/24}
+      - id: router
+        title: The router
+        objectives:
+          - id: r1-address
+            text: R1 Gi0/0 has 10.0.12.1/24
+            check: {kind: address, node: R1, interface: Gi0/0, address: 10.0.12.1/24}
+          - id: r1-brief
+            text: Gi0/0 is up with its address
+            check:
+              kind: parsed
+              node: R1
+              command: show ip interface brief
+              match: {interface: /GigabitEthernet0.0/, ip_address: 10.0.12.1, status: up}
+          - id: r1-down
+            text: three interfaces are down
+            check:
+              kind: parsed
+              node: R1
+              command: show ip interface brief
+              match: {status: /down/}
+              expect: 3
+          - id: r1-bad-field
+            text: a field the template does not have
+            check: {kind: parsed, node: R1, command: show ip interface brief, match: {nbr: x}}
+    """
+)
+
+
+def client_for(project: Any) -> GNS3Client:
+    return GNS3Client(
+        project.url, username=project.username, password=project.password, token=project.token
+    )
+
+
+@asynccontextmanager
+async def checked_lab(gns3_project: Any) -> AsyncIterator[tuple[ToolContext, IOSDouble]]:
+    """PC1, PC2 (started, PC1 addressed), PC3 (stopped) on Switch1, and R1 (the IOS double)
+    with Gi0/0 addressed and up."""
+    project_id = gns3_project.project_id
+    async with IOSDouble(hostname="R1") as router, client_for(gns3_project) as gns3:
+        for name in ("PC1", "PC2", "PC3"):
+            await gns3.create_node_from_template(project_id, "VPCS", name)
+        await gns3.create_node_from_template(project_id, "ethernet_switch", "Switch1")
+        for index, name in enumerate(("PC1", "PC2", "PC3")):
+            await gns3.create_link(project_id, name, "e0", "Switch1", f"e{index}")
+        nodes = {n.name: n for n in await gns3.list_nodes(project_id)}
+        for name in ("PC1", "PC2", "Switch1"):
+            await gns3.start_node(project_id, nodes[name].node_id)
+        async with ConsolePool() as consoles:
+            setup = ToolContext(
+                gns3=gns3,
+                project_id=project_id,
+                consoles=consoles,
+                mode=LAB_AUTOMATION,
+                console_targets={"R1": router.target()},
+            )
+            configured = await execute_tool(
+                setup,
+                "run_vpcs_commands",
+                {"devices": [{"device": "PC1", "commands": ["ip 10.0.0.1/24 10.0.0.254"]}]},
+            )
+            assert configured.ok, configured.result
+            configured = await execute_tool(
+                setup,
+                "run_config_commands",
+                {
+                    "devices": [
+                        {
+                            "device": "R1",
+                            "commands": [
+                                "interface Gi0/0",
+                                "ip address 10.0.12.1 255.255.255.0",
+                                "no shutdown",
+                            ],
+                        }
+                    ]
+                },
+            )
+            assert configured.ok, configured.result
+            checking = ToolContext(
+                gns3=gns3,
+                project_id=project_id,
+                consoles=consoles,
+                mode=TEACHING,
+                console_targets={"R1": router.target()},
+            )
+            yield checking, router
+
+
+@pytest.mark.lab
+async def test_every_check_kind_passes_fails_or_says_why_not(gns3_project: Any) -> None:
+    lab = load_lab(LAB).lab
+    async with checked_lab(gns3_project) as (ctx, router):
+        result = await report(ctx, lab)
+    by_id = {r.id: r for r in result.results}
+    statuses = {r.id: r.status for r in result.results}
+    assert statuses == {
+        "pc1-runs": "pass",
+        "pc3-runs": "fail",
+        "linked": "pass",
+        "linked-ports": "pass",
+        "wrong-ports": "fail",
+        "no-link": "fail",
+        "pc1-address": "pass",
+        "pc1-wrong": "fail",
+        "pc2-none": "fail",
+        "pc3-stopped": "error",
+        "gateway": "pass",
+        "gateway-regex": "pass",
+        "not-old": "fail",
+        "no-template": "error",
+        "both": "fail",
+        "either": "pass",
+        "r1-address": "pass",
+        "r1-brief": "pass",
+        "r1-down": "pass",
+        "r1-bad-field": "error",
+    }, {r.id: r.explanation for r in result.results}
+    assert by_id["pc3-runs"].explanation == "PC3 is stopped."
+    assert by_id["wrong-ports"].explanation == (
+        "PC1 and Switch1 are linked (PC1 e0 - Switch1 e0), but not PC1 e0 to Switch1 e5."
+    )
+    assert by_id["pc1-wrong"].explanation == "PC1 has 10.0.0.1/24, not 10.0.0.9/24."
+    assert by_id["pc2-none"].explanation == "PC2 has no IPv4 address."
+    assert by_id["pc3-stopped"].explanation == "PC3 is stopped; start it to check this."
+    assert "There is no parser for `show ip` on vpcs devices" in by_id["no-template"].explanation
+    assert "no field nbr (fields: " in by_id["r1-bad-field"].explanation
+    evidence = by_id["pc1-address"].evidence[0]
+    assert (evidence.node, evidence.command) == ("PC1", "show ip")
+    assert any("10.0.0.1/24" in line for line in evidence.lines)
+    assert by_id["both"].explanation == "PC2 has no IPv4 address."
+    assert by_id["pc1-address"].points_awarded == 2 and by_id["pc1-wrong"].points_awarded == 0
+    # the summary
+    assert (result.score, result.max_score, result.passed) == (11, 21, False)
+    assert [(s.id, s.passed, s.score, s.max_score) for s in result.stages] == [
+        ("build", False, 3, 6),
+        ("addressing", False, 5, 11),
+        ("router", False, 3, 4),
+    ]
+    # each command was typed once per run, however many checks read it
+    assert [line.line for line in router.received].count("show ip interface brief") == 1
+
+
+@pytest.mark.lab
+async def test_a_stage_or_some_objectives_are_checked_alone(gns3_project: Any) -> None:
+    lab = load_lab(LAB).lab
+    async with checked_lab(gns3_project) as (ctx, _):
+        only = await report(ctx, lab, stage="build")
+        named = [r async for r in check_lab(ctx, lab, objectives=["gateway", "pc1-runs"])]
+        with pytest.raises(UnknownSelection, match=r"no stage 'nope' .stages: build, address"):
+            await report(ctx, lab, stage="nope")
+        with pytest.raises(UnknownSelection, match="no objective 'gatewya'"):
+            await report(ctx, lab, objectives=["gatewya"])
+    assert [r.id for r in only.results][:2] == ["pc1-runs", "pc3-runs"]
+    assert {r.stage for r in only.results} == {"build"}
+    assert sorted(r.id for r in named) == ["gateway", "pc1-runs"]
+
+
+@pytest.mark.lab
+async def test_a_check_never_changes_a_device(gns3_project: Any) -> None:
+    """A lab file that slipped a configuring command past validation (a node's dialect
+    unknown then) still sends nothing: the read-only screening runs before each command."""
+    text = textwrap.dedent(
+        """\
+        title: Sneaky
+        stages:
+          - id: s
+            title: S
+            objectives:
+              - id: o
+                text: o
+                check: {kind: command, node: PC1, command: ip 10.0.0.99/24, contains: x}
+        """
+    )
+    async with checked_lab(gns3_project) as (ctx, _):
+        result: CheckReport = await report(ctx, load_lab(text).lab)
+        after = await report(ctx, load_lab(LAB).lab, objectives=["pc1-address"])
+    assert result.results[0].status == "error"
+    assert "would change PC1; a check only reads" in result.results[0].explanation
+    assert after.results[0].status == "pass"
