@@ -175,17 +175,47 @@ class TrafficDuring(LabModel):
     ping: PingDuring
 
 
+class LinkPorts(LabModel):
+    """A link by its two ends, as the capture tools name it."""
+
+    a: str = Field(min_length=1)
+    a_port: str = Field(min_length=1)
+    b: str = Field(min_length=1)
+    b_port: str = Field(min_length=1)
+
+
+_LINK_TEXT = re.compile(r"^\s*(\S.*?)\s+(\S+)\s*(?:<->|-)\s*(\S.*?)\s+(\S+)\s*$")
+
+
+def link_ports(link: str | LinkPorts) -> LinkPorts:
+    """`"PC1 e0 - SW1 e1"` (or `<->`) as `LinkPorts`; ValueError for another shape."""
+    if isinstance(link, LinkPorts):
+        return link
+    match = _LINK_TEXT.match(link)
+    if match is None:
+        raise ValueError(f"{link!r} names no link; write it as 'PC1 e0 - SW1 e1'")
+    a, a_port, b, b_port = match.groups()
+    return LinkPorts(a=a, a_port=a_port, b=b, b_port=b_port)
+
+
 class TrafficCheck(LabModel):
-    """Packets matching `filter` cross `link` (named by its two ends, `"PC1 e0 - SW1 e1"`
-    or `[PC1, SW1]`) within `seconds`, while `during` runs when given."""
+    """Packets matching `filter` cross `link` (`"PC1 e0 - SW1 e1"`, or `{a, a_port, b,
+    b_port}`) within `seconds`, while `during` runs when given."""
 
     kind: Literal["traffic"]
-    link: str | Annotated[list[str], Field(min_length=2, max_length=2)]
+    link: str | LinkPorts
     filter: str = Field(
         min_length=1, max_length=200, description="A display filter: icmp, ospf, ..."
     )
     seconds: float = Field(3, gt=0, le=MAX_SECONDS)
     during: TrafficDuring | None = None
+
+    @field_validator("link")
+    @classmethod
+    def _named(cls, link: str | LinkPorts) -> str | LinkPorts:
+        if isinstance(link, str) and not is_template(link):
+            link_ports(link)
+        return link
 
 
 Check = Annotated[

@@ -69,7 +69,7 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     link = await find_link(ctx, args.link)
     text = await link_text(ctx, link)
     try:
-        data = await _read_capture(ctx, link)
+        data = await read_link_capture(ctx, link)
     except GNS3NotFound as exc:
         if exc.kind != "capture":
             raise
@@ -101,10 +101,10 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     return result
 
 
-async def _read_capture(ctx: ToolContext, link: Link) -> bytes:
-    """A running capture through GNS3's capture stream (it serves captures on any compute),
-    else, or when the stream fails (e.g. the capture just stopped), the capture file
-    through the project's files."""
+async def read_link_capture(ctx: ToolContext, link: Link) -> bytes:
+    """The link's capture bytes: a running capture through GNS3's capture stream (it
+    serves captures on any compute), else, or when the stream fails (e.g. the capture
+    just stopped), the capture file through the project's files."""
     if link.capturing:
         try:
             return await ctx.until_aborted(
