@@ -16,7 +16,6 @@ depends on:
 - `[confirm]` (`reload`, `clear counters`), `[yes/no]` (`reload` with unsaved changes),
   `Destination filename [startup-config]?` (`copy running-config startup-config`);
 - `% Invalid input detected at '^' marker.`, `% Incomplete command.`, unknown words;
-- `show ip interface brief` and `show ip interface` from the interfaces configured on it;
 - the `%SYS-5-CONFIG_I` log line after leaving configuration mode, printed late (when
   the next command starts), as IOS does without `logging synchronous`;
 - `ping HOST` and `traceroute HOST` answered from the interfaces' subnets: a host on an
@@ -407,8 +406,6 @@ class _ConsoleLine:
             await self.emit(_show_version(self.device.hostname))
         elif _is(words, "show", "ip", "interface", "brief"):
             await self.emit(self.show_ip_interface_brief())
-        elif _is(words, "show", "ip", "interface") and len(words) == 3:
-            await self.emit(self.show_ip_interface())
         elif _is(words, "show", "clock"):
             await self.emit(["*00:00:42.123 UTC Mon Mar 1 1993"])
         elif _is(words, "show", "running-config") and privileged:
@@ -418,6 +415,8 @@ class _ConsoleLine:
                 self.page_length = int(words[2])
         elif _is(words, "ping") and len(words) == 2:
             await self.emit(self.ping(words[1]))
+        elif _is(words, "ping") and len(words) == 4 and _is(words[2:3], "repeat"):
+            await self.emit(self.ping(words[1], int(words[3]) if words[3].isdigit() else 5))
         elif _is(words, "traceroute") and len(words) == 2:
             await self.emit(self.traceroute(words[1]))
         elif _is(words, "enable") and len(words) == 1:
@@ -551,27 +550,6 @@ class _ConsoleLine:
             )
         return rows
 
-    def show_ip_interface(self) -> list[str]:
-        lines = []
-        for interface in self.device.interfaces.values():
-            if interface.shutdown:
-                lines.append(f"{interface.name} is administratively down, line protocol is down")
-            else:
-                lines.append(f"{interface.name} is up, line protocol is up")
-            if interface.address and interface.mask:
-                length = sum(bin(int(part)).count("1") for part in interface.mask.split("."))
-                lines += [
-                    f"  Internet address is {interface.address}/{length}",
-                    "  Broadcast address is 255.255.255.255",
-                    "  MTU is 1500 bytes",
-                    "  Helper address is not set",
-                    "  Outgoing access list is not set",
-                    "  Inbound  access list is not set",
-                ]
-            else:
-                lines.append("  Internet protocol processing disabled")
-        return lines
-
     def running_config(self) -> list[str]:
         device = self.device
         lines = [
@@ -620,19 +598,20 @@ class _ConsoleLine:
             for interface in self.device.interfaces.values()
         )
 
-    def ping(self, host: str) -> list[str]:
+    def ping(self, host: str, count: int = 5) -> list[str]:
         if not _is_address(host):
             return _unrecognized(host)
-        if not self.reachable(host):
-            marks, rate = ".....", "0 percent (0/5)"
-        elif host in self.device.resolved:
-            marks, rate = "!!!!!", "100 percent (5/5), round-trip min/avg/max = 1/1/2 ms"
-        else:
+        answered = 0
+        if self.reachable(host):
+            answered = count if host in self.device.resolved else count - 1  # the first: ARP
             self.device.resolved.add(host)
-            marks, rate = ".!!!!", "80 percent (4/5), round-trip min/avg/max = 1/1/2 ms"
+        marks = "." * (count - answered) + "!" * answered
+        rate = f"{answered * 100 // count} percent ({answered}/{count})"
+        if answered:
+            rate += ", round-trip min/avg/max = 1/1/2 ms"
         return [
             "Type escape sequence to abort.",
-            f"Sending 5, 100-byte ICMP Echos to {host}, timeout is 2 seconds:",
+            f"Sending {count}, 100-byte ICMP Echos to {host}, timeout is 2 seconds:",
             marks,
             f"Success rate is {rate}",
         ]
@@ -693,7 +672,6 @@ def _bad_word_column(line: str, words: list[str], privileged: bool) -> int:
     known = [
         ("show", "version"),
         ("show", "ip", "interface", "brief"),
-        ("show", "ip", "interface"),
         ("show", "clock"),
         ("terminal", "length"),
     ]
