@@ -16,6 +16,8 @@ Each event is one SSE message `data: <json>\\n\\n` with a `type` and the `sessio
 | abort | (none) |
 | done | ours: statistics, title (the turn's counts and the session's title; see `DoneEvent`) |
 | heartbeat | (none; sent after `heartbeat_interval` seconds of silence, render nothing) |
+| check_result | result (one lab objective decided: `objectives.results.ObjectiveResult`) |
+| check_summary | summary (the score: `objectives.results.CheckSummary`) |
 
 Fields marked "ours" are additions to the chat API of the copilot that runs inside a GNS3
 server; a client of that API that ignores unknown fields reads these events.
@@ -32,6 +34,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .device_outcome import Outcome
+from .objectives.results import CheckSummary, ObjectiveResult
 
 
 class _Event(BaseModel):
@@ -136,6 +139,20 @@ class HeartbeatEvent(_Event):
     type: Literal["heartbeat"] = "heartbeat"
 
 
+class CheckResultEvent(_Event):
+    """A lab objective decided, in a lab check's stream (`session_id` names the check run)."""
+
+    type: Literal["check_result"] = "check_result"
+    result: ObjectiveResult
+
+
+class CheckSummaryEvent(_Event):
+    """The score of a lab check run, after its last `check_result`."""
+
+    type: Literal["check_summary"] = "check_summary"
+    summary: CheckSummary
+
+
 ChatEvent = Annotated[
     ContentEvent
     | ToolCallEvent
@@ -147,7 +164,9 @@ ChatEvent = Annotated[
     | ErrorEvent
     | AbortEvent
     | DoneEvent
-    | HeartbeatEvent,
+    | HeartbeatEvent
+    | CheckResultEvent
+    | CheckSummaryEvent,
     Field(discriminator="type"),
 ]
 

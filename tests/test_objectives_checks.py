@@ -16,9 +16,10 @@ import pytest
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.objectives import load_lab
+from jupyter_gns3_copilot.objectives.errors import UnknownSelection
+from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.results import CheckReport
-from jupyter_gns3_copilot.objectives.runner import UnknownSelection, check_lab, report
+from jupyter_gns3_copilot.objectives.runner import check_lab, report
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
 

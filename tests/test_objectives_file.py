@@ -11,7 +11,9 @@ import jsonschema
 import pytest
 import yaml
 
-from jupyter_gns3_copilot.objectives import LabFileError, load_lab, student_values
+from jupyter_gns3_copilot.objectives.errors import LabFileError
+from jupyter_gns3_copilot.objectives.loader import load_lab
+from jupyter_gns3_copilot.objectives.parameters import student_values
 from jupyter_gns3_copilot.objectives.schema import SCHEMA_FILE, lab_schema, schema_text
 
 LAB = textwrap.dedent(

@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from traitlets import Bool, Dict, Int, List, Unicode, default
 from traitlets.config import Application
 
+from ..private_files import read_or_create_secret
 from .budgets import BudgetPolicy
 from .restart import exec_again, keep_open, listening_sockets, write_pid_file
 
@@ -97,19 +98,6 @@ class HubRuntime:
 
 def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
-
-
-def read_or_create_secret(path: Path) -> SecretStr:
-    """The secret in `path`, or a new one written there once (mode 0600)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return SecretStr(path.read_text().strip())
-    value = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as file:
-        file.write(value)
-    return SecretStr(value)
 
 
 class CopilotHubService(Application):
@@ -314,7 +302,7 @@ class CopilotHubService(Application):
         secret = (
             SecretStr(self.account_secret)
             if self.account_secret
-            else read_or_create_secret(Path(self.data_dir) / SECRET_FILE)
+            else SecretStr(read_or_create_secret(Path(self.data_dir) / SECRET_FILE))
         )
         store = await SqliteUsageStore.open(self.data_dir)
         admin = GNS3Client(

@@ -1,21 +1,11 @@
 """Lab objectives: the lab file (`lab.yaml`: stages, objectives, checks, per-student
-parameters), read and checked before anything runs.
+parameters), read and checked before anything runs, and checked on the real devices.
 
-No Jupyter here: the server extension, the hub service and the command line use it alike.
+- `model`: the lab file's models (its JSON Schema, `lab.schema.json`, is generated from them);
+- `loader`: `load_lab(text)`, problems named by file, line and field (`errors`);
+- `parameters`, `templating`: each student's values and the texts and checks rendered with them;
+- `readers`, `devices`, `checks`, `runner`: deciding objectives on the devices;
+- `results`: what a check run gives; `service`: each project's lab (`ProjectLabs`).
+
+Nothing is imported here, so that the event models can use `results` cheaply. No Jupyter.
 """
-
-from .errors import LabFileError, LabProblem
-from .loader import LabDocument, load_lab
-from .model import LabFile, Objective, Stage
-from .parameters import student_values
-
-__all__ = [
-    "LabDocument",
-    "LabFile",
-    "LabFileError",
-    "LabProblem",
-    "Objective",
-    "Stage",
-    "load_lab",
-    "student_values",
-]

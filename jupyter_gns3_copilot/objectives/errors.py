@@ -42,3 +42,15 @@ class LabFileError(ValueError):
     def first(self) -> LabProblem:
         """The first problem (the one a one-line error names)."""
         return self.problems[0]
+
+
+class NoLab(LookupError):
+    """The project has no lab file."""
+
+
+class UnknownSelection(ValueError):
+    """A stage or objective id the lab does not have; the message lists those it has."""
+
+
+class StageWithoutSnapshot(LookupError):
+    """A catch-up asked for a stage that names no snapshot, or whose snapshot is gone."""

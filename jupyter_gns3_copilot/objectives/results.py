@@ -7,11 +7,12 @@ and the notebook's report.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from .model import LabFile
+if TYPE_CHECKING:  # the lab file's models are costly to build; the event models need none
+    from .model import LabFile
 
 Status = Literal["pass", "fail", "error"]
 """`error`: the check could not be decided (a node stopped, a console unreachable)."""

@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 
 from ..tools.base import ToolContext
 from .checks import decide
 from .devices import DeviceAccess
+from .errors import UnknownSelection
 from .model import LabFile, Objective, Stage
 from .results import CheckReport, CheckVerdict, ObjectiveResult, combined, summarize
 
 CHECK_TIMEOUT = 30.0
 """Seconds an objective's checks may take, on top of the longest `wait` among them."""
-
-
-class UnknownSelection(ValueError):
-    """A stage or objective id the lab does not have; the message lists those it has."""
 
 
 def select(
@@ -79,12 +76,15 @@ async def report(
     timeout: float = CHECK_TIMEOUT,
 ) -> CheckReport:
     """Every selected objective's result, in the lab's order, with the summary."""
-    order = {o.id: i for i, (_, o) in enumerate(select(lab, stage, objectives))}
-    results = [
-        r async for r in check_lab(ctx, lab, stage=stage, objectives=objectives, timeout=timeout)
-    ]
-    results.sort(key=lambda r: order[r.id])
-    return CheckReport(results=results, **summarize(lab, results).model_dump())
+    results = check_lab(ctx, lab, stage=stage, objectives=objectives, timeout=timeout)
+    return await collect(lab, results)
+
+
+async def collect(lab: LabFile, results: AsyncIterable[ObjectiveResult]) -> CheckReport:
+    """`results` (of `lab`'s objectives, in any order) in the lab's order, with the summary."""
+    order = {o.id: i for i, o in enumerate(o for s in lab.stages for o in s.objectives)}
+    gathered = sorted([r async for r in results], key=lambda r: order[r.id])
+    return CheckReport(results=gathered, **summarize(lab, gathered).model_dump())
 
 
 async def _check_objective(

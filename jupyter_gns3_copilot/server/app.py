@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ..hub.client import HubServiceClient, HubSession
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
+    from ..objectives.service import ProjectLabs
     from ..service import ProjectAgentManager
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
@@ -65,6 +66,8 @@ MODES = ("teaching_assistant", "lab_automation_assistant")
 ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
 HUB_URL_ENV = "GNS3_COPILOT_HUB_URL"
+LAB_SALT_ENV = "GNS3_COPILOT_LAB_SALT"
+LAB_SALT_FILE = "lab.salt"
 CONSOLE_TRANSPORT_ENV = "GNS3_COPILOT_CONSOLE_TRANSPORT"
 CONSOLE_TRANSPORTS = ("telnet", "websocket")
 HUB_PROVIDER = "JupyterHub copilot service"
@@ -231,6 +234,16 @@ class GNS3Copilot(ExtensionApp):
         "name no user (default: the server's OS user name)."
     ).tag(config=True)
 
+    # -- lab objectives --------------------------------------------------------------------
+    lab_salt = Unicode(
+        help="Secret that makes each student's lab parameter values; never shown to students "
+        "(env GNS3_COPILOT_LAB_SALT; default: generated once into data_dir/lab.salt)."
+    ).tag(config=True)
+
+    @default("lab_salt")
+    def _default_lab_salt(self) -> str:
+        return os.environ.get(LAB_SALT_ENV, "")
+
     @default("allow_auto_approval")
     def _default_allow_auto_approval(self) -> bool:
         """`True`, `False` under JupyterHub."""
@@ -333,6 +346,7 @@ class GNS3Copilot(ExtensionApp):
         self._notebook_projects: NotebookProjects | None = None
         self._llm_admin: LLMAdminConfig | None = None
         self._tool_runs: ToolRuns | None = None
+        self._project_labs: ProjectLabs | None = None
         self._project_lookup: SingleFlight[str, Project] | None = None
         self._hub: HubServiceClient | None = None
         self._hub_admin: tuple[HubSession, LLMAdminConfig] | None = None
@@ -533,6 +547,16 @@ class GNS3Copilot(ExtensionApp):
         from ..store import database_path
 
         return database_path(self.data_dir, project_id).exists()
+
+    def project_labs(self) -> ProjectLabs:
+        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`."""
+        if self._project_labs is None:
+            from ..objectives.service import ProjectLabs
+            from ..private_files import read_or_create_secret
+
+            salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / LAB_SALT_FILE)
+            self._project_labs = ProjectLabs(self.lab(), salt)
+        return self._project_labs
 
     def tool_runs(self) -> ToolRuns:
         """The direct tool runs in progress (for abort and their approvals)."""

@@ -13,6 +13,7 @@ administrator needs (e.g. which setting refused a student's mode) is the error's
 | `user_id` of another user; deleting a project without the mode and the admin setting | 403 |
 | GNS3 answering 403 (in hub mode: a project outside the student's pool) | 403 |
 | project not opened, session still streaming, model not configured, GNS3 refused | 409 |
+| a lab file that is not valid (every problem with its file, line and field) | 422 |
 | closing or deleting a project other users are using | 409 |
 | a request body over `MAX_BODY_BYTES` | 413 |
 | GNS3 unreachable, timing out, refusing our credentials, failing | 502 |
@@ -54,7 +55,7 @@ class ApiError(Exception):
         rule: str | None = None,
         setting: str | None = None,
         url: str | None = None,
-        errors: list[dict[str, str]] | None = None,
+        errors: list[dict[str, Any]] | None = None,
         log_detail: str | None = None,
     ) -> None:
         super().__init__(message)
@@ -234,11 +235,25 @@ def to_api_error(exc: BaseException) -> ApiError:
 
     from ..agent.abort import SessionBusy
     from ..llm_config import LLMConfigError, ModelNotConfigured
+    from ..objectives.errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
     from ..store import InvalidProjectId, InvalidTitle
 
     name = type(exc).__name__
     if isinstance(exc, ValidationError):
         return validation_error(exc)
+    if isinstance(exc, LabFileError):
+        problems = [
+            {"source": p.source, "line": p.line, "field": p.field, "message": p.message}
+            for p in exc.problems
+        ]
+        first = exc.first
+        return ApiError(422, str(exc), type=name, field=first.field or None, errors=problems)
+    if isinstance(exc, NoLab):
+        return ApiError(404, str(exc), type=name)
+    if isinstance(exc, UnknownSelection):
+        return ApiError(400, str(exc), type=name)
+    if isinstance(exc, StageWithoutSnapshot):
+        return ApiError(409, str(exc), type=name)
     if isinstance(exc, LLMConfigError):
         return ApiError(
             400,

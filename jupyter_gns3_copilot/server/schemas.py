@@ -101,3 +101,28 @@ class NotebookProjectRequest(_Request):
     path: str = Field(min_length=1, max_length=NOTEBOOK_PATH_MAX_LENGTH)
     project_id: str
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+
+
+class LabAttachRequest(_Request):
+    """`PUT copilot/projects/{project_id}/lab`: the lab file's text (YAML) and the name its
+    problems give it (default `lab.yaml`)."""
+
+    text: str = Field(min_length=1, max_length=512 * 1024)
+    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
+
+
+class LabCheckRequest(_Request):
+    """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
+    `stage`'s, or those named) and how to answer (SSE, or one JSON report)."""
+
+    stage: str | None = Field(default=None, min_length=1, max_length=64)
+    objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    stream: bool = True
+    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+
+
+class CatchUpRequest(_Request):
+    """`POST copilot/projects/{project_id}/lab/stages/{stage}/catch-up`: `confirm` is the
+    person's approval (without it the answer says what would be restored)."""
+
+    confirm: bool = False

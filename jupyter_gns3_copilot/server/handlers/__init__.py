@@ -20,6 +20,7 @@ from .chat import (
     SessionHandler,
     SessionsHandler,
 )
+from .lab import LabCatchUpHandler, LabChecksHandler, LabHandler
 from .notebooks import NotebookProjectsHandler
 from .openapi import OpenAPIHandler
 from .projects import (
@@ -49,6 +50,9 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_PROJECT + "/close", ProjectCloseHandler),
     (_PROJECT + "/topology", TopologyHandler),
     (_PROJECT + r"/tools/(?P<tool_name>[^/]+)", ToolRunHandler),
+    (_PROJECT + "/lab", LabHandler),
+    (_PROJECT + "/lab/checks", LabChecksHandler),
+    (_PROJECT + r"/lab/stages/(?P<stage>[^/]+)/catch-up", LabCatchUpHandler),
     (_PROJECT + "/chat/stream", ChatStreamHandler),
     (_PROJECT + "/chat/sessions", SessionsHandler),
     (_SESSION, SessionHandler),

@@ -1,0 +1,156 @@
+"""A project's lab objectives: the lab as the caller sees it, attaching a lab file,
+checking objectives on the devices, catching up to a stage.
+
+The lab file is the project's `lab.yaml` (`objectives.service.ProjectLabs`); texts and
+checks carry the caller's own parameter values. An invalid file is a 422 listing every
+problem with its file, line and field; a project without one is a 404.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import tornado.web
+from jupyter_server.auth.decorator import authorized
+
+from ..errors import ApiError
+from .base import CopilotHandler, EventStreamHandler
+
+LAB_MODE = "lab_automation_assistant"
+
+
+class LabHandler(CopilotHandler):
+    """`GET copilot/projects/{project_id}/lab`: the lab as the caller sees it (`LabView`:
+    stages, objective texts with their values filled in, points; never the checks).
+    `PUT` with `LabAttachRequest`: check the file against the project and make it the
+    project's lab (lab_automation_assistant mode only: 403 otherwise); the new `LabView`.
+    """
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str) -> None:
+        from ...objectives.view import lab_view
+
+        project_id = self.project_id_from(project_id)
+        lab = await self.copilot.project_labs().for_student(project_id, self.user_id)
+        self.write_json(lab_view(lab))
+
+    @tornado.web.authenticated
+    @authorized
+    async def put(self, project_id: str) -> None:
+        from ...llm_config import effective_config
+        from ...objectives.view import lab_view
+        from ..schemas import LabAttachRequest
+
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(LabAttachRequest)
+        app = self.copilot
+        mode = effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).copilot_mode
+        if mode != LAB_MODE:
+            raise ApiError(
+                403,
+                "Attaching a lab file needs lab automation mode (an instructor's setting).",
+                type="ModeNotAllowed",
+            )
+        labs = app.project_labs()
+        await labs.attach(project_id, request.text, request.source)
+        self.write_json(lab_view(await labs.for_student(project_id, self.user_id)))
+
+
+class LabChecksHandler(EventStreamHandler):
+    """`POST copilot/projects/{project_id}/lab/checks` with `LabCheckRequest`: check the
+    objectives on the devices. SSE: a `check_result` event per objective as it is decided,
+    then `check_summary`, then `done`; with `"stream": false` one `CheckReport`
+    (`{results, score, max_score, passed, stages}`). 400 for an unknown stage or
+    objective, 404 without a lab file, 422 for an invalid one, 409 for a closed project.
+    """
+
+    warm_up_stage = "core"
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        from ...objectives.runner import collect, select
+        from ..schemas import LabCheckRequest
+
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(LabCheckRequest)
+        app = self.copilot
+        labs = app.project_labs()
+        lab = await labs.for_student(project_id, self.user_id)
+        select(lab, request.stage, request.objectives)  # 400 before anything runs
+        await self.opened_project(project_id)
+        run_id = request.session_id or str(uuid.uuid4())
+        runs = app.tool_runs()
+        abort = runs.begin(run_id, self.user_id)
+        if abort is None:
+            raise ApiError(409, f"Run {run_id} is already running.", type="SessionBusy")
+        try:
+            results = labs.check(
+                project_id,
+                lab,
+                stage=request.stage,
+                objectives=request.objectives,
+                abort=abort,
+            )
+            with app.project_users.using(project_id, self.user_id):
+                if request.stream:
+                    await self.relay(
+                        _events(run_id, lab, results),
+                        session_id=run_id,
+                        stream=True,
+                        abort=abort.set,
+                    )
+                else:
+                    self.write_json(await collect(lab, results))
+        finally:
+            runs.end(run_id, abort)
+
+
+class LabCatchUpHandler(CopilotHandler):
+    """`POST copilot/projects/{project_id}/lab/stages/{stage}/catch-up` with
+    `CatchUpRequest`: restore the stage's snapshot (the lab as it was at the start of the
+    stage) and start the nodes again. Without `"confirm": true`, a 400 says what would be
+    restored (the person's click is the approval). 409 when the stage has no snapshot or
+    another user is using the project."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str, stage: str) -> None:
+        from ..schemas import CatchUpRequest
+
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(CatchUpRequest)
+        labs = self.copilot.project_labs()
+        plan = await labs.catch_up_plan(project_id, self.user_id, stage)
+        if not request.confirm:
+            raise ApiError(
+                400,
+                f'{plan.description} Send {{"confirm": true}} to do it.',
+                type="ConfirmationNeeded",
+                field="confirm",
+                rule="true to restore",
+            )
+        await self.opened_project(project_id)
+        self.refuse_if_others_use(project_id, "restore")
+        with self.copilot.project_users.using(project_id, self.user_id):
+            await labs.catch_up(project_id, plan)
+        self.copilot.project_lookup().forget(project_id)
+        self.write_json({"stage": plan.stage.id, "snapshot": plan.snapshot.name, "restored": True})
+
+
+async def _events(
+    run_id: str, lab: Any, results: AsyncIterator[Any]
+) -> AsyncIterator[dict[str, Any]]:
+    from ...events import CheckResultEvent, CheckSummaryEvent, DoneEvent
+    from ...objectives.results import summarize
+
+    seen = []
+    async for result in results:
+        seen.append(result)
+        yield CheckResultEvent(session_id=run_id, result=result).model_dump(exclude_none=True)
+    summary = summarize(lab, seen)
+    yield CheckSummaryEvent(session_id=run_id, summary=summary).model_dump(exclude_none=True)
+    yield DoneEvent(session_id=run_id).model_dump(exclude_none=True)

@@ -1,0 +1,202 @@
+"""Lab objectives through the extension's routes, against the real local GNS3 lab: the lab
+as each student sees it, attaching a lab file, checks as SSE and as one report, catch-up.
+Several users come from `TokenUsersIdentityProvider`, a TEST identity provider mapping
+tokens to user names."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_server_support import (
+    TokenUsersIdentityProvider,
+    add_pcs,
+    as_user,
+    call,
+    kinds,
+    lab_traits,
+    model_traits,
+    open_stream,
+    server_config,
+)
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+
+pytestmark = pytest.mark.lab
+
+ALICE, BOB = as_user("alice"), as_user("bob")
+LAB_MODE = {"copilot_mode": "lab_automation_assistant"}
+LAB = textwrap.dedent(
+    """\
+    title: Two PCs
+    parameters:
+      net: {subnet: {pool: 10.20.0.0/16, prefix: 24}}
+    stages:
+      - id: addressing
+        title: Address PC1
+        snapshot: fresh
+        objectives:
+          - id: pc1-address
+            text: "PC1 has {{ net | host(1) }}/24"
+            points: 2
+            check: {kind: address, node: PC1, address: "{{ net | host(1) }}/24"}
+          - id: pc1-runs
+            text: PC1 runs
+            check: {kind: node_running, node: PC1}
+      - id: reach
+        title: Reach PC2
+        objectives:
+          - id: pc2-runs
+            text: PC2 runs
+            check: {kind: node_running, node: PC2}
+    """
+)
+
+
+@pytest.fixture
+def jp_server_config(gns3_lab, scripted_llm, tmp_path: Path) -> dict[str, Any]:
+    config = server_config(
+        tmp_path / "data", **lab_traits(gns3_lab), **model_traits(scripted_llm), lab_salt="class"
+    )
+    config["ServerApp"]["identity_provider_class"] = TokenUsersIdentityProvider
+    return config
+
+
+def lab_path(project: Any, *rest: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "lab", *rest)
+
+
+async def attach(jp_fetch: Any, project: Any, text: str = LAB, user: Any = ALICE) -> Any:
+    await call(jp_fetch, "copilot", "llm-config", method="PUT", body=LAB_MODE, headers=user)
+    return await call(jp_fetch, *lab_path(project), method="PUT", body={"text": text}, headers=user)
+
+
+async def test_a_lab_file_is_attached_and_each_student_sees_their_values(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    missing = await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)
+    assert (missing.code, missing.error["type"]) == (404, "NoLab")
+
+    teaching = await call(
+        jp_fetch, *lab_path(gns3_project), method="PUT", body={"text": LAB}, headers=BOB
+    )
+    assert teaching.code == 403 and "lab automation mode" in teaching.error["message"]
+
+    attached = await attach(jp_fetch, gns3_project)
+    assert attached.code == 200, attached.body
+    alice = (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).body
+    bob = (await call(jp_fetch, *lab_path(gns3_project), headers=BOB)).body
+    assert alice["title"] == "Two PCs" and alice["max_score"] == 4
+    first = alice["stages"][0]
+    assert (first["id"], first["catch_up"], first["hints"]) == ("addressing", True, "nudge")
+    assert first["objectives"][0]["text"].startswith("PC1 has 10.20.")
+    assert alice["stages"][0]["objectives"][0]["text"] != bob["stages"][0]["objectives"][0]["text"]
+    assert "check" not in str(alice) and "kind" not in str(alice)  # never the answers
+
+    # the file is the project's own, in GNS3
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        stored = await gns3.read_project_file(gns3_project.project_id, "lab.yaml")
+    assert stored.decode() == LAB
+
+
+async def test_an_invalid_lab_file_names_its_line_and_field(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    await add_pcs(gns3_project, "PC1")
+    bad = LAB.replace("kind: node_running, node: PC1", "kind: node_runing, node: PC1")
+    reply = await attach(jp_fetch, gns3_project, bad)
+    assert reply.code == 422
+    problem = reply.error["errors"][0]
+    assert (problem["source"], problem["line"], problem["field"]) == (
+        "lab.yaml",
+        15,
+        "stages[0].objectives[1].check",
+    )
+    assert "unknown check kind" in problem["message"]
+    # a command that configures the node's own dialect is refused at attach time
+    configuring = LAB.replace(
+        "check: {kind: node_running, node: PC1}",
+        "check: {kind: command, node: PC1, command: ip 10.0.0.1/24, contains: x}",
+    )
+    refused = await attach(jp_fetch, gns3_project, configuring)
+    assert refused.code == 422
+    assert "'ip 10.0.0.1/24' is refused on PC1 (vpcs)" in refused.error["message"]
+    # nothing was written
+    assert (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).code == 404
+
+
+async def test_checks_stream_each_result_then_the_summary(jp_fetch: Any, gns3_project: Any) -> None:
+    await add_pcs(gns3_project, "PC1", "PC2")
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        nodes = {n.name: n for n in await gns3.list_nodes(gns3_project.project_id)}
+        await gns3.start_node(gns3_project.project_id, nodes["PC1"].node_id)
+    assert (await attach(jp_fetch, gns3_project)).code == 200
+
+    stream = open_stream(jp_fetch, *lab_path(gns3_project, "checks"), body={}, headers=ALICE)
+    events = await stream.finish()
+    assert kinds(events) == ["check_result"] * 3 + ["check_summary", "done"]
+    results = {e["result"]["id"]: e["result"] for e in events if e["type"] == "check_result"}
+    assert {k: r["status"] for k, r in results.items()} == {
+        "pc1-address": "fail",
+        "pc1-runs": "pass",
+        "pc2-runs": "fail",
+    }
+    assert results["pc1-address"]["explanation"] == "PC1 has no IPv4 address."
+    summary = events[-2]["summary"]
+    assert (summary["score"], summary["max_score"], summary["passed"]) == (1, 4, False)
+
+    report = await call(
+        jp_fetch,
+        *lab_path(gns3_project, "checks"),
+        method="POST",
+        body={"stage": "reach", "stream": False},
+        headers=ALICE,
+    )
+    assert report.code == 200
+    assert [r["id"] for r in report.body["results"]] == ["pc2-runs"]
+    assert report.body["stages"] == [
+        {"id": "reach", "title": "Reach PC2", "passed": False, "score": 0, "max_score": 1}
+    ]
+    unknown = await call(
+        jp_fetch,
+        *lab_path(gns3_project, "checks"),
+        method="POST",
+        body={"stage": "nope", "stream": False},
+        headers=ALICE,
+    )
+    assert unknown.code == 400 and "stages: addressing, reach" in unknown.error["message"]
+
+
+async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    await add_pcs(gns3_project, "PC1")
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        await gns3.create_snapshot(gns3_project.project_id, "fresh")
+        await gns3.create_node_from_template(gns3_project.project_id, "VPCS", "Later")
+    assert (await attach(jp_fetch, gns3_project)).code == 200
+    path = (*lab_path(gns3_project), "stages", "addressing", "catch-up")
+
+    asked = await call(jp_fetch, *path, method="POST", body={}, headers=ALICE)
+    assert asked.code == 400 and asked.error["type"] == "ConfirmationNeeded"
+    assert "restores the snapshot 'fresh'" in asked.error["message"]
+    no_snapshot = await call(
+        jp_fetch,
+        *lab_path(gns3_project),
+        "stages",
+        "reach",
+        "catch-up",
+        method="POST",
+        body={"confirm": True},
+        headers=ALICE,
+    )
+    assert no_snapshot.code == 409
+
+    done = await call(jp_fetch, *path, method="POST", body={"confirm": True}, headers=ALICE)
+    assert done.code == 200, done.body
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        nodes = await gns3.list_nodes(gns3_project.project_id)
+    assert [n.name for n in nodes] == ["PC1"]
+    assert all(n.status == "started" for n in nodes)
