@@ -7,9 +7,11 @@ context's `console_targets` hook (no IOS image runs here).
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -262,3 +264,112 @@ async def test_a_check_never_changes_a_device(gns3_project: Any) -> None:
     assert result.results[0].status == "error"
     assert "would change PC1; a check only reads" in result.results[0].explanation
     assert after.results[0].status == "pass"
+
+
+REACH = textwrap.dedent(
+    """\
+    title: Reachability
+    stages:
+      - id: reach
+        title: Reach
+        objectives:
+          - {id: by-name, text: PC1 reaches PC2, check: {kind: reachable, from: PC1, to: PC2}}
+          - id: nobody
+            text: PC1 reaches 10.0.0.99
+            check: {kind: reachable, from: PC1, to: 10.0.0.99, count: 2}
+          - id: isolated
+            text: PC1 cannot reach 10.0.0.99
+            check: {kind: reachable, from: PC1, to: 10.0.0.99, expect: false, count: 1}
+          - id: not-isolated
+            text: PC1 cannot reach PC2
+            check: {kind: reachable, from: PC1, to: PC2, expect: false, count: 1}
+          - id: no-gateway
+            text: PC2 reaches another subnet
+            check: {kind: reachable, from: PC2, to: 10.9.0.1, count: 1}
+          - id: router
+            text: R1 reaches its neighbour
+            check: {kind: reachable, from: R1, to: 10.0.12.2, count: 2}
+          - id: icmp-crosses
+            text: pings cross PC1's cable
+            check:
+              kind: traffic
+              link: PC1 e0 - Switch1 e0
+              filter: icmp
+              seconds: 1
+              during: {ping: {from: PC1, to: PC2}}
+          - id: no-ospf
+            text: OSPF crosses PC1's cable
+            check:
+              kind: traffic
+              link: {a: Switch1, a_port: e0, b: PC1, b_port: e0}
+              filter: ospf
+              seconds: 1
+    """
+)
+
+
+@pytest.mark.lab
+async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: Any) -> None:
+    """Pings parsed per dialect (VPCS "No gateway found" is a failure), isolation, a node's
+    first address as the target, and packets seen on a captured link."""
+    async with checked_lab(gns3_project) as (ctx, _):
+        setup = replace(ctx, mode=LAB_AUTOMATION)
+        addressed = await execute_tool(
+            setup,
+            "run_vpcs_commands",
+            {"devices": [{"device": "PC2", "commands": ["ip 10.0.0.2/24"]}]},
+        )
+        assert addressed.ok, addressed.result
+        result = await report(ctx, load_lab(REACH).lab)
+    by_id = {r.id: r for r in result.results}
+    assert {r.id: r.status for r in result.results} == {
+        "by-name": "pass",
+        "nobody": "fail",
+        "isolated": "pass",
+        "not-isolated": "fail",
+        "no-gateway": "fail",
+        "router": "pass",
+        "icmp-crosses": "pass",
+        "no-ospf": "fail",
+    }, {r.id: r.explanation for r in result.results}
+    assert by_id["by-name"].explanation.startswith("PC1 reaches PC2 (10.0.0.2) (")
+    assert by_id["by-name"].evidence[0].command == "ping 10.0.0.2 -c 3"
+    assert "No gateway found" in by_id["no-gateway"].evidence[0].lines[0]
+    assert by_id["isolated"].explanation.endswith(", as required.")
+    assert by_id["not-isolated"].explanation.endswith(", which it must not.")
+    assert by_id["router"].evidence[0].command == "ping 10.0.12.2 repeat 2"
+    assert by_id["no-ospf"].explanation == "No ospf packets crossed Switch1 e0 - PC1 e0 in 1 s."
+
+
+@pytest.mark.lab
+async def test_a_reachable_check_waits_for_convergence(gns3_project: Any) -> None:
+    """With `wait`, a failing ping is tried again until the lab converges (here: PC2 gets
+    its address two seconds into the check)."""
+    text = textwrap.dedent(
+        """\
+        title: Convergence
+        stages:
+          - id: s
+            title: S
+            objectives:
+              - id: o
+                text: PC1 reaches 10.0.0.2
+                check: {kind: reachable, from: PC1, to: 10.0.0.2, count: 1, wait: 20}
+        """
+    )
+    async with checked_lab(gns3_project) as (ctx, _):
+        setup = replace(ctx, mode=LAB_AUTOMATION)
+
+        async def address_later() -> None:
+            await asyncio.sleep(2)
+            await execute_tool(
+                setup,
+                "run_vpcs_commands",
+                {"devices": [{"device": "PC2", "commands": ["ip 10.0.0.2/24"]}]},
+            )
+
+        later = asyncio.ensure_future(address_later())
+        result = await report(ctx, load_lab(text).lab)
+        await later
+    assert result.results[0].status == "pass", result.results[0].explanation
+    assert result.results[0].duration_ms >= 2000

@@ -8,12 +8,21 @@ command policy's read-only rules.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
+from ..capture import CaptureError, analyze_pcap
+from ..gns3 import GNS3Error, GNS3NotFound, Link
 from ..gns3.models import Port
+from ..tools.base import ToolContext
+from ..tools.capture_tools import read_link_capture
+from ..tools.link_tools import LinkEnds, find_link
+from ..tools.reachability import read_check
 from .devices import DeviceAccess, Undecided
 from .model import (
     AddressCheck,
@@ -22,13 +31,18 @@ from .model import (
     LinkCheck,
     NodeRunningCheck,
     ParsedCheck,
+    ReachableCheck,
+    TrafficCheck,
     is_regex_pattern,
+    link_ports,
 )
 from .readers import ReadError, parsed_rows, same_interface
 from .results import CheckVerdict, Evidence
 
 MAX_EVIDENCE_LINES = 6
 """Output lines kept as a check's evidence."""
+RETRY_INTERVAL = 1.0
+"""Seconds between two pings of a `reachable` check that waits for convergence."""
 
 
 async def decide(check: Check, devices: DeviceAccess) -> CheckVerdict:
@@ -227,7 +241,145 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+async def _reachable(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, ReachableCheck)
+    source = await devices.target(check.source)
+    address, named = await _destination(check.to, devices)
+    command = ping_command(source.dialect, address, check.count)
+    deadline = time.monotonic() + check.wait
+    fresh = False
+    while True:
+        result = await devices.run(source.name, command, fresh=fresh)
+        reading = read_check(source.dialect, command, result.output)
+        answered = reading is not None and bool(reading.received)
+        if answered == check.expect or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(RETRY_INTERVAL)
+        fresh = True
+    lines = [reading.detail] if reading is not None and reading.detail else []
+    lines = lines or _summary_lines(result.output)
+    evidence = [Evidence(node=source.name, command=command, lines=lines)]
+    counted = (
+        f"{reading.received} of {reading.sent} answered"
+        if reading is not None and reading.sent
+        else (reading.problem if reading is not None and reading.problem else "no answer")
+    )
+    if answered:
+        said = f"{source.name} reaches {named} ({counted})"
+        explanation = f"{said}." if check.expect else f"{said}, which it must not."
+    else:
+        said = f"{source.name} does not reach {named} ({counted})"
+        explanation = f"{said}." if check.expect else f"{said}, as required."
+    return CheckVerdict(
+        status="pass" if answered == check.expect else "fail",
+        explanation=explanation,
+        evidence=evidence,
+    )
+
+
+async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
+    """The address `to` names (itself, or a node's first configured address) and how a
+    student reads it (`PC2 (10.0.0.2)`)."""
+    try:
+        return str(ipaddress.IPv4Address(to)), to
+    except ValueError:
+        pass
+    target = await devices.target(to)
+    _, found = await devices.addresses(target.name)
+    if not found:
+        raise Undecided(f"{target.name} has no IPv4 address to reach")
+    address = str(found[0].address.ip)
+    return address, f"{target.name} ({address})"
+
+
+def ping_command(dialect: str, address: str, count: int) -> str:
+    """The ping of `count` probes to `address` on a `dialect` console."""
+    if dialect == "cisco_ios":
+        return f"ping {address} repeat {count}"
+    if dialect == "linux":
+        return f"ping -c {count} -W 1 {address}"
+    return f"ping {address} -c {count}"
+
+
+def _summary_lines(output: str) -> list[str]:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-MAX_EVIDENCE_LINES:]
+
+
+async def _traffic(check: Any, devices: DeviceAccess) -> CheckVerdict:
+    assert isinstance(check, TrafficCheck)
+    ends = link_ports(check.link)
+    named = _link_text(check)
+    try:
+        link = await find_link(devices.ctx, LinkEnds(**ends.model_dump()))
+    except GNS3NotFound as exc:
+        raise Undecided(str(exc)) from None
+    async with devices.capture_lock(link.link_id):
+        matched = await _captured(devices, link, check)
+    evidence = [Evidence(node=ends.a, lines=[f"{matched} packets matching {check.filter}"])]
+    seconds = f"{check.seconds:g} s"
+    if matched > 0:
+        return CheckVerdict(
+            status="pass",
+            explanation=f"{matched} {check.filter} packets crossed {named} in {seconds}.",
+            evidence=evidence,
+        )
+    return CheckVerdict(
+        status="fail",
+        explanation=f"No {check.filter} packets crossed {named} in {seconds}.",
+        evidence=evidence,
+    )
+
+
+async def _captured(devices: DeviceAccess, link: Link, check: TrafficCheck) -> int:
+    """The packets matching the check's filter that crossed `link` during the check (a
+    capture the student runs is left running; only the packets it gained count)."""
+    ctx = devices.ctx
+    link = await ctx.until_aborted(ctx.gns3.get_link(ctx.project_id, link.link_id))
+    started = not link.capturing
+    try:
+        before = 0 if started else await _matched(ctx, link, check.filter)
+        if started:
+            await ctx.until_aborted(ctx.gns3.start_capture(ctx.project_id, link.link_id))
+        waits: list[Awaitable[Any]] = [asyncio.sleep(check.seconds)]
+        if check.during is not None:
+            ping = check.during.ping
+            waits.append(_ping_once(devices, ping.source, ping.to))
+        await asyncio.gather(*waits)
+        link = await ctx.until_aborted(ctx.gns3.get_link(ctx.project_id, link.link_id))
+        return await _matched(ctx, link, check.filter) - before
+    except (GNS3Error, CaptureError) as exc:
+        raise Undecided(f"the capture on {_link_text(check)} failed: {exc}") from None
+    finally:
+        if started:
+            with contextlib.suppress(GNS3Error):
+                await ctx.gns3.stop_capture(ctx.project_id, link.link_id)
+
+
+def _link_text(check: TrafficCheck) -> str:
+    """The check's link as a student reads it: `PC1 e0 - SW1 e1`."""
+    ends = link_ports(check.link)
+    return f"{ends.a} {ends.a_port} - {ends.b} {ends.b_port}"
+
+
+async def _matched(ctx: ToolContext, link: Link, display_filter: str) -> int:
+    data = await read_link_capture(ctx, link)
+    analysis, _ = await ctx.until_aborted(
+        analyze_pcap(data, display_filter=display_filter, limit=1)
+    )
+    return analysis.matched
+
+
+async def _ping_once(devices: DeviceAccess, source: str, to: str) -> None:
+    """Traffic for a `traffic` check: its ping's answer does not matter."""
+    target = await devices.target(source)
+    address, _ = await _destination(to, devices)
+    await devices.run(target.name, ping_command(target.dialect, address, 3), fresh=True)
+
+
 _DECIDERS = {
+    "reachable": _reachable,
+    "traffic": _traffic,
     "node_running": _node_running,
     "link": _link,
     "address": _address,

@@ -30,6 +30,7 @@ class DeviceAccess:
         self._nodes: asyncio.Task[dict[str, Node]] | None = None
         self._links: asyncio.Task[list[Link]] | None = None
         self._commands: dict[tuple[str, str], asyncio.Task[CommandResult]] = {}
+        self._captures: dict[str, asyncio.Lock] = {}
 
     async def node(self, name: str) -> Node:
         """The node called `name` (exact, else case-insensitive); `Undecided` when none."""
@@ -92,6 +93,11 @@ class DeviceAccess:
             return command, addresses(result.output, dialect)
         except ReadError as exc:
             raise Undecided(f"{name}: {exc}") from None
+
+    def capture_lock(self, link_id: str) -> asyncio.Lock:
+        """The lock a check holds while it captures the link: two checks starting and
+        stopping one link's capture at once would cut each other's capture short."""
+        return self._captures.setdefault(link_id, asyncio.Lock())
 
     def close(self) -> None:
         """Cancel what is still running (a run stopped early)."""
