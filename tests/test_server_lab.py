@@ -200,3 +200,32 @@ async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
         nodes = await gns3.list_nodes(gns3_project.project_id)
     assert [n.name for n in nodes] == ["PC1"]
     assert all(n.status == "started" for n in nodes)
+
+
+async def test_a_local_lab_file_is_checked_without_being_attached(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    """`gns3-copilot-check --lab PATH`: the request carries the file; nothing is written."""
+    await add_pcs(gns3_project, "PC1", "PC2")
+    report = await call(
+        jp_fetch,
+        *lab_path(gns3_project, "checks"),
+        method="POST",
+        body={"lab": LAB, "source": "mine.yaml", "stream": False},
+        headers=ALICE,
+    )
+    assert report.code == 200, report.body
+    assert {r["id"]: r["status"] for r in report.body["results"]} == {
+        "pc1-address": "error",
+        "pc1-runs": "fail",
+        "pc2-runs": "fail",
+    }
+    bad = await call(
+        jp_fetch,
+        *lab_path(gns3_project, "checks"),
+        method="POST",
+        body={"lab": LAB.replace("points: 2", "points: two"), "source": "mine.yaml"},
+        headers=ALICE,
+    )
+    assert bad.code == 422 and bad.error["errors"][0]["source"] == "mine.yaml"
+    assert (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).code == 404

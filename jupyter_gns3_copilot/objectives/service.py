@@ -83,15 +83,27 @@ class ProjectLabs:
 
     async def for_student(self, project_id: str, user: str) -> LabFile:
         """The project's lab as `user` sees it (their parameter values filled in)."""
-        return (await self.document(project_id)).for_student(user, self._salt)
+        return self.render(await self.document(project_id), user)
 
-    async def attach(self, project_id: str, text: str | bytes, source: str = LAB_FILE) -> LabFile:
-        """Check `text` against the project (its nodes' dialects judge the check
-        commands) and write it as the project's lab file. Raises `LabFileError`."""
+    async def checked_against(
+        self, project_id: str, text: str | bytes, source: str = LAB_FILE
+    ) -> LabDocument:
+        """`text` read as a lab file and checked against the project: its nodes' dialects
+        judge the check commands. Raises `LabFileError`."""
         document = self._load(text, source)
         nodes = await self.lab.gns3.list_nodes(project_id)
         dialects = {node.name: _dialect(node) for node in nodes}
         document.check_commands(self._refused, dialects.get)
+        return document
+
+    def render(self, document: LabDocument, user: str) -> LabFile:
+        """`document` as `user` sees it."""
+        return document.for_student(user, self._salt)
+
+    async def attach(self, project_id: str, text: str | bytes, source: str = LAB_FILE) -> LabFile:
+        """Check `text` against the project (`checked_against`) and write it as the
+        project's lab file. Raises `LabFileError`."""
+        document = await self.checked_against(project_id, text, source)
         raw = text.encode() if isinstance(text, str) else text
         await self.lab.gns3.write_project_file(project_id, LAB_FILE, raw)
         self._remember(hashlib.sha256(raw).hexdigest(), document)

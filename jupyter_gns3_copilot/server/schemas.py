@@ -113,8 +113,12 @@ class LabAttachRequest(_Request):
 
 class LabCheckRequest(_Request):
     """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
-    `stage`'s, or those named) and how to answer (SSE, or one JSON report)."""
+    `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
+    the lab file's text to check against instead of the project's (`lab`, named
+    `source` in its problems)."""
 
+    lab: str | None = Field(default=None, min_length=1, max_length=512 * 1024)
+    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
     stage: str | None = Field(default=None, min_length=1, max_length=64)
     objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
     stream: bool = True

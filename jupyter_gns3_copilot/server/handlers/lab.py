@@ -61,7 +61,8 @@ class LabHandler(CopilotHandler):
 
 class LabChecksHandler(EventStreamHandler):
     """`POST copilot/projects/{project_id}/lab/checks` with `LabCheckRequest`: check the
-    objectives on the devices. SSE: a `check_result` event per objective as it is decided,
+    objectives on the devices (of the project's lab, or of the request's `lab` text).
+    SSE: a `check_result` event per objective as it is decided,
     then `check_summary`, then `done`; with `"stream": false` one `CheckReport`
     (`{results, score, max_score, passed, stages}`). 400 for an unknown stage or
     objective, 404 without a lab file, 422 for an invalid one, 409 for a closed project.
@@ -79,7 +80,11 @@ class LabChecksHandler(EventStreamHandler):
         request = self.body_as(LabCheckRequest)
         app = self.copilot
         labs = app.project_labs()
-        lab = await labs.for_student(project_id, self.user_id)
+        if request.lab is not None:
+            document = await labs.checked_against(project_id, request.lab, request.source)
+            lab = labs.render(document, self.user_id)
+        else:
+            lab = await labs.for_student(project_id, self.user_id)
         select(lab, request.stage, request.objectives)  # 400 before anything runs
         await self.opened_project(project_id)
         run_id = request.session_id or str(uuid.uuid4())
