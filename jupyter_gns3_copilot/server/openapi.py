@@ -37,6 +37,8 @@ ERROR_STATUSES: Mapping[int, str] = {
     409: "A conflict with the current state (the project is not opened, the session is "
     "still answering, no model is configured, others are using the project...).",
     413: "The request body is over 1,000,000 bytes.",
+    422: "The lab file is not valid: `error.errors` lists every problem with its file, "
+    "line and field.",
     502: "GNS3 cannot be reached, timed out, refused the credentials or failed.",
     503: "The copilot is closed by its configuration (`error.setting` names the setting), "
     "or in hub mode the hub service gives no session.",
@@ -109,12 +111,17 @@ def operations() -> tuple[Operation, ...]:
     from ..agent.history import ConversationHistory
     from ..gns3.topology import Topology
     from ..llm_config import LLMConfigUpdate, LLMConfigView
+    from ..objectives.results import CheckReport
+    from ..objectives.view import LabView
     from ..status import StatusReport
     from ..store.sessions import ChatSession
     from . import responses as r
     from .schemas import (
         ApprovalDecisionRequest,
+        CatchUpRequest,
         ChatRequest,
+        LabAttachRequest,
+        LabCheckRequest,
         NotebookProjectRequest,
         RenameRequest,
         ToolRunRequest,
@@ -254,6 +261,44 @@ def operations() -> tuple[Operation, ...]:
             (turn,),
             errors=(400, 404, 409, 413, 502),
             request=ToolRunRequest,
+        ),
+        Operation(
+            "get",
+            project + "/lab",
+            "The project's lab as the caller sees it",
+            (Answer(200, "Stages and objective texts with the caller's values.", {JSON: LabView}),),
+            errors=(404, 422, 502),
+        ),
+        Operation(
+            "put",
+            project + "/lab",
+            "Attach a lab file to the project",
+            (Answer(200, "The lab as the caller sees it.", {JSON: LabView}),),
+            errors=(400, 422, 502),
+            request=LabAttachRequest,
+        ),
+        Operation(
+            "post",
+            project + "/lab/checks",
+            "Check the lab's objectives on the devices",
+            (
+                Answer(
+                    200,
+                    "A `check_result` event per objective, `check_summary`, `done`; with "
+                    '`"stream": false`, one report.',
+                    {EVENT_STREAM: EVENTS, JSON: CheckReport},
+                ),
+            ),
+            errors=(400, 404, 409, 422, 502),
+            request=LabCheckRequest,
+        ),
+        Operation(
+            "post",
+            project + "/lab/stages/{stage}/catch-up",
+            "Restore the snapshot a stage starts from",
+            (Answer(200, "Restored.", {JSON: r.CatchUpDone}),),
+            errors=(400, 404, 409, 422, 502),
+            request=CatchUpRequest,
         ),
         Operation(
             "post",

@@ -29,8 +29,9 @@ class ErrorDetail(BaseModel):
     """The server setting to fix (e.g. `llm_model`)."""
     url: str | None = None
     """The GNS3 URL that failed."""
-    errors: list[dict[str, str]] | None = None
-    """Every `{field, rule}` of a bad body, the first one repeated in `field` and `rule`."""
+    errors: list[dict[str, Any]] | None = None
+    """Every `{field, rule}` of a bad body, the first one repeated in `field` and `rule`;
+    for an invalid lab file every `{source, line, field, message}`."""
 
 
 class ErrorAnswer(BaseModel):
@@ -174,3 +175,12 @@ class OpenAPIDocument(BaseModel):
     openapi: str
     info: dict[str, Any]
     paths: dict[str, Any] = Field(default_factory=dict)
+
+
+class CatchUpDone(BaseModel):
+    """`POST copilot/projects/{id}/lab/stages/{stage}/catch-up` once confirmed."""
+
+    stage: str
+    snapshot: str
+    """The snapshot restored."""
+    restored: bool

@@ -124,6 +124,7 @@ class LabCatchUpHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str, stage: str) -> None:
+        from ..responses import CatchUpDone
         from ..schemas import CatchUpRequest
 
         project_id = self.project_id_from(project_id)
@@ -143,7 +144,8 @@ class LabCatchUpHandler(CopilotHandler):
         with self.copilot.project_users.using(project_id, self.user_id):
             await labs.catch_up(project_id, plan)
         self.copilot.project_lookup().forget(project_id)
-        self.write_json({"stage": plan.stage.id, "snapshot": plan.snapshot.name, "restored": True})
+        done = CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)
+        self.write_json(done)
 
 
 async def _events(
