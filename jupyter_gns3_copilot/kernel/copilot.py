@@ -12,6 +12,7 @@
         print(event.type)
     copilot.run("PC1", "show ip").tool_results["PC1"]
     copilot.run_tool("create_snapshot", {"name": "before OSPF"})
+    copilot.check_lab("addressing").assert_passed()   # the lab's objectives, on the devices
 
 One conversation (session) per project: `ask` and `stream` continue it until
 `new_session()` (or `new=True`), and `use(project)` returns to that project's
@@ -31,10 +32,12 @@ in that project.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
@@ -44,6 +47,10 @@ from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
 from .turn import Turn, TurnRecorder
+
+if TYPE_CHECKING:
+    from ..objectives.results import ObjectiveResult
+    from .lab_report import LabReport
 
 MODE_ALIASES = {
     "teaching": "teaching_assistant",
@@ -617,6 +624,80 @@ class Copilot:
     def _abort_quietly(self, project_id: str, session_id: str) -> None:
         with contextlib.suppress(CopilotError):
             self._client.post("projects", project_id, "chat", "sessions", session_id, "abort")
+
+    # -- lab objectives ------------------------------------------------------------------
+
+    def lab(self) -> dict[str, Any]:
+        """The project's lab as you see it: `title`, `max_score`, `stages` (each `id`,
+        `title`, `hints`, `catch_up`, `objectives` with `id`, `text`, `points`)."""
+        return self._client.get("projects", self._project_id(), "lab")
+
+    def attach_lab(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """Make the lab file at `path` (a `lab.yaml`) the project's lab, checked against
+        the project first (lab automation mode); the lab as you see it."""
+        file = Path(path).expanduser()
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"Cannot read the lab file {file}: {exc}") from None
+        body = {"text": text, "source": file.name}
+        return self._client.put("projects", self._project_id(), "lab", json=body)
+
+    def check_lab(
+        self,
+        stage: str | None = None,
+        objectives: list[str] | None = None,
+        *,
+        on_result: Callable[[ObjectiveResult], None] | None = None,
+    ) -> LabReport:
+        """Check the lab's objectives on the devices (all, a `stage`'s, or those named)
+        and return the `LabReport` (`.score`, `.max_score`, `.passed`, `.results`,
+        `.assert_passed()`). `on_result` sees each objective as it is decided.
+        (`check()` checks the connection to the server.)"""
+        from ..events import CheckResultEvent, CheckSummaryEvent, ErrorEvent
+        from .lab_report import collect
+
+        project_id = self._project_id()
+        run_id = str(uuid.uuid4())
+        body: dict[str, Any] = {"session_id": run_id, "stage": stage, "objectives": objectives}
+        events = self._client.stream(
+            "projects",
+            project_id,
+            "lab",
+            "checks",
+            json={k: v for k, v in body.items() if v is not None},
+        )
+        results: list[ObjectiveResult] = []
+        summary = None
+        try:
+            for event in events:
+                if isinstance(event, CheckResultEvent):
+                    results.append(event.result)
+                    if on_result is not None:
+                        on_result(event.result)
+                elif isinstance(event, CheckSummaryEvent):
+                    summary = event.summary
+                elif isinstance(event, ErrorEvent):
+                    raise CopilotError(event.error)
+        except KeyboardInterrupt:
+            self._abort_quietly(project_id, run_id)
+            raise
+        if summary is None:
+            raise CopilotError("The check ended before its score was sent; run it again.")
+        return collect(results, summary)
+
+    def catch_up(self, stage: str, *, confirm: bool = False) -> dict[str, Any]:
+        """Restore the snapshot `stage` starts from (every change since is lost) and start
+        the nodes. Without `confirm`, raises `ApiError` saying what would be restored."""
+        return self._client.post(
+            "projects",
+            self._project_id(),
+            "lab",
+            "stages",
+            stage,
+            "catch-up",
+            json={"confirm": confirm},
+        )
 
     # -- sessions ------------------------------------------------------------------------
 

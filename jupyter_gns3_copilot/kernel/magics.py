@@ -24,10 +24,12 @@ from typing import Any
 from IPython.core.error import StdinNotImplementedError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import Markdown, display
 
 from ..events import AbortEvent, ApprovalRequiredEvent, ChatEvent
 from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
-from .errors import CopilotError, ProjectNotFound, UsageError
+from .errors import ApiError, CopilotError, ProjectNotFound, UsageError
+from .lab_report import Checklist, checklist_markdown, lab_markdown
 from .reports import Records, config_text, status_text
 from .transcript import APPROVAL_OUTCOMES, TextStream, history_text
 from .turn import Turn
@@ -47,7 +49,7 @@ VALUE_OPTIONS = frozenset(
         "--filter",
     }
 )
-FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "-h", "--help"})
+FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "--confirm", "-h", "--help"})
 RUN_DECISION_HINT = "Answer y to approve it, anything else to reject it (nothing changes)."
 """How a direct run's change is decided with text output: on the console (the run ends
 when its cell is interrupted)."""
@@ -67,6 +69,8 @@ SUGGESTED_SUBCOMMANDS = (
     "config",
     "config api_key",
     "snapshot list",
+    "lab",
+    "check",
 )
 """The subcommands a short mistyped line is matched against (`mistyped_subcommand`)."""
 TYPO_CUTOFF = 0.8
@@ -89,6 +93,7 @@ Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn wa
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
 Snapshots:  %copilot snapshot list | create <name> | restore <name>
+Lab:        %copilot lab | lab attach <lab.yaml> | check [<stage>] | catch-up <stage> [--confirm]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
 
@@ -227,6 +232,9 @@ class CopilotMagics(Magics):
             "run": self._run,
             "capture": self._capture,
             "snapshot": self._snapshot,
+            "lab": self._lab,
+            "check": self._check,
+            "catch-up": self._catch_up,
             "status": self._status,
             "config": self._config,
             "connect": self._connect,
@@ -260,12 +268,13 @@ class CopilotMagics(Magics):
     @argument("--format", help="export: ipynb (default) or md")
     @argument("--filter", help="capture show: a Wireshark display filter, e.g. icmp")
     @argument("--force", action="store_true", help="export: overwrite an existing file")
+    @argument("--confirm", action="store_true", help="catch-up: restore the stage's snapshot")
     @argument(
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
         "sessions, history, rename, pin, unpin, delete, abort, export, approve, reject, run, "
-        "capture, snapshot, status, config, connect",
+        "capture, snapshot, lab, check, catch-up, status, config, connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -297,6 +306,12 @@ class CopilotMagics(Magics):
                                      "PC1 e0 - Switch1 e0"; show: --filter F, --limit N)
           snapshot list|create|restore NAME
                                      the project's snapshots, without the model
+          lab                        the lab's stages and objectives (your values)
+          lab attach PATH            make a lab.yaml the project's lab (lab mode)
+          check [STAGE]              check the objectives on the devices: a checklist
+                                     that fills in; returns the report (.score,
+                                     .passed, .assert_passed())
+          catch-up STAGE [--confirm] restore the snapshot the stage starts from
           status                     versions, GNS3 and model checks
           config [key=value ...]     your model settings (the key is never shown);
                                      `config api_key` asks for a key without echoing it
@@ -718,6 +733,69 @@ class CopilotMagics(Magics):
             turn = self._widget_turn(widget, message, run)
         turn.shown_in_cell(self.shell.execution_count)
         return turn
+
+    # -- lab objectives ----------------------------------------------------------------------
+
+    def _lab(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot lab` shows the lab; `%copilot lab attach PATH` attaches a file."""
+        _, words = self._subcommand_options(argv, tail)
+        if not words:
+            text = lab_markdown(self.api.lab())
+            if _in_kernel(self.shell):
+                display(Markdown(text))
+            else:
+                print(text)
+            return None
+        if words[0].lower() == "attach" and len(words) == 2:
+            lab = self.api.attach_lab(words[1])
+            count = sum(len(stage["objectives"]) for stage in lab["stages"])
+            print(
+                f"Attached {words[1]} to {self.api.current_project().name}: "
+                f"{len(lab['stages'])} stages, {count} objectives."
+            )
+            return None
+        return _NOT_A_SUBCOMMAND
+
+    def _check(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot check [STAGE]`: a checklist that fills in; returns the `LabReport`."""
+        _, words = self._subcommand_options(argv, tail)
+        if len(words) > 1:
+            return _NOT_A_SUBCOMMAND
+        stage = words[0] if words else None
+        if not _in_kernel(self.shell):
+            report = self.api.check_lab(stage)
+            print(checklist_markdown(report.results, [], report.report))
+            return report
+        lab = self.api.lab()
+        stages = [s for s in lab["stages"] if stage in (None, s["id"])]
+        pending = [(o["id"], s["id"], o["text"]) for s in stages for o in s["objectives"]]
+        checklist = Checklist(
+            lab["title"] + (f" · {stages[0]['title']}" if stage and stages else ""), pending
+        )
+        report = self.api.check_lab(stage, on_result=checklist.add)
+        checklist.finish(report.report)
+        return report
+
+    def _catch_up(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot catch-up STAGE [--confirm]`: restore the stage's snapshot."""
+        options, words = self._subcommand_options(argv, tail)
+        if len(words) != 1:
+            raise UsageError(
+                "Name the stage: `%copilot catch-up <stage>` (`%copilot lab` lists them)."
+            )
+        stage = words[0]
+        if not options.confirm:
+            try:
+                self.api.catch_up(stage)
+            except ApiError as exc:
+                if exc.type != "ConfirmationNeeded":
+                    raise
+                what = str(exc).split(" Send {")[0]
+                print(f"{what}\nTo do it: %copilot catch-up {stage} --confirm")
+                return None
+        done = self.api.catch_up(stage, confirm=True)
+        print(f"Caught up to stage {done['stage']}: restored snapshot {done['snapshot']!r}.")
+        return None
 
     # -- setup -----------------------------------------------------------------------------------
 

@@ -1,0 +1,162 @@
+"""A lab check's results in the notebook: `LabReport` (what `Copilot.check_lab` returns,
+with `assert_passed()` for pytest and nbgrader test cells) and `Checklist`, the cell's
+output that fills in while the objectives are decided and stays in the saved notebook.
+
+The checklist is a display with an id, updated in place: a bundle of
+`application/vnd.gns3-copilot.checks+json` (the report so far, for the JupyterLab
+renderer), Markdown and plain text (for every other front end, and for nbconvert).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
+
+CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
+MARKS = {"pass": "✅", "fail": "❌", "error": "⚠️", "pending": "⏳"}
+
+
+class LabReport:
+    """The result of checking a lab: `score`, `max_score`, `passed` (every objective
+    checked passed), `results` (`ObjectiveResult`s in the lab's order), `stages`."""
+
+    def __init__(self, report: CheckReport) -> None:
+        self.report = report
+
+    @property
+    def score(self) -> float:
+        return self.report.score
+
+    @property
+    def max_score(self) -> float:
+        return self.report.max_score
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    @property
+    def results(self) -> list[ObjectiveResult]:
+        return self.report.results
+
+    @property
+    def stages(self) -> list[Any]:
+        return self.report.stages
+
+    @property
+    def failed(self) -> list[ObjectiveResult]:
+        """The objectives that did not pass (failed or undecided)."""
+        return [r for r in self.results if r.status != "pass"]
+
+    def assert_passed(self) -> None:
+        """Raise `AssertionError` listing every objective that did not pass, with why."""
+        if self.passed:
+            return
+        lines = [f"{_points(self.score)} of {_points(self.max_score)} points; not passed:"]
+        lines += [f"- {r.id} ({r.stage}): {r.text}: {r.explanation}" for r in self.failed]
+        if not self.results:
+            lines.append("- no objective was checked")
+        raise AssertionError("\n".join(lines))
+
+    def __repr__(self) -> str:
+        verdict = "passed" if self.passed else f"{len(self.failed)} not passed"
+        return f"<LabReport {_points(self.score)}/{_points(self.max_score)} points, {verdict}>"
+
+    def _repr_markdown_(self) -> str:
+        return checklist_markdown(self.results, [], summary=self.report)
+
+
+def collect(results: Iterable[ObjectiveResult], summary: CheckSummary) -> LabReport:
+    """A report of `results` with their `summary`."""
+    return LabReport(CheckReport(results=list(results), **summary.model_dump()))
+
+
+class Checklist:
+    """The live checklist of one `%copilot check` in its cell (module docstring).
+    `pending` are the objectives still to decide, as `(id, stage, text)`."""
+
+    def __init__(self, title: str, pending: Sequence[tuple[str, str, str]]) -> None:
+        from IPython.display import display
+
+        self.title = title
+        self.pending = list(pending)
+        self.results: list[ObjectiveResult] = []
+        self.summary: CheckSummary | None = None
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+
+    def add(self, result: ObjectiveResult) -> None:
+        """One objective decided."""
+        self.results.append(result)
+        self.pending = [p for p in self.pending if p[0] != result.id]
+        self._update()
+
+    def finish(self, summary: CheckSummary) -> None:
+        """Every objective decided: the score."""
+        self.summary = summary
+        self.pending = []
+        self._update()
+
+    def _update(self) -> None:
+        if self._handle is not None:
+            self._handle.update(self._bundle(), raw=True)
+
+    def _bundle(self) -> dict[str, Any]:
+        markdown = checklist_markdown(self.results, self.pending, self.summary, self.title)
+        data: dict[str, Any] = {
+            "title": self.title,
+            "results": [r.model_dump(mode="json") for r in self.results],
+            "pending": [{"id": i, "stage": s, "text": t} for i, s, t in self.pending],
+            "summary": self.summary.model_dump(mode="json") if self.summary else None,
+        }
+        return {CHECKS_MIME: data, "text/markdown": markdown, "text/plain": _plain(markdown)}
+
+
+def checklist_markdown(
+    results: Sequence[ObjectiveResult],
+    pending: Sequence[tuple[str, str, str]],
+    summary: CheckSummary | None = None,
+    title: str | None = None,
+) -> str:
+    """The checklist as Markdown: a line per objective (mark, text, why), the score."""
+    lines = [f"**{_escape(title)}**", ""] if title else []
+    for result in results:
+        lines.append(
+            f"- {MARKS[result.status]} **{_escape(result.text)}** "
+            f"({_points(result.points_awarded)}/{_points(result.points)}): "
+            f"{_escape(result.explanation)}"
+        )
+    for _, _, text in pending:
+        lines.append(f"- {MARKS['pending']} {_escape(text)}: checking…")
+    if summary is not None:
+        stages = ", ".join(
+            f"{s.title} {'passed' if s.passed else 'not yet'}" for s in summary.stages
+        )
+        lines += ["", f"**Score {_points(summary.score)}/{_points(summary.max_score)}** · {stages}"]
+    return "\n".join(lines)
+
+
+def lab_markdown(lab: dict[str, Any]) -> str:
+    """The lab as the lab route gives it (`LabView`), as Markdown: each stage with its
+    objectives and points."""
+    lines = [f"**{_escape(lab['title'])}** ({_points(lab['max_score'])} points)"]
+    for stage in lab["stages"]:
+        catch_up = (
+            f" · `%copilot catch-up {stage['id']}` restores its start" if stage["catch_up"] else ""
+        )
+        lines += ["", f"**{_escape(stage['title'])}** (`{stage['id']}`){catch_up}"]
+        lines += [f"- {_escape(o['text'])} ({_points(o['points'])})" for o in stage["objectives"]]
+    return "\n".join(lines)
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("**", "")
+
+
+def _escape(text: str) -> str:
+    return text.replace("*", "\\*").replace("_", "\\_")
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"

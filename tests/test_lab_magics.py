@@ -1,0 +1,172 @@
+"""Lab objectives from the notebook: `%copilot lab`, `lab attach`, `check`, `catch-up` and
+`Copilot.check_lab`, in a real IPython shell against a real Jupyter server subprocess and
+the REAL local GNS3 lab (two addressed VPCS behind the lab kit's switch)."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from test_server_support import magics_shell
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME, Checklist, LabReport
+from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
+from jupyter_gns3_copilot.testing.local_stack import (
+    JupyterServer,
+    ModelEndpoint,
+    ProjectRecipe,
+    delete_projects,
+    prepare_projects,
+)
+
+PROJECT = "Copilot lab magics"
+LAB = textwrap.dedent(
+    """\
+    title: Two PCs
+    stages:
+      - id: addressing
+        title: Addressing
+        snapshot: fresh
+        objectives:
+          - id: pc1
+            text: PC1 has 10.0.0.1/24
+            check: {kind: address, node: PC1, address: 10.0.0.1/24}
+          - id: pc2
+            text: PC2 has 10.0.0.9/24
+            check: {kind: address, node: PC2, address: 10.0.0.9/24}
+      - id: reach
+        title: Reachability
+        objectives:
+          - id: ping
+            text: PC1 reaches PC2
+            points: 3
+            check: {kind: reachable, from: PC1, to: PC2}
+    """
+)
+
+
+@pytest.fixture
+def project(gns3_lab: Any) -> Iterator[str]:
+    recipe = ProjectRecipe(PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"})
+    project_id = prepare_projects(gns3_lab, [recipe])[recipe.name]
+    try:
+        yield project_id
+    finally:
+        delete_projects(gns3_lab, [project_id])
+
+
+@pytest.fixture
+def shell(
+    gns3_lab: Any, scripted_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[InteractiveShell]:
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with (
+        JupyterServer(gns3_lab, model, tmp_path) as server,
+        magics_shell(server, monkeypatch) as ip,
+    ):
+        yield ip
+
+
+def line(shell: InteractiveShell, text: str) -> Any:
+    result = shell.run_cell(text, store_history=True)
+    assert result.error_in_exec is None, result.error_in_exec
+    return result.result
+
+
+def test_a_lab_is_attached_shown_checked_and_caught_up(
+    shell: InteractiveShell,
+    project: str,
+    gns3_lab: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "lab.yaml"
+    path.write_text(LAB)
+    line(shell, f'%copilot use "{PROJECT}"')
+    refused = shell.run_cell(f"%copilot lab attach {path}")
+    assert "lab automation mode" in str(refused.error_in_exec)
+    line(shell, "%copilot config copilot_mode=lab_automation_assistant")
+    capsys.readouterr()
+    line(shell, f"%copilot lab attach {path}")
+    attached = capsys.readouterr().out
+    assert f"Attached {path} to {PROJECT}: 2 stages, 3 objectives." in attached
+    line(shell, "%copilot lab")
+    shown = capsys.readouterr().out
+    assert "**Two PCs** (5 points)" in shown
+    assert "- PC1 reaches PC2 (3)" in shown and "catch-up addressing" in shown
+
+    report = line(shell, "%copilot check")
+    assert isinstance(report, LabReport)
+    assert {r.id: r.status for r in report.results} == {
+        "pc1": "pass",
+        "pc2": "fail",
+        "ping": "pass",
+    }
+    assert (report.score, report.max_score, report.passed) == (4, 5, False)
+    printed = capsys.readouterr().out
+    assert "✅ **PC1 has 10.0.0.1/24** (1/1)" in printed and "**Score 4/5**" in printed
+    with pytest.raises(AssertionError) as failed:
+        report.assert_passed()
+    assert str(failed.value) == (
+        "4 of 5 points; not passed:\n"
+        "- pc2 (addressing): PC2 has 10.0.0.9/24: PC2 has 10.0.0.2/24, not 10.0.0.9/24."
+    )
+    line(shell, "%copilot check reach").assert_passed()
+
+    # catch-up: the plan first, then the restore once confirmed
+    async def snapshot() -> None:
+        async with GNS3Client(
+            gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password
+        ) as gns3:
+            await gns3.stop_all(project)
+            await gns3.create_snapshot(project, "fresh")
+
+    asyncio.run(snapshot())
+    line(shell, "%copilot catch-up addressing")
+    plan = capsys.readouterr().out
+    assert "restores the snapshot 'fresh'" in plan
+    assert "To do it: %copilot catch-up addressing --confirm" in plan
+    line(shell, "%copilot catch-up addressing --confirm")
+    assert "restored snapshot 'fresh'" in capsys.readouterr().out
+    typo = shell.run_cell("%copilot catch-up")
+    assert "Name the stage" in str(typo.error_in_exec)
+
+
+def test_the_checklist_fills_in_and_keeps_its_report() -> None:
+    """The cell's display is updated in place; each bundle carries the report so far for
+    the JupyterLab renderer and Markdown for every other front end."""
+    InteractiveShell.instance()
+    result = ObjectiveResult(
+        id="a",
+        stage="s",
+        text="A",
+        status="pass",
+        points=1,
+        points_awarded=1,
+        explanation="Fine.",
+        duration_ms=3,
+    )
+    summary = CheckSummary(
+        score=1,
+        max_score=2,
+        passed=False,
+        stages=[StageScore(id="s", title="S", passed=False, score=1, max_score=2)],
+    )
+    with capture_output() as captured:
+        checklist = Checklist("Lab", [("a", "s", "A"), ("b", "s", "B")])
+        checklist.add(result)
+        checklist.finish(summary)
+    first, middle, last = (output.data for output in captured.outputs)
+    assert [p["id"] for p in first[CHECKS_MIME]["pending"]] == ["a", "b"]
+    assert "⏳ A: checking…" in first["text/markdown"]
+    assert middle[CHECKS_MIME]["results"][0]["status"] == "pass"
+    assert last[CHECKS_MIME]["summary"]["score"] == 1 and last[CHECKS_MIME]["pending"] == []
+    assert last["text/markdown"].endswith("**Score 1/2** · S not yet")
+    assert "**" not in last["text/plain"]
