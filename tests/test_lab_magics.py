@@ -5,6 +5,10 @@ the REAL local GNS3 lab (two addressed VPCS behind the lab kit's switch)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +174,36 @@ def test_the_checklist_fills_in_and_keeps_its_report() -> None:
     assert last[CHECKS_MIME]["summary"]["score"] == 1 and last[CHECKS_MIME]["pending"] == []
     assert last["text/markdown"].endswith("**Score 1/2** · S not yet")
     assert "**" not in last["text/plain"]
+
+
+def test_the_command_line_checks_and_says_so_in_its_exit_status(
+    gns3_lab: Any, scripted_llm: Any, project: str, tmp_path: Path
+) -> None:
+    """`gns3-copilot-check`: 0 all passed, 1 one did not, 2 the checks could not run."""
+    lab = tmp_path / "mine.yaml"
+    lab.write_text(LAB)
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with JupyterServer(gns3_lab, model, tmp_path / "server") as server:
+        env = {**os.environ, **server.kernel_env()}
+
+        def check(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "jupyter_gns3_copilot.kernel.check_cli", *args]
+            return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+        failing = check("--project", PROJECT, "--lab", str(lab))
+        assert failing.returncode == 1, failing.stderr
+        assert (
+            "❌ PC2 has 10.0.0.9/24 (0/1): PC2 has 10.0.0.2/24, not 10.0.0.9/24." in failing.stdout
+        )
+        assert "Score 4/5" in failing.stdout
+        passing = check("--project", PROJECT, "--lab", str(lab), "--stage", "reach", "--json")
+        assert passing.returncode == 0, passing.stderr
+        assert json.loads(passing.stdout)["results"][0]["id"] == "ping"
+        no_lab = check("--project", PROJECT)
+        assert no_lab.returncode == 2 and "no lab file" in no_lab.stderr
+        lab.write_text(LAB.replace("kind: reachable", "kind: reachble"))
+        invalid = check("--project", PROJECT, "--lab", str(lab))
+        assert invalid.returncode == 2
+        assert "mine.yaml, line " in invalid.stderr and "unknown check kind" in invalid.stderr
+        unknown = check("--project", "No such project", "--lab", str(lab))
+        assert unknown.returncode == 2 and "No such project" in unknown.stderr

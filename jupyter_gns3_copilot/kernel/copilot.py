@@ -648,18 +648,27 @@ class Copilot:
         stage: str | None = None,
         objectives: list[str] | None = None,
         *,
+        lab: str | None = None,
+        source: str | None = None,
         on_result: Callable[[ObjectiveResult], None] | None = None,
     ) -> LabReport:
         """Check the lab's objectives on the devices (all, a `stage`'s, or those named)
         and return the `LabReport` (`.score`, `.max_score`, `.passed`, `.results`,
-        `.assert_passed()`). `on_result` sees each objective as it is decided.
-        (`check()` checks the connection to the server.)"""
+        `.assert_passed()`). `lab`: a lab file's text to check against instead of the
+        project's (`source` names it in its problems). `on_result` sees each objective as
+        it is decided. (`check()` checks the connection to the server.)"""
         from ..events import CheckResultEvent, CheckSummaryEvent, ErrorEvent
         from .lab_report import collect
 
         project_id = self._project_id()
         run_id = str(uuid.uuid4())
-        body: dict[str, Any] = {"session_id": run_id, "stage": stage, "objectives": objectives}
+        body: dict[str, Any] = {
+            "session_id": run_id,
+            "stage": stage,
+            "objectives": objectives,
+            "lab": lab,
+            "source": source,
+        }
         events = self._client.stream(
             "projects",
             project_id,

@@ -333,4 +333,3 @@ def _call_record(item: Any) -> ToolCallRecord:
         outcome=item["outcome"],
         note=item["note"],
     )
-
