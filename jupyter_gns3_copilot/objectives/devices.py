@@ -67,7 +67,7 @@ class DeviceAccess:
         if node.status != "started":
             raise Undecided(f"{node.name} is {node.status}; start it to check this")
         try:
-            return self.ctx.console_target_for(node)
+            return await self.ctx.console_target(node)
         except (ConsoleTargetError, DialectError) as exc:
             raise Undecided(f"{node.name}'s console cannot be used: {exc}") from None
 

@@ -13,8 +13,9 @@ import hashlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from ..console import DialectError, resolve_dialect
+from ..console import ConsoleTargetError, DialectError
 from ..gns3 import GNS3NotFound, Node, Snapshot
+from ..tools.base import ToolContext
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
 from ..tools.policy import CommandPolicy
@@ -91,8 +92,8 @@ class ProjectLabs:
         """`text` read as a lab file and checked against the project: its nodes' dialects
         judge the check commands. Raises `LabFileError`."""
         document = self._load(text, source)
-        nodes = await self.lab.gns3.list_nodes(project_id)
-        dialects = {node.name: _dialect(node) for node in nodes}
+        ctx = self.lab.tool_context(project_id, TEACHING, asyncio.Event())
+        dialects = {node.name: await _dialect(ctx, node) for node in await ctx.nodes()}
         document.check_commands(self._refused, dialects.get)
         return document
 
@@ -163,8 +164,9 @@ class ProjectLabs:
         self._documents[key] = value
 
 
-def _dialect(node: Node) -> str | None:
+async def _dialect(ctx: ToolContext, node: Node) -> str | None:
+    """The node's console dialect as the tools decide it; None for a node without one."""
     try:
-        return resolve_dialect(node.node_type, tags=node.tags, properties=node.properties).name
-    except DialectError:
+        return (await ctx.console_target(node)).dialect
+    except (ConsoleTargetError, DialectError):
         return None

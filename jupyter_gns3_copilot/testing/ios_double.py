@@ -16,6 +16,7 @@ depends on:
 - `[confirm]` (`reload`, `clear counters`), `[yes/no]` (`reload` with unsaved changes),
   `Destination filename [startup-config]?` (`copy running-config startup-config`);
 - `% Invalid input detected at '^' marker.`, `% Incomplete command.`, unknown words;
+- `show ip interface brief` and `show ip interface` from the interfaces configured on it;
 - the `%SYS-5-CONFIG_I` log line after leaving configuration mode, printed late (when
   the next command starts), as IOS does without `logging synchronous`;
 - `ping HOST` and `traceroute HOST` answered from the interfaces' subnets: a host on an
@@ -406,6 +407,8 @@ class _ConsoleLine:
             await self.emit(_show_version(self.device.hostname))
         elif _is(words, "show", "ip", "interface", "brief"):
             await self.emit(self.show_ip_interface_brief())
+        elif _is(words, "show", "ip", "interface") and len(words) == 3:
+            await self.emit(self.show_ip_interface())
         elif _is(words, "show", "clock"):
             await self.emit(["*00:00:42.123 UTC Mon Mar 1 1993"])
         elif _is(words, "show", "running-config") and privileged:
@@ -550,6 +553,27 @@ class _ConsoleLine:
             )
         return rows
 
+    def show_ip_interface(self) -> list[str]:
+        lines = []
+        for interface in self.device.interfaces.values():
+            if interface.shutdown:
+                lines.append(f"{interface.name} is administratively down, line protocol is down")
+            else:
+                lines.append(f"{interface.name} is up, line protocol is up")
+            if interface.address and interface.mask:
+                length = sum(bin(int(part)).count("1") for part in interface.mask.split("."))
+                lines += [
+                    f"  Internet address is {interface.address}/{length}",
+                    "  Broadcast address is 255.255.255.255",
+                    "  MTU is 1500 bytes",
+                    "  Helper address is not set",
+                    "  Outgoing access list is not set",
+                    "  Inbound  access list is not set",
+                ]
+            else:
+                lines.append("  Internet protocol processing disabled")
+        return lines
+
     def running_config(self) -> list[str]:
         device = self.device
         lines = [
@@ -672,6 +696,7 @@ def _bad_word_column(line: str, words: list[str], privileged: bool) -> int:
     known = [
         ("show", "version"),
         ("show", "ip", "interface", "brief"),
+        ("show", "ip", "interface"),
         ("show", "clock"),
         ("terminal", "length"),
     ]
