@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from console_fanout import median_seconds
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -62,15 +62,6 @@ async def build(ctx: ToolContext) -> None:
     if not outcome.ok:
         raise RuntimeError(f"addressing failed: {outcome.result}")
     ctx.mode = TEACHING
-
-
-async def median_seconds(reps: int, run: Callable[[], Awaitable[None]]) -> float:
-    samples = []
-    for _ in range(reps):
-        began = time.perf_counter()
-        await run()
-        samples.append(time.perf_counter() - began)
-    return statistics.median(samples)
 
 
 async def measure(lab: LabServer, reps: int) -> None:

@@ -12,17 +12,13 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_server_support import magics_shell
+from test_server_support import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.kernel.errors import UsageError
 from jupyter_gns3_copilot.kernel.magics import link_ends
 from jupyter_gns3_copilot.kernel.turn import Turn
 from jupyter_gns3_copilot.testing.local_stack import (
-    JupyterServer,
-    ModelEndpoint,
     ProjectRecipe,
-    delete_projects,
-    prepare_projects,
 )
 
 
@@ -48,22 +44,15 @@ def project(gns3_lab: Any) -> Iterator[str]:
     recipe = ProjectRecipe(
         "Copilot capture magics", {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
     )
-    project_id = prepare_projects(gns3_lab, [recipe])[recipe.name]
-    try:
+    with recipe_project(gns3_lab, recipe) as project_id:
         yield project_id
-    finally:
-        delete_projects(gns3_lab, [project_id])
 
 
 @pytest.fixture
 def shell(
     gns3_lab: Any, scripted_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[InteractiveShell]:
-    model = ModelEndpoint.scripted_model(scripted_llm)
-    with (
-        JupyterServer(gns3_lab, model, tmp_path) as server,
-        magics_shell(server, monkeypatch) as ip,
-    ):
+    with server_magics_shell(gns3_lab, scripted_llm, tmp_path, monkeypatch) as ip:
         yield ip
 
 

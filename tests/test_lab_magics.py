@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from test_server_support import magics_shell
+from test_server_support import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME, Checklist, LabReport
@@ -26,8 +26,6 @@ from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
     ModelEndpoint,
     ProjectRecipe,
-    delete_projects,
-    prepare_projects,
 )
 
 PROJECT = "Copilot lab magics"
@@ -59,22 +57,15 @@ LAB = textwrap.dedent(
 @pytest.fixture
 def project(gns3_lab: Any) -> Iterator[str]:
     recipe = ProjectRecipe(PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"})
-    project_id = prepare_projects(gns3_lab, [recipe])[recipe.name]
-    try:
+    with recipe_project(gns3_lab, recipe) as project_id:
         yield project_id
-    finally:
-        delete_projects(gns3_lab, [project_id])
 
 
 @pytest.fixture
 def shell(
     gns3_lab: Any, scripted_llm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[InteractiveShell]:
-    model = ModelEndpoint.scripted_model(scripted_llm)
-    with (
-        JupyterServer(gns3_lab, model, tmp_path) as server,
-        magics_shell(server, monkeypatch) as ip,
-    ):
+    with server_magics_shell(gns3_lab, scripted_llm, tmp_path, monkeypatch) as ip:
         yield ip
 
 

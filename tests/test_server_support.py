@@ -327,3 +327,31 @@ def magics_shell(server: Any, monkeypatch: Any) -> Iterator[Any]:
         yield shell
     finally:
         shell.run_line_magic("unload_ext", "jupyter_gns3_copilot")
+
+
+@contextmanager
+def server_magics_shell(
+    gns3_lab: Any, scripted_llm: Any, work_dir: Path, monkeypatch: Any
+) -> Iterator[Any]:
+    """`magics_shell` on a Jupyter server subprocess (`local_stack.JupyterServer`) of the
+    lab and the scripted model, its files under `work_dir`."""
+    from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
+
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with (
+        JupyterServer(gns3_lab, model, work_dir) as server,
+        magics_shell(server, monkeypatch) as ip,
+    ):
+        yield ip
+
+
+@contextmanager
+def recipe_project(gns3_lab: Any, recipe: Any) -> Iterator[str]:
+    """The project of a `local_stack.ProjectRecipe`, made in the lab; deleted afterwards."""
+    from jupyter_gns3_copilot.testing.local_stack import delete_projects, prepare_projects
+
+    project_id = prepare_projects(gns3_lab, [recipe])[recipe.name]
+    try:
+        yield project_id
+    finally:
+        delete_projects(gns3_lab, [project_id])
