@@ -28,6 +28,7 @@ PATH_VALUES = {
     "session_id": str(uuid.uuid4()),
     "tool_name": "get_topology",
     "approval_id": str(uuid.uuid4()),
+    "stage": "addressing",
 }
 BODIES = {
     "PUT": {"model": "gpt-4o", "api_key": "sk-written-nowhere"},
