@@ -36,7 +36,6 @@ from jupyter_gns3_copilot.hub.app import (
     CopilotHubService,
     HubRuntime,
     HubSettings,
-    read_or_create_secret,
     routes,
 )
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
@@ -47,6 +46,7 @@ from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.kernel.reports import status_text
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
+from jupyter_gns3_copilot.private_files import read_or_create_secret
 
 PREFIX = "/services/gns3-copilot/"
 HUB_TOKEN = "hub-token-of-alices-server"
@@ -404,8 +404,9 @@ def test_the_account_secret_is_generated_once_and_private(tmp_path: Path) -> Non
     path = tmp_path / "service" / SECRET_FILE
     first = read_or_create_secret(path)
     assert path.stat().st_mode & 0o777 == 0o600
-    assert read_or_create_secret(path).get_secret_value() == first.get_secret_value()
-    assert len(first.get_secret_value()) >= 32
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert read_or_create_secret(path) == first
+    assert len(first) >= 32
 
 
 def test_service_settings_come_from_the_config_file_then_the_environment(
