@@ -42,6 +42,7 @@ table. LangGraph, LangChain and the OpenAI client are imported only when a servi
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from .agent.models import ModelSettings
     from .agent.state import TurnLimits
     from .gns3 import Project, Topology
+    from .objectives.hints import ConfigurationFilter, TurnObjectives
     from .tools.lab_access import LabAccess
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,19 @@ def _refused(session_id: str, error: str) -> tuple[dict[str, Any], dict[str, Any
     """How a turn that could not run ends: an `error` event saying why, then `done`."""
     return (
         _event(ErrorEvent(session_id=session_id, error=error)),
+        _event(DoneEvent(session_id=session_id)),
+    )
+
+
+def _copilot_off(
+    session_id: str, objectives: TurnObjectives
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How a turn ends in a stage with `hints: off` (an exam): the answer says so, no
+    model is called, nothing is saved."""
+    stage = objectives.stage
+    text = f"The copilot is off for this stage ({stage.title}): you are on your own here."
+    return (
+        _event(ContentEvent(session_id=session_id, content=text)),
         _event(DoneEvent(session_id=session_id)),
     )
 
@@ -158,6 +173,8 @@ class _Turn:
         the checkpoint (no repair)."""
         self.errors: list[str] = []
         """What the turn's `error` events said, kept in the checkpoint when it ends."""
+        self.answer_filter: ConfigurationFilter | None = None
+        """Configuration lines kept out of the streamed answer (a `nudge` stage)."""
 
     def start_row(self) -> None:
         """Start creating the new session's row, once. It is needed only when statistics
@@ -170,13 +187,16 @@ class _Turn:
     def statistics(self) -> dict[str, int | float]:
         """What `done` reports: this turn's counts and its elapsed seconds."""
         totals = self.stats.totals
-        return {
+        counts: dict[str, int | float] = {
             "input_tokens": totals.input_tokens,
             "output_tokens": totals.output_tokens,
             "llm_calls": totals.llm_calls,
             "message_count": totals.messages,
             "elapsed": round(time.monotonic() - self.started, 3),
         }
+        if self.answer_filter is not None:
+            counts["hints_filtered"] = self.answer_filter.filtered
+        return counts
 
     def count(self, messages: Sequence[Any]) -> None:
         """Count the assistant replies and tool results among `messages` not counted yet."""
@@ -360,6 +380,7 @@ class AgentService:
         auto_approve: bool = False,
         topology: TopologySource | None = None,
         session: SessionRead | None = None,
+        objectives: TurnObjectives | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
@@ -372,7 +393,10 @@ class AgentService:
         without asking (the caller checked it is allowed). `topology` is a read the caller
         started with `read_topology()` (the turn then owns it and closes it), None to start
         one here; `session` likewise, from `read_session(session_id)` (a caller making up
-        the id of a new session passes `new=True` there). Yields event dicts (module
+        the id of a new session passes `new=True` there). `objectives`: the user's lab
+        objectives (`objectives.hints`): the stage's objective texts for the model in
+        teaching mode, the `check_objectives` tool, `nudge` answers without configuration
+        lines, and `off` answered at once without a model call. Yields event dicts (module
         docstring); invalid parameters, an unknown or foreign session, a session already
         streaming and any failure give an `error` event, then `done`.
         """
@@ -387,6 +411,12 @@ class AgentService:
             session.close()
             if topology is not None:
                 topology.close()
+
+        if objectives is not None and objectives.hints == "off":
+            close_reads()
+            for event in _copilot_off(session_id, objectives):
+                yield event
+            return
 
         try:
             given = {
@@ -423,6 +453,7 @@ class AgentService:
                     heartbeat_interval,
                     auto_approve,
                     topology or self.read_topology(),
+                    objectives,
                 )
             ) as events:
                 async for event in events:
@@ -446,6 +477,7 @@ class AgentService:
         heartbeat_interval: float | None,
         auto_approve: bool,
         topology: TopologySource,
+        objectives: TurnObjectives | None,
     ) -> AsyncIterator[dict[str, Any]]:
         from .agent.approval_policy import NO_APPROVAL
         from .agent.state import turn_input, user_message
@@ -479,8 +511,9 @@ class AgentService:
             self._consistent.discard(session_id)
             turn.mode = mode
             context = await self._context(
-                llm, title_llm, mode, limits.temperature, abort, topology, message_id
+                llm, title_llm, mode, limits.temperature, abort, topology, message_id, objectives
             )
+            turn.answer_filter = objectives.answer_filter() if context.answer_filter else None
             if auto_approve:
                 context.approval = NO_APPROVAL
             turn.stats.user_message()
@@ -531,19 +564,37 @@ class AgentService:
         abort: asyncio.Event,
         topology: TopologySource,
         turn_id: str,
+        objectives: TurnObjectives | None = None,
     ) -> AgentContext:
-        """The runtime context of a turn (or of its resumption after an approval)."""
+        """The runtime context of a turn (or of its resumption after an approval); with
+        `objectives`, the tool context reaches them, the model is offered
+        `check_objectives`, and in teaching mode it reads the current stage and its
+        `nudge` answers are filtered."""
         from .agent.graph import AgentContext, make_tool_specs
         from .agent.models import shared_chat_model
         from .agent.prompts import system_prompt
+        from .objectives.hints import filter_answer
+        from .tools.modes import TEACHING
 
+        tools = self.lab.tool_context(self.project_id, mode, abort)
+        prompt = system_prompt(mode, self.system_prompt)
+        answer_filter = None
+        if objectives is not None:
+            tools.objectives = objectives
+            if mode == TEACHING:
+                prompt += objectives.prompt()
+                if objectives.hints == "nudge":
+                    answer_filter = functools.partial(
+                        filter_answer, is_configuring=objectives.is_configuring
+                    )
         return AgentContext(
             model=await shared_chat_model(llm, temperature=temperature),
             settings=llm,
-            tools=self.lab.tool_context(self.project_id, mode, abort),
-            specs=make_tool_specs(mode),
+            tools=tools,
+            specs=make_tool_specs(mode, objectives=objectives is not None),
             topology=topology,
-            system_prompt=system_prompt(mode, self.system_prompt),
+            system_prompt=prompt,
+            answer_filter=answer_filter,
             abort=abort,
             title_model=(
                 await shared_chat_model(title_llm, streaming=False)
@@ -770,8 +821,13 @@ class AgentService:
             return []
         session_id = turn.session_id
         events: list[dict[str, Any]] = []
-        if chunk.content:
+        finished = bool(chunk.response_metadata.get("finish_reason"))
+        if chunk.content or (finished and turn.answer_filter is not None):
             text = chunk.content if isinstance(chunk.content, str) else chunk.text
+            if turn.answer_filter is not None:
+                text = turn.answer_filter.feed(text or "")
+                if finished:
+                    text += turn.answer_filter.flush()
             if text:
                 events.append(
                     {
@@ -788,7 +844,7 @@ class AgentService:
                 _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
                 for p in turn.accumulator.add(chunk.tool_call_chunks)
             ]
-        if chunk.response_metadata.get("finish_reason"):
+        if finished:
             events += [
                 _event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
                 for p in turn.accumulator.finish()
@@ -1089,11 +1145,12 @@ class AgentService:
         llm: ModelSettings,
         title_llm: ModelSettings | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
+        objectives: TurnObjectives | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Decide a paused turn's approval with no stream attached (its client left, or
         the server restarted) and stream the rest of the turn: `approval_resolved`, then
         the turn's events, `done` last. A request past its time resolves as "timeout"
-        whatever was decided. Events as `stream_chat`'s."""
+        whatever was decided. Events and `objectives` as `stream_chat`'s."""
         from langgraph.types import Command
 
         from .agent.approval import ApprovalDecision as Decision
@@ -1127,7 +1184,17 @@ class AgentService:
             turn.mode = request.mode
             topology = self.read_topology()
             context = await self._context(
-                llm, title_llm, request.mode, request.temperature, abort, topology, message_id
+                llm,
+                title_llm,
+                request.mode,
+                request.temperature,
+                abort,
+                topology,
+                message_id,
+                objectives,
+            )
+            turn.answer_filter = (
+                objectives.answer_filter() if objectives and context.answer_filter else None
             )
             self._consistent.discard(session_id)
             for event in self._custom_event(_resolved(request, decision)[1], turn):
@@ -1168,9 +1235,7 @@ def _resolved(request: ApprovalRequest, decision: ApprovalDecision) -> tuple[str
     )
 
 
-def tool_end_event(
-    session_id: str, data: Mapping[str, Any], *, mode: str | None
-) -> dict[str, Any]:
+def tool_end_event(session_id: str, data: Mapping[str, Any], *, mode: str | None) -> dict[str, Any]:
     """The `tool_end` event of a tool's result (`data`: tool_name, tool_call_id,
     tool_output, the call's arguments when known), with its reading for people
     (`tools.outcomes`); `tool_output` stays what the model reads."""

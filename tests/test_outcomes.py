@@ -221,3 +221,9 @@ def test_a_stored_history_carries_each_results_reading() -> None:
     assert read[2].metadata == {"at": 1, "reading": {
         "summary": expected.summary, "outcome": "failed", "note": None}}
     assert messages[2].metadata == {"at": 1}  # the stored messages are not changed
+
+
+def test_a_check_of_the_objectives_says_how_many_passed() -> None:
+    objectives = [{"id": "a", "status": "pass"}, {"id": "b", "status": "fail"}]
+    reading = read("check_objectives", {"objectives": objectives, "score": 1, "max_score": 2})
+    assert reading == ToolReading("checked 2 objectives · 1 passed", "ok")

@@ -234,6 +234,9 @@ class AgentContext:
     clock: TurnClock | None = None
     """The turn's execution time limit (None: no limit), kept with the seconds used in an
     approval request for the resume."""
+    answer_filter: Callable[[str], tuple[str, int]] | None = None
+    """What the saved answer may show (a `nudge` stage: configuration lines hidden), and
+    how many lines it hid; the stream is filtered alike by the service."""
     reply_sink: Callable[[AIMessageChunk | None], None] | None = None
     """Where the caller reads the model's replies as they stream, on the graph's own loop:
     None as each model call starts, then each chunk. Without it, a model call starts with
@@ -285,9 +288,14 @@ def _tool_tokens(model: str, specs: tuple[ToolSpec, ...]) -> TokenCost:
     return token_counter_for_model(model).tools_cost([_tool_schema(spec) for spec in specs])
 
 
-def make_tool_specs(mode: str) -> list[ToolSpec]:
-    """The tools the model is shown in `mode` (execution checks the mode again)."""
-    return list(tools_for_mode(mode))
+OBJECTIVE_TOOLS = frozenset({"check_objectives"})
+"""Tools offered only in a project with lab objectives."""
+
+
+def make_tool_specs(mode: str, *, objectives: bool = False) -> list[ToolSpec]:
+    """The tools the model is shown in `mode` (execution checks the mode again);
+    `check_objectives` only when the project has lab `objectives`."""
+    return [spec for spec in tools_for_mode(mode) if objectives or spec.name not in OBJECTIVE_TOOLS]
 
 
 def _last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
@@ -468,6 +476,9 @@ async def llm_call(
         "remaining_steps": state.get("remaining_steps", DEFAULT_MAX_ITERATIONS) - 1,
     }
     if reply is not None:
+        if ctx.answer_filter is not None and isinstance(reply.content, str):
+            shown, _ = ctx.answer_filter(reply.content)
+            reply = reply.model_copy(update={"content": shown})
         update["messages"] = [reply]
     if topology is not None and topology != state.get("topology_info"):
         update["topology_info"] = topology

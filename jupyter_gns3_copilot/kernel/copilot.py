@@ -628,9 +628,17 @@ class Copilot:
     # -- lab objectives ------------------------------------------------------------------
 
     def lab(self) -> dict[str, Any]:
-        """The project's lab as you see it: `title`, `max_score`, `stages` (each `id`,
-        `title`, `hints`, `catch_up`, `objectives` with `id`, `text`, `points`)."""
+        """The project's lab as you see it: `title`, `max_score`, `current_stage`, `stages`
+        (each `id`, `title`, `hints`, `catch_up`, `objectives` with `id`, `text`, `points`
+        and your latest `status`)."""
         return self._client.get("projects", self._project_id(), "lab")
+
+    def lab_stage(self, stage: str | None) -> dict[str, Any]:
+        """Work on `stage` (the copilot's hints follow it; None: the first stage your checks
+        have not passed); the lab as you see it."""
+        return self._client.put(
+            "projects", self._project_id(), "lab", "stage", json={"stage": stage}
+        )
 
     def attach_lab(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """Make the lab file at `path` (a `lab.yaml`) the project's lab, checked against

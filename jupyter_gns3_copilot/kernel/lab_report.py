@@ -138,15 +138,19 @@ def checklist_markdown(
 
 
 def lab_markdown(lab: dict[str, Any]) -> str:
-    """The lab as the lab route gives it (`LabView`), as Markdown: each stage with its
-    objectives and points."""
+    """The lab as the lab route gives it (`LabView`), as Markdown: each stage (the current
+    one marked) with its objectives, their latest status and points."""
     lines = [f"**{_escape(lab['title'])}** ({_points(lab['max_score'])} points)"]
     for stage in lab["stages"]:
+        current = " · you are here" if stage["id"] == lab.get("current_stage") else ""
         catch_up = (
             f" · `%copilot catch-up {stage['id']}` restores its start" if stage["catch_up"] else ""
         )
-        lines += ["", f"**{_escape(stage['title'])}** (`{stage['id']}`){catch_up}"]
-        lines += [f"- {_escape(o['text'])} ({_points(o['points'])})" for o in stage["objectives"]]
+        lines += ["", f"**{_escape(stage['title'])}** (`{stage['id']}`){current}{catch_up}"]
+        for objective in stage["objectives"]:
+            mark = MARKS.get(objective.get("status") or "")
+            shown = f"{mark} " if mark else ""
+            lines.append(f"- {shown}{_escape(objective['text'])} ({_points(objective['points'])})")
     return "\n".join(lines)
 
 

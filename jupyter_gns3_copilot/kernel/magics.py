@@ -93,7 +93,8 @@ Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn wa
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
 Snapshots:  %copilot snapshot list | create <name> | restore <name>
-Lab:        %copilot lab | lab attach <lab.yaml> | check [<stage>] | catch-up <stage> [--confirm]
+Lab:        %copilot lab | lab attach <lab.yaml> | lab stage <stage>|auto | check [<stage>]
+            %copilot catch-up <stage> [--confirm]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
 
@@ -308,6 +309,7 @@ class CopilotMagics(Magics):
                                      the project's snapshots, without the model
           lab                        the lab's stages and objectives (your values)
           lab attach PATH            make a lab.yaml the project's lab (lab mode)
+          lab stage STAGE|auto       the stage you work on (the copilot's hints follow it)
           check [STAGE]              check the objectives on the devices: a checklist
                                      that fills in; returns the report (.score,
                                      .passed, .assert_passed())
@@ -480,8 +482,10 @@ class CopilotMagics(Magics):
             answer = input("Approve this change? [y/N] ")
         except (EOFError, StdinNotImplementedError):
             answer = ""
-            print("(no console to answer on: rejected; run it without --quiet in a notebook "
-                  "to decide with the buttons)")
+            print(
+                "(no console to answer on: rejected; run it without --quiet in a notebook "
+                "to decide with the buttons)"
+            )
         decide = self.api.approve if answer.strip().lower() in ("y", "yes") else self.api.reject
         decide(session=event.session_id)
 
@@ -745,6 +749,13 @@ class CopilotMagics(Magics):
                 display(Markdown(text))
             else:
                 print(text)
+            return None
+        if words[0].lower() == "stage" and len(words) == 2:
+            stage = None if words[1].lower() == "auto" else words[1]
+            lab = self.api.lab_stage(stage)
+            current = next(s for s in lab["stages"] if s["id"] == lab["current_stage"])
+            how = "your choice" if stage else "the first stage your checks have not passed"
+            print(f"Working on stage {current['id']} ({current['title']}): {how}.")
             return None
         if words[0].lower() == "attach" and len(words) == 2:
             lab = self.api.attach_lab(words[1])

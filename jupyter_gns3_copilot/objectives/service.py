@@ -2,14 +2,17 @@
 checks, and catching up to a stage.
 
 The file lives in the project's directory (GNS3's project-files API), so a template project
-duplicated for every student carries it. It is read again on every use (one small GNS3
-request; a student or instructor may have replaced it) and parsed once per content.
+duplicated for every student carries it. The routes read it again on every use (one small
+GNS3 request; a student or instructor may have replaced it); a chat turn takes a read at
+most `TURN_MAX_AGE` seconds old (most projects have no lab, and every turn would ask).
+It is parsed once per content.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
@@ -19,16 +22,21 @@ from ..tools.base import ToolContext
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
 from ..tools.policy import CommandPolicy
-from .errors import LabFileError, NoLab, StageWithoutSnapshot
+from .errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
+from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
 from .model import LabFile, Stage
+from .progress import StudentProgress
 from .results import ObjectiveResult
-from .runner import check_lab
+from .runner import check_lab, collect
+from .view import LabView, lab_view
 
 LAB_FILE = "lab.yaml"
 """The lab file's path in the project's directory."""
 CACHED_DOCUMENTS = 64
 """Parsed lab files kept (by content), across projects."""
+TURN_MAX_AGE = 30.0
+"""Seconds a chat turn may use the last read of a project's lab file."""
 
 
 @dataclass(frozen=True)
@@ -59,17 +67,31 @@ class ProjectLabs:
         self.lab = lab
         self._salt = salt
         self.policy = policy or lab.policy or CommandPolicy()
+        self.progress = StudentProgress()
         self._documents: dict[str, LabDocument | LabFileError] = {}
+        self._recent: dict[str, tuple[float, LabDocument | NoLab | LabFileError]] = {}
 
-    async def document(self, project_id: str) -> LabDocument:
-        """The project's lab file, checked. Raises `NoLab`, or `LabFileError` for an
-        invalid file (the same problems each time, until the file changes)."""
+    async def document(self, project_id: str, *, max_age: float | None = None) -> LabDocument:
+        """The project's lab file, checked (a read at most `max_age` seconds old, when
+        given). Raises `NoLab`, or `LabFileError` for an invalid file (the same problems
+        each time, until the file changes)."""
+        recent = self._recent.get(project_id)
+        if max_age is not None and recent and time.monotonic() - recent[0] <= max_age:
+            found = recent[1]
+        else:
+            found = await self._read(project_id)
+            self._recent[project_id] = (time.monotonic(), found)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    async def _read(self, project_id: str) -> LabDocument | NoLab | LabFileError:
         try:
             raw = await self.lab.gns3.read_project_file(project_id, LAB_FILE)
         except GNS3NotFound as exc:
             if exc.kind != "file":
                 raise
-            raise NoLab(f"this project has no lab file ({LAB_FILE})") from None
+            return NoLab(f"this project has no lab file ({LAB_FILE})")
         key = hashlib.sha256(raw).hexdigest()
         cached = self._documents.get(key)
         if cached is None:
@@ -78,8 +100,6 @@ class ProjectLabs:
             except LabFileError as exc:
                 cached = exc
             self._remember(key, cached)
-        if isinstance(cached, LabFileError):
-            raise cached
         return cached
 
     async def for_student(self, project_id: str, user: str) -> LabFile:
@@ -108,22 +128,71 @@ class ProjectLabs:
         raw = text.encode() if isinstance(text, str) else text
         await self.lab.gns3.write_project_file(project_id, LAB_FILE, raw)
         self._remember(hashlib.sha256(raw).hexdigest(), document)
+        self._recent[project_id] = (time.monotonic(), document)
         return document.lab
 
     async def check(
         self,
         project_id: str,
+        user: str,
         lab: LabFile,
         *,
         stage: str | None = None,
         objectives: Sequence[str] | None = None,
         abort: asyncio.Event | None = None,
     ) -> AsyncIterator[ObjectiveResult]:
-        """Check `lab` (as `for_student` gave it) on the project's devices, yielding each
-        result as it is decided. Raises `UnknownSelection` before checking anything."""
+        """Check `lab` (as `for_student` gave it to `user`) on the project's devices,
+        yielding each result as it is decided and remembering it as the user's latest.
+        Raises `UnknownSelection` before checking anything."""
         ctx = self.lab.tool_context(project_id, TEACHING, abort or asyncio.Event())
         async for result in check_lab(ctx, lab, stage=stage, objectives=objectives):
+            self.progress.record(project_id, user, [result])
             yield result
+
+    async def view(self, project_id: str, user: str) -> LabView:
+        """The lab as `user` sees it, with their latest results and current stage."""
+        lab = await self.for_student(project_id, user)
+        stage = self.progress.current_stage(project_id, user, lab)
+        return lab_view(lab, self.progress.results(project_id, user), stage.id)
+
+    async def choose_stage(self, project_id: str, user: str, stage: str | None) -> LabView:
+        """Make `stage` the one `user` works on (None: follow their checks again).
+        Raises `UnknownSelection` for a stage the lab does not have."""
+        lab = await self.for_student(project_id, user)
+        if stage is not None and lab.stage(stage) is None:
+            known = ", ".join(s.id for s in lab.stages)
+            raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+        self.progress.choose(project_id, user, stage)
+        return await self.view(project_id, user)
+
+    async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
+        """The user's lab for a chat turn (`hints.TurnObjectives`), None when the project
+        has no usable lab file (a turn goes on without objectives)."""
+        try:
+            document = await self.document(project_id, max_age=TURN_MAX_AGE)
+        except (NoLab, LabFileError):
+            return None
+        lab = self.render(document, user)
+        stage = self.progress.current_stage(project_id, user, lab)
+        dialects: list[str] = []
+        if stage.hints == "nudge":
+            ctx = self.lab.tool_context(project_id, TEACHING, asyncio.Event())
+            found = [await _dialect(ctx, node) for node in await ctx.nodes()]
+            dialects = [dialect for dialect in found if dialect]
+
+        async def checker(
+            stage_id: str | None, abort: asyncio.Event | None
+        ) -> list[ObjectiveResult]:
+            results = self.check(project_id, user, lab, stage=stage_id, abort=abort)
+            return (await collect(lab, results)).results
+
+        return TurnObjectives(
+            lab=lab,
+            stage=stage,
+            results=dict(self.progress.results(project_id, user)),
+            checker=checker,
+            is_configuring=configuring_judge(self._refused, dialects),
+        )
 
     async def catch_up_plan(self, project_id: str, user: str, stage_id: str) -> CatchUpPlan:
         """What catching up to `stage_id` would restore. Raises `NoLab`, `LabFileError`,

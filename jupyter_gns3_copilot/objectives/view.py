@@ -3,15 +3,20 @@ never the checks (which would give the answers away)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel
 
 from .model import HintPolicy, LabFile
+from .results import ObjectiveResult, Status
 
 
 class ObjectiveView(BaseModel):
     id: str
     text: str
     points: float
+    status: Status | None = None
+    """The student's latest check of it (None: not checked since the server started)."""
 
 
 class StageView(BaseModel):
@@ -28,11 +33,19 @@ class LabView(BaseModel):
 
     title: str
     max_score: float
+    current_stage: str | None = None
+    """The stage the student works on (the copilot's hints follow it)."""
     stages: list[StageView]
 
 
-def lab_view(lab: LabFile) -> LabView:
-    """`lab` (rendered for one student) without its checks."""
+def lab_view(
+    lab: LabFile,
+    results: Mapping[str, ObjectiveResult] | None = None,
+    current_stage: str | None = None,
+) -> LabView:
+    """`lab` (rendered for one student) without its checks, with their latest `results`
+    and `current_stage` when given."""
+    results = results or {}
     stages = [
         StageView(
             id=stage.id,
@@ -40,7 +53,13 @@ def lab_view(lab: LabFile) -> LabView:
             hints=stage.hints,
             catch_up=stage.snapshot is not None,
             objectives=[
-                ObjectiveView(id=o.id, text=o.text, points=o.points) for o in stage.objectives
+                ObjectiveView(
+                    id=o.id,
+                    text=o.text,
+                    points=o.points,
+                    status=results[o.id].status if o.id in results else None,
+                )
+                for o in stage.objectives
             ],
         )
         for stage in lab.stages
@@ -48,5 +67,6 @@ def lab_view(lab: LabFile) -> LabView:
     return LabView(
         title=lab.title,
         max_score=sum(o.points for stage in lab.stages for o in stage.objectives),
+        current_stage=current_stage,
         stages=stages,
     )

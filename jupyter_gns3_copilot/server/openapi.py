@@ -122,6 +122,7 @@ def operations() -> tuple[Operation, ...]:
         ChatRequest,
         LabAttachRequest,
         LabCheckRequest,
+        LabStageRequest,
         NotebookProjectRequest,
         RenameRequest,
         ToolRunRequest,
@@ -276,6 +277,14 @@ def operations() -> tuple[Operation, ...]:
             (Answer(200, "The lab as the caller sees it.", {JSON: LabView}),),
             errors=(400, 422, 502),
             request=LabAttachRequest,
+        ),
+        Operation(
+            "put",
+            project + "/lab/stage",
+            "Choose the stage the caller works on",
+            (Answer(200, "The lab as the caller sees it.", {JSON: LabView}),),
+            errors=(400, 404, 422, 502),
+            request=LabStageRequest,
         ),
         Operation(
             "post",

@@ -125,6 +125,13 @@ class LabCheckRequest(_Request):
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
 
 
+class LabStageRequest(_Request):
+    """`PUT copilot/projects/{project_id}/lab/stage`: the stage the caller works on (the
+    copilot's hints follow it); null: follow the caller's checks again."""
+
+    stage: str | None = Field(min_length=1, max_length=64)
+
+
 class CatchUpRequest(_Request):
     """`POST copilot/projects/{project_id}/lab/stages/{stage}/catch-up`: `confirm` is the
     person's approval (without it the answer says what would be restored)."""

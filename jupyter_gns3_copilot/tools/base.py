@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
@@ -43,6 +43,15 @@ ProgressSink = Callable[[dict[str, Any]], None]
 """Receives progress events: `{"tool", "message", "elapsed"[, "node"]}`."""
 
 _T = TypeVar("_T")
+
+
+class LabObjectives(Protocol):
+    """The turn's lab objectives as the `check_objectives` tool reaches them
+    (`objectives.hints.TurnObjectives`)."""
+
+    async def check(
+        self, stage: str | None = None, abort: asyncio.Event | None = None
+    ) -> dict[str, Any]: ...
 
 
 class ToolArguments(BaseModel):
@@ -116,6 +125,8 @@ class ToolContext:
       node start, and for one command's answer.
     - `max_output_chars`: longest output kept per device; the middle of longer output is
       cut and the cut is reported.
+    - `objectives`: the student's lab objectives in this turn (None: the project has no
+      lab file), for `check_objectives`.
 
     Keeps a cache of the project's nodes, dropped after every tool that changes the lab,
     and of the templates (read when a node's dialect is first needed).
@@ -135,6 +146,7 @@ class ToolContext:
     boot_timeout: float = 120.0
     command_timeout: float = 30.0
     max_output_chars: int = 12_000
+    objectives: LabObjectives | None = None
     _nodes: list[Node] | None = field(default=None, init=False, repr=False)
     _templates: dict[str, Template] | None = field(default=None, init=False, repr=False)
 

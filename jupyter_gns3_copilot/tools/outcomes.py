@@ -121,6 +121,12 @@ def read_result(
             return ToolReading(
                 f"listed {_count(len(value.get('templates') or []), 'template')}", "ok"
             )
+        if tool == "check_objectives" and isinstance(value.get("objectives"), list):
+            statuses = [o.get("status") for o in value["objectives"] if isinstance(o, dict)]
+            passed = statuses.count("pass")
+            return ToolReading(
+                f"checked {_count(len(statuses), 'objective')} · {passed} passed", "ok"
+            )
     outcome: Outcome = "failed" if status == "failed" else "ok"
     if status == "partial_success":
         outcome = "partial"

@@ -17,6 +17,7 @@ from . import (
     command_tools,
     link_tools,
     node_tools,
+    objective_tools,
     skill_tools,
     snapshot_tools,
     topology_tools,
@@ -40,6 +41,7 @@ _CATALOGUE_ORDER = (
     "run_config_commands",
     "run_vpcs_commands",
     "device_skills",
+    "check_objectives",
     "start_capture",
     "stop_capture",
     "analyze_capture",
@@ -61,6 +63,7 @@ _SPECS = {
         skill_tools,
         capture_tools,
         snapshot_tools,
+        objective_tools,
     )
     for spec in module.SPECS
 }

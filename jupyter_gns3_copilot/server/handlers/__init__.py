@@ -20,7 +20,7 @@ from .chat import (
     SessionHandler,
     SessionsHandler,
 )
-from .lab import LabCatchUpHandler, LabChecksHandler, LabHandler
+from .lab import LabCatchUpHandler, LabChecksHandler, LabHandler, LabStageHandler
 from .notebooks import NotebookProjectsHandler
 from .openapi import OpenAPIHandler
 from .projects import (
@@ -51,6 +51,7 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_PROJECT + "/topology", TopologyHandler),
     (_PROJECT + r"/tools/(?P<tool_name>[^/]+)", ToolRunHandler),
     (_PROJECT + "/lab", LabHandler),
+    (_PROJECT + "/lab/stage", LabStageHandler),
     (_PROJECT + "/lab/checks", LabChecksHandler),
     (_PROJECT + r"/lab/stages/(?P<stage>[^/]+)/catch-up", LabCatchUpHandler),
     (_PROJECT + "/chat/stream", ChatStreamHandler),

@@ -41,6 +41,7 @@ from ..identity import user_id_for
 
 if TYPE_CHECKING:
     from ...gns3 import Project
+    from ...objectives.hints import TurnObjectives
     from ...service import AgentService
     from ..app import GNS3Copilot
     from ..turn_result import TurnResult
@@ -205,6 +206,17 @@ class CopilotHandler(APIHandler):
                 "progress). Try again when they have finished.",
                 type="ProjectInUse",
             )
+
+    async def turn_objectives(self, project_id: str) -> TurnObjectives | None:
+        """The caller's lab objectives for a chat turn (None: the project has no usable lab
+        file; GNS3 failing to say is logged and the turn goes on without them)."""
+        from ...gns3 import GNS3Error
+
+        try:
+            return await self.copilot.project_labs().turn_objectives(project_id, self.user_id)
+        except GNS3Error as exc:
+            self.log.warning("Copilot: the lab file of %s could not be read: %s", project_id, exc)
+            return None
 
     async def project_agent(self, project_id: str, *, create: bool) -> AgentService | None:
         """The project's chat service. With `create` False, None when the project has no

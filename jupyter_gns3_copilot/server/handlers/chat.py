@@ -8,6 +8,7 @@ is down (so a history stays readable).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -74,6 +75,7 @@ class ChatStreamHandler(EventStreamHandler):
         # the session's row and its latest checkpoint.
         topology = opened.read_topology() if opened is not None else None
         reads = opened.read_session(session_id, new=new) if opened is not None else None
+        objectives = asyncio.ensure_future(self.turn_objectives(project_id))
         try:
             await self.opened_project(project_id)
             agent = await self.project_agent(project_id, create=True)
@@ -87,6 +89,7 @@ class ChatStreamHandler(EventStreamHandler):
             if not new:
                 await self.check_session(agent, reads)
         except BaseException:
+            objectives.cancel()
             for started in (topology, reads):
                 if started is not None:
                     started.close()
@@ -106,6 +109,7 @@ class ChatStreamHandler(EventStreamHandler):
             auto_approve=request.approval == "auto",
             topology=topology,
             session=reads,
+            objectives=await objectives,
         )
         with app.project_users.using(project_id, user_id):
             await self.relay(
@@ -384,6 +388,7 @@ class ApprovalHandler(EventStreamHandler):
             llm=config.model_settings(),
             title_llm=config.title_model_settings(),
             heartbeat_interval=app.heartbeat_interval or None,
+            objectives=await self.turn_objectives(project_id),
         )
         with app.project_users.using(project_id, user_id):
             await self.relay(

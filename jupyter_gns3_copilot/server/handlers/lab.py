@@ -23,7 +23,8 @@ LAB_MODE = "lab_automation_assistant"
 
 class LabHandler(CopilotHandler):
     """`GET copilot/projects/{project_id}/lab`: the lab as the caller sees it (`LabView`:
-    stages, objective texts with their values filled in, points; never the checks).
+    stages, objective texts with their values filled in, points, the caller's latest
+    status of each and current stage; never the checks).
     `PUT` with `LabAttachRequest`: check the file against the project and make it the
     project's lab (lab_automation_assistant mode only: 403 otherwise); the new `LabView`.
     """
@@ -31,17 +32,13 @@ class LabHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self, project_id: str) -> None:
-        from ...objectives.view import lab_view
-
         project_id = self.project_id_from(project_id)
-        lab = await self.copilot.project_labs().for_student(project_id, self.user_id)
-        self.write_json(lab_view(lab))
+        self.write_json(await self.copilot.project_labs().view(project_id, self.user_id))
 
     @tornado.web.authenticated
     @authorized
     async def put(self, project_id: str) -> None:
         from ...llm_config import effective_config
-        from ...objectives.view import lab_view
         from ..schemas import LabAttachRequest
 
         project_id = self.project_id_from(project_id)
@@ -56,7 +53,23 @@ class LabHandler(CopilotHandler):
             )
         labs = app.project_labs()
         await labs.attach(project_id, request.text, request.source)
-        self.write_json(lab_view(await labs.for_student(project_id, self.user_id)))
+        self.write_json(await labs.view(project_id, self.user_id))
+
+
+class LabStageHandler(CopilotHandler):
+    """`PUT copilot/projects/{project_id}/lab/stage` with `LabStageRequest`: the stage the
+    caller works on (null: the first their checks have not passed); the `LabView`. 400 for
+    a stage the lab does not have."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def put(self, project_id: str) -> None:
+        from ..schemas import LabStageRequest
+
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(LabStageRequest)
+        labs = self.copilot.project_labs()
+        self.write_json(await labs.choose_stage(project_id, self.user_id, request.stage))
 
 
 class LabChecksHandler(EventStreamHandler):
@@ -95,6 +108,7 @@ class LabChecksHandler(EventStreamHandler):
         try:
             results = labs.check(
                 project_id,
+                self.user_id,
                 lab,
                 stage=request.stage,
                 objectives=request.objectives,
