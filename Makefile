@@ -5,6 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := vpcs chromium tshark iputils-ping busybox
+ROUTER_PACKAGES := qemu-system-x86 qemu-utils linux-image-cloud-amd64
 PYTEST_ARGS ?=
 CACHE_DIR ?= $(or $(GNS3_COPILOT_LAB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/jupyter_gns3_copilot)
 CHP_DIR := $(CACHE_DIR)/configurable-http-proxy
@@ -80,16 +81,25 @@ $(STAMP): pyproject.toml $(wildcard jupyter-config/*/*)
 # decodes packet captures; its debconf question (may non-root users capture?) is answered
 # "no" beforehand: the copilot only reads capture files. iputils-ping and busybox are the
 # real Linux ping and traceroute whose answers the tests read as a Linux device's.
+# ROUTER_PACKAGES make the lab's Linux router (a QEMU node booting Debian's cloud kernel
+# with a BusyBox initramfs, labkit/router.py): the one node here that forwards packets
+# between subnets. Their recommends (firmware, GUI back ends) are not needed.
 system-deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
+	router=""; for p in $(ROUTER_PACKAGES); do \
+		dpkg -s $$p >/dev/null 2>&1 || router="$$router $$p"; done; \
+	if [ -n "$$missing$$router" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			echo "Installing Debian packages:$$missing"; \
+			echo "Installing Debian packages:$$missing$$router"; \
 			echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+			apt-get update -qq; \
+			if [ -n "$$missing" ]; then \
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || exit 1; fi; \
+			if [ -n "$$router" ]; then \
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$router || exit 1; fi; \
 		else \
-			echo "Missing Debian packages:$$missing. Run: sudo apt-get install -y$$missing"; exit 1; \
+			echo "Missing Debian packages:$$missing$$router. Run: sudo apt-get install -y$$missing$$router"; exit 1; \
 		fi; \
 	fi
 

@@ -2,11 +2,11 @@
 
 The same setup as `make demo` (the local GNS3 lab, a Jupyter server with the copilot
 extension, the model named by `OPENAI_API_KEY` / `OPENAI_BASE_URL` / `GNS3_COPILOT_MODEL`
-or else the scripted test model), with JupyterLab on 127.0.0.1, the three example
-notebooks copied to build/lab/notebooks (the originals stay clean) and their projects
-prepared, and approvals on as by default (`require_approval = "changes"`: a change waits
-for Approve / Reject). Prints the URL with its token and the approval setting, and runs
-until Ctrl+C, then stops everything.
+or else the scripted test model), with JupyterLab on 127.0.0.1, the example notebooks
+(and the graded lab's lab file) copied to build/lab/notebooks (the originals stay clean)
+and their projects prepared, and approvals on as by default (`require_approval =
+"changes"`: a change waits for Approve / Reject). Prints the URL with its token and the
+approval setting, and runs until Ctrl+C, then stops everything.
 
 `GNS3_COPILOT_LAB_PORT` chooses JupyterLab's port (default: a free one).
 """
@@ -14,6 +14,7 @@ until Ctrl+C, then stops everything.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -26,6 +27,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
     NOTEBOOK_PROJECTS,
     JupyterServer,
     ModelEndpoint,
+    notebook_replies,
     prepare_projects,
 )
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
@@ -55,22 +57,22 @@ def approval_banner(setting: str) -> str:
 def copy_notebooks() -> Path:
     target = WORK_DIR / "notebooks"
     target.mkdir(parents=True, exist_ok=True)
-    for name in NOTEBOOK_PROJECTS:
-        copy = target / f"{name}.ipynb"
-        if not copy.exists():
-            shutil.copyfile(ROOT / "notebooks" / f"{name}.ipynb", copy)
+    for name, recipe in NOTEBOOK_PROJECTS.items():
+        sources = [ROOT / "notebooks" / f"{name}.ipynb"]
+        if recipe.lab_file is not None:
+            sources.append(recipe.lab_file)
+        for source in sources:
+            if not (target / source.name).exists():
+                shutil.copyfile(source, target / source.name)
     return target
 
 
 def main() -> int:
     real = ModelEndpoint.from_environment()
-    scripted = None
-    if real is None:
-        scripted = ScriptedLLM(models=["scripted-model"])
-        for name in NOTEBOOK_PROJECTS:
-            scripted.load(SCRIPTS / f"{name}.json")
-        scripted.start()
+    scripted = None if real else ScriptedLLM(models=["scripted-model"]).start()
     model = real or ModelEndpoint.scripted_model(scripted)
+    # The class secret that makes each student's lab values (the graded lab's).
+    salt = secrets.token_hex(16)
     port = int(os.environ.get("GNS3_COPILOT_LAB_PORT") or 0) or None
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -94,7 +96,12 @@ def main() -> int:
                 root_dir=notebooks,
                 port=port,
                 traits={"require_approval": "changes"},
+                lab_salt=salt,
             )
+            if scripted is not None:
+                for name, recipe in NOTEBOOK_PROJECTS.items():
+                    script = SCRIPTS / f"{name}.json"
+                    scripted.extend(notebook_replies(script, recipe, server.user, salt))
             with server:
                 say("\nJupyterLab with the GNS3 Copilot is ready:")
                 say(f"    {server.url}lab?token={server.token}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 import nbformat
 import pytest
 
+from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME
 from jupyter_gns3_copilot.testing.local_stack import (
     NOTEBOOK_PROJECTS,
     JupyterServer,
     ModelEndpoint,
     delete_projects,
+    notebook_replies,
     prepare_projects,
 )
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
@@ -74,7 +77,9 @@ def notebook_stack(
     test replaces."""
     with ScriptedLLM(models=["scripted-model"]) as llm:
         work = tmp_path_factory.mktemp("notebook-server")
-        with JupyterServer(gns3_lab, ModelEndpoint.scripted_model(llm), work) as server:
+        model = ModelEndpoint.scripted_model(llm)
+        salt = secrets.token_hex(16)
+        with JupyterServer(gns3_lab, model, work, lab_salt=salt) as server:
             yield NotebookStack(gns3_lab, llm, server)
 
 
@@ -142,7 +147,11 @@ def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
 
     recipe = NOTEBOOK_PROJECTS[name]
     project_ids = prepare_projects(stack.lab, [recipe])
-    stack.llm.reset(SCRIPTS / f"{name}.json")
+    assert stack.server.lab_salt is not None
+    script = notebook_replies(
+        SCRIPTS / f"{name}.json", recipe, stack.server.user, stack.server.lab_salt
+    )
+    stack.llm.reset(script)
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = NotebookClient(
         notebook,
@@ -312,6 +321,80 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     assert "ttl=" in run.text("check = %copilot run PC1: ping")
     [confirm] = run.saved_turns("%%copilot")
     assert confirm["status"] == "done" and "10.0.0.2/24" in answer(confirm)
+
+
+def saved_checklist(run: Executed, source_start: str) -> dict[str, Any]:
+    """The checklist a `%copilot check` cell saved (the report as it was last shown)."""
+    [data] = [
+        output["data"][CHECKS_MIME]
+        for output in run.cell(source_start).outputs
+        if CHECKS_MIME in output.get("data", {})
+    ]
+    return data
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
+    notebook_stack: NotebookStack, tmp_path: Path
+) -> None:
+    """Given the fresh two-LAN lab with its lab file (nothing configured; R1 a Linux router
+    that really forwards); when 04-graded-lab runs; then the objectives show this
+    student's subnets, the first check fails every objective and says what is missing,
+    and after the copilot builds each stage in lab mode with the student's values (the
+    scripted model's script rendered for them) every stage's check passes, PC1's trace
+    crosses R1, and the final report is full marks."""
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+    from jupyter_gns3_copilot.objectives.parameters import student_values
+
+    recipe = NOTEBOOK_PROJECTS["04-graded-lab"]
+    assert recipe.lab_file is not None and notebook_stack.server.lab_salt is not None
+    lab = load_lab(recipe.lab_file.read_text()).lab
+    values = student_values(lab, notebook_stack.server.user, notebook_stack.server.lab_salt)
+    lan_a, lan_b = values["lan_a"], values["lan_b"]
+    pc1, pc3, r1_a = f"{lan_a[1]}", f"{lan_b[1]}", f"{lan_a[-2]}"
+
+    run = execute(notebook_stack, "04-graded-lab", tmp_path)
+
+    [shown] = [
+        output.data["text/markdown"]
+        for output in run.cell("%copilot lab").outputs
+        if "text/markdown" in output.get("data", {})
+    ]
+    assert f"PC1 has {pc1}/24 (LAN A)" in shown and f"PC3 has {pc3}/24 (LAN B)" in shown
+    assert "R1 e0 <-> Switch1 e2" in run.text("%load_ext")
+
+    # The fresh lab: nothing passes, each check says what is missing
+    fresh = saved_checklist(run, "report = %copilot check")
+    statuses = {r["id"]: r["status"] for r in fresh["results"]}
+    assert len(statuses) == 13 and "pass" not in statuses.values(), statuses
+    explained = {r["id"]: r["explanation"] for r in fresh["results"]}
+    assert explained["pc1-address"] == "PC1 has no IPv4 address."
+    assert explained["r1-lan-a"] == "R1 eth0 has no IPv4 address."
+    assert fresh["summary"]["score"] == 0 and fresh["pending"] == []
+    assert run.text("report.score, report.max_score") == "(0.0, 16.0)"
+    failed = run.text("report.assert_passed()")
+    assert failed.startswith("AssertionError: 0 of 16 points; not passed:")
+    assert f"- pc1-address (addressing): PC1 has {pc1}/24 (LAN A): PC1 has no IPv4" in failed
+
+    # Each stage built by the copilot with this student's values, then checked
+    [addressing] = run.saved_turns("addressing = %copilot --mode lab")
+    tools = {item["name"]: device_outputs(item) for item in tool_items(addressing)}
+    assert f"ip {pc1}/24" in tools["run_vpcs_commands"]["PC1"]
+    assert f"ip addr add {r1_a}/24 dev eth0" in tools["run_show_commands"]["R1"]
+    for stage in ("addressing", "gateways"):
+        checked = saved_checklist(run, f"checked = %copilot check {stage}")
+        assert {r["status"] for r in checked["results"]} == {"pass"}, checked["results"]
+    [routing] = run.saved_turns("routing = %copilot --mode lab")
+    trace = device_outputs(tool_items(routing)[0])["PC1"]
+    assert f" 1   {r1_a} " in trace and pc3 in trace.splitlines()[-1]
+
+    final = saved_checklist(run, "final = %copilot check")
+    assert final["summary"]["passed"] is True
+    by_id = {r["id"]: r for r in final["results"]}
+    assert by_id["pc1-pc3"]["explanation"].startswith(f"PC1 reaches PC3 ({pc3}) (")
+    assert "icmp packets crossed R1 e1 - Switch2 e0" in by_id["through-r1"]["explanation"]
+    assert run.text("final.assert_passed()") == "(16.0, 16.0)"
 
 
 # -- a kernel driven like a front end -------------------------------------------------------

@@ -118,6 +118,11 @@ def write_config(
     }
     config["VPCS"] = {"vpcs_path": str(helpers.vpcs)}
     config["Dynamips"] = {"dynamips_path": str(helpers.dynamips)}
+    # The Linux router (router.py) is emulated: a paravirtual /dev/kvm boots no stock kernel.
+    config["Qemu"] = {
+        "enable_hardware_acceleration": "False",
+        "require_hardware_acceleration": "False",
+    }
     path = instance / CONFIG_FILE
     with path.open("w") as out:
         config.write(out)

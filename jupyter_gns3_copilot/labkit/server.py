@@ -44,6 +44,7 @@ from .ports import (
 )
 from .processes import LAB_ID_ENV, has_marker, lab_processes, terminate
 from .provision import ensure_gns3_server, find_vpcs, resolve_cache_dir
+from .router import ROUTER_TEMPLATE, RouterUnavailable, install_router
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ class LabServer:
         self._password = password
         self._process: subprocess.Popen[bytes] | None = None
         self._state: LabState | None = None
+        self.router_problem: str | None = None
+        """Why the lab has no Linux router template (`router.py`), None when it has one."""
 
     @classmethod
     def from_instance(
@@ -256,6 +259,7 @@ class LabServer:
                     ports=block,
                 )
                 self._wait_ready(timeout)
+                self.router_problem = self._install_router()
             except BaseException:
                 self._abort(lab_id, block)
                 raise
@@ -403,6 +407,22 @@ class LabServer:
                         f" s\n{log_tail(self.instance_dir)}"
                     )
                 time.sleep(0.25)
+
+    def _install_router(self) -> str | None:
+        """Add the Linux router template; what is missing when it cannot be built (the
+        lab runs without it: only labs with a router need it)."""
+        assert self._state is not None
+        credentials = {"username": self.username, "password": self.password}
+        with httpx.Client(base_url=self._state.url, timeout=30, trust_env=False) as client:
+            login = client.post("/v3/access/users/authenticate", json=credentials)
+            login.raise_for_status()
+            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+            try:
+                install_router(client)
+            except RouterUnavailable as exc:
+                log.warning("The lab has no %s: %s", ROUTER_TEMPLATE, exc)
+                return str(exc)
+        return None
 
     def _abort(self, lab_id: str, block: PortBlock) -> None:
         """Undo a failed start: no process, no port claim, no state left."""

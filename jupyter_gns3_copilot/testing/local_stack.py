@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import os
 import secrets
 import signal
@@ -26,7 +27,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,7 +37,6 @@ from ..kernel.discovery import ServerInfo
 
 SERVER_START_TIMEOUT = 90.0
 SERVER_STOP_TIMEOUT = 20.0
-CONSOLE_READY_TIMEOUT = 60.0
 DEFAULT_REAL_MODEL = "gpt-4o-mini"
 
 
@@ -95,7 +95,9 @@ class JupyterServer:
     model; `work_dir`: where its config, runtime and data directories and its log
     (`jupyter.log`) go; `app`: "server" (API only) or "lab" (JupyterLab, for people);
     `traits`: more `GNS3Copilot` traits (with a scripted model, `require_approval`
-    defaults to "none": a replayed script has no person to approve its changes).
+    defaults to "none": a replayed script has no person to approve its changes);
+    `lab_salt`: the class secret that makes each student's lab values (by environment,
+    as every secret; default: the server generates one).
     """
 
     def __init__(
@@ -108,8 +110,10 @@ class JupyterServer:
         root_dir: str | os.PathLike[str] | None = None,
         port: int | None = None,
         traits: Mapping[str, object] | None = None,
+        lab_salt: str | None = None,
     ) -> None:
         self.lab = lab
+        self.lab_salt = lab_salt
         self.model = model
         self.work_dir = Path(work_dir).resolve()
         self.app = app
@@ -163,6 +167,11 @@ class JupyterServer:
         return traits
 
     @property
+    def user(self) -> str:
+        """The user the server records its token's requests under (`owner_user_id`)."""
+        return str(self.traits.get("owner_user_id") or getpass.getuser())
+
+    @property
     def require_approval(self) -> str:
         """The server's `require_approval` setting (the extension's default: "changes")."""
         return str(self._traits().get("require_approval", "changes"))
@@ -187,14 +196,17 @@ class JupyterServer:
         return command
 
     def _environment(self) -> dict[str, str]:
+        from ..server.app import LAB_SALT_ENV
+
         env = dict(os.environ)
-        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTERHUB_API_TOKEN"):
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTERHUB_API_TOKEN", LAB_SALT_ENV):
             env.pop(name, None)
         env.update(
             {
                 "JUPYTER_TOKEN": self.token,
                 "GNS3_PASSWORD": self.lab.password,
                 "OPENAI_API_KEY": self.model.api_key,
+                **({LAB_SALT_ENV: self.lab_salt} if self.lab_salt else {}),
                 "JUPYTER_CONFIG_DIR": str(self.work_dir / "config"),
                 "JUPYTER_RUNTIME_DIR": str(self.work_dir / "runtime"),
                 "PYTHONUNBUFFERED": "1",
@@ -277,16 +289,28 @@ class JupyterServer:
 @dataclass(frozen=True)
 class ProjectRecipe:
     """A project for an example notebook: VPCS nodes (with their `ip` commands, if any)
-    on one Ethernet switch, started or not."""
+    on one Ethernet switch "Switch1", started or not, and optionally more nodes and links,
+    a lab file and a snapshot of the lab before its nodes start."""
 
     name: str
     pcs: Mapping[str, str | None] = field(default_factory=dict)
     start: bool = True
+    nodes: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
+    """More nodes: name -> (template name, x, y). A "Linux router" gets its name as prompt."""
+    links: Sequence[tuple[str, str, str, str]] = ()
+    """More links: (node, port, node, port), e.g. ("R1", "e0", "Switch1", "e2")."""
+    lab_file: Path | None = None
+    """Written as the project's `lab.yaml`, as an instructor attaches it to a template."""
+    snapshot: str | None = None
+    """A GNS3 snapshot taken before the nodes start (the start of a lab's first stage)."""
 
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "notebooks"
+"""The example notebooks (and their lab files) in the source tree."""
 DEMO_PROJECT = "Copilot demo"
 BUILD_PROJECT = "Copilot build"
 TROUBLESHOOTING_PROJECT = "Copilot troubleshooting"
+GRADED_PROJECT = "Copilot graded lab"
 NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
     "01-getting-started": ProjectRecipe(
         DEMO_PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
@@ -297,13 +321,35 @@ NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
         TROUBLESHOOTING_PROJECT,
         {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.1.2/24"},
     ),
+    "04-graded-lab": ProjectRecipe(
+        # LAN A (Switch1: PC1, PC2) and LAN B (Switch2: PC3) joined by the Linux router R1;
+        # nothing configured: the lab's stages are the student's work.
+        GRADED_PROJECT,
+        {"PC1": None, "PC2": None},
+        nodes={
+            "R1": ("Linux router", 250, 0),
+            "Switch2": ("Ethernet switch", 500, 0),
+            "PC3": ("VPCS", 500, -200),
+        },
+        links=(
+            ("R1", "e0", "Switch1", "e2"),
+            ("R1", "e1", "Switch2", "e0"),
+            ("PC3", "e0", "Switch2", "e1"),
+        ),
+        lab_file=EXAMPLES / "04-graded-lab.lab.yaml",
+        snapshot="fresh",
+    ),
 }
 """The project each example notebook uses, by notebook name."""
+ROUTER_BOOT_TIMEOUT = 180.0
+"""Seconds a Linux router may take to boot (emulated: about 10 s on an idle machine)."""
 
 
 async def _prepare(lab: Any, recipe: ProjectRecipe) -> str:
     from ..console import ConsolePool, ConsoleTarget
     from ..gns3 import GNS3Client
+    from ..labkit.router import ROUTER_TEMPLATE, hostname_command_line
+    from ..objectives.service import LAB_FILE
 
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
         for project in await gns3.list_projects():
@@ -312,30 +358,66 @@ async def _prepare(lab: Any, recipe: ProjectRecipe) -> str:
                 await gns3.delete_project(project.project_id)
         project = await gns3.create_project(recipe.name)
         pid = project.project_id
-        if not recipe.pcs:
+        if not recipe.pcs and not recipe.nodes:
             return pid
-        await gns3.create_node_from_template(pid, "Ethernet switch", "Switch1", x=0, y=0)
+        if recipe.pcs:
+            await gns3.create_node_from_template(pid, "Ethernet switch", "Switch1", x=0, y=0)
         for index, name in enumerate(recipe.pcs):
             await gns3.create_node_from_template(pid, "VPCS", name, x=-250 + 250 * index, y=-200)
             await gns3.create_link(pid, name, "e0", "Switch1", f"e{index}")
+        for name, (template, x, y) in recipe.nodes.items():
+            if template == ROUTER_TEMPLATE and getattr(lab, "router_problem", None):
+                raise RuntimeError(f"Preparing {recipe.name!r}: {lab.router_problem}")
+            node = await gns3.create_node_from_template(pid, template, name, x=x, y=y)
+            if template == ROUTER_TEMPLATE:
+                line = hostname_command_line(name)
+                await gns3.update_node(pid, node.node_id, properties={"kernel_command_line": line})
+        for a, a_port, b, b_port in recipe.links:
+            await gns3.create_link(pid, a, a_port, b, b_port)
+        if recipe.lab_file is not None:
+            await gns3.write_project_file(pid, LAB_FILE, recipe.lab_file.read_bytes())
+        if recipe.snapshot:
+            await gns3.create_snapshot(pid, recipe.snapshot)
         if not recipe.start:
             return pid
         await gns3.start_all(pid)
         host = urlsplit(lab.url).hostname
+        notes = {t.template_id: t.notes for t in await gns3.list_templates()}
         async with ConsolePool() as consoles:
             targets = {
-                node.name: ConsoleTarget.from_node(node, server_host=host)
+                node.name: ConsoleTarget.from_node(
+                    node, server_host=host, inherited=notes.get(node.template_id or "", [])
+                )
                 for node in await gns3.list_nodes(pid)
-                if node.node_type == "vpcs"
+                if node.console_type == "telnet"
             }
             await asyncio.gather(
-                *(consoles.wait_ready(t, timeout=CONSOLE_READY_TIMEOUT) for t in targets.values())
+                *(consoles.wait_ready(t, timeout=ROUTER_BOOT_TIMEOUT) for t in targets.values())
             )
             setup = [(targets[name], [command]) for name, command in recipe.pcs.items() if command]
             for result in await consoles.run_many(setup):
                 if result.status != "success":
                     raise RuntimeError(f"Preparing {recipe.name!r}: {result.device_name}: {result}")
         return pid
+
+
+def notebook_replies(
+    script: str | os.PathLike[str], recipe: ProjectRecipe, user: str, salt: str
+) -> list[Any]:
+    """The scripted model's replies for a notebook: the JSON script `script`, its strings
+    rendered as the lab's texts are (`{{ lan_a | host(1) }}`) with the values `user` gets
+    from the recipe's lab file under `salt`, so the replayed commands are that student's
+    (a script without templates, or a recipe without a lab file, is read as it is)."""
+    from ..objectives.loader import load_lab
+    from ..objectives.parameters import student_values
+    from ..objectives.templating import render_data
+    from .scripted_llm_script import parse_script, read_script_data
+
+    data = read_script_data(script)
+    if recipe.lab_file is not None:
+        lab = load_lab(recipe.lab_file.read_text(), recipe.lab_file.name).lab
+        data = render_data(data, student_values(lab, user, salt))
+    return parse_script(data, script)
 
 
 def prepare_projects(lab: Any, recipes: Iterable[ProjectRecipe]) -> dict[str, str]:

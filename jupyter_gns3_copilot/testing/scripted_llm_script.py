@@ -269,18 +269,27 @@ _SCRIPT = TypeAdapter(Script)
 
 def load_script(path: str | Path) -> list[Completion | ErrorReply | HtmlReply]:
     """Read the replies of a JSON script file (format: see the `scripted_llm` docstring)."""
+    return parse_script(read_script_data(path), Path(path))
+
+
+def read_script_data(path: str | Path) -> Any:
+    """A JSON script file's data, not yet checked against the script format."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ScriptError(f"Cannot read the model script {path}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise ScriptError(f"The model script {path} is not valid JSON: {exc}") from exc
+
+
+def parse_script(data: Any, source: str | Path) -> list[Completion | ErrorReply | HtmlReply]:
+    """The replies of a script's data (as read from the JSON file `source`)."""
     try:
         return list(_SCRIPT.validate_python(data).replies)
     except ValidationError as exc:
         raise ScriptError(
-            f"The model script {path} does not follow the script format:\n{exc}"
+            f"The model script {source} does not follow the script format:\n{exc}"
         ) from exc
 
 

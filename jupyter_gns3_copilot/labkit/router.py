@@ -1,0 +1,325 @@
+"""The lab's Linux router: a QEMU node that forwards packets between subnets for real.
+
+No router image (IOS, IOU) can run here and the Dynamips stand-in emulates switches and
+hubs only, so a lab that routes needs another router: Debian's cloud kernel booted by
+QEMU from a small BusyBox initramfs. Its console is a BusyBox shell (`R1# `), its
+interfaces `eth0`, `eth1`, ... are the node's ports e0, e1, ... (virtio), and it is
+configured as any Linux router is: `ip addr add`, `ip route add`,
+`sysctl -w net.ipv4.ip_forward=1` (forwarding is off at boot, as on a fresh Linux box).
+
+`install_router(gns3)` builds the kernel and initramfs, uploads them to the lab's images
+(content-addressed names: a new kernel makes new images) and adds the GNS3 template
+`ROUTER_TEMPLATE`, whose usage notes tell the copilot its console speaks the `linux`
+dialect; `RouterUnavailable` says what is missing (`make system-deps` installs
+qemu-system-x86, qemu-utils and linux-image-cloud-amd64).
+
+QEMU runs without hardware acceleration: the lab's `/dev/kvm` may be a paravirtual one
+(PVM) that boots no stock kernel, and emulation boots this one in about 10 s.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import lzma
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from .errors import LabError
+
+ROUTER_TEMPLATE = "Linux router"
+QEMU = "qemu-system-x86_64"
+MODULES = ("virtio_pci", "virtio_net")
+"""Kernel modules the router loads (their dependencies come along): its NICs are virtio."""
+INSTALL_HINT = (
+    "make system-deps installs them (Debian: qemu-system-x86 qemu-utils linux-image-cloud-amd64)"
+)
+BOOT_COMMAND_LINE = "console=ttyS0 quiet panic=-1"
+
+INIT_SCRIPT = """\
+#!/bin/sh
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for module in $(cat /etc/modules); do insmod "/lib/modules/$module"; done
+name=router
+for word in $(cat /proc/cmdline); do
+    case "$word" in hostname=*) name="${word#hostname=}" ;; esac
+done
+hostname "$name"
+ip link set lo up
+for device in /sys/class/net/eth*; do ip link set "${device##*/}" up; done
+export PS1="$name# "
+while true; do setsid cttyhack sh; done
+"""
+"""The router's /init: interfaces up without addresses, forwarding off, a shell on the
+serial console (the node's GNS3 console) started again when it exits."""
+
+
+class RouterUnavailable(LabError):
+    """The Linux router cannot be built on this machine; the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class RouterImages:
+    """The router's kernel and initramfs: their GNS3 image names and contents."""
+
+    kernel: str
+    initrd: str
+    files: dict[str, bytes]
+
+
+def install_router(gns3: httpx.Client) -> RouterImages:
+    """Build the router's images, upload them and add (or update) the GNS3 template
+    `ROUTER_TEMPLATE` through `gns3` (an authenticated client of the lab's `/v3` API).
+    Raises `RouterUnavailable` when QEMU or a suitable kernel is missing."""
+    images = build_images()
+    for name, data in images.files.items():
+        uploaded = gns3.post(f"/v3/images/upload/QEMU/{name}", content=data)
+        _require(uploaded, f"the image {name}")
+    body = template_body(images)
+    listed = gns3.get("/v3/templates")
+    _require(listed, "the templates")
+    existing = [t for t in listed.json() if t.get("name") == ROUTER_TEMPLATE]
+    if existing:
+        answer = gns3.put(f"/v3/templates/{existing[0]['template_id']}", json=body)
+    else:
+        answer = gns3.post("/v3/templates", json=body)
+    _require(answer, f"the {ROUTER_TEMPLATE} template")
+    return images
+
+
+def _require(answer: httpx.Response, what: str) -> None:
+    if answer.status_code >= 400:
+        raise RouterUnavailable(
+            f"GNS3 refused {what}: HTTP {answer.status_code} {answer.text[:300]}"
+        )
+
+
+def template_body(images: RouterImages) -> dict[str, object]:
+    """The GNS3 template of the router (QEMU, 4 virtio ports, telnet console)."""
+    return {
+        "name": ROUTER_TEMPLATE,
+        "template_type": "qemu",
+        "compute_id": "local",
+        "category": "router",
+        "symbol": ":/symbols/classic/router.svg",
+        "default_name_format": "R{0}",
+        "usage": "device_type:linux. A Linux router: a BusyBox shell on its console; "
+        "ports e0-e3 are eth0-eth3.",
+        "qemu_path": QEMU,
+        "platform": "x86_64",
+        "ram": 128,
+        "cpus": 1,
+        "adapters": 4,
+        "adapter_type": "virtio-net-pci",
+        "console_type": "telnet",
+        "kernel_image": images.kernel,
+        "initrd": images.initrd,
+        "kernel_command_line": BOOT_COMMAND_LINE,
+        "create_config_disk": False,
+        "linked_clone": True,
+        "on_close": "power_off",
+    }
+
+
+def hostname_command_line(name: str) -> str:
+    """The kernel command line that makes a router node's prompt its name (`R1# `)."""
+    return f"{BOOT_COMMAND_LINE} hostname={name}"
+
+
+def build_images() -> RouterImages:
+    """The kernel and the initramfs (module docstring)."""
+    if shutil.which(QEMU) is None:
+        raise RouterUnavailable(f"{QEMU} is not installed; {INSTALL_HINT}")
+    kernel, modules_dir = find_kernel()
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        raise RouterUnavailable(f"busybox is not installed; {INSTALL_HINT}")
+    kernel_data = kernel.read_bytes()
+    initrd_data = initramfs(Path(busybox), modules_dir)
+    kernel_name = f"linux-router-vmlinuz-{_digest(kernel_data)}"
+    initrd_name = f"linux-router-initrd-{_digest(initrd_data)}.gz"
+    return RouterImages(
+        kernel=kernel_name,
+        initrd=initrd_name,
+        files={kernel_name: kernel_data, initrd_name: initrd_data},
+    )
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def find_kernel(
+    boot: Path = Path("/boot"), modules_root: Path = Path("/lib/modules")
+) -> tuple[Path, Path]:
+    """A readable kernel in `boot` whose modules include a virtio network driver (the
+    newest such), and its modules folder."""
+    found = []
+    for kernel in boot.glob("vmlinuz-*"):
+        version = kernel.name.removeprefix("vmlinuz-")
+        modules_dir = modules_root / version
+        if _module_paths(modules_dir, MODULES) is not None and _readable(kernel):
+            found.append((kernel.stat().st_mtime, kernel, modules_dir))
+    if not found:
+        raise RouterUnavailable(
+            f"no Linux kernel with virtio network modules in {boot}; {INSTALL_HINT}"
+        )
+    _, kernel, modules_dir = max(found)
+    return kernel, modules_dir
+
+
+def initramfs(busybox: Path, modules_dir: Path) -> bytes:
+    """The router's initramfs (gzip'd cpio "newc"): BusyBox with its applets and the
+    libraries it links, the network modules in load order, `/init`."""
+    archive = CpioWriter()
+    for folder in ("bin", "dev", "etc", "lib", "lib/modules", "proc", "sys", "tmp"):
+        archive.directory(folder)
+    archive.device("dev/console", major=5, minor=1)
+    archive.file("bin/busybox", busybox.read_bytes(), mode=0o755)
+    for applet in _applets(busybox):
+        if applet != "busybox":
+            archive.symlink(f"bin/{applet}", "busybox")
+    for library in _libraries(busybox):
+        archive.parents(library)
+        archive.file(str(library).lstrip("/"), library.read_bytes(), mode=0o755)
+    ordered = _module_paths(modules_dir, MODULES)
+    assert ordered is not None
+    names = []
+    for module in ordered:
+        name = re.sub(r"\.ko(\.xz)?$", ".ko", module.name)
+        data = module.read_bytes()
+        archive.file(
+            f"lib/modules/{name}", lzma.decompress(data) if module.suffix == ".xz" else data
+        )
+        names.append(name)
+    archive.file("etc/modules", ("\n".join(names) + "\n").encode())
+    archive.file("init", INIT_SCRIPT.encode(), mode=0o755)
+    return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
+
+
+def _readable(path: Path) -> bool:
+    try:
+        with path.open("rb"):
+            return True
+    except OSError:
+        return False
+
+
+def _applets(busybox: Path) -> list[str]:
+    listed = subprocess.run(
+        [str(busybox), "--list"], capture_output=True, text=True, timeout=10, check=True
+    )
+    return [name for name in listed.stdout.split() if "/" not in name]
+
+
+def _libraries(binary: Path) -> list[Path]:
+    """The shared libraries (and the loader) `binary` needs; [] for a static one."""
+    listed = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=10)
+    paths = re.findall(r"(/\S+) \(0x", listed.stdout) if listed.returncode == 0 else []
+    return [Path(p) for p in paths]
+
+
+def _module_paths(modules_dir: Path, wanted: Iterable[str]) -> list[Path] | None:
+    """The files of `wanted` modules and their dependencies, each after those it needs
+    (read from `modules.dep`); None when one is missing."""
+    try:
+        lines = (modules_dir / "modules.dep").read_text().splitlines()
+    except OSError:
+        return None
+    deps: dict[str, list[str]] = {}
+    for line in lines:
+        module, _, needs = line.partition(":")
+        deps[module] = needs.split()
+    by_name = {re.sub(r"\.ko(\.\w+)?$", "", Path(m).name).replace("-", "_"): m for m in deps}
+    ordered: list[str] = []
+
+    def add(module: str) -> None:
+        for needed in deps.get(module, []):
+            add(needed)
+        if module not in ordered:
+            ordered.append(module)
+
+    for name in wanted:
+        module = by_name.get(name)
+        if module is None or module.endswith(".zst"):
+            return None
+        add(module)
+    return [modules_dir / module for module in ordered]
+
+
+class CpioWriter:
+    """A cpio archive in the "newc" format the Linux kernel unpacks as its initramfs."""
+
+    def __init__(self) -> None:
+        self._out = io.BytesIO()
+        self._inode = 0
+        self._seen: set[str] = set()
+
+    def directory(self, path: str) -> None:
+        self._entry(path, 0o040755, b"")
+
+    def parents(self, path: Path) -> None:
+        """The directories above `path` (absolute), each once."""
+        for parent in reversed(path.parents[:-1]):
+            self.directory(str(parent).lstrip("/"))
+
+    def file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self._entry(path, 0o100000 | mode, data)
+
+    def symlink(self, path: str, target: str) -> None:
+        self._entry(path, 0o120777, target.encode())
+
+    def device(self, path: str, *, major: int, minor: int) -> None:
+        self._entry(path, 0o020600, b"", rdev=(major, minor))
+
+    def finish(self) -> bytes:
+        self._entry("TRAILER!!!", 0, b"", trailer=True)
+        return self._out.getvalue()
+
+    def _entry(
+        self,
+        path: str,
+        mode: int,
+        data: bytes,
+        rdev: tuple[int, int] = (0, 0),
+        trailer: bool = False,
+    ) -> None:
+        if not trailer:
+            if path in self._seen:
+                return
+            self._seen.add(path)
+        self._inode += 1
+        name = path.encode() + b"\0"
+        fields = (
+            self._inode,
+            mode,
+            0,  # uid
+            0,  # gid
+            2 if mode & 0o040000 else 1,  # links
+            0,  # mtime
+            len(data),
+            0,  # device major
+            0,  # device minor
+            rdev[0],
+            rdev[1],
+            len(name),
+            0,  # checksum
+        )
+        self._out.write(b"070701" + b"".join(b"%08X" % value for value in fields))
+        self._out.write(name)
+        self._pad()
+        self._out.write(data)
+        self._pad()
+
+    def _pad(self) -> None:
+        self._out.write(b"\0" * (-self._out.tell() % 4))
