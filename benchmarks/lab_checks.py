@@ -1,6 +1,6 @@
 """Checking a lab's objectives on real devices: 20 objectives over 10 VPCS.
 
-Starts a local GNS3 lab (labkit), builds 10 addressed VPCS behind a switch and a lab file
+Starts a local GNS3 lab (labkit), builds 10 addressed VPCS behind two switches and a lab file
 of 20 objectives (each PC's address, and each PC reaching the next one with one ping),
 then times `objectives.runner.report` over it: `warm` (the console pool already holds the
 sessions, as in a running server) and `cold` (a new pool per run: connect and wake every
@@ -52,9 +52,14 @@ async def build(ctx: ToolContext) -> None:
     gns3, project_id = ctx.gns3, ctx.project_id
     for n in range(1, PCS + 1):
         await gns3.create_node_from_template(project_id, "VPCS", f"PC{n}")
-    await gns3.create_node_from_template(project_id, "ethernet_switch", "SW1")
+    # The builtin switch has 8 ports: PC1-PC5 on SW1, PC6-PC10 on SW2, the switches joined.
+    half = PCS // 2
+    for switch in ("SW1", "SW2"):
+        await gns3.create_node_from_template(project_id, "ethernet_switch", switch)
+    await gns3.create_link(project_id, "SW1", "e7", "SW2", "e7")
     for n in range(1, PCS + 1):
-        await gns3.create_link(project_id, f"PC{n}", "e0", "SW1", f"e{n - 1}")
+        switch, port = ("SW1", n - 1) if n <= half else ("SW2", n - 1 - half)
+        await gns3.create_link(project_id, f"PC{n}", "e0", switch, f"e{port}")
     await gns3.start_all(project_id)
     ctx.mode = LAB_AUTOMATION
     devices = [{"device": f"PC{n}", "commands": [f"ip 10.0.0.{n}/24"]} for n in range(1, PCS + 1)]

@@ -333,7 +333,7 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
         "no-ospf": "fail",
     }, {r.id: r.explanation for r in result.results if r.status == "error"}
     assert by_id["by-name"].explanation.startswith("PC1 reaches PC2 (10.0.0.2) (")
-    assert by_id["by-name"].evidence[0].command == "ping 10.0.0.2 -c 3"
+    assert by_id["by-name"].evidence[0].command == "ping 10.0.0.2 -c 3 -i 50"
     assert "No gateway found" in by_id["no-gateway"].evidence[0].lines[0]
     assert by_id["isolated"].explanation.endswith(", as required.")
     assert by_id["not-isolated"].explanation.endswith(", which it must not.")

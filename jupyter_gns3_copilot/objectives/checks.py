@@ -43,6 +43,10 @@ MAX_EVIDENCE_LINES = 6
 """Output lines kept as a check's evidence."""
 RETRY_INTERVAL = 1.0
 """Seconds between two pings of a `reachable` check that waits for convergence."""
+VPCS_PING_INTERVAL_MS = 50
+"""Milliseconds between a VPCS ping's probes (`-i`; its default is 1000)."""
+LINUX_PING_INTERVAL = 0.2
+"""Seconds between a Linux ping's probes (`-i`; the least iputils allows every user)."""
 
 
 async def decide(check: Check, devices: DeviceAccess) -> CheckVerdict:
@@ -293,12 +297,14 @@ async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
 
 
 def ping_command(dialect: str, address: str, count: int) -> str:
-    """The ping of `count` probes to `address` on a `dialect` console."""
+    """The ping of `count` probes to `address` on a `dialect` console, its probes sent one
+    after the other's answer: VPCS sleeps its interval (1 s by default) after every probe,
+    the last one too, and Linux between two probes; a check would wait for nothing."""
     if dialect == "cisco_ios":
         return f"ping {address} repeat {count}"
     if dialect == "linux":
-        return f"ping -c {count} -W 1 {address}"
-    return f"ping {address} -c {count}"
+        return f"ping -c {count} -i {LINUX_PING_INTERVAL} -W 1 {address}"
+    return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}"
 
 
 def _summary_lines(output: str) -> list[str]:
