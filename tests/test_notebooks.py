@@ -58,6 +58,26 @@ def test_each_notebook_is_clean_and_has_its_project_and_script(name: str) -> Non
     assert notebook.cells[0].cell_type == "markdown"
 
 
+def test_the_graded_labs_script_replays_each_students_own_commands() -> None:
+    """The scripted model's script for 04-graded-lab holds the lab's templates: rendered
+    for two students, it types each one's own addresses (those their objectives show)."""
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+
+    recipe = NOTEBOOK_PROJECTS["04-graded-lab"]
+    assert recipe.lab_file is not None
+    document = load_lab(recipe.lab_file.read_text())
+    typed = {}
+    for user in ("alice", "bob"):
+        replies = notebook_replies(SCRIPTS / "04-graded-lab.json", recipe, user, "salt")
+        [pcs, r1] = replies[0].tool_calls
+        typed[user] = pcs.arguments["devices"][0]["commands"][0]
+        pc1_text = document.for_student(user, "salt").stages[0].objectives[0].text
+        assert typed[user] == f"ip {pc1_text.split()[2]}", (typed[user], pc1_text)
+        assert r1.arguments["devices"][0]["commands"][0].startswith("ip addr add 10.0.")
+        assert "{{" not in json.dumps([r.model_dump(mode="json") for r in replies])
+    assert typed["alice"] != typed["bob"]
+
+
 # -- execution ----------------------------------------------------------------------------
 
 
