@@ -69,7 +69,7 @@ def test_the_graded_labs_script_replays_each_students_own_commands() -> None:
     typed = {}
     for user in ("alice", "bob"):
         replies = notebook_replies(SCRIPTS / "04-graded-lab.json", recipe, user, "salt")
-        [pcs, r1] = replies[0].tool_calls
+        [pcs, r1] = replies[1].tool_calls
         typed[user] = pcs.arguments["devices"][0]["commands"][0]
         pc1_text = document.for_student(user, "salt").stages[0].objectives[0].text
         assert typed[user] == f"ip {pc1_text.split()[2]}", (typed[user], pc1_text)
@@ -399,7 +399,12 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
 
     # Each stage built by the copilot with this student's values, then checked
     [addressing] = run.saved_turns("addressing = %copilot --mode lab")
-    tools = {item["name"]: device_outputs(item) for item in tool_items(addressing)}
+    [read, *configured] = tool_items(addressing)
+    assert read["name"] == "check_objectives", "the copilot reads the objectives first"
+    objectives = json.loads(read["output"])["objectives"]
+    assert {o["status"] for o in objectives} == {"fail", "error"}
+    assert f"PC1 has {pc1}/24 (LAN A)" in [o["text"] for o in objectives]
+    tools = {item["name"]: device_outputs(item) for item in configured}
     assert f"ip {pc1}/24" in tools["run_vpcs_commands"]["PC1"]
     assert f"ip addr add {r1_a}/24 dev eth0" in tools["run_show_commands"]["R1"]
     for stage in ("addressing", "gateways"):
