@@ -19,9 +19,11 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from test_server_support import recipe_project, server_magics_shell
 
+from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME, Checklist, LabReport
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
+from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
     ModelEndpoint,
@@ -29,6 +31,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
 )
 
 PROJECT = "Copilot lab magics"
+CHECK_FIXTURES = Path(__file__).parent / "fixtures" / "checks"
 LAB = textwrap.dedent(
     """\
     title: Two PCs
@@ -154,17 +157,43 @@ def test_the_checklist_fills_in_and_keeps_its_report() -> None:
         passed=False,
         stages=[StageScore(id="s", title="S", passed=False, score=1, max_score=2)],
     )
+    objectives = [{"id": i, "text": i.upper(), "points": 1} for i in ("b", "a", "c")]
     with capture_output() as captured:
-        checklist = Checklist("Lab", [("a", "s", "A"), ("b", "s", "B")])
+        checklist = Checklist("Lab", [{"id": "s", "title": "S", "objectives": objectives}])
+        checklist.add(result.model_copy(update={"id": "c", "text": "C"}))
         checklist.add(result)
         checklist.finish(summary)
-    first, middle, last = (output.data for output in captured.outputs)
-    assert [p["id"] for p in first[CHECKS_MIME]["pending"]] == ["a", "b"]
+    first, middle, later, last = (output.data for output in captured.outputs)
+    assert [p["id"] for p in first[CHECKS_MIME]["pending"]] == ["b", "a", "c"]
+    assert first[CHECKS_MIME]["pending"][0] == {"id": "b", "stage": "s", "text": "B", "points": 1}
+    outline = {"id": "s", "title": "S", "objectives": ["b", "a", "c"]}
+    assert first[CHECKS_MIME]["stages"] == [outline]
     assert "⏳ A: checking…" in first["text/markdown"]
     assert middle[CHECKS_MIME]["results"][0]["status"] == "pass"
+    # kept in the lab's order, whatever order they are decided in
+    assert [r["id"] for r in later[CHECKS_MIME]["results"]] == ["a", "c"]
     assert last[CHECKS_MIME]["summary"]["score"] == 1 and last[CHECKS_MIME]["pending"] == []
     assert last["text/markdown"].endswith("**Score 1/2** · S not yet")
     assert "**" not in last["text/plain"]
+
+
+def test_the_shared_checklist_fixture_is_what_the_kernel_displays() -> None:
+    """`tests/fixtures/checks/*.json` (read by the front end's tests too): the lab route's
+    answer, a check's events (valid events of the server's models) and the bundles the
+    kernel's checklist displays for them, one per update, results in the lab's order."""
+    InteractiveShell.instance()
+    for path in sorted(CHECK_FIXTURES.glob("*.json")):
+        fixture = json.loads(path.read_text(encoding="utf-8"))
+        LabView.model_validate(fixture["lab"])
+        events = [parse_event(e) for e in fixture["events"]]
+        with capture_output() as captured:
+            checklist = Checklist(fixture["lab"]["title"], fixture["lab"]["stages"])
+            for event in events:
+                if isinstance(event, CheckResultEvent):
+                    checklist.add(event.result)
+                elif isinstance(event, CheckSummaryEvent):
+                    checklist.finish(event.summary)
+        assert [o.data[CHECKS_MIME] for o in captured.outputs] == fixture["bundles"], path
 
 
 def test_the_command_line_checks_and_says_so_in_its_exit_status(

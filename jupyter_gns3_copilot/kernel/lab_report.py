@@ -4,12 +4,14 @@ output that fills in while the objectives are decided and stays in the saved not
 
 The checklist is a display with an id, updated in place: a bundle of
 `application/vnd.gns3-copilot.checks+json` (the report so far, for the JupyterLab
-renderer), Markdown and plain text (for every other front end, and for nbconvert).
+renderer: `{title, stages, results, pending, summary}`, where `stages` outlines what is
+checked: each stage's `id`, `title` and objective ids in the lab's order), Markdown and
+plain text (for every other front end, and for nbconvert).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
@@ -74,21 +76,31 @@ def collect(results: Iterable[ObjectiveResult], summary: CheckSummary) -> LabRep
 
 
 class Checklist:
-    """The live checklist of one `%copilot check` in its cell (module docstring).
-    `pending` are the objectives still to decide, as `(id, stage, text)`."""
+    """The live checklist of one `%copilot check` in its cell (module docstring), of the
+    objectives of `stages`: the stages checked, as the lab route gives them (`LabView`:
+    `id`, `title`, `objectives` with `id`, `text`, `points`). `pending` are the objectives
+    still to decide, as `(id, stage, text)`; `results` are kept in the lab's order,
+    whatever order they are decided in."""
 
-    def __init__(self, title: str, pending: Sequence[tuple[str, str, str]]) -> None:
+    def __init__(self, title: str, stages: Sequence[Mapping[str, Any]]) -> None:
         from IPython.display import display
 
         self.title = title
-        self.pending = list(pending)
+        self.outline = [
+            {"id": s["id"], "title": s["title"], "objectives": [o["id"] for o in s["objectives"]]}
+            for s in stages
+        ]
+        self.pending = [(o["id"], s["id"], o["text"]) for s in stages for o in s["objectives"]]
         self.results: list[ObjectiveResult] = []
         self.summary: CheckSummary | None = None
+        self._points = {o["id"]: o["points"] for s in stages for o in s["objectives"]}
+        self._order = {objective: at for at, (objective, _, _) in enumerate(self.pending)}
         self._handle = display(self._bundle(), raw=True, display_id=True)
 
     def add(self, result: ObjectiveResult) -> None:
         """One objective decided."""
         self.results.append(result)
+        self.results.sort(key=lambda r: self._order.get(r.id, len(self._order)))
         self.pending = [p for p in self.pending if p[0] != result.id]
         self._update()
 
@@ -106,8 +118,12 @@ class Checklist:
         markdown = checklist_markdown(self.results, self.pending, self.summary, self.title)
         data: dict[str, Any] = {
             "title": self.title,
+            "stages": self.outline,
             "results": [r.model_dump(mode="json") for r in self.results],
-            "pending": [{"id": i, "stage": s, "text": t} for i, s, t in self.pending],
+            "pending": [
+                {"id": i, "stage": s, "text": t, "points": self._points[i]}
+                for i, s, t in self.pending
+            ],
             "summary": self.summary.model_dump(mode="json") if self.summary else None,
         }
         return {CHECKS_MIME: data, "text/markdown": markdown, "text/plain": _plain(markdown)}

@@ -779,9 +779,8 @@ class CopilotMagics(Magics):
             return report
         lab = self.api.lab()
         stages = [s for s in lab["stages"] if stage in (None, s["id"])]
-        pending = [(o["id"], s["id"], o["text"]) for s in stages for o in s["objectives"]]
         checklist = Checklist(
-            lab["title"] + (f" · {stages[0]['title']}" if stage and stages else ""), pending
+            lab["title"] + (f" · {stages[0]['title']}" if stage and stages else ""), stages
         )
         report = self.api.check_lab(stage, on_result=checklist.add)
         checklist.finish(report.report)

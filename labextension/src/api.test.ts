@@ -1,31 +1,7 @@
-import { ServerConnection } from '@jupyterlab/services';
 import { describe, expect, it } from 'vitest';
 
-import { ApiError, CopilotApi } from './api';
-
-type Handler = (url: string, init: RequestInit) => Response | Promise<Response>;
-
-/** A client whose requests go to `handler` (no server: this checks the client's own
- * reading of answers; the browser tests run it against the real server). */
-function client(handler: Handler): { api: CopilotApi; calls: { url: string; method: string; body: unknown }[] } {
-  const calls: { url: string; method: string; body: unknown }[] = [];
-  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = input instanceof Request ? input : new Request(input, init);
-    const text = await request.text();
-    calls.push({ url: request.url, method: request.method, body: text ? JSON.parse(text) : undefined });
-    return handler(request.url, { method: request.method });
-  };
-  const settings = ServerConnection.makeSettings({
-    baseUrl: 'http://127.0.0.1:8888/base/',
-    wsUrl: 'ws://127.0.0.1:8888/base/',
-    token: 'secret',
-    fetch: fetch as typeof globalThis.fetch
-  });
-  return { api: new CopilotApi(settings), calls };
-}
-
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+import { client, json, sse } from '../test/api-client';
+import { ApiError } from './api';
 
 async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   try {
@@ -153,5 +129,47 @@ describe('CopilotApi routes', () => {
     const error = await rejection(stream.next());
     expect(error.status).toBe(409);
     expect(error.message).toBe('Project is not opened.');
+  });
+});
+
+describe('CopilotApi lab routes', () => {
+  it('reads the lab, streams its checks and asks for a catch-up with or without confirm', async () => {
+    const { api, calls } = client((url, init) => {
+      if (url.includes('/checks')) {
+        return sse([{ type: 'check_summary', session_id: 'r', summary: { score: 0, max_score: 0, passed: false, stages: [] } }, { type: 'done', session_id: 'r' }]);
+      }
+      if (url.includes('/catch-up')) {
+        return (init.body as { confirm: boolean }).confirm
+          ? json(200, { stage: 's 1', snapshot: 'fresh', restored: true })
+          : json(400, { error: { message: 'Catching up restores \'fresh\'. Send {"confirm": true} to do it.', type: 'ConfirmationNeeded' } });
+      }
+      return json(200, { title: 'Lab', max_score: 0, stages: [] });
+    });
+    expect((await api.lab('p/1')).title).toBe('Lab');
+    const types = [];
+    for await (const event of api.checkLab('p/1', 's 1')) {
+      types.push(event.type);
+    }
+    expect(types).toEqual(['check_summary', 'done']);
+    for await (const event of api.checkLab('p/1')) {
+      types.push(event.type);
+    }
+    expect((await rejection(api.catchUp('p/1', 's 1', false))).type).toBe('ConfirmationNeeded');
+    expect((await api.catchUp('p/1', 's 1', true)).snapshot).toBe('fresh');
+    expect(calls.map(c => `${c.method} ${c.url.replace(/[?&]\d+$/, '')} ${JSON.stringify(c.body ?? null)}`)).toEqual([
+      'GET http://127.0.0.1:8888/base/copilot/projects/p%2F1/lab null',
+      'POST http://127.0.0.1:8888/base/copilot/projects/p%2F1/lab/checks {"stage":"s 1","stream":true}',
+      'POST http://127.0.0.1:8888/base/copilot/projects/p%2F1/lab/checks {"stream":true}',
+      'POST http://127.0.0.1:8888/base/copilot/projects/p%2F1/lab/stages/s%201/catch-up {"confirm":false}',
+      'POST http://127.0.0.1:8888/base/copilot/projects/p%2F1/lab/stages/s%201/catch-up {"confirm":true}'
+    ]);
+  });
+
+  it("keeps every problem of an invalid lab file (a 422's errors)", async () => {
+    const problem = { source: 'lab.yaml', line: 15, field: 'stages[0].objectives[1].check', message: "unknown check kind 'node_runing'" };
+    const { api } = client(() => json(422, { error: { message: 'lab.yaml, line 15, ...', type: 'LabFileError', field: problem.field, errors: [problem] } }));
+    const error = await rejection(api.lab('p'));
+    expect([error.status, error.type]).toEqual([422, 'LabFileError']);
+    expect(error.problems).toEqual([problem]);
   });
 });

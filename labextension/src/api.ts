@@ -11,6 +11,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
+import type { CatchUpDone, LabView } from './lab/types';
 import { readEvents } from './sse';
 import type { ToolOutcome } from './turn/types';
 
@@ -148,6 +149,16 @@ export interface PendingApproval {
   expires_at: string;
 }
 
+/** One problem of a refused request: a bad field (`field`, `rule`) or a lab file's
+ * problem (`source`, `line`, `field`, `message`). */
+export interface ApiProblem {
+  field?: string | null;
+  rule?: string;
+  source?: string;
+  line?: number;
+  message?: string;
+}
+
 /** A failed call: `status` 0 when no answer came (network, server down). */
 export class ApiError extends Error {
   constructor(
@@ -156,7 +167,9 @@ export class ApiError extends Error {
     readonly setting: string | null = null,
     /** The copilot's error type (`SessionNotFound`, ...); null when the answer was not
      * the copilot's (an unknown route, a proxy). */
-    readonly type: string | null = null
+    readonly type: string | null = null,
+    /** Every problem, when the server listed them (`errors`: a 422 lab file's). */
+    readonly problems: ApiProblem[] = []
   ) {
     super(message);
     this.name = 'ApiError';
@@ -179,11 +192,12 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
       return new ApiError(error, response.status);
     }
     if (error && typeof error === 'object') {
-      const { message, setting, type } = error as { message?: unknown; setting?: unknown; type?: unknown };
+      const { message, setting, type, errors } = error as { message?: unknown; setting?: unknown; type?: unknown; errors?: unknown };
       if (typeof message === 'string') {
         const name = typeof setting === 'string' ? setting : null;
         const text = name ? `${message} (setting: ${name})` : message;
-        return new ApiError(text, response.status, name, typeof type === 'string' ? type : 'Error');
+        const problems = Array.isArray(errors) ? errors.filter(e => e && typeof e === 'object') : [];
+        return new ApiError(text, response.status, name, typeof type === 'string' ? type : 'Error', problems);
       }
     }
     if (typeof body.message === 'string') {
@@ -215,6 +229,36 @@ export class CopilotApi {
 
   openProject(projectId: string): Promise<ProjectInfo> {
     return this.json('POST', this.url('projects', projectId, 'open'));
+  }
+
+  /** The project's lab as this user sees it (404 `NoLab` without a lab file, 422
+   * `LabFileError` with its `problems` for an invalid one). */
+  lab(projectId: string): Promise<LabView> {
+    return this.json('GET', this.url('projects', projectId, 'lab'));
+  }
+
+  /**
+   * Check the lab's objectives on the devices (all, or `stage`'s): a `check_result` event
+   * per objective as it is decided, then `check_summary`, then `done`. Refusals before
+   * the checks start (no lab, invalid file, unknown stage, project closed) reject with an
+   * `ApiError`; `signal` stops the checks.
+   */
+  async *checkLab(projectId: string, stage: string | null = null, signal?: AbortSignal): AsyncGenerator<ChatEvent> {
+    const body = stage === null ? { stream: true } : { stage, stream: true };
+    const response = await this.send('POST', this.url('projects', projectId, 'lab', 'checks'), body, signal);
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    yield* this.events(response);
+  }
+
+  /**
+   * Catch up to `stage`: restore the snapshot it starts from and start the nodes again.
+   * Without `confirm` nothing is restored: the server refuses with a 400
+   * `ConfirmationNeeded` whose message says what would be restored.
+   */
+  catchUp(projectId: string, stage: string, confirm: boolean): Promise<CatchUpDone> {
+    return this.json('POST', this.url('projects', projectId, 'lab', 'stages', stage, 'catch-up'), { confirm });
   }
 
   /** The drawing of the project's topology (an SVG document as text). */
@@ -315,7 +359,7 @@ export class CopilotApi {
 
   private events(response: Response): AsyncGenerator<ChatEvent> {
     if (!response.body) {
-      throw new ApiError('The chat answer has no body to read (is a proxy buffering it?)', response.status);
+      throw new ApiError('The answer has no body to read (is a proxy buffering it?)', response.status);
     }
     return readEvents(response.body);
   }

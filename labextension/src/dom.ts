@@ -39,7 +39,10 @@ const ICONS = {
   stop: 'M4 4h8v8H4z',
   send: 'M2 13.5l12-5.5L2 2.5l1.8 5.5zM3.8 8h6',
   alert: 'M8 1.8l6.6 12H1.4zM8 6v3.6M8 11.4v.4',
-  chevron: 'M6 4l4 4-4 4'
+  chevron: 'M6 4l4 4-4 4',
+  check: 'M3 8.5l3.2 3.2L13 4.8',
+  cross: 'M4 4l8 8M12 4l-8 8',
+  circle: 'M8 2.5a5.5 5.5 0 1 0 0 11a5.5 5.5 0 1 0 0-11z'
 };
 
 export function icon(name: keyof typeof ICONS, extraClass = ''): SVGSVGElement {

@@ -1,7 +1,9 @@
 /**
  * The chat stream's events as the server sends them (`jupyter_gns3_copilot/events.py`):
- * one SSE message `data: <json>` each.
+ * one SSE message `data: <json>` each. A lab check's stream (`session_id` names the check
+ * run) sends `check_result` per objective, then `check_summary`, then `done`.
  */
+import type { CheckSummary, ObjectiveResult } from './lab/types';
 
 export interface ToolCallFunction {
   name: string;
@@ -62,7 +64,9 @@ export type ChatEvent =
       statistics?: Record<string, number> | null;
       title?: string | null;
     }
-  | { type: 'heartbeat'; session_id: string };
+  | { type: 'heartbeat'; session_id: string }
+  | { type: 'check_result'; session_id: string; result: ObjectiveResult }
+  | { type: 'check_summary'; session_id: string; summary: CheckSummary };
 
 /** Parse one SSE `data:` payload; null for anything that is not a known event. */
 export function parseEvent(data: string): ChatEvent | null {

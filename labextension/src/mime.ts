@@ -1,39 +1,57 @@
 /**
- * Saved copilot turns (`TURN_MIME_TYPE`), rendered with no kernel and no widget state
- * (`saved.ts` builds the DOM). It ranks before text/markdown, so JupyterLab and
- * Notebook 7 pick it over the transcript fallback. Its "Continue in the Copilot sidebar"
- * button reaches the sidebar plugin through a DOM event (`continue.ts`).
+ * The MIME renderers of the copilot's cell outputs, drawn with no kernel and no widget
+ * state (a reopened notebook): saved copilot turns (`TURN_MIME_TYPE`, `saved.ts` builds
+ * the DOM) and the checklist of `%copilot check` (`CHECKS_MIME_TYPE`, `lab/view.ts`),
+ * which the kernel updates in place while it runs. Both rank before text/markdown, so
+ * JupyterLab and Notebook 7 pick them over the Markdown fallback. A saved turn's
+ * "Continue in the Copilot sidebar" button reaches the sidebar plugin through a DOM event
+ * (`continue.ts`).
  */
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { renderChecksBundle } from './lab/view';
+import { CHECKS_MIME_TYPE } from './lab/types';
 import { renderBundle } from './saved';
 import { TURN_MIME_TYPE } from './turn/types';
 
-class SavedTurns extends Widget implements IRenderMime.IRenderer {
-  constructor() {
+class Rendered extends Widget implements IRenderMime.IRenderer {
+  constructor(
+    private readonly mimeType: string,
+    private readonly render: (data: unknown) => HTMLElement
+  ) {
     super();
     this.addClass('jp-gns3-copilot-saved-output');
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    this.node.replaceChildren(renderBundle(model.data[TURN_MIME_TYPE], { continuable: true }));
+    this.node.replaceChildren(this.render(model.data[this.mimeType]));
   }
 }
 
-export const rendererFactory: IRenderMime.IRendererFactory = {
-  safe: true,
-  mimeTypes: [TURN_MIME_TYPE],
-  createRenderer: () => new SavedTurns()
-};
+function factory(mimeType: string, render: (data: unknown) => HTMLElement): IRenderMime.IRendererFactory {
+  return { safe: true, mimeTypes: [mimeType], createRenderer: () => new Rendered(mimeType, render) };
+}
 
-const extension: IRenderMime.IExtension = {
-  id: 'jupyter-gns3-copilot:saved-turns',
-  description: 'Renders saved copilot turns',
-  rendererFactory,
-  // Before text/markdown (rank 60) and text/html (50): lower ranks win.
-  rank: 0,
-  dataType: 'json'
-};
+export const rendererFactory = factory(TURN_MIME_TYPE, data => renderBundle(data, { continuable: true }));
+export const checksRendererFactory = factory(CHECKS_MIME_TYPE, renderChecksBundle);
 
-export default extension;
+// Before text/markdown (rank 60) and text/html (50): lower ranks win.
+const extensions: IRenderMime.IExtension[] = [
+  {
+    id: 'jupyter-gns3-copilot:saved-turns',
+    description: 'Renders saved copilot turns',
+    rendererFactory,
+    rank: 0,
+    dataType: 'json'
+  },
+  {
+    id: 'jupyter-gns3-copilot:lab-checks',
+    description: "Renders the checklist of a lab's objectives",
+    rendererFactory: checksRendererFactory,
+    rank: 0,
+    dataType: 'json'
+  }
+];
+
+export default extensions;

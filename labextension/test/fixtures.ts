@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ChatEvent } from '../src/events';
+import type { ChecksBundle, LabView } from '../src/lab/types';
 import type { Turn } from '../src/turn/types';
 
 export interface Fixture {
@@ -28,4 +29,19 @@ export function fixtureTurn(name: string): Turn {
     throw new Error(`no fixture ${name}`);
   }
   return structuredClone(fixture.turn);
+}
+
+/** A lab check shared with the kernel's tests (tests/fixtures/checks/): the lab route's
+ * answer, the check's events, and the checklist bundles the kernel displays for them
+ * (one per update; the last one is what the notebook saves). */
+export interface ChecksFixture {
+  name: string;
+  lab: LabView;
+  events: ChatEvent[];
+  bundles: ChecksBundle[];
+}
+
+export function loadChecksFixture(name: string): ChecksFixture {
+  const file = join(__dirname, '../../tests/fixtures/checks', `${name}.json`);
+  return JSON.parse(readFileSync(file, 'utf8')) as ChecksFixture;
 }

@@ -2,7 +2,7 @@
  * The Copilot sidebar: project picker with the lab status (the user's current settings),
  * the project's sessions, the selected session's conversation (history, then live
  * turns), the input box with Stop and the mode selector, the topology drawing (inline,
- * so it takes the theme's colours), and Export. Talks to the server only (`CopilotApi`),
+ * so it takes the theme's colours), the lab's objectives (`objectives.ts`), and Export. Talks to the server only (`CopilotApi`),
  * no kernel: a session continued here is the same session id the notebook's magics
  * continue. It follows the active notebook's project (`followProject`), and while the
  * server is closed by its configuration it says so once and disables what needs it.
@@ -23,6 +23,7 @@ import { askForKey } from './key-dialog';
 import { cellsFromNotebook, type ExportCell } from './export';
 import { turnEvents, turnsFromHistory } from './history';
 import { SessionList } from './session-list';
+import { ObjectivesPanel } from './objectives';
 import { modeLabel, statusParts } from './status';
 
 export interface SidebarOptions {
@@ -46,6 +47,17 @@ function element<K extends keyof HTMLElementTagNameMap>(
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Ask before a catch-up: the server's words for what it restores; Restore is the
+ * person's approval. */
+async function confirmCatchUp(stageTitle: string, description: string): Promise<boolean> {
+  const result = await showDialog({
+    title: `Catch up to ${stageTitle}?`,
+    body: description,
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Restore' })]
+  });
+  return result.button.accept;
 }
 
 /** Said when a chat chosen (or continued from a saved answer) is not on the server. */
@@ -86,6 +98,7 @@ export class CopilotSidebar extends Widget {
   private readonly conversation = new ConversationView((approvalId, decision, comment) =>
     this.decide(approvalId, decision, comment)
   );
+  private readonly objectives: ObjectivesPanel;
   private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
   private readonly topologyDrawing = element('div', 'jp-gns3-copilot-sidebar-topology-drawing');
   private readonly input = element('textarea', 'jp-gns3-copilot-sidebar-input');
@@ -107,6 +120,11 @@ export class CopilotSidebar extends Widget {
       rename: session => void this.rename(session),
       remove: session => void this.remove(session)
     });
+    this.objectives = new ObjectivesPanel({
+      api: this.api,
+      confirmCatchUp: confirmCatchUp,
+      closedBy: error => this.closedBy(error)
+    });
     this.build();
   }
 
@@ -120,7 +138,8 @@ export class CopilotSidebar extends Widget {
         return;
       }
     }
-    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act()]);
+    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act(),
+      this.objectives.show(this.projectId)]);
   }
 
   /** Show the current settings again (status and key): after the Settings Editor
@@ -249,6 +268,7 @@ export class CopilotSidebar extends Widget {
 
   dispose(): void {
     this.running?.abort();
+    this.objectives.stop();
     super.dispose();
   }
 
@@ -304,8 +324,8 @@ export class CopilotSidebar extends Widget {
     this.notice.setAttribute('role', 'status');
     this.closedBox.setAttribute('role', 'alert');
     this.closedBox.hidden = true;
-    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, this.keyRow, chats, this.topology,
-      this.notice, this.conversation.node, composer);
+    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, this.keyRow, chats,
+      this.objectives.node, this.topology, this.notice, this.conversation.node, composer);
   }
 
   private project(): string {
@@ -349,6 +369,7 @@ export class CopilotSidebar extends Widget {
     }
     this.say('');
     this.statusLine.replaceChildren();
+    void this.objectives.show(null);
     this.renderClosed();
     return true;
   }
@@ -482,11 +503,12 @@ export class CopilotSidebar extends Widget {
     this.say('');
     if (!projectId) {
       this.sessionList.set([], null);
+      await this.objectives.show(null);
       return;
     }
     try {
       await this.api.openProject(projectId);
-      await this.loadSessions();
+      await Promise.all([this.loadSessions(), this.objectives.show(projectId)]);
       if (this.topology.open) {
         await this.loadTopology();
       }

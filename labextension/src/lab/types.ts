@@ -1,0 +1,109 @@
+/**
+ * Lab objectives as the server and the kernel send them, field for field: the lab as a
+ * student sees it (`objectives/view.py` `LabView`), each objective checked and the score
+ * (`objectives/results.py`), a catch-up done (`server/responses.py` `CatchUpDone`), and
+ * the checklist a `%copilot check` cell keeps (`kernel/lab_report.py` `Checklist`).
+ */
+
+/** The MIME type of a `%copilot check` output: `ChecksBundle` as JSON. */
+export const CHECKS_MIME_TYPE = 'application/vnd.gns3-copilot.checks+json';
+
+/** `error`: the check could not be decided (a node stopped, a console unreachable). */
+export type CheckStatus = 'pass' | 'fail' | 'error';
+
+/** What decided a check: the node, the command and the lines of its output that counted
+ * (no command: a fact read from GNS3, e.g. the node's status). */
+export interface Evidence {
+  node: string;
+  command?: string | null;
+  lines?: string[];
+}
+
+export interface ObjectiveResult {
+  id: string;
+  stage: string;
+  text: string;
+  status: CheckStatus;
+  points: number;
+  points_awarded: number;
+  explanation: string;
+  evidence?: Evidence[];
+  duration_ms: number;
+}
+
+export interface StageScore {
+  id: string;
+  title: string;
+  passed: boolean;
+  score: number;
+  max_score: number;
+}
+
+/** The score of the objectives checked; `passed` when every one of them passed. */
+export interface CheckSummary {
+  score: number;
+  max_score: number;
+  passed: boolean;
+  stages: StageScore[];
+}
+
+/** The answer of a check that is not streamed (`"stream": false`). */
+export interface CheckReport extends CheckSummary {
+  results: ObjectiveResult[];
+}
+
+export type HintPolicy = 'nudge' | 'explain' | 'off';
+
+export interface ObjectiveView {
+  id: string;
+  text: string;
+  points: number;
+}
+
+export interface StageView {
+  id: string;
+  title: string;
+  hints: HintPolicy;
+  /** Whether the stage names a snapshot to catch up to. */
+  catch_up: boolean;
+  objectives: ObjectiveView[];
+}
+
+/** `GET copilot/projects/{p}/lab`: texts with the student's values, never the checks. */
+export interface LabView {
+  title: string;
+  max_score: number;
+  stages: StageView[];
+}
+
+export interface CatchUpDone {
+  stage: string;
+  /** The snapshot restored. */
+  snapshot: string;
+  restored: boolean;
+}
+
+export interface PendingObjective {
+  id: string;
+  stage: string;
+  text: string;
+  /** Absent from checklists saved before points were sent. */
+  points?: number | null;
+}
+
+/** A stage of a checklist's outline: its objective ids in the lab's order. */
+export interface ChecklistOutlineStage {
+  id: string;
+  title: string;
+  objectives: string[];
+}
+
+/** The data of a `%copilot check` output (updated in place while it runs, then saved). */
+export interface ChecksBundle {
+  title: string;
+  /** Absent from checklists saved before the outline was sent. */
+  stages?: ChecklistOutlineStage[];
+  results: ObjectiveResult[];
+  pending: PendingObjective[];
+  summary: CheckSummary | null;
+}

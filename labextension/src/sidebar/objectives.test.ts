@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+
+import { client, json, sse } from '../../test/api-client';
+import { loadChecksFixture } from '../../test/fixtures';
+import { catchUpDescription, ObjectivesPanel, problemText } from './objectives';
+
+const fixture = loadChecksFixture('two_stages');
+const CONFIRM =
+  "Catching up to stage addressing (Address the PCs) restores the snapshot 'fresh': the whole lab goes back to the start of that stage, every change made since is lost, and the nodes are started again.";
+
+function marks(panel: ObjectivesPanel): string[] {
+  return [...panel.node.querySelectorAll<HTMLElement>('.gns3c-check')].map(row => `${row.dataset.objective}:${row.dataset.state}`);
+}
+
+function button(panel: ObjectivesPanel, key: string): HTMLButtonElement {
+  const found = panel.node.querySelector<HTMLButtonElement>(`button[data-key="${key}"]`);
+  if (!found) {
+    throw new Error(`no button ${key}`);
+  }
+  return found;
+}
+
+/** A lab server: the fixture's lab, its check's events, the catch-up's two answers. */
+function labServer(lab: unknown = fixture.lab) {
+  return client((url, init) => {
+    if (url.includes('/lab/checks')) {
+      return sse(fixture.events);
+    }
+    if (url.includes('/catch-up')) {
+      return (init.body as { confirm: boolean }).confirm
+        ? json(200, { stage: 'addressing', snapshot: 'fresh', restored: true })
+        : json(400, { error: { message: `${CONFIRM} Send {"confirm": true} to do it.`, type: 'ConfirmationNeeded', field: 'confirm' } });
+    }
+    return typeof lab === 'function' ? lab() : json(200, lab);
+  });
+}
+
+describe('the Objectives panel', () => {
+  it('shows no panel for a project without a lab file', async () => {
+    const { api } = client(() => json(404, { error: { message: 'this project has no lab file (lab.yaml)', type: 'NoLab' } }));
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    expect(panel.node.hidden).toBe(true);
+  });
+
+  it("lists an invalid lab file's problems, each with its line and field", async () => {
+    const problem = { source: 'lab.yaml', line: 15, field: 'stages[0].objectives[1].check', message: "unknown check kind 'node_runing'" };
+    const { api } = client(() => json(422, { error: { message: 'lab.yaml, line 15', type: 'LabFileError', errors: [problem] } }));
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    expect(panel.node.hidden).toBe(false);
+    expect(panel.node.textContent).toContain('lab file has problems');
+    expect([...panel.node.querySelectorAll('li')].map(li => li.textContent)).toEqual([
+      "lab.yaml, line 15, stages[0].objectives[1].check: unknown check kind 'node_runing'"
+    ]);
+    expect(panel.node.querySelector('button')).toBeNull();
+  });
+
+  it('checks every objective, filling the list in, and keeps the results for the project', async () => {
+    const { api, calls } = labServer();
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    expect(marks(panel).every(m => m.endsWith(':unchecked'))).toBe(true);
+    expect(panel.node.querySelector('.gns3c-checks-score')?.textContent).toBe('6 pts · not checked yet');
+    const running = panel.check();
+    expect(button(panel, 'stop').textContent).toBe('Stop'); // instead of Check all
+    expect(button(panel, 'check:reach').disabled).toBe(true);
+    await panel.check(); // a second check while one runs does nothing
+    await running;
+    expect(calls.filter(c => c.url.includes('/lab/checks'))).toHaveLength(1);
+    expect(calls.find(c => c.url.includes('/lab/checks'))?.body).toEqual({ stream: true });
+    expect(marks(panel)).toEqual(['pc1-address:pass', 'pc2-address:fail', 'pc3-runs:error', 'pc1-pc2:fail']);
+    expect(panel.node.querySelector('.gns3c-checks-score')?.textContent).toBe('not yet · 2/6');
+    expect(button(panel, 'check-all').disabled).toBe(false);
+
+    await panel.show('p1'); // shown again (the sidebar's refresh): the last results stay
+    expect(marks(panel)[0]).toBe('pc1-address:pass');
+  });
+
+  it('stops a check: what was not decided is not checked', async () => {
+    const [first] = fixture.events;
+    const { api } = client((url, init) => {
+      if (!url.includes('/lab/checks')) {
+        return json(200, fixture.lab);
+      }
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(first)}\n\n`));
+          init.signal?.addEventListener('abort', () => controller.error(new DOMException('stopped', 'AbortError')));
+        }
+      });
+      return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    const running = panel.check();
+    await new Promise<void>(resolve => {
+      const seen = new MutationObserver(() => {
+        if (marks(panel).includes('pc3-runs:error')) {
+          seen.disconnect();
+          resolve();
+        }
+      });
+      seen.observe(panel.node, { subtree: true, childList: true });
+    });
+    button(panel, 'stop').click();
+    await running;
+    expect(marks(panel)).toEqual(['pc1-address:unchecked', 'pc2-address:unchecked', 'pc3-runs:error', 'pc1-pc2:unchecked']);
+    expect(panel.node.querySelector('[role=status]')?.textContent).toContain('Stopped');
+  });
+
+  it('checks one stage', async () => {
+    const { api, calls } = labServer();
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    await panel.check('reach');
+    expect(calls.find(c => c.url.includes('/lab/checks'))?.body).toEqual({ stage: 'reach', stream: true });
+  });
+
+  it('says what a catch-up restores and restores only once confirmed', async () => {
+    const { api, calls } = labServer();
+    const asked: string[] = [];
+    let answer = false;
+    const panel = new ObjectivesPanel({
+      api,
+      confirmCatchUp: async (title, description) => {
+        asked.push(`${title}: ${description}`);
+        return answer;
+      }
+    });
+    await panel.show('p1');
+    expect(() => button(panel, 'catch-up:reach')).toThrow(); // no snapshot: no button
+    await panel.check();
+    const stage = { id: 'addressing', title: 'Address the PCs', catchUp: true, objectives: [] };
+    await panel.catchUp(stage);
+    expect(asked).toEqual([`Address the PCs: ${CONFIRM}`]);
+    expect(calls.filter(c => c.url.includes('/catch-up')).map(c => c.body)).toEqual([{ confirm: false }]);
+    expect(marks(panel)[0]).toBe('pc1-address:pass'); // declined: nothing changed
+
+    answer = true;
+    await panel.catchUp(stage);
+    expect(calls.filter(c => c.url.includes('/catch-up')).map(c => c.body)).toEqual([{ confirm: false }, { confirm: false }, { confirm: true }]);
+    expect(panel.node.textContent).toContain("the snapshot 'fresh' is restored");
+    expect(marks(panel).every(m => m.endsWith(':unchecked'))).toBe(true); // the old results no longer hold
+  });
+
+  it("says a refusal in the panel (a stage without its snapshot)", async () => {
+    const { api } = client(url =>
+      url.includes('/catch-up')
+        ? json(409, { error: { message: "the snapshot 'fresh' of stage addressing is not in this project (ask your instructor)", type: 'StageWithoutSnapshot' } })
+        : json(200, fixture.lab)
+    );
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    await panel.catchUp({ id: 'addressing', title: 'Address the PCs', catchUp: true, objectives: [] });
+    expect(panel.node.querySelector('[role=status]')?.textContent).toContain('ask your instructor');
+    expect(button(panel, 'catch-up:addressing').disabled).toBe(false);
+  });
+});
+
+describe('the words of the panel', () => {
+  it('drops the API note from the catch-up description and words a problem', () => {
+    expect(catchUpDescription(`${CONFIRM} Send {"confirm": true} to do it.`)).toBe(CONFIRM);
+    expect(problemText({ field: 'stage', rule: 'at most 64 characters' })).toBe('stage: at most 64 characters');
+  });
+});

@@ -1,0 +1,303 @@
+/**
+ * The sidebar's Objectives panel for the chosen project: the lab's stages and objectives
+ * (`GET copilot/projects/{p}/lab`), passed / not passed from the last check made here,
+ * Check (a stage, or all) streaming the checks route into the same checklist view as a
+ * `%copilot check` output, Stop, and Catch up for a stage with a snapshot: the server's
+ * description of what would be restored first, restored only once the person confirms.
+ * A project without a lab file shows no panel; an invalid lab file shows its problems.
+ * No kernel involved.
+ */
+import { ApiError, type ApiProblem, type CopilotApi } from '../api';
+import { h } from '../dom';
+import {
+  applyCheckEvent,
+  type Checklist,
+  type ChecklistStage,
+  endChecking,
+  fromLab,
+  resultsOf,
+  startChecking
+} from '../lab/checklist';
+import type { LabView, ObjectiveResult } from '../lab/types';
+import { ChecklistView } from '../lab/view';
+
+export interface ObjectivesOptions {
+  api: CopilotApi;
+  /** Ask the person to confirm the catch-up `description` says (true: go ahead). */
+  confirmCatchUp: (stageTitle: string, description: string) => Promise<boolean>;
+  /** True when `error` closed the whole sidebar (it said why): the panel hides. */
+  closedBy?: (error: unknown) => boolean;
+}
+
+type Tone = 'info' | 'error';
+
+const NO_SCORE = 'The check ended before its score was sent: check again.';
+
+/** One lab file problem as its author reads it: `lab.yaml, line 16, field: what`. */
+export function problemText(problem: ApiProblem): string {
+  const where = [problem.source && problem.line ? `${problem.source}, line ${problem.line}` : problem.source, problem.field]
+    .filter(Boolean)
+    .join(', ');
+  const what = problem.message ?? problem.rule ?? '';
+  return where ? `${where}: ${what}` : what;
+}
+
+/** The catch-up route's description of what it would restore, without the note for API
+ * clients on how to confirm. */
+export function catchUpDescription(message: string): string {
+  return message.split(' Send {"confirm"')[0].trim();
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ObjectivesPanel {
+  readonly node: HTMLDetailsElement;
+  private readonly notice: HTMLElement;
+  private readonly view: ChecklistView;
+  private projectId: string | null = null;
+  private lab: LabView | null = null;
+  private list: Checklist | null = null;
+  /** The last results known per project (its last checks here). */
+  private readonly lastResults = new Map<string, ObjectiveResult[]>();
+  private running: AbortController | null = null;
+  private busy = false;
+  private loads = 0;
+
+  constructor(private readonly options: ObjectivesOptions) {
+    this.view = new ChecklistView({
+      listActions: () => this.listActions(),
+      stageActions: stage => this.stageActions(stage)
+    });
+    this.notice = h('div', { class: 'jp-gns3-copilot-sidebar-objectives-notice', role: 'status' });
+    this.node = h(
+      'details',
+      { class: 'jp-gns3-copilot-sidebar-objectives', open: true, hidden: true },
+      h('summary', { text: 'Objectives' }),
+      this.notice,
+      this.view.node
+    );
+  }
+
+  /** Show `projectId`'s lab (read again: the file may have changed); null hides the
+   * panel. A check running for that project goes on. */
+  async show(projectId: string | null): Promise<void> {
+    if (projectId !== this.projectId) {
+      this.running?.abort(); // its results are for the project left
+      this.running = null;
+      this.projectId = projectId;
+      this.lab = null;
+      this.list = null;
+      this.view.node.replaceChildren();
+      this.setBusy(false);
+      this.say('');
+    } else if (this.running) {
+      return;
+    }
+    if (!projectId) {
+      this.node.hidden = true;
+      return;
+    }
+    const load = ++this.loads;
+    try {
+      const lab = await this.options.api.lab(projectId);
+      if (load !== this.loads || projectId !== this.projectId || this.running) {
+        return;
+      }
+      this.lab = lab;
+      this.draw(fromLab(lab, this.lastResults.get(projectId)));
+      this.node.hidden = false;
+    } catch (error) {
+      if (load === this.loads && projectId === this.projectId) {
+        this.failToLoad(error);
+      }
+    }
+  }
+
+  /** Check the objectives of `stage` (null: all), filling the list in as they are
+   * decided. */
+  async check(stage: string | null = null): Promise<void> {
+    const projectId = this.projectId;
+    if (!projectId || !this.list || this.busy) {
+      return;
+    }
+    const controller = new AbortController();
+    this.running = controller;
+    this.setBusy(true);
+    this.say('');
+    let list = startChecking(this.list, stage);
+    this.draw(list);
+    let scored = false;
+    const current = () => this.running === controller; // not stopped by a change of project
+    try {
+      for await (const event of this.options.api.checkLab(projectId, stage, controller.signal)) {
+        if (!current()) {
+          break;
+        }
+        if (event.type === 'error') {
+          this.say(event.error, 'error');
+        }
+        scored ||= event.type === 'check_summary';
+        list = applyCheckEvent(list, event);
+        this.draw(list);
+      }
+      if (!scored && current()) {
+        this.say(NO_SCORE, 'error');
+      }
+    } catch (error) {
+      if (!current()) {
+        return;
+      }
+      if (controller.signal.aborted) {
+        this.say('Stopped: the objectives not yet decided are not checked.');
+      } else if (!this.options.closedBy?.(error)) {
+        this.say(message(error), 'error');
+      }
+    } finally {
+      if (current()) {
+        this.running = null;
+        list = endChecking(list);
+        this.lastResults.set(projectId, resultsOf(list));
+        this.draw(list);
+        this.setBusy(false);
+      }
+    }
+  }
+
+  /** Stop the running check (the server stops checking once the reader has gone). */
+  stop(): void {
+    this.running?.abort();
+  }
+
+  /** Catch up to `stage`: say what would be restored, restore it once confirmed. */
+  async catchUp(stage: ChecklistStage): Promise<void> {
+    const projectId = this.projectId;
+    if (!projectId || this.busy) {
+      return;
+    }
+    this.setBusy(true);
+    this.say('');
+    try {
+      let description: string;
+      try {
+        await this.options.api.catchUp(projectId, stage.id, false);
+        throw new ApiError('The server restored the stage without asking: tell your instructor.', 0);
+      } catch (error) {
+        if (!(error instanceof ApiError && error.type === 'ConfirmationNeeded')) {
+          throw error;
+        }
+        description = catchUpDescription(error.message);
+      }
+      if (!(await this.options.confirmCatchUp(stage.title, description)) || this.projectId !== projectId) {
+        return;
+      }
+      this.say(`Restoring the start of ${stage.title}…`);
+      const done = await this.options.api.catchUp(projectId, stage.id, true);
+      // The devices went back in time: every earlier result may be wrong now.
+      this.lastResults.delete(projectId);
+      if (this.projectId !== projectId) {
+        return;
+      }
+      if (this.lab) {
+        this.draw(fromLab(this.lab));
+      }
+      this.say(
+        `Caught up to ${stage.title}: the snapshot '${done.snapshot}' is restored and the nodes are starting. ` +
+          'Check again once they are up.'
+      );
+    } catch (error) {
+      if (this.projectId === projectId && !this.options.closedBy?.(error)) {
+        this.say(message(error), 'error');
+      }
+    } finally {
+      if (this.projectId === projectId) {
+        this.setBusy(false);
+      }
+    }
+  }
+
+  private failToLoad(error: unknown): void {
+    this.lab = null;
+    this.list = null;
+    if (error instanceof ApiError && error.status === 404) {
+      this.node.hidden = true; // no lab file (or the project has gone): no panel
+      return;
+    }
+    if (this.options.closedBy?.(error)) {
+      this.node.hidden = true;
+      return;
+    }
+    this.view.node.replaceChildren();
+    this.node.hidden = false;
+    if (error instanceof ApiError && error.status === 422) {
+      const problems = error.problems.map(problemText).filter(Boolean);
+      this.notice.dataset.tone = 'error';
+      this.notice.replaceChildren(
+        h('p', { text: "This project's lab file has problems, so its objectives cannot be checked. Your instructor can fix them:" }),
+        problems.length ? h('ul', {}, ...problems.map(text => h('li', { text }))) : h('p', { text: error.message })
+      );
+      return;
+    }
+    this.say(`The lab's objectives could not be read: ${message(error)}`, 'error');
+  }
+
+  private listActions(): Node[] {
+    if (this.running) {
+      const stop = h('button', { class: 'jp-gns3-copilot-sidebar-objectives-stop', 'data-key': 'stop', text: 'Stop' });
+      stop.title = 'Stop checking';
+      stop.addEventListener('click', () => this.stop());
+      return [stop];
+    }
+    const all = h('button', {
+      class: 'jp-gns3-copilot-sidebar-objectives-check-all jp-mod-accept',
+      'data-key': 'check-all',
+      text: 'Check all',
+      disabled: this.busy
+    });
+    all.title = 'Check every objective on the devices';
+    all.addEventListener('click', () => void this.check(null));
+    return [all];
+  }
+
+  private stageActions(stage: ChecklistStage): Node[] {
+    const check = h('button', {
+      class: 'jp-gns3-copilot-sidebar-objectives-check',
+      'data-key': `check:${stage.id}`,
+      text: 'Check',
+      disabled: this.busy
+    });
+    check.title = `Check the objectives of ${stage.title}`;
+    check.addEventListener('click', () => void this.check(stage.id));
+    if (!stage.catchUp) {
+      return [check];
+    }
+    const catchUp = h('button', {
+      class: 'jp-gns3-copilot-sidebar-objectives-catch-up',
+      'data-key': `catch-up:${stage.id}`,
+      text: 'Catch up…',
+      disabled: this.busy
+    });
+    catchUp.title = `Restore the lab as it was at the start of ${stage.title} (asks first)`;
+    catchUp.addEventListener('click', () => void this.catchUp(stage));
+    return [check, catchUp];
+  }
+
+  private draw(list: Checklist): void {
+    this.list = list;
+    this.view.update(list);
+  }
+
+  private setBusy(busy: boolean): void {
+    this.busy = busy;
+    this.node.dataset.busy = String(busy);
+    if (this.list) {
+      this.view.update(this.list);
+    }
+  }
+
+  private say(text: string, tone: Tone = 'info'): void {
+    this.notice.dataset.tone = tone;
+    this.notice.replaceChildren(...(text ? [h('p', { text })] : []));
+  }
+}
