@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { loadChecksFixture } from '../../test/fixtures';
 import { fromBundle, fromLab, scoreOf, startChecking } from './checklist';
-import { ChecklistView, renderChecksBundle, scoreBadge } from './view';
+import { ChecklistView, evidenceLabel, renderChecksBundle, scoreBadge } from './view';
 
 const fixture = loadChecksFixture('two_stages');
 const saved = fixture.bundles[fixture.bundles.length - 1];
@@ -43,6 +43,13 @@ describe('the checklist view of a saved check', () => {
     expect(evidence.querySelector('pre')?.textContent).toBe('host (10.0.0.2) not reachable');
     // an undecided objective without evidence has no fold
     expect(root.querySelector('[data-objective="pc3-runs"] .gns3c-check-evidence')).toBeNull();
+  });
+
+  it('names where the evidence comes from in its fold', () => {
+    const at = (node: string, command?: string) => ({ node, command, lines: [] });
+    expect(evidenceLabel([at('PC1'), at('PC2')])).toBe('Evidence: PC1, PC2');
+    expect(evidenceLabel([at('R1', 'show ip route'), at('R1', 'show ip route'), at('R2')])).toBe('Evidence: R1 · show ip route, R2');
+    expect(evidenceLabel([at('A'), at('B'), at('C'), at('D')])).toBe('Evidence: A, B, 2 more');
   });
 
   it('says passed when every objective passed', () => {

@@ -83,10 +83,11 @@ export function scoreBadge(score: Score, stage: boolean): { text: string; tone: 
   return { text: `${tally} · ${counts.unchecked} not checked`, tone: 'info' };
 }
 
-function evidenceLabel(evidence: Evidence[]): string {
-  const [first] = evidence;
-  const where = [first.node, first.command].filter(Boolean).join(' · ');
-  return evidence.length === 1 ? `Evidence: ${where}` : `Evidence (${evidence.length}): ${where}, …`;
+/** `Evidence: PC1 · show ip`, `Evidence: PC1, PC2`, `Evidence: R1 · show ip route, R2, 1 more`. */
+export function evidenceLabel(evidence: Evidence[]): string {
+  const where = [...new Set(evidence.map(e => [e.node, e.command].filter(Boolean).join(' · ')))];
+  const more = where.length > 2 ? `, ${where.length - 2} more` : '';
+  return `Evidence: ${where.slice(0, 2).join(', ')}${more}`;
 }
 
 function evidenceBody(evidence: Evidence[]): HTMLElement {
