@@ -20,7 +20,7 @@ from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.errors import UnknownSelection
 from jupyter_gns3_copilot.objectives.loader import load_lab
-from jupyter_gns3_copilot.objectives.results import CheckReport
+from jupyter_gns3_copilot.objectives.results import CheckReport, CheckVerdict, combined
 from jupyter_gns3_copilot.objectives.runner import check_lab, report
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
@@ -228,6 +228,13 @@ async def test_every_check_kind_passes_fails_or_says_why_not(gns3_project: Any) 
 
 
 @pytest.mark.lab
+def test_an_objective_of_several_checks_explains_in_one_sentence() -> None:
+    running = [CheckVerdict(status="pass", explanation=f"{n} is running.") for n in ("PC1", "PC2")]
+    assert combined("all", running).explanation == "PC1 is running; PC2 is running."
+    stopped = CheckVerdict(status="fail", explanation="PC3 is stopped.")
+    assert combined("all", [*running, stopped]).explanation == "PC3 is stopped."
+
+
 async def test_a_stage_or_some_objectives_are_checked_alone(gns3_project: Any) -> None:
     lab = load_lab(LAB).lab
     async with checked_lab(gns3_project) as (ctx, _):

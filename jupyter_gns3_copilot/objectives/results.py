@@ -110,8 +110,10 @@ def combined(way: Literal["all", "any"], verdicts: Sequence[CheckVerdict]) -> Ch
     else:
         status = "pass" if way == "all" else "fail"
     chosen = [v for v in verdicts if v.status == status] or list(verdicts)
+    # one sentence: "PC1 is running; PC2 is running."
+    sentences = [v.explanation.rstrip(". ") for v in chosen]
     return CheckVerdict(
         status=status,
-        explanation="; ".join(v.explanation for v in chosen),
+        explanation="; ".join(sentences) + ("." if sentences else ""),
         evidence=[e for v in chosen for e in v.evidence],
     )
