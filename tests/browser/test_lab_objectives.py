@@ -9,9 +9,10 @@ Notebook 7 (which start a new kernel that runs no cell), the notebook shows the 
 checklist from the file alone (the MIME renderer); the evidence opens on click; light and
 dark themes read.
 The sidebar: the Objectives panel lists the lab's stages and objectives with the student's
-texts, Check all streams the checks route into the same view, a stage checks alone, and
+texts, Check all streams the checks route into the same view, a stage checks alone,
 Catch up shows what it would restore, restores nothing on Cancel, and restores the
-stage's snapshot (an extra node gone, the nodes started again) once confirmed.
+stage's snapshot (an extra node gone, the nodes started again) once confirmed; a lab file
+broken in the project shows its problems.
 """
 
 from __future__ import annotations
@@ -328,6 +329,24 @@ def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     assert panel.locator(".gns3c-checks-score").inner_text() == "0/7 · 2 not checked"
 
 
+def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
+    """A lab file broken in the project (not through the route, which refuses it): the
+    panel lists its problems with their line and field, and offers nothing to check."""
+    broken = LAB.replace("kind: node_running, node: PC2", "kind: node_runing, node: PC2")
+    _gns3(lab, lambda gns3: gns3.write_project_file(
+        stack.project_id, "lab.yaml", broken.encode()))
+    project = page.locator(SIDEBAR + " .jp-gns3-copilot-sidebar-project")
+    project.select_option("")
+    project.select_option(stack.project_id)
+    problem = panel.locator(".jp-gns3-copilot-sidebar-objectives-notice li")
+    problem.first.wait_for()
+    assert "lab file has problems" in panel.inner_text()
+    assert problem.all_inner_texts() == [
+        "lab.yaml, line 25, stages[1].objectives[1].all[1]: unknown check kind; the kinds are "
+        "reachable, address, command, parsed, node_running, link, traffic"]
+    assert panel.locator("button").count() == 0
+
+
 def test_the_objectives_panel_checks_and_catches_up(
     stack: LabStack, gns3_lab: Any, page: Any, screenshots: Path
 ) -> None:
@@ -339,4 +358,5 @@ def test_the_objectives_panel_checks_and_catches_up(
     _both_themes(page, page.locator(SIDEBAR), OBJECTIVES, "objectives", screenshots)
     _check_a_stage(page, panel)
     _catch_up(page, panel, stack, gns3_lab)
+    _invalid_lab_file(page, panel, stack, gns3_lab)
     assert [e for e in page.page_errors if "gns3" in e.lower()] == []

@@ -109,6 +109,25 @@ describe('the Objectives panel', () => {
     expect(panel.node.querySelector('[role=status]')?.textContent).toContain('Stopped');
   });
 
+  it('keeps the list shown when the lab cannot be read again, and shows none when it never could', async () => {
+    let answer = () => json(200, fixture.lab);
+    const { api } = client(() => answer());
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    answer = () => json(502, { error: { message: 'GNS3 did not answer', type: 'GNS3Unreachable' } });
+    await panel.show('p1');
+    expect(panel.node.hidden).toBe(true);
+    answer = () => json(200, fixture.lab);
+    await panel.show('p1');
+    answer = () => json(502, { error: { message: 'GNS3 did not answer', type: 'GNS3Unreachable' } });
+    await panel.show('p1');
+    expect(panel.node.hidden).toBe(false);
+    expect(marks(panel)).toHaveLength(4);
+    expect(panel.node.querySelector('[role=status]')?.textContent).toContain('could not be read again: GNS3 did not answer');
+    answer = () => json(200, fixture.lab);
+    await panel.show('p1');
+    expect(panel.node.querySelector('[role=status]')?.textContent).toBe('');
+  });
+
   it('checks one stage', async () => {
     const { api, calls } = labServer();
     const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });

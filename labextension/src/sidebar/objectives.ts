@@ -108,6 +108,9 @@ export class ObjectivesPanel {
       this.lab = lab;
       this.draw(fromLab(lab, this.lastResults.get(projectId)));
       this.node.hidden = false;
+      if (this.notice.dataset.tone === 'error') {
+        this.say(''); // what went wrong before is over
+      }
     } catch (error) {
       if (load === this.loads && projectId === this.projectId) {
         this.failToLoad(error);
@@ -217,29 +220,31 @@ export class ObjectivesPanel {
     }
   }
 
+  /** No lab file: no panel. An invalid one: its problems. Anything else (GNS3 not
+   * answering, which the sidebar's status says too) is said under the list already shown,
+   * or leaves the panel hidden when none was. */
   private failToLoad(error: unknown): void {
-    this.lab = null;
-    this.list = null;
-    if (error instanceof ApiError && error.status === 404) {
-      this.node.hidden = true; // no lab file (or the project has gone): no panel
-      return;
-    }
-    if (this.options.closedBy?.(error)) {
+    const status = error instanceof ApiError ? error.status : 0;
+    if (status === 404 || this.options.closedBy?.(error) || (status !== 422 && !this.list)) {
+      this.lab = null;
+      this.list = null;
       this.node.hidden = true;
       return;
     }
-    this.view.node.replaceChildren();
-    this.node.hidden = false;
-    if (error instanceof ApiError && error.status === 422) {
-      const problems = error.problems.map(problemText).filter(Boolean);
-      this.notice.dataset.tone = 'error';
-      this.notice.replaceChildren(
-        h('p', { text: "This project's lab file has problems, so its objectives cannot be checked. Your instructor can fix them:" }),
-        problems.length ? h('ul', {}, ...problems.map(text => h('li', { text }))) : h('p', { text: error.message })
-      );
+    if (status !== 422) {
+      this.say(`The lab's objectives could not be read again: ${message(error)}`, 'error');
       return;
     }
-    this.say(`The lab's objectives could not be read: ${message(error)}`, 'error');
+    this.lab = null;
+    this.list = null;
+    this.view.node.replaceChildren();
+    this.node.hidden = false;
+    const problems = (error as ApiError).problems.map(problemText).filter(Boolean);
+    this.notice.dataset.tone = 'error';
+    this.notice.replaceChildren(
+      h('p', { text: "This project's lab file has problems, so its objectives cannot be checked. Your instructor can fix them:" }),
+      problems.length ? h('ul', {}, ...problems.map(text => h('li', { text }))) : h('p', { text: message(error) })
+    );
   }
 
   private listActions(): Node[] {
