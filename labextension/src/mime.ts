@@ -3,38 +3,51 @@
  * state (a reopened notebook): saved copilot turns (`TURN_MIME_TYPE`, `saved.ts` builds
  * the DOM) and the checklist of `%copilot check` (`CHECKS_MIME_TYPE`, `lab/view.ts`),
  * which the kernel updates in place while it runs. Both rank before text/markdown, so
- * JupyterLab and Notebook 7 pick them over the Markdown fallback. A saved turn's
+ * JupyterLab and Notebook 7 pick them over the Markdown fallback (the checklist is drawn
+ * again in place on each update, so opened evidence stays open). A saved turn's
  * "Continue in the Copilot sidebar" button reaches the sidebar plugin through a DOM event
  * (`continue.ts`).
  */
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { renderChecksBundle } from './lab/view';
+import { ChecksOutput } from './lab/view';
 import { CHECKS_MIME_TYPE } from './lab/types';
 import { renderBundle } from './saved';
 import { TURN_MIME_TYPE } from './turn/types';
 
+/** An output drawn by `render` (given the output's data each time the kernel updates
+ * it, on the same renderer). */
 class Rendered extends Widget implements IRenderMime.IRenderer {
   constructor(
     private readonly mimeType: string,
-    private readonly render: (data: unknown) => HTMLElement
+    private readonly render: (host: HTMLElement, data: unknown) => void
   ) {
     super();
     this.addClass('jp-gns3-copilot-saved-output');
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    this.node.replaceChildren(this.render(model.data[this.mimeType]));
+    this.render(this.node, model.data[this.mimeType]);
   }
 }
 
-function factory(mimeType: string, render: (data: unknown) => HTMLElement): IRenderMime.IRendererFactory {
-  return { safe: true, mimeTypes: [mimeType], createRenderer: () => new Rendered(mimeType, render) };
+function factory(mimeType: string, render: () => (host: HTMLElement, data: unknown) => void): IRenderMime.IRendererFactory {
+  return { safe: true, mimeTypes: [mimeType], createRenderer: () => new Rendered(mimeType, render()) };
 }
 
-export const rendererFactory = factory(TURN_MIME_TYPE, data => renderBundle(data, { continuable: true }));
-export const checksRendererFactory = factory(CHECKS_MIME_TYPE, renderChecksBundle);
+export const rendererFactory = factory(TURN_MIME_TYPE, () => (host, data) =>
+  host.replaceChildren(renderBundle(data, { continuable: true }))
+);
+export const checksRendererFactory = factory(CHECKS_MIME_TYPE, () => {
+  const output = new ChecksOutput();
+  return (host, data) => {
+    output.render(data);
+    if (output.node.parentNode !== host) {
+      host.replaceChildren(output.node);
+    }
+  };
+});
 
 // Before text/markdown (rank 60) and text/html (50): lower ranks win.
 const extensions: IRenderMime.IExtension[] = [

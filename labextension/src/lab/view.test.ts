@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { loadChecksFixture } from '../../test/fixtures';
 import { fromBundle, fromLab, scoreOf, startChecking } from './checklist';
-import { ChecklistView, evidenceLabel, renderChecksBundle, scoreBadge } from './view';
+import { ChecklistView, ChecksOutput, evidenceLabel, renderChecksBundle, scoreBadge } from './view';
 
 const fixture = loadChecksFixture('two_stages');
 const saved = fixture.bundles[fixture.bundles.length - 1];
@@ -65,6 +65,16 @@ describe('the checklist view of a saved check', () => {
     expect(root.querySelectorAll('[data-state="pending"] .gns3c-spinner')).toHaveLength(3);
     expect(root.querySelector('.gns3c-checks')?.getAttribute('aria-busy')).toBe('true');
     expect(rows(root)[0]).toBe('checking|PC1 has 10.20.3.1/24|2 pts');
+  });
+
+  it('is drawn again in place as the kernel updates it: opened evidence stays open', () => {
+    const output = new ChecksOutput();
+    output.render(fixture.bundles[3]);
+    const opened = output.node.querySelector<HTMLDetailsElement>('[data-objective="pc2-address"] .gns3c-check-evidence')!;
+    opened.open = true;
+    output.render(saved);
+    expect(output.node.querySelector<HTMLDetailsElement>('[data-objective="pc2-address"] .gns3c-check-evidence')?.open).toBe(true);
+    expect(output.node.querySelector('.gns3c-checks-score')?.textContent).toBe('not yet · 2/6');
   });
 
   it('says so for data that is not a checklist, and keeps untrusted text as text', () => {

@@ -198,17 +198,32 @@ export class ChecklistView {
   }
 }
 
-/** The DOM of a `%copilot check` output (`ChecksBundle`); data that is not one gets a
- * readable message. */
-export function renderChecksBundle(bundle: unknown): HTMLElement {
-  const root = h('div', { class: 'jp-gns3-copilot-saved jp-gns3-copilot-checks' });
-  const list = fromBundle(bundle);
-  if (!list) {
-    root.append(h('div', { class: 'gns3c-error', role: 'alert', text: 'This lab checklist could not be read: it holds no results.' }));
-    return root;
+/** A `%copilot check` output, drawn again in place each time the kernel updates it
+ * (opened evidence stays open); data that is not a checklist gets a readable message. */
+export class ChecksOutput {
+  readonly node = h('div', { class: 'jp-gns3-copilot-saved jp-gns3-copilot-checks' });
+  private view: ChecklistView | null = null;
+
+  render(bundle: unknown): void {
+    const list = fromBundle(bundle);
+    if (!list) {
+      this.view = null;
+      this.node.replaceChildren(
+        h('div', { class: 'gns3c-error', role: 'alert', text: 'This lab checklist could not be read: it holds no results.' })
+      );
+      return;
+    }
+    if (!this.view) {
+      this.view = new ChecklistView();
+      this.node.replaceChildren(this.view.node);
+    }
+    this.view.update(list);
   }
-  const view = new ChecklistView();
-  view.update(list);
-  root.append(view.node);
-  return root;
+}
+
+/** The DOM of a `%copilot check` output (`ChecksBundle`). */
+export function renderChecksBundle(bundle: unknown): HTMLElement {
+  const output = new ChecksOutput();
+  output.render(bundle);
+  return output.node;
 }
