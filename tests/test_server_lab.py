@@ -178,6 +178,15 @@ async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
         await gns3.create_node_from_template(gns3_project.project_id, "VPCS", "Later")
     assert (await attach(jp_fetch, gns3_project)).code == 200
     path = (*lab_path(gns3_project), "stages", "addressing", "catch-up")
+    checks = lab_path(gns3_project, "checks")
+    body = {"stage": "addressing", "stream": False}
+    assert (await call(jp_fetch, *checks, method="POST", body=body, headers=ALICE)).code == 200
+
+    def statuses(lab: dict[str, Any]) -> list[str | None]:
+        return [o["status"] for stage in lab["stages"] for o in stage["objectives"]]
+
+    checked = (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).body
+    assert statuses(checked) == ["error", "fail", None]  # PC1 stopped
 
     asked = await call(jp_fetch, *path, method="POST", body={}, headers=ALICE)
     assert asked.code == 400 and asked.error["type"] == "ConfirmationNeeded"
@@ -200,6 +209,9 @@ async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
         nodes = await gns3.list_nodes(gns3_project.project_id)
     assert [n.name for n in nodes] == ["PC1"]
     assert all(n.status == "started" for n in nodes)
+    # the results read before the restore no longer hold
+    restored = (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).body
+    assert statuses(restored) == [None, None, None]
 
 
 async def test_a_local_lab_file_is_checked_without_being_attached(

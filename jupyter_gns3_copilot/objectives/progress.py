@@ -29,6 +29,12 @@ class StudentProgress:
         """Remember `results` as the user's latest for their objectives."""
         self._results.setdefault((project_id, user), {}).update({r.id: r for r in results})
 
+    def forget(self, project_id: str) -> None:
+        """Forget every user's latest results in the project (its lab was restored); the
+        stages they chose stay chosen."""
+        for key in [key for key in self._results if key[0] == project_id]:
+            del self._results[key]
+
     def results(self, project_id: str, user: str) -> Mapping[str, ObjectiveResult]:
         """The user's latest result per objective id."""
         return self._results.get((project_id, user), {})

@@ -214,9 +214,11 @@ class ProjectLabs:
         return CatchUpPlan(stage, snapshot)
 
     async def catch_up(self, project_id: str, plan: CatchUpPlan) -> None:
-        """Restore the plan's snapshot and start every node again."""
+        """Restore the plan's snapshot and start every node again. The latest results of
+        the project are forgotten: the devices they were read from went back in time."""
         gns3 = self.lab.gns3
         await gns3.restore_snapshot(project_id, plan.snapshot.snapshot_id)
+        self.progress.forget(project_id)
         await gns3.start_all(project_id)
 
     # -- internals -----------------------------------------------------------------------

@@ -9,10 +9,11 @@ Notebook 7 (which start a new kernel that runs no cell), the notebook shows the 
 checklist from the file alone (the MIME renderer); the evidence opens on click; light and
 dark themes read.
 The sidebar: the Objectives panel lists the lab's stages and objectives with the student's
-texts, Check all streams the checks route into the same view, a stage checks alone,
-Catch up shows what it would restore, restores nothing on Cancel, and restores the
-stage's snapshot (an extra node gone, the nodes started again) once confirmed; a lab file
-broken in the project shows its problems.
+texts and the latest check's marks (one made outside the sidebar too), Check all streams
+the checks route into the same view, a stage checks alone, Catch up shows what it would
+restore, restores nothing on Cancel, and restores the stage's snapshot (an extra node
+gone, the nodes started again) once confirmed; a lab file broken in the project shows its
+problems.
 """
 
 from __future__ import annotations
@@ -187,12 +188,14 @@ def _open_evidence(checklist: Any) -> None:
     assert "10.0.0.2" in evidence.locator(".gns3c-check-evidence-lines").inner_text()
 
 
-def _both_themes(page: Any, element: Any, root: str, name: str, screenshots: Path) -> None:
-    """Screenshots in the light and the dark theme; the text reads in both."""
+def _both_themes(
+    page: Any, element: Any, root: str, name: str, screenshots: Path, readable: list[str]
+) -> None:
+    """Screenshots in the light and the dark theme; the `readable` text reads in both."""
     for dark in (False, True):
         theme = "dark" if dark else "light"
         jupyter_ui.set_theme(page, dark=dark)
-        jupyter_ui.assert_readable(page, root, theme, len(READABLE), READABLE)
+        jupyter_ui.assert_readable(page, root, theme, len(readable), readable)
         jupyter_ui.screenshot(page, element, screenshots / f"{name}-{theme}.png")
     jupyter_ui.set_theme(page, dark=False)
 
@@ -218,7 +221,7 @@ def test_the_checklist_fills_in_and_is_saved_with_the_notebook(
     # the renderer won over the Markdown fallback
     assert page.locator(".jp-OutputArea-output .jp-RenderedMarkdown").count() == 0
     _open_evidence(checklist)
-    _both_themes(page, checklist, ".jp-gns3-copilot-checks", "checklist", screenshots)
+    _both_themes(page, checklist, ".jp-gns3-copilot-checks", "checklist", screenshots, READABLE)
     jupyter_ui.save_notebook(page)
 
     saved = nbformat.read(server.root_dir / NOTEBOOK, as_version=4)
@@ -259,12 +262,31 @@ def _open_objectives(page: Any, stack: LabStack) -> Any:
     return panel
 
 
-def _check_all(page: Any, panel: Any) -> None:
-    """Check all streams each result into the panel (seen being checked, then decided)."""
-    assert set(_rows(panel).values()) == {"unchecked"}
-    assert panel.locator(".gns3c-checks-score").inner_text() == "7 pts · not checked yet"
+def _check_elsewhere(stack: LabStack) -> None:
+    """A check made outside the sidebar (a notebook cell, the command line): the
+    non-streamed route, so the panel has none of its details."""
+    with stack.api() as api:
+        report = api.post(f"copilot/projects/{stack.project_id}/lab/checks",
+                          json={"stream": False}, timeout=120)
+        assert report.status_code == 200, report.text
+        assert {r["id"]: r["status"] for r in report.json()["results"]} == DECIDED
+
+
+def _latest_statuses(panel: Any) -> None:
+    """The panel shows the latest check, wherever it ran (no details: it did not see it),
+    and the stage the student works on (the first not passed)."""
+    assert _rows(panel) == DECIDED
+    assert panel.locator(".gns3c-checks-score").inner_text() == "not yet · 6/7"
+    assert panel.locator(".gns3c-check-why, .gns3c-check-evidence").count() == 0
     assert [t.strip() for t in panel.locator(".gns3c-check-text").all_inner_texts()] == [
         "PC1 has 10.0.0.1/24", "PC2 has 10.0.0.9/24", "PC1 reaches PC2", "Both PCs run"]
+    here = panel.locator(".gns3c-checks-stage-current")
+    assert here.count() == 1 and here.inner_text() == "you are here"
+    assert here.evaluate("(el) => el.closest('section').dataset.stage") == "addressing"
+
+
+def _check_all(page: Any, panel: Any) -> None:
+    """Check all streams each result into the panel (seen being checked, then decided)."""
     page.evaluate(_WATCH_STATES, OBJECTIVES)
     panel.locator("button.jp-gns3-copilot-sidebar-objectives-check-all").click()
     panel.locator(".gns3c-checks[data-state='decided']").wait_for(timeout=120_000)
@@ -350,12 +372,18 @@ def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
 def test_the_objectives_panel_checks_and_catches_up(
     stack: LabStack, gns3_lab: Any, page: Any, screenshots: Path
 ) -> None:
-    """Given the lab attached; when the student opens the sidebar on the project, checks
-    all, checks a stage and catches up; then the panel shows each result as it comes and
-    the lab is restored only after the student confirmed."""
+    """Given the lab attached and checked once outside the sidebar; when the student opens
+    the sidebar on the project, checks all, checks a stage and catches up; then the panel
+    shows the latest check first, each new result as it comes, and the lab is restored
+    only after the student confirmed."""
+    _check_elsewhere(stack)
     panel = _open_objectives(page, stack)
+    _latest_statuses(panel)
     _check_all(page, panel)
-    _both_themes(page, page.locator(SIDEBAR), OBJECTIVES, "objectives", screenshots)
+    readable = [*READABLE, ".gns3c-checks-stage-current",
+                ".jp-gns3-copilot-sidebar-objectives-check-all",
+                ".jp-gns3-copilot-sidebar-objectives-catch-up"]
+    _both_themes(page, page.locator(SIDEBAR), OBJECTIVES, "objectives", screenshots, readable)
     _check_a_stage(page, panel)
     _catch_up(page, panel, stack, gns3_lab)
     _invalid_lab_file(page, panel, stack, gns3_lab)

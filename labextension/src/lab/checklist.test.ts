@@ -101,6 +101,24 @@ describe('a check streamed into the lab (the sidebar)', () => {
     expect([score.score, score.maxScore, score.decided]).toEqual([2, 6, false]);
   });
 
+  it("shows the student's latest status from the lab route, with details only from a check seen here", () => {
+    const results = fixture.events.flatMap(e => (e.type === 'check_result' ? [e.result] : []));
+    const statuses: Record<string, 'pass' | 'fail'> = { 'pc1-address': 'pass', 'pc2-address': 'pass', 'pc1-pc2': 'fail' };
+    const lab = {
+      ...fixture.lab,
+      current_stage: 'reach',
+      stages: fixture.lab.stages.map(s => ({ ...s, objectives: s.objectives.map(o => ({ ...o, status: statuses[o.id] ?? null })) }))
+    };
+    const list = fromLab(lab, results);
+    // pc2 passed in a later check elsewhere (a notebook): its status, without the older details
+    expect(states(list)).toEqual(['addressing/pc1-address:pass', 'addressing/pc2-address:pass', 'addressing/pc3-runs:error', 'reach/pc1-pc2:fail']);
+    expect(list.stages[0].objectives[0].result?.explanation).toBe('PC1 has 10.20.3.1/24.');
+    expect(list.stages[0].objectives[1].result).toBeNull();
+    expect(list.stages.map(s => s.current)).toEqual([false, true]);
+    const score = totalScore(fromLab(lab));
+    expect([score.score, score.maxScore, score.counts.unchecked]).toEqual([3, 6, 1]);
+  });
+
   it('adds a result the lab did not list to its stage (the file changed meanwhile)', () => {
     const [first] = fixture.events.flatMap(e => (e.type === 'check_result' ? [e.result] : []));
     const lab = { ...fixture.lab, stages: [{ ...fixture.lab.stages[0], objectives: [] }] };

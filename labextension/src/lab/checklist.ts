@@ -26,6 +26,8 @@ export interface ChecklistStage {
   title: string;
   /** The stage names a snapshot to catch up to (known from the lab route only). */
   catchUp: boolean;
+  /** The stage the student works on (known from the lab route only). */
+  current?: boolean;
   objectives: ChecklistObjective[];
 }
 
@@ -109,8 +111,11 @@ export function fromBundle(bundle: unknown): Checklist | null {
   };
 }
 
-/** The lab's objectives, each with its result among `results` (the last check's), else
- * unchecked. */
+/**
+ * The lab's objectives, each in the state of the student's latest check (the lab route's
+ * `status`, wherever the check ran), with its full result when `results` (the checks
+ * seen here) has one of that same status; unchecked when neither tells.
+ */
 export function fromLab(lab: LabView, results: Iterable<ObjectiveResult> = []): Checklist {
   const known = new Map([...results].map(r => [r.id, r]));
   return {
@@ -120,11 +125,13 @@ export function fromLab(lab: LabView, results: Iterable<ObjectiveResult> = []): 
       id: stage.id,
       title: stage.title,
       catchUp: stage.catch_up,
+      current: stage.id === lab.current_stage,
       objectives: stage.objectives.map(o => {
         const result = known.get(o.id);
-        return result
-          ? { ...objectiveOf(result), text: o.text, points: o.points }
-          : { id: o.id, text: o.text, points: o.points, state: 'unchecked' as const, result: null };
+        if (result && (!o.status || o.status === result.status)) {
+          return { ...objectiveOf(result), text: o.text, points: o.points };
+        }
+        return { id: o.id, text: o.text, points: o.points, state: o.status ?? ('unchecked' as const), result: null };
       })
     }))
   };
@@ -195,6 +202,12 @@ export function resultsOf(list: Checklist): ObjectiveResult[] {
   return list.stages.flatMap(s => s.objectives.flatMap(o => (o.result ? [o.result] : [])));
 }
 
+/** The points `objective` was awarded: its result's, else all of them when it passed
+ * (a status known without its result), else none. */
+export function pointsAwarded(objective: ChecklistObjective): number {
+  return objective.result?.points_awarded ?? (objective.state === 'pass' ? (objective.points ?? 0) : 0);
+}
+
 /** The score of `objectives`: points awarded over the points of them all. */
 export function scoreOf(objectives: readonly ChecklistObjective[]): Score {
   const counts: Record<ObjectiveState, number> = { pass: 0, fail: 0, error: 0, pending: 0, unchecked: 0 };
@@ -203,7 +216,7 @@ export function scoreOf(objectives: readonly ChecklistObjective[]): Score {
   for (const o of objectives) {
     counts[o.state] += 1;
     maxScore += o.result?.points ?? o.points ?? 0;
-    score += o.result?.points_awarded ?? 0;
+    score += pointsAwarded(o);
   }
   const decided = objectives.length > 0 && counts.pending === 0 && counts.unchecked === 0;
   return { score, maxScore, decided, passed: decided && counts.pass === objectives.length, counts };

@@ -58,6 +58,9 @@ export interface ObjectiveView {
   id: string;
   text: string;
   points: number;
+  /** The student's latest check of it, wherever it ran (null: not checked since the
+   * server started, or since a catch-up). */
+  status?: CheckStatus | null;
 }
 
 export interface StageView {
@@ -73,6 +76,8 @@ export interface StageView {
 export interface LabView {
   title: string;
   max_score: number;
+  /** The stage the student works on (the copilot's hints follow it). */
+  current_stage?: string | null;
   stages: StageView[];
 }
 

@@ -117,6 +117,19 @@ describe('the checklist view updated in place (the sidebar)', () => {
     expect(rows(view.node)[1]).toBe('not checked yet|PC2 has 10.20.3.2/24|1 pt');
   });
 
+  it('marks the stage the student works on, and gives a status known without details its points', () => {
+    const lab = {
+      ...fixture.lab,
+      current_stage: 'reach',
+      stages: fixture.lab.stages.map(s => ({ ...s, objectives: s.objectives.map(o => ({ ...o, status: o.id === 'pc1-address' ? ('pass' as const) : null })) }))
+    };
+    const view = new ChecklistView();
+    view.update(fromLab(lab));
+    expect([...view.node.querySelectorAll('.gns3c-checks-stage-current')].map(e => e.closest('section')?.dataset.stage)).toEqual(['reach']);
+    expect(rows(view.node)[0]).toBe('passed|PC1 has 10.20.3.1/24|2/2 pts');
+    expect(view.node.querySelector('[data-objective="pc1-address"] .gns3c-check-evidence')).toBeNull();
+  });
+
   it('words a partly checked lab by its score so far', () => {
     const results = saved.results.filter(r => r.stage === 'addressing');
     const list = fromLab(fixture.lab, results);

@@ -15,6 +15,7 @@ import {
   type ChecklistStage,
   formatPoints,
   fromBundle,
+  pointsAwarded,
   type ObjectiveState,
   type Score,
   scoreOf,
@@ -112,11 +113,13 @@ function evidenceBody(evidence: Evidence[]): HTMLElement {
 
 function objectiveRow(objective: ChecklistObjective, opened: boolean): HTMLElement {
   const result = objective.state === 'pending' ? null : objective.result;
-  const pointsText = result
-    ? `${formatPoints(result.points_awarded)}/${points(result.points)}`
-    : objective.points !== null
-      ? points(objective.points)
-      : '';
+  const decided = objective.state !== 'pending' && objective.state !== 'unchecked';
+  const pointsText =
+    objective.points === null
+      ? ''
+      : decided
+        ? `${formatPoints(pointsAwarded(objective))}/${points(objective.points)}`
+        : points(objective.points);
   const body = h(
     'div',
     { class: 'gns3c-check-body' },
@@ -153,7 +156,12 @@ function stageSection(stage: ChecklistStage, options: ChecklistViewOptions, open
   const head = h(
     'div',
     { class: 'gns3c-checks-stage-head' },
-    h('span', { class: 'gns3c-checks-stage-title', text: stage.title }),
+    h(
+      'span',
+      { class: 'gns3c-checks-stage-title' },
+      stage.title,
+      stage.current ? h('span', { class: 'gns3c-checks-stage-current', text: 'you are here' }) : null
+    ),
     shown ? badge(shown.text, shown.tone, 'gns3c-checks-stage-score') : null,
     ...(options.stageActions?.(stage) ?? [])
   );

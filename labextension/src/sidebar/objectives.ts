@@ -1,6 +1,8 @@
 /**
  * The sidebar's Objectives panel for the chosen project: the lab's stages and objectives
- * (`GET copilot/projects/{p}/lab`), passed / not passed from the last check made here,
+ * (`GET copilot/projects/{p}/lab`), passed / not passed from the student's latest check
+ * (the route's status, wherever it ran; with its explanation and evidence when it ran
+ * here), the stage they work on,
  * Check (a stage, or all) streaming the checks route into the same checklist view as a
  * `%copilot check` output, Stop, and Catch up for a stage with a snapshot: the server's
  * description of what would be restored first, restored only once the person confirms.
@@ -18,7 +20,7 @@ import {
   resultsOf,
   startChecking
 } from '../lab/checklist';
-import type { LabView, ObjectiveResult } from '../lab/types';
+import type { ObjectiveResult } from '../lab/types';
 import { ChecklistView } from '../lab/view';
 
 export interface ObjectivesOptions {
@@ -57,9 +59,8 @@ export class ObjectivesPanel {
   private readonly notice: HTMLElement;
   private readonly view: ChecklistView;
   private projectId: string | null = null;
-  private lab: LabView | null = null;
   private list: Checklist | null = null;
-  /** The last results known per project (its last checks here). */
+  /** The full results of the checks made here, per project. */
   private readonly lastResults = new Map<string, ObjectiveResult[]>();
   private running: AbortController | null = null;
   private busy = false;
@@ -87,7 +88,6 @@ export class ObjectivesPanel {
       this.running?.abort(); // its results are for the project left
       this.running = null;
       this.projectId = projectId;
-      this.lab = null;
       this.list = null;
       this.view.node.replaceChildren();
       this.setBusy(false);
@@ -105,7 +105,6 @@ export class ObjectivesPanel {
       if (load !== this.loads || projectId !== this.projectId || this.running) {
         return;
       }
-      this.lab = lab;
       this.draw(fromLab(lab, this.lastResults.get(projectId)));
       this.node.hidden = false;
       if (this.notice.dataset.tone === 'error') {
@@ -197,14 +196,13 @@ export class ObjectivesPanel {
       }
       this.say(`Restoring the start of ${stage.title}…`);
       const done = await this.options.api.catchUp(projectId, stage.id, true);
-      // The devices went back in time: every earlier result may be wrong now.
+      // The devices went back in time: the earlier results no longer hold (the server
+      // forgot them too).
       this.lastResults.delete(projectId);
       if (this.projectId !== projectId) {
         return;
       }
-      if (this.lab) {
-        this.draw(fromLab(this.lab));
-      }
+      await this.show(projectId);
       this.say(
         `Caught up to ${stage.title}: the snapshot '${done.snapshot}' is restored and the nodes are starting. ` +
           'Check again once they are up.'
@@ -226,7 +224,6 @@ export class ObjectivesPanel {
   private failToLoad(error: unknown): void {
     const status = error instanceof ApiError ? error.status : 0;
     if (status === 404 || this.options.closedBy?.(error) || (status !== 422 && !this.list)) {
-      this.lab = null;
       this.list = null;
       this.node.hidden = true;
       return;
@@ -235,7 +232,6 @@ export class ObjectivesPanel {
       this.say(`The lab's objectives could not be read again: ${message(error)}`, 'error');
       return;
     }
-    this.lab = null;
     this.list = null;
     this.view.node.replaceChildren();
     this.node.hidden = false;
