@@ -31,12 +31,14 @@ from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.errors import GNS3AuthError
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
+from jupyter_gns3_copilot.hub.class_labs import ClassLabs
 from jupyter_gns3_copilot.hub.dashboard import (
     DashboardDeps,
     dashboard_handlers,
     dashboard_settings,
 )
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.grade_store import GradeStore
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, lab_name
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
@@ -93,8 +95,10 @@ async def dashboard_service(
     account_prefix: str = "hub-",
     upstream: ScriptedLLM | None = None,
     log_questions: bool = False,
+    lab_salt: str | None = None,
 ) -> AsyncIterator[Service]:
-    """The dashboard with `gns3` as the admin client (and the gateway if `upstream`)."""
+    """The dashboard with `gns3` as the admin client (and the gateway if `upstream`; the
+    service's lab checks and grades with the class salt `lab_salt`)."""
     store = await SqliteUsageStore.open(data_dir)
     accounts = LabAccounts(
         gns3,
@@ -102,6 +106,8 @@ async def dashboard_service(
         prefix=account_prefix,
         group=f"{account_prefix}students",
     )
+    grades = await GradeStore.open(data_dir) if lab_salt else None
+    labs = ClassLabs(accounts, grades, store, lab_salt) if grades and lab_salt else None
     deps = DashboardDeps(
         accounts=accounts,
         usage=store,
@@ -110,6 +116,7 @@ async def dashboard_service(
         current_caller=caller_from_request,
         log_questions=log_questions,
         clock=lambda: NOW,
+        labs=labs,
     )
     routes = dashboard_handlers(DASHBOARD, deps)
     gateway = None
@@ -132,6 +139,8 @@ async def dashboard_service(
         if gateway is not None:
             await gateway.aclose()
         await store.close()
+        if grades is not None:
+            await grades.close()
 
 
 async def record_usage(store: SqliteUsageStore, user: str, tokens: int, turn: str) -> None:

@@ -19,7 +19,9 @@ The HTTP server listens on the port of `JUPYTERHUB_SERVICE_URL`, on its host (12
 when it names none) unless `ip` says otherwise (in a Kubernetes hub pod the URL names the
 hub's Service, `http://hub:10101`, and the service listens on 0.0.0.0), and serves
 under `JUPYTERHUB_SERVICE_PREFIX`: the gateway (`v1/chat/completions`, `v1/models`),
-`api/session`, `api/projects`, `api/usage`, `api/health` (`hub/handlers.py`), and the instructor
+`api/session`, `api/projects`, `api/usage`, `api/health` (`hub/handlers.py`), the lab
+routes `api/labs/...` (`hub/lab_handlers.py`: the service renders students' labs with the
+class's `lab_salt` and checks them itself, `hub/class_labs.py`), and the instructor
 dashboard at the prefix itself
 (`hub/dashboard.py`: the page, its forms and `api/...`). Callers are authenticated by
 `jupyterhub.services.auth.HubOAuth` (`hub/hub_auth.py`): a hub token in the
@@ -45,11 +47,13 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from traitlets import Bool, Dict, Int, List, Unicode, default
 from traitlets.config import Application
 
+from ..objectives import SALT_ENV, SALT_FILE
 from ..private_files import read_or_create_secret
 from .budgets import BudgetPolicy
 from .restart import exec_again, keep_open, listening_sockets, write_pid_file
 
 if TYPE_CHECKING:
+    from .class_labs import ClassLabs
     from .dashboard_data import DashboardDeps
     from .gateway import ModelGateway
     from .hub_auth import Identity
@@ -94,6 +98,8 @@ class HubRuntime:
     """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
     dashboard: DashboardDeps | None = None
     """The instructor dashboard's dependencies; None: no dashboard routes."""
+    labs: ClassLabs | None = None
+    """The service's lab checks (`class_labs.py`); None: no lab routes."""
 
 
 def _env_list(name: str) -> list[str]:
@@ -168,6 +174,10 @@ class CopilotHubService(Application):
         help="Derives students' GNS3 passwords (env GNS3_COPILOT_HUB_SECRET; default: "
         "generated once into data_dir/account.secret, mode 0600)."
     ).tag(config=True)
+    lab_salt = Unicode(
+        help="Makes each student's lab parameter values; never shown to students (env "
+        "GNS3_COPILOT_LAB_SALT; default: generated once into data_dir/lab.salt, mode 0600)."
+    ).tag(config=True)
 
     @default("gns3_url")
     def _gns3_url(self) -> str:
@@ -220,6 +230,10 @@ class CopilotHubService(Application):
     @default("account_secret")
     def _account_secret(self) -> str:
         return os.environ.get("GNS3_COPILOT_HUB_SECRET", "")
+
+    @default("lab_salt")
+    def _lab_salt(self) -> str:
+        return os.environ.get(SALT_ENV, "")
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -288,9 +302,11 @@ class CopilotHubService(Application):
         from jupyterhub.services.auth import HubOAuth
 
         from ..gns3 import GNS3Client
+        from .class_labs import ClassLabs
         from .dashboard import dashboard_settings
         from .dashboard_data import DashboardDeps
         from .gateway import ModelGateway, UpstreamSettings
+        from .grade_store import GradeStore
         from .hub_auth import HubIdentity, oauth_callback_route
         from .lab_accounts import LabAccounts
         from .usage import SqliteUsageStore
@@ -305,6 +321,8 @@ class CopilotHubService(Application):
             else SecretStr(read_or_create_secret(Path(self.data_dir) / SECRET_FILE))
         )
         store = await SqliteUsageStore.open(self.data_dir)
+        grades = await GradeStore.open(self.data_dir)
+        salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / SALT_FILE)
         admin = GNS3Client(
             self.gns3_url,
             username=self.gns3_username,
@@ -324,6 +342,7 @@ class CopilotHubService(Application):
             log_questions=settings.log_questions,
         )
         accounts = LabAccounts(admin, secret)
+        labs = ClassLabs(accounts, grades, store, salt)
         dashboard = DashboardDeps(
             accounts=accounts,
             usage=store,
@@ -335,8 +354,11 @@ class CopilotHubService(Application):
             instructor_groups=frozenset(settings.instructor_groups),
             log_questions=settings.log_questions,
             hub_url=hub_auth.hub_prefix,
+            labs=labs,
         )
-        runtime = HubRuntime(settings, accounts, identity, gateway, store, dashboard=dashboard)
+        runtime = HubRuntime(
+            settings, accounts, identity, gateway, store, dashboard=dashboard, labs=labs
+        )
         app = tornado.web.Application(
             [*routes(runtime), oauth_callback_route(f"{prefix}oauth_callback", hub_auth)],
             # Signs the OAuth cookie and the forms' XSRF cookie; a new one at each start
@@ -379,6 +401,7 @@ class CopilotHubService(Application):
             await gateway.aclose()
             await admin.aclose()
             await store.close()
+            await grades.close()
         return kept
 
 
@@ -386,15 +409,24 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
     """The service's URL specs under its prefix."""
     from .dashboard import dashboard_handlers
     from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
+    from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi
 
     prefix = runtime.settings.prefix
     own = {"runtime": runtime}
+    # A project id (the dashboard's `api/labs/assign` and `api/labs/reset` are no project).
+    labs = rf"{re.escape(prefix)}api/labs/([0-9a-fA-F]{{8}}-[0-9a-fA-F-]{{27}})"
+    lab_routes = [
+        (labs, LabApi, own),
+        (rf"{labs}/checks", LabChecksApi, own),
+        (rf"{labs}/stages/([^/]+)/catch-up", LabCatchUpApi, own),
+    ]
     return [
         *runtime.gateway.routes(prefix),
         (rf"{re.escape(prefix)}api/session", SessionHandler, own),
         (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
         (rf"{re.escape(prefix)}api/usage", UsageHandler, own),
         (rf"{re.escape(prefix)}api/health", HealthHandler, own),
+        *(lab_routes if runtime.labs else []),
         *(dashboard_handlers(prefix, runtime.dashboard) if runtime.dashboard else []),
     ]
 

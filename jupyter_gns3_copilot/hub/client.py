@@ -1,15 +1,23 @@
-"""A student's server's side of the hub service: `GET api/session` and its renewal, and
-`GET api/usage` (the budget left today).
+"""A student's server's side of the hub service: `GET api/session` and its renewal,
+`GET api/usage` (the budget left today), and the lab routes (`api/labs/{project_id}...`:
+in hub mode the service renders, checks and catches up labs, see `hub/class_labs.py`).
 
     hub = HubServiceClient("http://hub:8000/services/gns3-copilot/", hub_token)
     session = await hub.session()            # fetched once, renewed before the GNS3 token expires
     gns3 = GNS3Client(session.gns3_url, token_provider=hub.gns3_token)
+    view = await hub.lab(project_id)                        # LabView, the student's values
+    async with hub.lab_checks(project_id, LabCheckSelection()) as results:
+        async for item in results: ...                      # ObjectiveResult..., CheckSummary
 
 `HubSession` is the wire model of `api/session` (the service builds it, this client reads
 it): who the caller is, the GNS3 URL and the student's own GNS3 token with its expiry, the
 model gateway's base URL and model names, and the class policy. It never carries the
 model key or the GNS3 admin password. No Jupyter or tornado import: the server extension
 uses it as glue.
+
+Also the request of a kernel that nbgrader runs to autograde a student's notebook
+(`request_grade_report`, synchronous: a kernel's code): the service's report of that
+student's lab, from the checks it ran itself.
 
 A service that took the request but did not answer within the timeout is slow, not
 unreachable: a student's first session makes their GNS3 account, and GNS3 hashes each new
@@ -22,23 +30,42 @@ fails with `HubServiceSlow`, which says so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta, timezone
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_serializer,
+)
 
 from ..gns3.errors import GNS3AuthError
+from ..objectives.requests import CatchUpDone, CatchUpRequest, LabAttachRequest, LabCheckSelection
+from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..tls import shared_tls_context
 from .budgets import BudgetLeft
+
+if TYPE_CHECKING:  # the lab file's models are costly to build: read when a lab is asked
+    from ..objectives.view import LabView
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 SESSION_PATH = "api/session"
 USAGE_PATH = "api/usage"
+LABS_PATH = "api/labs"
+GRADE_REPORT_PATH = "api/grades/report"
+LAB_CHECK_TIMEOUT = httpx.Timeout(15.0, read=None)
+"""Checks and catch-ups take as long as the devices do (the service bounds each objective):
+no read timeout, the connection's own limits only."""
 DEFAULT_RENEW_BEFORE = timedelta(minutes=5)
 """How long before the GNS3 token's expiry the session is fetched again (the service
 itself renews 10 minutes before, so a fetched token always has longer to live)."""
@@ -84,6 +111,43 @@ class HubSession(BaseModel):
 
 class HubServiceError(Exception):
     """The hub service could not be asked, or refused; the message says what to do."""
+
+
+class HubServiceRefused(HubServiceError):
+    """The hub service answered with an error: `status`, and its `detail` (the service's
+    own message), `error_type`, `field` and `errors` (as the copilot routes' errors)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        detail: str,
+        error_type: str = "error",
+        field: str | None = None,
+        errors: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = detail
+        self.error_type = error_type
+        self.field = field
+        self.errors = errors
+
+
+class GradeReportRequest(BaseModel):
+    """`POST api/grades/report` (the course staff): `student`'s lab `project` (the
+    template's name, or the name or id of the student's copy), checked now when it is
+    opened, and reported from every check the service ran: an objective passed once counts
+    as passed. `stage` / `objectives` select, as in a check."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    student: str = Field(min_length=1, max_length=255)
+    project: str = Field(min_length=1, max_length=255)
+    stage: str | None = Field(default=None, min_length=1, max_length=64)
+    objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    check: bool = True
 
 
 class HubServiceSlow(HubServiceError):
@@ -165,6 +229,58 @@ class HubServiceClient:
         call spends it). `HubServiceError` when the service cannot say."""
         return await self._get(USAGE_PATH, BudgetLeft)
 
+    # -- labs (the service renders and checks them) ----------------------------------------
+
+    async def lab(self, project_id: str) -> LabView:
+        """The lab of the student's project as they see it (`GET api/labs/{id}`)."""
+        from ..objectives.view import LabView
+
+        return await self._call("GET", _lab_path(project_id), LabView)
+
+    async def attach_lab(self, project_id: str, request: LabAttachRequest) -> LabView:
+        """Make `request.text` the project's lab file (`PUT api/labs/{id}`)."""
+        from ..objectives.view import LabView
+
+        return await self._call("PUT", _lab_path(project_id), LabView, json=request)
+
+    async def lab_check_report(self, project_id: str, selection: LabCheckSelection) -> CheckReport:
+        """The service's check of the project's lab (`POST api/labs/{id}/checks`, one
+        report)."""
+        body = selection.model_copy(update={"stream": False})
+        return await self._call(
+            "POST", _lab_path(project_id, "checks"), CheckReport, json=body, long=True
+        )
+
+    @contextlib.asynccontextmanager
+    async def lab_checks(
+        self, project_id: str, selection: LabCheckSelection
+    ) -> AsyncIterator[AsyncIterator[ObjectiveResult | CheckSummary]]:
+        """The service's check of the project's lab as it goes: entering raises
+        `HubServiceRefused` (unknown stage, no lab, invalid file, closed project...)
+        before any result; then each `ObjectiveResult` as it is decided and the
+        `CheckSummary`. Leaving early closes the request (the service stops checking)."""
+        from httpx_sse import EventSource
+
+        body = selection.model_copy(update={"stream": True}).model_dump(mode="json")
+        path = _lab_path(project_id, "checks")
+        request = self._http.build_request(
+            "POST", self.url + path, json=body, timeout=LAB_CHECK_TIMEOUT
+        )
+        response = await self._send(request, path, stream=True)
+        try:
+            if response.status_code != 200:
+                await response.aread()
+                raise self._refused(response, path)
+            yield _check_events(EventSource(response), self.url, path)
+        finally:
+            await response.aclose()
+
+    async def catch_up(self, project_id: str, stage: str, request: CatchUpRequest) -> CatchUpDone:
+        """Catch the project up to `stage` (`POST api/labs/{id}/stages/{stage}/catch-up`);
+        without `confirm`, `HubServiceRefused` (400) says what would be restored."""
+        path = _lab_path(project_id, "stages", stage, "catch-up")
+        return await self._call("POST", path, CatchUpDone, json=request, long=True)
+
     async def _fetch(self, *, renew: bool) -> HubSession:
         params = {"renew": "1"} if renew else None
         for attempt in range(1, self.slow_attempts + 1):
@@ -192,9 +308,35 @@ class HubServiceClient:
     async def _get(
         self, path: str, model: type[_Answer], params: dict[str, str] | None = None
     ) -> _Answer:
-        url = self.url + path
+        return await self._call("GET", path, model, params=params)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        model: type[_Answer],
+        *,
+        params: dict[str, str] | None = None,
+        json: BaseModel | None = None,
+        long: bool = False,
+    ) -> _Answer:
+        request = self._http.build_request(
+            method,
+            self.url + path,
+            params=params,
+            json=json.model_dump(mode="json") if json is not None else None,
+            timeout=LAB_CHECK_TIMEOUT if long else httpx.USE_CLIENT_DEFAULT,
+        )
+        response = await self._send(request, path)
+        if not response.is_success:
+            raise self._refused(response, path)
+        return _answer(response.content, model, self.url, path)
+
+    async def _send(
+        self, request: httpx.Request, path: str, stream: bool = False
+    ) -> httpx.Response:
         try:
-            response = await self._http.get(url, params=params)
+            return await self._http.send(request, stream=stream)
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
             raise HubServiceSlow(
                 f"The copilot hub service at {self.url} did not answer {path} within "
@@ -205,21 +347,94 @@ class HubServiceClient:
                 f"The copilot hub service at {self.url} cannot be reached "
                 f"({type(exc).__name__}); check GNS3_COPILOT_HUB_URL or ask the course staff."
             ) from exc
-        if response.status_code != 200:
-            raise HubServiceError(
-                f"The copilot hub service at {self.url} answered HTTP {response.status_code}"
-                f" to {path}: {_message(response)}"
-            )
-        try:
-            return model.model_validate_json(response.content)
-        except ValidationError as exc:
-            raise HubServiceError(
-                f"The copilot hub service at {self.url} sent an answer to {path} this copilot "
-                f"cannot read ({exc.error_count()} problems): is it the same version?"
-            ) from exc
+
+    def _refused(self, response: httpx.Response, path: str) -> HubServiceRefused:
+        return refused(response, self.url, path)
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _lab_path(project_id: str, *parts: str) -> str:
+    return "/".join([LABS_PATH, *(quote(p, safe="") for p in (project_id, *parts))])
+
+
+def _answer(content: bytes, model: type[_Answer], url: str, path: str) -> _Answer:
+    try:
+        return model.model_validate_json(content)
+    except ValidationError as exc:
+        raise HubServiceError(
+            f"The copilot hub service at {url} sent an answer to {path} this copilot "
+            f"cannot read ({exc.error_count()} problems): is it the same version?"
+        ) from exc
+
+
+def refused(response: httpx.Response, url: str, path: str) -> HubServiceRefused:
+    """The error the service answered `path` with (its message, type, field, errors)."""
+    error: dict[str, Any] = {}
+    with contextlib.suppress(ValueError):
+        body = response.json()
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            error = body["error"]
+    detail = str(error.get("message") or _message(response))
+    return HubServiceRefused(
+        f"The copilot hub service at {url} answered HTTP {response.status_code} to {path}: "
+        f"{detail}",
+        status=response.status_code,
+        detail=detail,
+        error_type=str(error.get("type") or "error"),
+        field=error.get("field"),
+        errors=error.get("errors") if isinstance(error.get("errors"), list) else None,
+    )
+
+
+async def _check_events(
+    source: Any, url: str, path: str
+) -> AsyncIterator[ObjectiveResult | CheckSummary]:
+    """The results and the summary of a streamed check (`check_result`, `check_summary`,
+    `done`; `error`: `HubServiceError` with the service's message)."""
+    from httpx_sse import SSEError
+
+    try:
+        async for event in source.aiter_sse():
+            if event.event == "check_result":
+                yield _answer(event.data.encode(), ObjectiveResult, url, path)
+            elif event.event == "check_summary":
+                yield _answer(event.data.encode(), CheckSummary, url, path)
+            elif event.event == "error":
+                raise HubServiceError(f"The copilot hub service stopped checking: {event.data}")
+            elif event.event == "done":
+                return
+    except (httpx.HTTPError, SSEError) as exc:
+        raise HubServiceError(
+            f"The copilot hub service at {url} broke off the check ({type(exc).__name__})."
+        ) from exc
+    raise HubServiceError(f"The copilot hub service at {url} ended the check before its end.")
+
+
+def request_grade_report(
+    url: str, hub_token: str, request: GradeReportRequest, *, timeout: float = 15.0
+) -> CheckReport:
+    """The service's report of a student's lab (`POST api/grades/report`), asked with a
+    course staff member's hub token: what a kernel autograding that student's notebook
+    checks. Synchronous (a kernel's code). `HubServiceError` (`HubServiceRefused` for the
+    service's refusals) when there is no report."""
+    base = url.rstrip("/") + "/"
+    try:
+        with httpx.Client(
+            headers={"Authorization": f"token {hub_token}"},
+            timeout=httpx.Timeout(timeout, read=None),
+            trust_env=False,
+            verify=shared_tls_context(trust_env=False),
+        ) as http:
+            response = http.post(base + GRADE_REPORT_PATH, json=request.model_dump(mode="json"))
+    except httpx.HTTPError as exc:
+        raise HubServiceError(
+            f"The copilot hub service at {base} cannot be reached ({type(exc).__name__})."
+        ) from exc
+    if not response.is_success:
+        raise refused(response, base, GRADE_REPORT_PATH)
+    return _answer(response.content, CheckReport, base, GRADE_REPORT_PATH)
 
 
 def _message(response: httpx.Response) -> str:

@@ -28,7 +28,11 @@ Actions, the same in both forms:
 - make, edit (a copy of one in the caller's own pool), save and delete template projects
   (`templates.py`): forms `templates/new|edit|save|delete`; `POST api/templates` and
   `api/templates/edit|save|delete`;
-- read: `GET api/students` (the overview), `api/usage.csv`, `api/questions`.
+- read: `GET api/students` (the overview), `api/usage.csv`, `api/questions`;
+- lab progress (`grades.py`): the page `grades` (a grid per lab: students x objectives),
+  its form `grades/check` ("check everyone now"); `GET api/grades` (`?lab=`),
+  `api/grades.csv`, `POST api/grades/check` and `api/grades/report` (one student's
+  report, what an autograding kernel asks for).
 
 Forms are POSTs checked with tornado's XSRF token.
 A group means the students seen in it: the groups recorded with each student's last
@@ -57,6 +61,7 @@ from ..gns3.errors import GNS3Error
 from . import templates
 from .budgets import DailyTokens
 from .caller import Caller
+from .client import GradeReportRequest
 from .dashboard_data import (
     ActionError,
     AssignBody,
@@ -72,6 +77,7 @@ from .dashboard_data import (
     set_budget,
     validation_error,
 )
+from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody
 from .usage import OverrideKind, Question
 
@@ -175,6 +181,13 @@ class _ApiHandler(_DashboardHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(data, default=str))
 
+    def send_csv(self, content: str, name: str) -> None:
+        """`content` as the download `<name>-<today>.csv`."""
+        stamp = self.deps.clock().date().isoformat()
+        self.set_header("Content-Type", "text/csv; charset=utf-8")
+        self.set_header("Content-Disposition", f'attachment; filename="{name}-{stamp}.csv"')
+        self.finish(content)
+
     def body(self, model: type[_Body]) -> _Body:
         """The request's JSON body as `model`; a 400 naming the field otherwise."""
         content_type = self.request.headers.get("Content-Type", "").split(";")[0].strip()
@@ -205,10 +218,12 @@ class _ApiHandler(_DashboardHandler):
         except GNS3Error as exc:
             self.send_json_error(gns3_status(exc), str(exc), "gns3")
             return
+        if self._finished:  # the action answered itself (a CSV)
+            return
         if result is None:
             self.set_status(204)
             self.finish()
-        elif not self._finished:
+        else:
             self.send_json(_jsonable(result))
 
 
@@ -284,11 +299,7 @@ class UsageCsvApi(_ApiHandler):
 
     async def _csv(self) -> None:
         since, until = _date_argument(self, "since"), _date_argument(self, "until")
-        content = await self.deps.usage.export_csv(since, until)
-        stamp = self.deps.clock().date().isoformat()
-        self.set_header("Content-Type", "text/csv; charset=utf-8")
-        self.set_header("Content-Disposition", f'attachment; filename="copilot-usage-{stamp}.csv"')
-        self.finish(content)
+        self.send_csv(await self.deps.usage.export_csv(since, until), "copilot-usage")
 
 
 class QuestionsApi(_ApiHandler):
@@ -304,6 +315,30 @@ class QuestionsApi(_ApiHandler):
         user = self.get_query_argument("user", "") or None
         questions = await self.deps.usage.questions(int(raw_limit), user)
         return {"questions": questions}
+
+
+class GradesApi(_ApiHandler):
+    async def get(self) -> None:
+        await self.act(lambda: grades_view(self.deps, self.get_query_argument("lab", "") or None))
+
+
+class GradesCsvApi(_ApiHandler):
+    async def get(self) -> None:
+        await self.act(self._csv)
+
+    async def _csv(self) -> None:
+        lab = self.get_query_argument("lab", "") or None
+        self.send_csv(await grades_csv(self.deps, lab), "lab-grades")
+
+
+class GradesCheckApi(_ApiHandler):
+    async def post(self) -> None:
+        await self.act(lambda: check_everyone(self.deps, self.body(GradesCheckBody)))
+
+
+class GradeReportApi(_ApiHandler):
+    async def post(self) -> None:
+        await self.act(lambda: grade_report(self.deps, self.body(GradeReportRequest)))
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -399,6 +434,9 @@ class _FormHandler(_PageHandler):
     """A form's POST: do it, then redirect (303) to the page, which says what was done; a
     refused one shows the page with the reason (400, 403, 404, 409 or 502)."""
 
+    page = "/"
+    """The page the form is on (under the prefix)."""
+
     async def post(self) -> None:
         try:
             notice = await self.perform()
@@ -418,7 +456,7 @@ class _FormHandler(_PageHandler):
             self.set_status(gns3_status(exc))
             await self.render_page(problem=str(exc))
             return
-        self.redirect(f"{self.prefix}/?done={_NOTICES.put(notice)}", status=303)
+        self.redirect(f"{self.prefix}{self.page}?done={_NOTICES.put(notice)}", status=303)
 
     async def perform(self) -> str:
         raise NotImplementedError
@@ -539,6 +577,51 @@ class DeleteTemplateForm(_FormHandler):
         return f"Template '{body.template}' deleted; students keep their copies."
 
 
+class _GradesPageHandler(_PageHandler):
+    """The lab progress page (`grades.html`)."""
+
+    async def render_page(self, notice: str | None = None, problem: str | None = None) -> None:
+        try:
+            view = await grades_view(self.deps)
+        except (ActionError, GNS3Error) as exc:
+            self.set_status(exc.status if isinstance(exc, ActionError) else gns3_status(exc))
+            view, problem = None, str(exc)
+        self.set_header("Cache-Control", "no-store")
+        self.finish(
+            _TEMPLATES.get_template("grades.html").render(
+                prefix=self.prefix,
+                hub_url=self.deps.hub_url,
+                caller=self.caller,
+                view=view or {"labs": []},
+                notice=notice,
+                problem=problem,
+                xsrf_form_html=self.xsrf_form_html(),
+            )
+        )
+
+
+class GradesPage(_GradesPageHandler):
+    async def get(self) -> None:
+        await self.render_page(notice=_NOTICES.pop(self.get_query_argument("done", "")))
+
+
+class GradesCheckForm(_FormHandler, _GradesPageHandler):
+    """Field `lab` (empty: every lab): check everyone now."""
+
+    page = "/grades"
+
+    async def perform(self) -> str:
+        result = await check_everyone(self.deps, GradesCheckBody(lab=self.field("lab") or None))
+        count = len(result.checked)
+        done = f"Checked {count} student lab{'' if count == 1 else 's'}."
+        if result.skipped:
+            done += " Not checked: " + "; ".join(
+                f"{s.user} ({s.project}): {s.reason}" for s in result.skipped
+            )
+            done += "."
+        return done
+
+
 def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
     """The dashboard's tornado routes under `prefix` (the service: its own prefix):
     the page at `{prefix}/`, its forms, its stylesheet at `{prefix}/static/`, and the JSON
@@ -565,4 +648,10 @@ def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
         (rf"{root}/api/templates/(edit|save|delete)", TemplatesApi, kwargs),
         (rf"{root}/api/usage\.csv", UsageCsvApi, kwargs),
         (rf"{root}/api/questions", QuestionsApi, kwargs),
+        (rf"{root}/grades", GradesPage, kwargs),
+        (rf"{root}/grades/check", GradesCheckForm, kwargs),
+        (rf"{root}/api/grades", GradesApi, kwargs),
+        (rf"{root}/api/grades\.csv", GradesCsvApi, kwargs),
+        (rf"{root}/api/grades/check", GradesCheckApi, kwargs),
+        (rf"{root}/api/grades/report", GradeReportApi, kwargs),
     ]

@@ -35,6 +35,8 @@ from .usage import OverrideKind, UsageStore, UserUsage, utc_now
 if TYPE_CHECKING:
     from tornado.web import RequestHandler
 
+    from .class_labs import ClassLabs
+
 log = logging.getLogger(__name__)
 
 CurrentCaller = Callable[["RequestHandler"], Awaitable[Caller | None]]
@@ -63,6 +65,9 @@ class DashboardDeps:
     hub_url: str = "/hub/"
     """Where the navbar's "Hub" link points."""
     clock: Callable[[], datetime] = field(default=utc_now)
+    labs: ClassLabs | None = None
+    """The service's lab checks and grades (`class_labs.py`, `grades.py`); None: no lab
+    progress on the dashboard."""
 
 
 def may_use_dashboard(caller: Caller | None, instructor_groups: frozenset[str]) -> bool:
@@ -202,40 +207,12 @@ async def _project_view(gns3: GNS3Client, project: Project) -> ProjectView:
     return view
 
 
-async def class_projects(deps: DashboardDeps) -> tuple[dict[str, list[Project]], list[Project]]:
-    """The projects in each student account's pool (by hub user, every account listed) and
-    the template projects (those in no student's pool), by name."""
-    accounts, access = deps.accounts, deps.accounts.access
-    group = await access.group_named(accounts.group)
-    members = await access.group_members(group.user_group_id) if group else []
-    hub_users = {
-        m.username: m.full_name
-        for m in members
-        if m.full_name and accounts.username(m.full_name) == m.username
-    }
-    pools = [p for p in await access.list_pools() if p.name in hub_users]
-    contents = await asyncio.gather(*(access.pool_resources(p.resource_pool_id) for p in pools))
-    projects = {p.project_id: p for p in await deps.gns3.list_projects()}
-    owned: dict[str, list[Project]] = {user: [] for user in hub_users.values()}
-    for pool, rows in zip(pools, contents, strict=True):
-        owned[hub_users[pool.name]] = sorted(
-            (projects[r.resource_id] for r in rows if r.resource_id in projects),
-            key=lambda p: p.name,
-        )
-    pooled = {p.project_id for mine in owned.values() for p in mine}
-    templates = sorted(
-        (p for p in projects.values() if p.project_id not in pooled),
-        key=lambda p: p.name.lower(),
-    )
-    return owned, templates
-
-
 async def _gns3_side(
     deps: DashboardDeps,
 ) -> tuple[dict[str, list[ProjectView]], list[TemplateView]]:
     """Each student account's projects with their nodes, and the template projects."""
     (owned, projects), made = await asyncio.gather(
-        class_projects(deps), deps.accounts.made_templates()
+        deps.accounts.class_projects(), deps.accounts.made_templates()
     )
     templates = [
         TemplateView(project_id=p.project_id, name=p.name, made_here=p.project_id in made)
@@ -356,6 +333,9 @@ async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView
         students += [m for m in members if m not in students]
     template = await template_project(deps, body.template)
     copies = await deps.accounts.assign_lab(template.project_id, students)
+    if deps.labs is not None:  # the lab starts now for each student (hints are counted since)
+        for user in copies:
+            await deps.labs.grades.start(user, template.name, deps.clock())
     log.info("dashboard: lab %s assigned to %s", template.name, ", ".join(students))
     return {
         user: ProjectView(project_id=p.project_id, name=p.name, status=p.status)
@@ -367,7 +347,7 @@ async def template_project(deps: DashboardDeps, name: str) -> Project:
     """The template project (id or name) `name`; a 400 naming `template` when it is a
     student's project, `GNS3NotFound` when there is none."""
     template = await deps.gns3.resolve_project(name)
-    owned, templates = await class_projects(deps)
+    owned, templates = await deps.accounts.class_projects()
     if all(t.project_id != template.project_id for t in templates):
         owner = next(user for user, mine in owned.items() if template in mine)
         raise ActionError(

@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tornado.web import RequestHandler
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .app import HubRuntime
 
 log = logging.getLogger(__name__)
+_Body = TypeVar("_Body", bound=BaseModel)
 
 RENEW_INTERVAL = 60.0
 """Seconds between two renewals of a student's GNS3 token asked with `?renew=1`."""
@@ -81,6 +82,18 @@ class ServiceHandler(RequestHandler):
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(openai_error(message, error_type)))
+
+    def body_as(self, model: type[_Body]) -> _Body | None:
+        """The request's JSON body as `model`; None after answering a 400 naming the
+        fields at fault."""
+        try:
+            return model.model_validate_json(self.request.body or b"{}")
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+            )
+            self.fail(400, f"Invalid request: {problems}.", "invalid_request_error")
+            return None
 
     def write_json(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -156,13 +169,8 @@ class ProjectsHandler(ServiceHandler):
         self.write_json([p.model_dump(mode="json") for p in projects])
 
     async def post(self) -> None:
-        try:
-            body = NewProject.model_validate_json(self.request.body or b"{}")
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
-            )
-            self.fail(400, f"Invalid project request: {problems}.", "invalid_request_error")
+        body = self.body_as(NewProject)
+        if body is None:
             return
         accounts = self.runtime.accounts
         cap = self.runtime.settings.max_projects_per_student

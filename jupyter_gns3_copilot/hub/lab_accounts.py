@@ -399,6 +399,34 @@ class LabAccounts:
             available=[p.name for p in projects],
         )
 
+    async def class_projects(self) -> tuple[dict[str, list[Project]], list[Project]]:
+        """The projects in each student account's pool (by hub user, every account of the
+        class's group listed, by name) and the template projects (those in no student's
+        pool), by name."""
+        access = self.access
+        group = await access.group_named(self.group)
+        members = await access.group_members(group.user_group_id) if group else []
+        hub_users = {
+            m.username: m.full_name
+            for m in members
+            if m.full_name and self.username(m.full_name) == m.username
+        }
+        pools = [p for p in await access.list_pools() if p.name in hub_users]
+        contents = await asyncio.gather(*(access.pool_resources(p.resource_pool_id) for p in pools))
+        projects = {p.project_id: p for p in await self.admin.list_projects()}
+        owned: dict[str, list[Project]] = {user: [] for user in hub_users.values()}
+        for pool, rows in zip(pools, contents, strict=True):
+            owned[hub_users[pool.name]] = sorted(
+                (projects[r.resource_id] for r in rows if r.resource_id in projects),
+                key=lambda p: p.name,
+            )
+        pooled = {p.project_id for mine in owned.values() for p in mine}
+        templates = sorted(
+            (p for p in projects.values() if p.project_id not in pooled),
+            key=lambda p: p.name.lower(),
+        )
+        return owned, templates
+
     async def create_project_for(self, hub_user: str, name: str) -> Project:
         """Create a project (opened) as the admin and put it in the student's pool.
         `GNS3Conflict` when the name is taken (GNS3 project names are global)."""

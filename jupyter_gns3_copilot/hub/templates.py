@@ -1,7 +1,7 @@
 """The template projects an instructor makes and edits on the dashboard (no web part here:
 `dashboard.py` has the forms and `api/templates...`).
 
-A template is a GNS3 project in no student's pool (`dashboard_data.class_projects`). The
+A template is a GNS3 project in no student's pool (`LabAccounts.class_projects`). The
 ones made here live in the class's templates pool (`LabAccounts.publish_template`): no
 GNS3 token of a student or an instructor reaches them, only the service's administrator
 client. So an instructor edits a template by working on a copy in their own pool, which

@@ -27,8 +27,8 @@ from typing import Literal, Protocol
 import aiosqlite
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
-from ..store.database import connect_wal
-from ..store.schema import table_columns
+from ..store.database import open_private_database
+from ..store.schema import ensure_tables
 from .budgets import BudgetOverrides, DailyTokens, Override
 
 CallStatus = Literal["ok", "refused", "error"]
@@ -142,6 +142,10 @@ class UsageStore(Protocol):
     async def questions(self, limit: int = 500, user: str | None = None) -> list[Question]:
         """The last `limit` logged questions (of `user`, or of everyone), newest first."""
 
+    async def turns_between(self, user: str, since: datetime, until: datetime) -> int:
+        """The copilot turns of `user` (distinct named turns with a call answered) whose
+        calls started from `since` to `until`, inclusive."""
+
     async def overrides(self) -> BudgetOverrides:
         """The budgets set at run time."""
 
@@ -199,16 +203,7 @@ _INDEXES = (
 
 async def ensure_usage_schema(conn: aiosqlite.Connection) -> None:
     """Create the tables, or add the columns an older version of them lacks; commits."""
-    for table, (columns, constraints) in _TABLES.items():
-        definition = ", ".join(f"{name} {ddl}" for name, ddl in columns)
-        await conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({definition}{constraints})")
-        present = set(await table_columns(conn, table))
-        for name, ddl in columns:
-            if name not in present:
-                await conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}")
-    for statement in _INDEXES:
-        await conn.execute(statement)
-    await conn.commit()
+    await ensure_tables(conn, _TABLES, _INDEXES)
 
 
 def database_path(data_dir: str | Path) -> Path:
@@ -221,7 +216,7 @@ def _timestamp(value: datetime) -> str:
     return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _csv_cell(value: object) -> str:
+def csv_cell(value: object) -> str:
     """A cell a spreadsheet shows as text: user names and model names come from users, and
     a leading =, +, - or @ would make a formula of them."""
     text = "" if value is None else str(value)
@@ -242,14 +237,12 @@ class SqliteUsageStore:
     async def open(cls, data_dir: str | Path) -> SqliteUsageStore:
         """Open (creating or migrating) `<data_dir>/usage.db`."""
         path = database_path(data_dir)
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = await connect_wal(path)
-        try:
+
+        async def prepare(conn: aiosqlite.Connection) -> BudgetOverrides:
             await ensure_usage_schema(conn)
-            overrides = await _read_overrides(conn)
-        except BaseException:
-            await conn.close()
-            raise
+            return await _read_overrides(conn)
+
+        conn, overrides = await open_private_database(path, prepare)
         return cls(path, conn, overrides)
 
     async def record(self, call: ModelCall) -> None:
@@ -340,6 +333,16 @@ class SqliteUsageStore:
             for row in rows
         ]
 
+    async def turns_between(self, user: str, since: datetime, until: datetime) -> int:
+        query = (
+            "SELECT COUNT(DISTINCT turn_id) FROM model_calls WHERE hub_user = ? "
+            "AND status = 'ok' AND started_at >= ? AND started_at <= ?"
+        )
+        args = (user, _timestamp(since), _timestamp(until))
+        async with self._conn.execute(query, args) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
     async def overrides(self) -> BudgetOverrides:
         return self._overrides
 
@@ -379,7 +382,7 @@ class SqliteUsageStore:
                 cells = list(row)
                 cells[4] = " ".join(json.loads(cells[4]))
                 cells[10] = "yes" if cells[10] else "no"
-                writer.writerow([_csv_cell(cell) for cell in cells])
+                writer.writerow([csv_cell(cell) for cell in cells])
         return out.getvalue()
 
     async def close(self) -> None:

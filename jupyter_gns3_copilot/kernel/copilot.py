@@ -14,6 +14,11 @@
     copilot.run_tool("create_snapshot", {"name": "before OSPF"})
     copilot.check_lab("addressing").assert_passed()   # the lab's objectives, on the devices
 
+A lab assigned on a JupyterHub class is found by its template's name: `use("OSPF lab")`
+is your copy, "OSPF lab - <you>". While nbgrader autogrades a notebook in hub mode
+(`kernel/grading.py`), `Copilot(project=...).check_lab(...)` is the hub service's report of
+the student being graded, and nothing else of the copilot is there.
+
 One conversation (session) per project: `ask` and `stream` continue it until
 `new_session()` (or `new=True`), and `use(project)` returns to that project's
 conversation. Every call blocks until its answer is complete; interrupting the kernel
@@ -46,6 +51,7 @@ from ..events import ApprovalRequiredEvent, ChatEvent
 from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
+from .grading import Autograding
 from .turn import Turn, TurnRecorder
 
 if TYPE_CHECKING:
@@ -102,6 +108,19 @@ class SessionInfo(BaseModel):
         return self.thread_id
 
 
+class _GradingOnly:
+    """The server client while nbgrader autogrades: there is none (`kernel/grading.py`)."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise UsageError(
+            "While nbgrader autogrades in hub mode, the copilot only grades the student's "
+            "lab: Copilot(project=...).check_lab(...)."
+        )
+
+
 def _check(client: CopilotClient) -> None:
     # The user's model settings: a copilot route that needs neither GNS3 nor a model.
     client.get("llm-config")
@@ -140,9 +159,14 @@ class Copilot:
         notebook: str | None = None,
         on_recall: Callable[[ProjectInfo], None] | None = None,
     ) -> None:
-        if server is None:
-            server = explicit_server(url, token) if url else discover()
-        self._client = CopilotClient(server)
+        self.autograding = Autograding.detect() if server is None and not url else None
+        """The student nbgrader autogrades here (hub mode), else None."""
+        if self.autograding is not None:
+            self._client = _GradingOnly()  # type: ignore[assignment]
+        else:
+            if server is None:
+                server = explicit_server(url, token) if url else discover()
+            self._client = CopilotClient(server)
         self.project: ProjectInfo | None = None
         self._sessions: dict[str, str] = {}
         self._fresh_sessions: set[str] = set()
@@ -233,6 +257,9 @@ class Copilot:
         """Work on `project` (a name or id; opened if closed). Its conversation continues
         (the notebook's, after a kernel restart) unless `new`, or `session` names one to
         continue."""
+        if self.autograding is not None:  # the service finds the student's copy
+            self.project = ProjectInfo(project_id=project, name=project)
+            return self.project
         found = self.find_project(project)
         # Opening is harmless when the project is open already, and the server then
         # prepares the project's chat service now rather than at the first question.
@@ -323,6 +350,9 @@ class Copilot:
         by_prefix = [p for p in projects if len(wanted) >= 4 and p.project_id.startswith(wanted)]
         if len(by_prefix) == 1:
             return by_prefix[0]
+        copies = [p for p in projects if p.name.startswith(f"{wanted} - ")]
+        if len(copies) == 1:  # a template's name: your copy of it (a hub class's lab)
+            return copies[0]
         names = ", ".join(repr(p.name) for p in projects) or "none"
         raise ProjectNotFound(f"No GNS3 project named {wanted!r}. Projects: {names}.")
 
@@ -666,8 +696,16 @@ class Copilot:
         project's (`source` names it in its problems). `on_result` sees each objective as
         it is decided. (`check()` checks the connection to the server.)"""
         from ..events import CheckResultEvent, CheckSummaryEvent, ErrorEvent
-        from .lab_report import collect
+        from .lab_report import LabReport, collect
 
+        if self.autograding is not None:
+            if lab is not None:
+                raise UsageError("While nbgrader autogrades, labs are checked as assigned.")
+            report = self.autograding.report(self.current_project().name, stage, objectives)
+            for result in report.results:
+                if on_result is not None:
+                    on_result(result)
+            return LabReport(report)
         project_id = self._project_id()
         run_id = str(uuid.uuid4())
         body: dict[str, Any] = {

@@ -198,6 +198,12 @@ class ProjectLabs:
         """What catching up to `stage_id` would restore. Raises `NoLab`, `LabFileError`,
         `KeyError` (no such stage) or `StageWithoutSnapshot`."""
         lab = await self.for_student(project_id, user)
+        return await self.plan_catch_up(project_id, lab, stage_id)
+
+    async def plan_catch_up(self, project_id: str, lab: LabFile, stage_id: str) -> CatchUpPlan:
+        """What catching up to `stage_id` of `lab` (another project's lab file, e.g. the
+        template's) would restore in the project. Raises `KeyError` (no such stage) or
+        `StageWithoutSnapshot`."""
         stage = lab.stage(stage_id)
         if stage is None:
             known = ", ".join(s.id for s in lab.stages)

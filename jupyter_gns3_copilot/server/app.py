@@ -38,6 +38,8 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Float, Int, List, Unicode, Union, default
 
+from ..hub import HUB_URL_ENV
+from ..objectives import SALT_ENV, SALT_FILE
 from .configuration import (
     ConfigProblem,
     env_list,
@@ -65,9 +67,6 @@ MODES = ("teaching_assistant", "lab_automation_assistant")
 """The copilot modes (`tools.modes.MODE_TOOLS`), named here so loading imports no tools."""
 ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
-HUB_URL_ENV = "GNS3_COPILOT_HUB_URL"
-LAB_SALT_ENV = "GNS3_COPILOT_LAB_SALT"
-LAB_SALT_FILE = "lab.salt"
 CONSOLE_TRANSPORT_ENV = "GNS3_COPILOT_CONSOLE_TRANSPORT"
 CONSOLE_TRANSPORTS = ("telnet", "websocket")
 HUB_PROVIDER = "JupyterHub copilot service"
@@ -242,7 +241,7 @@ class GNS3Copilot(ExtensionApp):
 
     @default("lab_salt")
     def _default_lab_salt(self) -> str:
-        return os.environ.get(LAB_SALT_ENV, "")
+        return os.environ.get(SALT_ENV, "")
 
     @default("allow_auto_approval")
     def _default_allow_auto_approval(self) -> bool:
@@ -549,12 +548,16 @@ class GNS3Copilot(ExtensionApp):
         return database_path(self.data_dir, project_id).exists()
 
     def project_labs(self) -> ProjectLabs:
-        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`."""
+        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`. Not in
+        hub mode: the hub service renders and checks labs there (`hub_client()`), and this
+        server has no salt."""
+        if self.hub_mode:
+            raise RuntimeError("in hub mode the hub service renders and checks labs")
         if self._project_labs is None:
             from ..objectives.service import ProjectLabs
             from ..private_files import read_or_create_secret
 
-            salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / LAB_SALT_FILE)
+            salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / SALT_FILE)
             self._project_labs = ProjectLabs(self.lab(), salt)
         return self._project_labs
 

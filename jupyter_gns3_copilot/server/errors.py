@@ -19,6 +19,7 @@ administrator needs (e.g. which setting refused a student's mode) is the error's
 | GNS3 unreachable, timing out, refusing our credentials, failing | 502 |
 | the extension's configuration is invalid (`server.configuration`) | 503 |
 | in hub mode, no session from the hub service | 503 |
+| in hub mode, the hub service refusing a lab request (its status), or not answering it | 4xx, 502 |
 | anything else | 500 (the traceback goes to the server log only) |
 
 Core errors are recognised by class, imported here only when an error is mapped, so the
@@ -213,6 +214,22 @@ def _gns3_error(exc: Exception) -> ApiError | None:
     return ApiError(502, str(exc), type=name, url=exc.url)
 
 
+def _hub_error(exc: Exception) -> ApiError | None:
+    """The hub service's refusal as it gave it (in hub mode the lab routes forward to it),
+    503 when it is slow, 502 when it cannot be asked."""
+    from ..hub.client import HubServiceError, HubServiceRefused, HubServiceSlow
+
+    if isinstance(exc, HubServiceRefused) and exc.status < 500:
+        return ApiError(
+            exc.status, exc.detail, type=exc.error_type, field=exc.field, errors=exc.errors
+        )
+    if isinstance(exc, HubServiceSlow):
+        return ApiError(503, str(exc), type="HubServiceSlow")
+    if isinstance(exc, HubServiceError):
+        return ApiError(502, str(exc), type=type(exc).__name__, setting="hub_service_url")
+    return None
+
+
 def to_api_error(exc: BaseException) -> ApiError:
     """The answer for `exc` (see the module docstring)."""
     import tornado.web
@@ -230,6 +247,9 @@ def to_api_error(exc: BaseException) -> ApiError:
     gns3 = _gns3_error(exc)
     if gns3 is not None:
         return gns3
+    hub = _hub_error(exc)
+    if hub is not None:
+        return hub
 
     from pydantic import ValidationError
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..objectives.requests import CatchUpDone as CatchUpDone  # shared with the hub service
 from ..tools.policy import PolicyStatus
 
 
@@ -175,12 +176,3 @@ class OpenAPIDocument(BaseModel):
     openapi: str
     info: dict[str, Any]
     paths: dict[str, Any] = Field(default_factory=dict)
-
-
-class CatchUpDone(BaseModel):
-    """`POST copilot/projects/{id}/lab/stages/{stage}/catch-up` once confirmed."""
-
-    stage: str
-    snapshot: str
-    """The snapshot restored."""
-    restored: bool

@@ -10,6 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# The lab routes' bodies are shared with the hub service's lab routes.
+from ..objectives.requests import CatchUpRequest as CatchUpRequest
+from ..objectives.requests import LabAttachRequest as LabAttachRequest
+from ..objectives.requests import LabCheckSelection
+
 MESSAGE_MAX_LENGTH = 32_000
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 """Session ids are UUIDs when the server makes them; a client may choose its own."""
@@ -103,25 +108,12 @@ class NotebookProjectRequest(_Request):
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
 
 
-class LabAttachRequest(_Request):
-    """`PUT copilot/projects/{project_id}/lab`: the lab file's text (YAML) and the name its
-    problems give it (default `lab.yaml`)."""
-
-    text: str = Field(min_length=1, max_length=512 * 1024)
-    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
-
-
-class LabCheckRequest(_Request):
+class LabCheckRequest(LabCheckSelection):
     """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
     `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
     the lab file's text to check against instead of the project's (`lab`, named
-    `source` in its problems)."""
+    `source` in its problems); `session_id` names the run (for the abort route)."""
 
-    lab: str | None = Field(default=None, min_length=1, max_length=512 * 1024)
-    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
-    stage: str | None = Field(default=None, min_length=1, max_length=64)
-    objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
-    stream: bool = True
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
 
 
@@ -130,10 +122,3 @@ class LabStageRequest(_Request):
     copilot's hints follow it); null: follow the caller's checks again."""
 
     stage: str | None = Field(min_length=1, max_length=64)
-
-
-class CatchUpRequest(_Request):
-    """`POST copilot/projects/{project_id}/lab/stages/{stage}/catch-up`: `confirm` is the
-    person's approval (without it the answer says what would be restored)."""
-
-    confirm: bool = False

@@ -21,8 +21,9 @@ import logging
 import re
 import shutil
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import aiosqlite
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .checkpoints import ProjectSaver
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 DATABASE_NAME = "copilot_checkpoints.db"
 BUSY_TIMEOUT_SECONDS = 10.0
@@ -159,6 +161,21 @@ async def connect_wal(
         await conn.close()
         raise
     return conn
+
+
+async def open_private_database(
+    path: Path, prepare: Callable[[aiosqlite.Connection], Awaitable[_T]]
+) -> tuple[aiosqlite.Connection, _T]:
+    """A `connect_wal` connection to `path` (its directory made, private, when missing)
+    once `prepare(conn)` (tables, migrations, first reads) is done, with what it returned;
+    the connection is closed again when `prepare` fails (the hub service's stores)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    conn = await connect_wal(path)
+    try:
+        return conn, await prepare(conn)
+    except BaseException:
+        await conn.close()
+        raise
 
 
 def _daemon_connection(conn: aiosqlite.Connection) -> aiosqlite.Connection:

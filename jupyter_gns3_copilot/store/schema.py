@@ -8,6 +8,7 @@ missing columns are found with `PRAGMA table_info` and added, then indexes are c
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping, Sequence
 
 import aiosqlite
 
@@ -48,6 +49,30 @@ async def table_columns(conn: aiosqlite.Connection, table: str) -> list[str]:
     """Column names of `table`, in order (empty if it does not exist)."""
     async with conn.execute(f"PRAGMA table_info({table})") as cursor:
         return [row[1] for row in await cursor.fetchall()]
+
+
+Columns = Sequence[tuple[str, str]]
+"""A table's columns as (name, SQL definition)."""
+
+
+async def ensure_tables(
+    conn: aiosqlite.Connection,
+    tables: Mapping[str, tuple[Columns, str]],
+    indexes: Iterable[str] = (),
+) -> None:
+    """Create each table (`name: (columns, constraints)`, the constraints SQL appended
+    after the columns), or add the columns an older version of it lacks; then run the
+    `CREATE INDEX IF NOT EXISTS` statements; commits."""
+    for table, (columns, constraints) in tables.items():
+        definition = ", ".join(f"{name} {ddl}" for name, ddl in columns)
+        await conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({definition}{constraints})")
+        present = set(await table_columns(conn, table))
+        for name, ddl in columns:
+            if name not in present:
+                await conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}")
+    for statement in indexes:
+        await conn.execute(statement)
+    await conn.commit()
 
 
 async def ensure_chat_sessions_schema(conn: aiosqlite.Connection) -> None:

@@ -4,19 +4,29 @@ checking objectives on the devices, catching up to a stage.
 The lab file is the project's `lab.yaml` (`objectives.service.ProjectLabs`); texts and
 checks carry the caller's own parameter values. An invalid file is a 422 listing every
 problem with its file, line and field; a project without one is a 404.
+
+In hub mode the hub service does the lab's work (`hub/lab_handlers.py`), asked with this
+server's hub token: it renders the lab with the class's salt (this server has none),
+checks the devices itself against a template's lab file and records the grades, so
+nothing here can change a grade. These routes keep their answers and errors; the
+service's refusals come back as they are (`hub.client.HubServiceRefused`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
 from ..errors import ApiError
 from .base import CopilotHandler, EventStreamHandler
+
+if TYPE_CHECKING:
+    from ...objectives.results import CheckSummary, ObjectiveResult
 
 LAB_MODE = "lab_automation_assistant"
 
@@ -51,6 +61,9 @@ class LabHandler(CopilotHandler):
                 "Attaching a lab file needs lab automation mode (an instructor's setting).",
                 type="ModeNotAllowed",
             )
+        if app.hub_mode:
+            self.write_json(await app.hub_client().attach_lab(project_id, request))
+            return
         labs = app.project_labs()
         await labs.attach(project_id, request.text, request.source)
         self.write_json(await labs.view(project_id, self.user_id))
@@ -92,6 +105,10 @@ class LabChecksHandler(EventStreamHandler):
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabCheckRequest)
         app = self.copilot
+        if app.hub_mode:
+            await self.opened_project(project_id)
+            await self._check_through_hub(project_id, request)
+            return
         labs = app.project_labs()
         if request.lab is not None:
             document = await labs.checked_against(project_id, request.lab, request.source)
@@ -100,11 +117,7 @@ class LabChecksHandler(EventStreamHandler):
             lab = await labs.for_student(project_id, self.user_id)
         select(lab, request.stage, request.objectives)  # 400 before anything runs
         await self.opened_project(project_id)
-        run_id = request.session_id or str(uuid.uuid4())
-        runs = app.tool_runs()
-        abort = runs.begin(run_id, self.user_id)
-        if abort is None:
-            raise ApiError(409, f"Run {run_id} is already running.", type="SessionBusy")
+        run_id, abort = self._begin(request)
         try:
             results = labs.check(
                 project_id,
@@ -116,16 +129,43 @@ class LabChecksHandler(EventStreamHandler):
             )
             with app.project_users.using(project_id, self.user_id):
                 if request.stream:
-                    await self.relay(
-                        _events(run_id, lab, results),
-                        session_id=run_id,
-                        stream=True,
-                        abort=abort.set,
-                    )
+                    await self._relay(run_id, _summed(lab, results), abort)
                 else:
                     self.write_json(await collect(lab, results))
         finally:
-            runs.end(run_id, abort)
+            app.tool_runs().end(run_id, abort)
+
+    async def _check_through_hub(self, project_id: str, request: Any) -> None:
+        """The hub service checks (module docstring); its events relayed as this route's."""
+        from ...objectives.requests import LabCheckSelection
+
+        app = self.copilot
+        hub = app.hub_client()
+        selection = LabCheckSelection(**request.model_dump(exclude={"session_id"}))
+        run_id, abort = self._begin(request)
+        try:
+            with app.project_users.using(project_id, self.user_id):
+                if not request.stream:
+                    self.write_json(await hub.lab_check_report(project_id, selection))
+                    return
+                async with hub.lab_checks(project_id, selection) as items:
+                    await self._relay(run_id, _until_aborted(items, abort), abort)
+        finally:
+            app.tool_runs().end(run_id, abort)
+
+    async def _relay(
+        self, run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary], abort: Any
+    ) -> None:
+        await self.relay(_events(run_id, items), session_id=run_id, stream=True, abort=abort.set)
+
+    def _begin(self, request: Any) -> tuple[str, asyncio.Event]:
+        """The run's id and abort event, registered with the tool runs (the abort route
+        stops it); 409 when that run is going already."""
+        run_id = request.session_id or str(uuid.uuid4())
+        abort = self.copilot.tool_runs().begin(run_id, self.user_id)
+        if abort is None:
+            raise ApiError(409, f"Run {run_id} is already running.", type="SessionBusy")
+        return run_id, abort
 
 
 class LabCatchUpHandler(CopilotHandler):
@@ -143,6 +183,9 @@ class LabCatchUpHandler(CopilotHandler):
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(CatchUpRequest)
+        if self.copilot.hub_mode:
+            await self._catch_up_through_hub(project_id, stage, request)
+            return
         labs = self.copilot.project_labs()
         plan = await labs.catch_up_plan(project_id, self.user_id, stage)
         if not request.confirm:
@@ -161,17 +204,59 @@ class LabCatchUpHandler(CopilotHandler):
         done = CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)
         self.write_json(done)
 
+    async def _catch_up_through_hub(self, project_id: str, stage: str, request: Any) -> None:
+        """The hub service restores (the stage's snapshot as the lab it checks names it);
+        unconfirmed, its 400 says what would be restored."""
+        hub = self.copilot.hub_client()
+        if request.confirm:
+            await self.opened_project(project_id)
+            self.refuse_if_others_use(project_id, "restore")
+        with self.copilot.project_users.using(project_id, self.user_id):
+            done = await hub.catch_up(project_id, stage, request)
+        self.copilot.project_lookup().forget(project_id)
+        self.write_json(done)
 
-async def _events(
-    run_id: str, lab: Any, results: AsyncIterator[Any]
-) -> AsyncIterator[dict[str, Any]]:
-    from ...events import CheckResultEvent, CheckSummaryEvent, DoneEvent
+
+async def _summed(lab: Any, results: AsyncIterator[ObjectiveResult]) -> AsyncIterator[Any]:
+    """`results` (of `lab`), then their summary."""
     from ...objectives.results import summarize
 
     seen = []
     async for result in results:
         seen.append(result)
-        yield CheckResultEvent(session_id=run_id, result=result).model_dump(exclude_none=True)
-    summary = summarize(lab, seen)
-    yield CheckSummaryEvent(session_id=run_id, summary=summary).model_dump(exclude_none=True)
+        yield result
+    yield summarize(lab, seen)
+
+
+async def _until_aborted(
+    items: AsyncIterator[ObjectiveResult | CheckSummary], abort: asyncio.Event
+) -> AsyncIterator[ObjectiveResult | CheckSummary]:
+    """`items` until `abort` is set (then `ToolAborted`, as a local run stops)."""
+    from ...console import ConsoleAborted
+    from ...console.pool import abortable
+    from ...tools.base import ToolAborted
+
+    while True:
+        try:
+            item = await abortable(anext(items), abort)
+        except StopAsyncIteration:
+            return
+        except ConsoleAborted:
+            raise ToolAborted() from None
+        yield item
+
+
+async def _events(
+    run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary]
+) -> AsyncIterator[dict[str, Any]]:
+    """The route's events: a `check_result` per result, `check_summary`, `done`."""
+    from ...events import CheckResultEvent, CheckSummaryEvent, DoneEvent
+    from ...objectives.results import ObjectiveResult
+
+    async for item in items:
+        if isinstance(item, ObjectiveResult):
+            event: Any = CheckResultEvent(session_id=run_id, result=item)
+        else:
+            event = CheckSummaryEvent(session_id=run_id, summary=item)
+        yield event.model_dump(exclude_none=True)
     yield DoneEvent(session_id=run_id).model_dump(exclude_none=True)

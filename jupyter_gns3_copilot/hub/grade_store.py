@@ -1,0 +1,199 @@
+"""What the hub service's lab checks found, per student, lab and objective: the grades.
+
+One row per (hub user, lab, objective), where the lab is the template project's name (a
+student's copy is checked against its template's lab file, `class_labs.py`): the last
+result (status, explanation, evidence), when it was last checked, how many times, the
+time of the first pass and the copilot turns the student had taken in that stage by then
+(`hints_used`). A first pass is never undone by a later failure: a stage is a checkpoint.
+And one row per (hub user, lab) with when the student started it (the lab was assigned to
+them, or, for a copy made otherwise, their first check).
+
+Only the service writes here (`<data_dir>/grades.db`, SQLite in WAL mode), and only with
+the results of checks it ran itself on the devices: nothing a student's server says is
+recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from pathlib import Path
+
+import aiosqlite
+from pydantic import BaseModel
+
+from ..objectives.results import ObjectiveResult, Status
+from ..store.database import open_private_database
+from ..store.schema import ensure_tables
+
+DATABASE_NAME = "grades.db"
+
+_TABLES = {
+    "objective_grades": (
+        (
+            ("hub_user", "TEXT NOT NULL"),
+            ("lab", "TEXT NOT NULL"),
+            ("objective", "TEXT NOT NULL"),
+            ("stage", "TEXT NOT NULL"),
+            ("status", "TEXT NOT NULL"),
+            ("first_passed_at", "TEXT"),
+            ("hints_used", "INTEGER"),
+            ("last_checked_at", "TEXT NOT NULL"),
+            ("checks", "INTEGER NOT NULL DEFAULT 0"),
+            ("last_result", "TEXT NOT NULL"),
+        ),
+        ", PRIMARY KEY (hub_user, lab, objective)",
+    ),
+    "lab_starts": (
+        (("hub_user", "TEXT NOT NULL"), ("lab", "TEXT NOT NULL"), ("started_at", "TEXT NOT NULL")),
+        ", PRIMARY KEY (hub_user, lab)",
+    ),
+}
+_INDEXES = ("CREATE INDEX IF NOT EXISTS idx_grades_lab ON objective_grades(lab, hub_user)",)
+
+
+class ObjectiveGrade(BaseModel):
+    """One student's record of one objective of one lab."""
+
+    user: str
+    lab: str
+    objective: str
+    stage: str
+    status: Status
+    """The last check's status."""
+    first_passed_at: datetime | None = None
+    hints_used: int | None = None
+    """Copilot turns taken in the stage by the first pass (None: not passed yet)."""
+    last_checked_at: datetime
+    checks: int
+    last: ObjectiveResult
+    """The last check's result (its text as this student reads it, explanation, evidence)."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether a check ever passed it."""
+        return self.first_passed_at is not None
+
+
+def database_path(data_dir: str | Path) -> Path:
+    """`<data_dir>/grades.db`."""
+    return Path(data_dir).expanduser() / DATABASE_NAME
+
+
+def _timestamp(value: datetime) -> str:
+    # One fixed format, so that text order is time order.
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+class GradeStore:
+    """The grades in one SQLite file; open with `await GradeStore.open(data_dir)`."""
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, data_dir: str | Path) -> GradeStore:
+        """Open (creating or migrating) `<data_dir>/grades.db`."""
+        path = database_path(data_dir)
+        conn, _ = await open_private_database(
+            path, lambda conn: ensure_tables(conn, _TABLES, _INDEXES)
+        )
+        return cls(path, conn)
+
+    async def start(self, user: str, lab: str, at: datetime) -> None:
+        """Note that `user` started `lab` at `at` (kept if they started it before)."""
+        async with self._write_lock:
+            await self._conn.execute(
+                "INSERT OR IGNORE INTO lab_starts (hub_user, lab, started_at) VALUES (?, ?, ?)",
+                (user, lab, _timestamp(at)),
+            )
+            await self._conn.commit()
+
+    async def started_at(self, user: str, lab: str) -> datetime | None:
+        """When `user` started `lab` (None: never)."""
+        query = "SELECT started_at FROM lab_starts WHERE hub_user = ? AND lab = ?"
+        async with self._conn.execute(query, (user, lab)) as cursor:
+            row = await cursor.fetchone()
+        return _time(row[0]) if row else None
+
+    async def record(
+        self,
+        user: str,
+        lab: str,
+        result: ObjectiveResult,
+        at: datetime,
+        hints_used: int | None = None,
+    ) -> None:
+        """Record a result the service decided at `at`. A pass sets the first pass time
+        (and `hints_used`) unless an earlier one did; the lab counts as started."""
+        passed = _timestamp(at) if result.status == "pass" else None
+        async with self._write_lock:
+            await self._conn.execute(
+                "INSERT INTO objective_grades (hub_user, lab, objective, stage, status, "
+                "first_passed_at, hints_used, last_checked_at, checks, last_result) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?) "
+                "ON CONFLICT (hub_user, lab, objective) DO UPDATE SET "
+                "stage = excluded.stage, status = excluded.status, "
+                "hints_used = CASE WHEN first_passed_at IS NULL THEN excluded.hints_used "
+                "ELSE hints_used END, "
+                "first_passed_at = COALESCE(first_passed_at, excluded.first_passed_at), "
+                "last_checked_at = excluded.last_checked_at, checks = checks + 1, "
+                "last_result = excluded.last_result",
+                (
+                    user,
+                    lab,
+                    result.id,
+                    result.stage,
+                    result.status,
+                    passed,
+                    hints_used if passed else None,
+                    _timestamp(at),
+                    result.model_dump_json(),
+                ),
+            )
+            await self._conn.execute(
+                "INSERT OR IGNORE INTO lab_starts (hub_user, lab, started_at) VALUES (?, ?, ?)",
+                (user, lab, _timestamp(at)),
+            )
+            await self._conn.commit()
+
+    async def grades(self, lab: str | None = None, user: str | None = None) -> list[ObjectiveGrade]:
+        """The records of `lab` and `user` (None: every one), by lab, user and objective."""
+        query = (
+            "SELECT hub_user, lab, objective, stage, status, first_passed_at, hints_used, "
+            "last_checked_at, checks, last_result FROM objective_grades "
+            "WHERE (:lab IS NULL OR lab = :lab) AND (:user IS NULL OR hub_user = :user) "
+            "ORDER BY lab, hub_user, objective"
+        )
+        async with self._conn.execute(query, {"lab": lab, "user": user}) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            ObjectiveGrade(
+                user=row[0],
+                lab=row[1],
+                objective=row[2],
+                stage=row[3],
+                status=row[4],
+                first_passed_at=_time(row[5]),
+                hints_used=row[6],
+                last_checked_at=datetime.fromisoformat(row[7]),
+                checks=row[8],
+                last=ObjectiveResult.model_validate_json(row[9]),
+            )
+            for row in rows
+        ]
+
+    async def close(self) -> None:
+        """Release the store (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        async with self._write_lock:
+            await self._conn.close()

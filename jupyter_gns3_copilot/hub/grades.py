@@ -1,0 +1,451 @@
+"""The class's lab progress for the course staff (no web part here: `dashboard.py` has the
+page, its form and `api/grades...`):
+
+- `grades_view`: per lab (a template project with a lab file), the grid of students x
+  objectives: passed (and when first, and the copilot turns taken in that stage by then),
+  failed, undecided or never checked, each stage's completion and the score;
+- `check_everyone`: the service checks every student's opened copy now ("check everyone
+  now"); closed copies are said, not opened;
+- `grades_csv`: the grid as CSV, one row per student and objective;
+- `grade_report`: one student's report for an autograding kernel (nbgrader): their copy
+  checked now when it is opened, then every objective passed once counts as passed.
+
+Only what the service checked itself counts (`class_labs.py`, `grade_store.py`). A stage
+is completed when each of its objectives has passed once: a stage is a checkpoint, a
+student who breaks it later while working on the next one keeps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..gns3.errors import GNS3Error, GNS3NotFound
+from ..gns3.models import Project
+from ..objectives.errors import LabFileError, NoLab
+from ..objectives.loader import LabDocument
+from ..objectives.model import LabFile, Objective
+from ..objectives.results import CheckReport, ObjectiveResult, summarize
+from .class_labs import ClassLabs, StudentLab
+from .client import GradeReportRequest
+from .dashboard_data import ActionError
+from .grade_store import ObjectiveGrade
+from .lab_accounts import lab_name
+from .usage import csv_cell
+
+if TYPE_CHECKING:
+    from .dashboard_data import DashboardDeps
+
+log = logging.getLogger(__name__)
+
+CLASS_CHECKS_AT_ONCE = 4
+"""Students' labs the service checks at the same time when checking everyone."""
+CSV_COLUMNS = (
+    "lab",
+    "student",
+    "project",
+    "stage",
+    "objective",
+    "points",
+    "status",
+    "points_awarded",
+    "first_passed_at",
+    "hints_used",
+    "last_checked_at",
+    "checks",
+)
+CellStatus = Literal["pass", "fail", "error", "unchecked"]
+
+
+class ObjectiveColumn(BaseModel):
+    id: str
+    text: str
+    """As the lab file writes it (students read it with their own values)."""
+    points: float
+
+
+class StageColumn(BaseModel):
+    id: str
+    title: str
+    objectives: list[ObjectiveColumn]
+
+
+class Cell(BaseModel):
+    """One student's objective: `pass` once a check passed it, else the last check's
+    status, `unchecked` before any check."""
+
+    status: CellStatus
+    first_passed_at: datetime | None = None
+    hints_used: int | None = None
+    """Copilot turns taken in the stage by the first pass."""
+    last_checked_at: datetime | None = None
+    checks: int = 0
+    explanation: str = ""
+    """The last check's, as the student read it."""
+
+
+class StageProgress(BaseModel):
+    id: str
+    passed: bool
+    completed_at: datetime | None = None
+    score: float
+    max_score: float
+
+
+class StudentRow(BaseModel):
+    user: str
+    project: str | None
+    """Their copy of the template (None: gone, grades kept)."""
+    project_status: str | None = None
+    score: float
+    max_score: float
+    stages_passed: int
+    stages: list[StageProgress]
+    objectives: dict[str, Cell]
+
+
+class LabGrid(BaseModel):
+    """One lab: its stages and objectives (columns) and its students (rows)."""
+
+    lab: str
+    """The template project's name (students' copies are "<lab> - <student>")."""
+    template_id: str
+    title: str = ""
+    max_score: float = 0
+    stages: list[StageColumn] = Field(default_factory=list)
+    students: list[StudentRow] = Field(default_factory=list)
+    problem: str | None = None
+    """Why the lab's file cannot be used (its students cannot be checked until fixed)."""
+
+
+class GradesView(BaseModel):
+    """`GET api/grades`."""
+
+    labs: list[LabGrid]
+
+
+class GradesCheckBody(BaseModel):
+    """`POST api/grades/check`: every lab, or the lab (template name) named."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lab: str | None = Field(default=None, min_length=1, max_length=255)
+
+
+class CheckedLab(BaseModel):
+    user: str
+    lab: str
+    project: str
+    score: float
+    max_score: float
+    passed: bool
+
+
+class SkippedLab(BaseModel):
+    user: str
+    lab: str
+    project: str
+    reason: str
+
+
+class ClassCheck(BaseModel):
+    """`POST api/grades/check`: the copies checked, and those not checked with why."""
+
+    checked: list[CheckedLab]
+    skipped: list[SkippedLab]
+
+
+def _labs(deps: DashboardDeps) -> ClassLabs:
+    if deps.labs is None:
+        raise ActionError(404, "Lab progress needs the service's lab checks, not set up here.")
+    return deps.labs
+
+
+# -- the grid -------------------------------------------------------------------------------
+
+
+async def _lab_files(
+    labs: ClassLabs, templates: Sequence[Project], lab: str | None
+) -> list[tuple[Project, LabDocument | LabFileError]]:
+    """The templates (all, or the one named `lab`) that have a lab file, with it."""
+    chosen = [t for t in templates if lab in (None, t.name)]
+    if lab is not None and not chosen:
+        raise ActionError(404, f"lab: no template project is named {lab!r}.", "lab")
+    found = await asyncio.gather(
+        *(labs.labs.document(t.project_id) for t in chosen), return_exceptions=True
+    )
+    files: list[tuple[Project, LabDocument | LabFileError]] = []
+    for template, document in zip(chosen, found, strict=True):
+        if isinstance(document, NoLab):
+            continue
+        if isinstance(document, (LabDocument, LabFileError)):
+            files.append((template, document))
+        elif isinstance(document, BaseException):
+            raise document
+    return files
+
+
+def _copies(owned: Mapping[str, Sequence[Project]], template: str) -> dict[str, Project]:
+    """Each student's copy of `template`."""
+    return {
+        user: project
+        for user, mine in owned.items()
+        for project in mine
+        if project.name == lab_name(template, user)
+    }
+
+
+def _cell(grade: ObjectiveGrade | None) -> Cell:
+    if grade is None:
+        return Cell(status="unchecked")
+    return Cell(
+        status="pass" if grade.passed else grade.status,
+        first_passed_at=grade.first_passed_at,
+        hints_used=grade.hints_used,
+        last_checked_at=grade.last_checked_at,
+        checks=grade.checks,
+        explanation=grade.last.explanation,
+    )
+
+
+def _row(
+    user: str, copy: Project | None, lab: LabFile, grades: Mapping[str, ObjectiveGrade]
+) -> StudentRow:
+    cells = {o.id: _cell(grades.get(o.id)) for s in lab.stages for o in s.objectives}
+    stages = []
+    for stage in lab.stages:
+        mine = [(o, cells[o.id]) for o in stage.objectives]
+        passed = all(c.status == "pass" for _, c in mine)
+        stages.append(
+            StageProgress(
+                id=stage.id,
+                passed=passed,
+                completed_at=max(c.first_passed_at for _, c in mine if c.first_passed_at)
+                if passed
+                else None,
+                score=sum(o.points for o, c in mine if c.status == "pass"),
+                max_score=sum(o.points for o, _ in mine),
+            )
+        )
+    return StudentRow(
+        user=user,
+        project=copy.name if copy else None,
+        project_status=copy.status if copy else None,
+        score=sum(s.score for s in stages),
+        max_score=sum(s.max_score for s in stages),
+        stages_passed=sum(s.passed for s in stages),
+        stages=stages,
+        objectives=cells,
+    )
+
+
+def _grid(
+    template: Project,
+    document: LabDocument | LabFileError,
+    copies: Mapping[str, Project],
+    grades: Sequence[ObjectiveGrade],
+) -> LabGrid:
+    if isinstance(document, LabFileError):
+        return LabGrid(lab=template.name, template_id=template.project_id, problem=str(document))
+    lab = document.lab
+    by_user: dict[str, dict[str, ObjectiveGrade]] = {}
+    for grade in grades:
+        by_user.setdefault(grade.user, {})[grade.objective] = grade
+    users = sorted(set(copies) | set(by_user), key=str.lower)
+    return LabGrid(
+        lab=template.name,
+        template_id=template.project_id,
+        title=lab.title,
+        max_score=sum(o.points for s in lab.stages for o in s.objectives),
+        stages=[
+            StageColumn(
+                id=s.id,
+                title=s.title,
+                objectives=[
+                    ObjectiveColumn(id=o.id, text=o.text, points=o.points) for o in s.objectives
+                ],
+            )
+            for s in lab.stages
+        ],
+        students=[_row(u, copies.get(u), lab, by_user.get(u, {})) for u in users],
+    )
+
+
+async def grades_view(deps: DashboardDeps, lab: str | None = None) -> GradesView:
+    """Every lab's grid (or the one named `lab`); 404 for an unknown lab."""
+    labs = _labs(deps)
+    owned, templates = await deps.accounts.class_projects()
+    grids = []
+    for template, document in await _lab_files(labs, templates, lab):
+        grades = await labs.grades.grades(template.name)
+        grids.append(_grid(template, document, _copies(owned, template.name), grades))
+    return GradesView(labs=grids)
+
+
+async def grades_csv(deps: DashboardDeps, lab: str | None = None) -> str:
+    """The grids as CSV (`CSV_COLUMNS`), one row per student and objective."""
+    view = await grades_view(deps, lab)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for grid in view.labs:
+        for row in grid.students:
+            for stage in grid.stages:
+                for objective in stage.objectives:
+                    cell = row.objectives[objective.id]
+                    awarded = objective.points if cell.status == "pass" else 0
+                    cells = (
+                        grid.lab,
+                        row.user,
+                        row.project,
+                        stage.id,
+                        objective.id,
+                        f"{objective.points:g}",
+                        cell.status,
+                        f"{awarded:g}",
+                        cell.first_passed_at.isoformat() if cell.first_passed_at else None,
+                        cell.hints_used,
+                        cell.last_checked_at.isoformat() if cell.last_checked_at else None,
+                        cell.checks,
+                    )
+                    writer.writerow([csv_cell(value) for value in cells])
+    return out.getvalue()
+
+
+# -- checking everyone ----------------------------------------------------------------------
+
+
+async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassCheck:
+    """The service checks every student's opened copy of every lab (or of `body.lab`) now,
+    a few at a time; the results are recorded as when students check."""
+    from ..objectives.runner import collect
+
+    labs = _labs(deps)
+    owned, templates = await deps.accounts.class_projects()
+    by_name = {t.name: t for t in templates}
+    files = {t.name: d for t, d in await _lab_files(labs, templates, body.lab)}
+    checked: list[CheckedLab] = []
+    skipped: list[SkippedLab] = []
+    gate = asyncio.Semaphore(CLASS_CHECKS_AT_ONCE)
+
+    async def one(user: str, lab: str, copy: Project) -> None:
+        def skip(reason: str) -> None:
+            skipped.append(SkippedLab(user=user, lab=lab, project=copy.name, reason=reason))
+
+        if isinstance(files[lab], LabFileError):
+            skip(f"the lab file of {lab} cannot be used: {files[lab]}")
+            return
+        if copy.status != "opened":
+            skip(f"the project is {copy.status or 'not opened'}: it is checked once opened")
+            return
+        async with gate:
+            try:
+                student_lab = await labs.student_lab(user, copy.project_id, by_name)
+                rendered = labs.render(student_lab)
+                report = await collect(rendered, labs.check(student_lab))
+            except (GNS3Error, LabFileError, NoLab) as exc:
+                skip(str(exc))
+                return
+        checked.append(
+            CheckedLab(
+                user=user,
+                lab=lab,
+                project=copy.name,
+                score=report.score,
+                max_score=report.max_score,
+                passed=report.passed,
+            )
+        )
+
+    await asyncio.gather(
+        *(
+            one(user, lab, copy)
+            for lab in files
+            for user, copy in sorted(_copies(owned, lab).items())
+        )
+    )
+    log.info("dashboard: checked %d students' labs (%d not checked)", len(checked), len(skipped))
+    return ClassCheck(
+        checked=sorted(checked, key=lambda c: (c.lab, c.user)),
+        skipped=sorted(skipped, key=lambda s: (s.lab, s.user)),
+    )
+
+
+# -- one student's report (autograding) -----------------------------------------------------
+
+
+async def grade_report(deps: DashboardDeps, body: GradeReportRequest) -> CheckReport:
+    """`body.student`'s graded lab: their copy checked now when opened (`body.check`),
+    then each selected objective as the service recorded it: passed once, passed (when,
+    from the record); else its last check's status, or an error saying it was never
+    checked. 404 without such a copy, 400 for a project that is no copy of a template with
+    a lab file, or an unknown stage or objective."""
+    from ..objectives.runner import select
+
+    labs = _labs(deps)
+    lab = await _student_copy(labs, body.student, body.project)
+    if not lab.graded:
+        raise ActionError(
+            400,
+            f"project: {lab.project.name} is not a copy of a template with a lab file, so "
+            "the service grades nothing there.",
+            "project",
+        )
+    rendered = labs.render(lab)
+    chosen = select(rendered, body.stage, body.objectives)
+    if body.check and lab.project.status == "opened":
+        async for _ in labs.check(lab, stage=body.stage, objectives=body.objectives):
+            pass
+    grades = {g.objective: g for g in await labs.grades.grades(lab.lab, lab.user)}
+    results = [
+        _graded(stage.id, objective, grades.get(objective.id)) for stage, objective in chosen
+    ]
+    log.info("grade report of %s's %s: %d objectives", lab.user, lab.lab, len(results))
+    return CheckReport(results=results, **summarize(rendered, results).model_dump())
+
+
+async def _student_copy(labs: ClassLabs, student: str, project: str) -> StudentLab:
+    try:
+        try:
+            return await labs.student_lab(student, project)
+        except GNS3NotFound:
+            return await labs.student_lab(student, lab_name(project, student))
+    except NoLab as exc:
+        raise ActionError(404, f"project: {exc}", "project") from None
+
+
+def _graded(stage: str, objective: Objective, grade: ObjectiveGrade | None) -> ObjectiveResult:
+    base: dict[str, Any] = {
+        "id": objective.id,
+        "stage": stage,
+        "text": objective.text,
+        "points": objective.points,
+    }
+    if grade is None:
+        return ObjectiveResult(
+            **base,
+            status="error",
+            points_awarded=0,
+            explanation="The copilot hub service never checked it (the lab was closed).",
+            duration_ms=0,
+        )
+    last = grade.last
+    if grade.first_passed_at is not None:
+        when = grade.first_passed_at.strftime("%Y-%m-%d %H:%M")
+        since = "" if last.status == "pass" else f"; the last check: {last.explanation}"
+        return ObjectiveResult(
+            **base,
+            status="pass",
+            points_awarded=objective.points,
+            explanation=f"Passed the service's check on {when} UTC{since}",
+            evidence=last.evidence,
+            duration_ms=last.duration_ms,
+        )
+    return last.model_copy(update={**base, "points_awarded": 0})

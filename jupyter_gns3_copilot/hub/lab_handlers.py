@@ -1,0 +1,205 @@
+"""The hub service's lab routes, which a student's server in hub mode forwards its lab
+routes to (with its hub token: the caller is the student), so that the service renders,
+checks and records (`class_labs.py`) and no student's server needs the class's salt:
+
+- `GET api/labs/{project_id}`: the lab of the caller's project as they see it (`LabView`);
+- `PUT api/labs/{project_id}` (`LabAttachRequest`): attach a lab file to it (the student's
+  server allows it in lab automation mode only); the attached file as they see it;
+- `POST api/labs/{project_id}/checks` (`LabCheckSelection`): the service checks the lab on
+  the devices: SSE events `check_result` (an `ObjectiveResult`), `check_summary` (a
+  `CheckSummary`), `done` (or `error` with a message); with `"stream": false` one
+  `CheckReport`. A copy of a template is checked against the template's lab file and its
+  results are recorded as the student's grades; with `lab` (a file's text), against that
+  file, recorded nowhere;
+- `POST api/labs/{project_id}/stages/{stage}/catch-up` (`CatchUpRequest`): restore the
+  stage's snapshot and start the nodes; without `"confirm": true` a 400 says what would be
+  restored.
+
+Errors are `{"error": {"message", "type", "field"?, "errors"?}}` as the copilot's lab routes
+give them: 400 (bad body, unknown stage or objective, catch-up not confirmed), 404 (not the
+caller's project, no lab file), 409 (closed project, a stage without snapshot), 422 (an
+invalid lab file: every problem in `errors`), 502 (GNS3 failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from tornado.iostream import StreamClosedError
+
+from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
+from ..objectives.errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
+from ..objectives.requests import CatchUpDone, CatchUpRequest, LabAttachRequest, LabCheckSelection
+from ..objectives.results import ObjectiveResult
+from .class_labs import ClassLabs, ProjectNotOpened
+from .handlers import ServiceHandler
+
+if TYPE_CHECKING:
+    from .app import HubRuntime
+
+STREAMED = object()
+"""What a route's action returns when it answered as a stream itself."""
+
+
+def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
+    """The status and the `error` object of a lab route's expected failure (None: not
+    one of them)."""
+    name = type(exc).__name__
+    error: dict[str, Any] = {"message": str(exc), "type": name}
+    if isinstance(exc, LabFileError):
+        error["field"] = exc.first.field or None
+        error["errors"] = [
+            {"source": p.source, "line": p.line, "field": p.field, "message": p.message}
+            for p in exc.problems
+        ]
+        return 422, error
+    if isinstance(exc, NoLab | GNS3NotFound):
+        return 404, error
+    if isinstance(exc, UnknownSelection | KeyError):
+        error["message"] = str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)
+        return 400, error
+    if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict):
+        return 409, error
+    if isinstance(exc, GNS3Error):
+        return 502, error
+    return None
+
+
+class _LabHandler(ServiceHandler):
+    """A lab route: the service's `ClassLabs`, errors as the copilot's lab routes."""
+
+    labs: ClassLabs
+
+    def initialize(self, runtime: HubRuntime) -> None:
+        super().initialize(runtime)
+        assert runtime.labs is not None
+        self.labs = runtime.labs
+
+    def send_error_object(self, status: int, error: dict[str, Any]) -> None:
+        self.clear()
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": {k: v for k, v in error.items() if v is not None}}))
+
+    async def answer(self, action: Callable[[], Awaitable[Any]]) -> None:
+        """Run `action` and answer its result as JSON, or its expected failure."""
+        try:
+            result = await action()
+        except Exception as exc:
+            refused = lab_error(exc)
+            if refused is None:
+                raise
+            self.send_error_object(*refused)
+            return
+        if result is not STREAMED and not self._finished:
+            self.write_json(result)
+
+
+class LabApi(_LabHandler):
+    """`GET`/`PUT api/labs/{project_id}` (module docstring)."""
+
+    async def get(self, project_id: str) -> None:
+        await self.answer(lambda: self.labs.view(self.caller.name, project_id))
+
+    async def put(self, project_id: str) -> None:
+        body = self.body_as(LabAttachRequest)
+        if body is not None:
+            name = self.caller.name
+            await self.answer(lambda: self.labs.attach(name, project_id, body.text, body.source))
+
+
+class LabChecksApi(_LabHandler):
+    """`POST api/labs/{project_id}/checks` (module docstring)."""
+
+    abort: asyncio.Event | None = None
+
+    def on_connection_close(self) -> None:
+        if self.abort is not None:
+            self.abort.set()
+
+    async def post(self, project_id: str) -> None:
+        body = self.body_as(LabCheckSelection)
+        if body is None:
+            return
+        self.abort = asyncio.Event()
+        await self.answer(lambda: self._check(project_id, body))
+
+    async def _check(self, project_id: str, body: LabCheckSelection) -> Any:
+        from ..objectives.runner import collect, select
+
+        labs = self.labs
+        lab = await labs.student_lab(self.caller.name, project_id)
+        if body.lab is not None:
+            lab = await labs.checked_against(lab, body.lab, body.source)
+        rendered = labs.render(lab)
+        select(rendered, body.stage, body.objectives)  # a 400 before anything runs
+        checks = labs.check(lab, stage=body.stage, objectives=body.objectives, abort=self.abort)
+        async with contextlib.aclosing(checks) as results:
+            if not body.stream:
+                return await collect(rendered, results)
+            first = await anext(results, None)  # a closed project: a 409, not a broken stream
+            await self._stream(rendered, first, results)
+        return STREAMED
+
+    async def _stream(
+        self, rendered: Any, first: ObjectiveResult | None, rest: AsyncIterator[ObjectiveResult]
+    ) -> None:
+        from ..objectives.results import summarize
+        from ..tools.base import ToolAborted
+
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        seen: list[ObjectiveResult] = []
+        try:
+            if first is not None:
+                seen.append(first)
+                await self._event("check_result", first.model_dump_json())
+                async for result in rest:
+                    seen.append(result)
+                    await self._event("check_result", result.model_dump_json())
+            await self._event("check_summary", summarize(rendered, seen).model_dump_json())
+            await self._event("done", "{}")
+        except (StreamClosedError, ToolAborted):
+            return  # the student's server left: `on_connection_close` stopped the checks
+        except Exception as exc:
+            refused = lab_error(exc)
+            if refused is None:
+                raise
+            with contextlib.suppress(StreamClosedError):
+                await self._event("error", refused[1]["message"])
+        self.finish()
+
+    async def _event(self, name: str, data: str) -> None:
+        self.write(f"event: {name}\ndata: {data}\n\n")
+        await self.flush()
+
+
+class LabCatchUpApi(_LabHandler):
+    """`POST api/labs/{project_id}/stages/{stage}/catch-up` (module docstring)."""
+
+    async def post(self, project_id: str, stage: str) -> None:
+        body = self.body_as(CatchUpRequest)
+        if body is not None:
+            await self.answer(lambda: self._catch_up(project_id, stage, body.confirm))
+
+    async def _catch_up(self, project_id: str, stage: str, confirm: bool) -> CatchUpDone | None:
+        labs = self.labs
+        lab = await labs.student_lab(self.caller.name, project_id)
+        plan = await labs.catch_up_plan(lab, stage)
+        if not confirm:
+            self.send_error_object(
+                400,
+                {
+                    "message": f'{plan.description} Send {{"confirm": true}} to do it.',
+                    "type": "ConfirmationNeeded",
+                    "field": "confirm",
+                    "rule": "true to restore",
+                },
+            )
+            return None
+        await labs.catch_up(lab, plan)
+        return CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)
