@@ -21,6 +21,7 @@ points matching the service's checks.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -37,7 +38,7 @@ import pytest
 from test_hub_grades import FORGED, LAB, make_template, type_into
 from test_hub_support import MODEL, ServiceHub, environ, recipe_values, remove_class_projects
 from test_jupyterhub import proxy_command
-from test_server_support import parse_sse
+from test_server_support import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot import Copilot
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -45,7 +46,7 @@ from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 from jupyter_gns3_copilot.objectives import SALT_FILE
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub
-from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -170,6 +171,31 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         assert fresh.status_code == 200, fresh.text
         assert (fresh.json()["score"], fresh.json()["passed"]) == (0, False)
 
+        # Her copilot knows the lab through the service: the current stage's texts (her
+        # values, her latest statuses) in its prompt, and check_objectives checked there.
+        hub.llm.add(
+            tool_call("check_objectives", {"stage": "addressing"}),
+            text("Look at PC1's address first."),
+            text("Addressing", when=TITLE_REPLY),
+        )
+        before = len(hub.llm.chat_requests)
+        chat_url = hub.server_url("alice", "copilot", "projects", project, "chat", "stream")
+        turn = sse_events(client, chat_url, alice, {"message": "What is left?"})
+        assert turn[-1]["type"] == "done" and "error" not in [e["type"] for e in turn], turn
+        system = hub.llm.chat_requests[before].body["messages"][0]["content"]
+        assert "current stage addressing" in system
+        assert f"- pc1-address: {texts['pc1-address']} (not yet)" in system
+        assert "kind" not in system  # the checks never reach the student's server
+        [checked] = [e for e in turn if e["type"] == "tool_end"]
+        assert [o["status"] for o in json.loads(checked["tool_output"])["objectives"]] == [
+            "fail",
+            "fail",
+        ]
+        chosen = client.put(f"{lab_url}/stage", headers=alice, json={"stage": "reach"})
+        assert chosen.status_code == 200 and chosen.json()["current_stage"] == "reach"
+        chosen = client.put(f"{lab_url}/stage", headers=alice, json={"stage": None})
+        assert chosen.json()["current_stage"] == "addressing"
+
         # She writes her own lab file into her copy with her own GNS3 token (GNS3 lets
         # her): checks that would pass at once. Her lab and her checks do not change.
         session = client.get(
@@ -194,7 +220,7 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
             ("PC1", f"ip {address(hub, 'alice', 'pc1-address')}"),
             ("PC2", f"ip {address(hub, 'alice', 'pc2-address')}"),
         )
-        events = stream_check(client, checks_url, alice, {"stage": "addressing"})
+        events = sse_events(client, checks_url, alice, {"stage": "addressing"})
         kinds = [e["type"] for e in events]
         assert kinds == ["heartbeat", "check_result", "check_result", "check_summary", "done"]
         assert {e["result"]["id"]: e["result"]["status"] for e in events[1:3]} == {
@@ -214,7 +240,7 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         assert copilot.use(TEMPLATE).project_id == project
         report = copilot.check_lab("addressing")
         report.assert_passed()
-        assert [r.text for r in report.results] == [
+        assert sorted(r.text for r in report.results) == [
             texts["pc1-address"],
             texts["pc2-address"],
         ]
@@ -255,9 +281,10 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         assert client.get(hub.dashboard_url("api", "grades"), headers=alice).status_code == 403
 
 
-def stream_check(
+def sse_events(
     client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]
 ) -> list[dict[str, Any]]:
+    """The events of a streamed copilot route (a check, a chat turn)."""
     events: list[dict[str, Any]] = []
     rest = ""
     with client.stream("POST", url, headers=headers, json=body) as response:

@@ -409,7 +409,7 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
     """The service's URL specs under its prefix."""
     from .dashboard import dashboard_handlers
     from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
-    from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi
+    from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi, LabStageApi
 
     prefix = runtime.settings.prefix
     own = {"runtime": runtime}
@@ -417,6 +417,7 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
     labs = rf"{re.escape(prefix)}api/labs/([0-9a-fA-F]{{8}}-[0-9a-fA-F-]{{27}})"
     lab_routes = [
         (labs, LabApi, own),
+        (rf"{labs}/stage", LabStageApi, own),
         (rf"{labs}/checks", LabChecksApi, own),
         (rf"{labs}/stages/([^/]+)/catch-up", LabCatchUpApi, own),
     ]

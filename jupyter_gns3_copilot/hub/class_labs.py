@@ -34,6 +34,7 @@ from datetime import datetime
 
 from ..console import ConsolePool
 from ..gns3.models import Project
+from ..objectives.errors import UnknownSelection
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
@@ -136,9 +137,35 @@ class ClassLabs:
         return self.labs.render(document or lab.document, lab.user)
 
     async def view(self, user: str, project: str) -> LabView:
-        """The lab of `user`'s project as they see it (texts with their values)."""
+        """The lab of `user`'s project as they see it: texts with their values, their
+        latest status of each objective and their current stage (`ProjectLabs.progress`,
+        kept in memory; for a graded lab, the last recorded results after a restart)."""
         lab = await self.student_lab(user, project)
-        return lab_view(self.render(lab))
+        rendered = self.render(lab)
+        results = await self._latest(lab)
+        key = lab.project.project_id
+        stage = self.labs.progress.current_stage(key, user, rendered)
+        return lab_view(rendered, results, stage.id)
+
+    async def choose_stage(self, user: str, project: str, stage: str | None) -> LabView:
+        """Make `stage` the one `user` works on in their project (None: follow their
+        checks). Raises `UnknownSelection` for a stage the lab does not have."""
+        lab = await self.student_lab(user, project)
+        rendered = self.render(lab)
+        if stage is not None and rendered.stage(stage) is None:
+            known = ", ".join(s.id for s in rendered.stages)
+            raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+        self.labs.progress.choose(lab.project.project_id, user, stage)
+        return await self.view(user, project)
+
+    async def _latest(self, lab: StudentLab) -> Mapping[str, ObjectiveResult]:
+        """The student's latest results (remembered, else recorded for a graded lab)."""
+        progress = self.labs.progress
+        key = lab.project.project_id
+        if not progress.results(key, lab.user) and lab.graded:
+            recorded = await self.grades.grades(lab.lab, lab.user)
+            progress.record(key, lab.user, [g.last for g in recorded])
+        return progress.results(key, lab.user)
 
     async def attach(self, user: str, project: str, text: str, source: str) -> LabView:
         """Check `text` against `user`'s project and write it as the project's lab file;
@@ -180,6 +207,7 @@ class ClassLabs:
         async with lock:
             known = await self._known(lab)
             async for result in self._run(lab, rendered, stage, objectives, abort):
+                self.labs.progress.record(lab.project.project_id, lab.user, [result])
                 if lab.graded:
                     known = await self._record(lab, rendered, result, known)
                 yield result

@@ -48,7 +48,13 @@ from pydantic import (
 )
 
 from ..gns3.errors import GNS3AuthError
-from ..objectives.requests import CatchUpDone, CatchUpRequest, LabAttachRequest, LabCheckSelection
+from ..objectives.requests import (
+    CatchUpDone,
+    CatchUpRequest,
+    LabAttachRequest,
+    LabCheckSelection,
+    LabStageRequest,
+)
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..tls import shared_tls_context
 from .budgets import BudgetLeft
@@ -242,6 +248,14 @@ class HubServiceClient:
         from ..objectives.view import LabView
 
         return await self._call("PUT", _lab_path(project_id), LabView, json=request)
+
+    async def choose_stage(self, project_id: str, stage: str | None) -> LabView:
+        """The stage the student works on (`PUT api/labs/{id}/stage`; None: follow their
+        checks); the lab as they see it."""
+        from ..objectives.view import LabView
+
+        body = LabStageRequest(stage=stage)
+        return await self._call("PUT", _lab_path(project_id, "stage"), LabView, json=body)
 
     async def lab_check_report(self, project_id: str, selection: LabCheckSelection) -> CheckReport:
         """The service's check of the project's lab (`POST api/labs/{id}/checks`, one

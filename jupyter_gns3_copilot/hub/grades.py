@@ -173,19 +173,21 @@ def _labs(deps: DashboardDeps) -> ClassLabs:
 
 async def _lab_files(
     labs: ClassLabs, templates: Sequence[Project], lab: str | None
-) -> list[tuple[Project, LabDocument | LabFileError]]:
-    """The templates (all, or the one named `lab`) that have a lab file, with it."""
+) -> list[tuple[Project, LabDocument | Exception]]:
+    """The templates (all, or the one named `lab`) that have a lab file, with it, or with
+    why it cannot be used (an invalid file, GNS3 failing to give it). A template deleted
+    meanwhile has none."""
     chosen = [t for t in templates if lab in (None, t.name)]
     if lab is not None and not chosen:
         raise ActionError(404, f"lab: no template project is named {lab!r}.", "lab")
     found = await asyncio.gather(
         *(labs.labs.document(t.project_id) for t in chosen), return_exceptions=True
     )
-    files: list[tuple[Project, LabDocument | LabFileError]] = []
+    files: list[tuple[Project, LabDocument | Exception]] = []
     for template, document in zip(chosen, found, strict=True):
-        if isinstance(document, NoLab):
+        if isinstance(document, (NoLab, GNS3NotFound)):
             continue
-        if isinstance(document, (LabDocument, LabFileError)):
+        if isinstance(document, (LabDocument, LabFileError, GNS3Error)):
             files.append((template, document))
         elif isinstance(document, BaseException):
             raise document
@@ -248,11 +250,11 @@ def _row(
 
 def _grid(
     template: Project,
-    document: LabDocument | LabFileError,
+    document: LabDocument | Exception,
     copies: Mapping[str, Project],
     grades: Sequence[ObjectiveGrade],
 ) -> LabGrid:
-    if isinstance(document, LabFileError):
+    if not isinstance(document, LabDocument):
         return LabGrid(lab=template.name, template_id=template.project_id, problem=str(document))
     lab = document.lab
     by_user: dict[str, dict[str, ObjectiveGrade]] = {}
@@ -339,7 +341,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
         def skip(reason: str) -> None:
             skipped.append(SkippedLab(user=user, lab=lab, project=copy.name, reason=reason))
 
-        if isinstance(files[lab], LabFileError):
+        if not isinstance(files[lab], LabDocument):
             skip(f"the lab file of {lab} cannot be used: {files[lab]}")
             return
         if copy.status != "opened":

@@ -5,6 +5,8 @@ checks and records (`class_labs.py`) and no student's server needs the class's s
 - `GET api/labs/{project_id}`: the lab of the caller's project as they see it (`LabView`);
 - `PUT api/labs/{project_id}` (`LabAttachRequest`): attach a lab file to it (the student's
   server allows it in lab automation mode only); the attached file as they see it;
+- `PUT api/labs/{project_id}/stage` (`LabStageRequest`): the stage they work on (null:
+  follow their checks); the `LabView`;
 - `POST api/labs/{project_id}/checks` (`LabCheckSelection`): the service checks the lab on
   the devices: SSE events `check_result` (an `ObjectiveResult`), `check_summary` (a
   `CheckSummary`), `done` (or `error` with a message); with `"stream": false` one
@@ -33,7 +35,13 @@ from tornado.iostream import StreamClosedError
 
 from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
 from ..objectives.errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
-from ..objectives.requests import CatchUpDone, CatchUpRequest, LabAttachRequest, LabCheckSelection
+from ..objectives.requests import (
+    CatchUpDone,
+    CatchUpRequest,
+    LabAttachRequest,
+    LabCheckSelection,
+    LabStageRequest,
+)
 from ..objectives.results import ObjectiveResult
 from .class_labs import ClassLabs, ProjectNotOpened
 from .handlers import ServiceHandler
@@ -110,6 +118,16 @@ class LabApi(_LabHandler):
         if body is not None:
             name = self.caller.name
             await self.answer(lambda: self.labs.attach(name, project_id, body.text, body.source))
+
+
+class LabStageApi(_LabHandler):
+    """`PUT api/labs/{project_id}/stage` (module docstring)."""
+
+    async def put(self, project_id: str) -> None:
+        body = self.body_as(LabStageRequest)
+        if body is not None:
+            name = self.caller.name
+            await self.answer(lambda: self.labs.choose_stage(name, project_id, body.stage))
 
 
 class LabChecksApi(_LabHandler):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .model import LabFile, Stage
 from .results import ObjectiveResult
+from .view import LabView, ObjectiveView, StageView
 
 HIDDEN_LINE = "(configuration hidden: this stage's hints only point the way)"
 HIDDEN_SPAN = "`[configuration hidden]`"
@@ -46,10 +47,11 @@ address, a node name, device output) are not commands."""
 class TurnObjectives:
     """A student's lab during one chat turn (module docstring)."""
 
-    lab: LabFile
-    stage: Stage
-    results: Mapping[str, ObjectiveResult]
-    """The student's latest result per objective id (may be empty: never checked)."""
+    lab: LabFile | LabView
+    """The lab, or as the student sees it (in hub mode the service holds the lab file)."""
+    stage: Stage | StageView
+    results: Mapping[str, ObjectiveResult | ObjectiveView]
+    """The student's latest result (or status) per objective id (may be empty)."""
     checker: Checker
     is_configuring: IsConfiguring = field(repr=False)
 

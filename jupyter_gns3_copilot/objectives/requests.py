@@ -35,6 +35,13 @@ class LabCheckSelection(_Request):
     stream: bool = True
 
 
+class LabStageRequest(_Request):
+    """`PUT .../lab/stage`: the stage the caller works on (the copilot's hints follow it);
+    null: follow the caller's checks again."""
+
+    stage: str | None = Field(min_length=1, max_length=64)
+
+
 class CatchUpRequest(_Request):
     """`POST .../lab/stages/{stage}/catch-up`: `confirm` is the person's approval (without
     it the answer says what would be restored)."""

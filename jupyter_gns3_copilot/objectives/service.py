@@ -174,11 +174,7 @@ class ProjectLabs:
             return None
         lab = self.render(document, user)
         stage = self.progress.current_stage(project_id, user, lab)
-        dialects: list[str] = []
-        if stage.hints == "nudge":
-            ctx = self.lab.tool_context(project_id, TEACHING, asyncio.Event())
-            found = [await _dialect(ctx, node) for node in await ctx.nodes()]
-            dialects = [dialect for dialect in found if dialect]
+        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else []
 
         async def checker(
             stage_id: str | None, abort: asyncio.Event | None
@@ -239,6 +235,14 @@ class ProjectLabs:
         if len(self._documents) >= CACHED_DOCUMENTS:
             self._documents.pop(next(iter(self._documents)))
         self._documents[key] = value
+
+
+async def project_dialects(lab: LabAccess, project_id: str) -> list[str]:
+    """The console dialects of the project's nodes (what a `nudge` stage's filter judges
+    command lines for)."""
+    ctx = lab.tool_context(project_id, TEACHING, asyncio.Event())
+    found = [await _dialect(ctx, node) for node in await ctx.nodes()]
+    return [dialect for dialect in found if dialect]
 
 
 async def _dialect(ctx: ToolContext, node: Node) -> str | None:

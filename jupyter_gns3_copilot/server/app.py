@@ -55,6 +55,7 @@ from .warmup import WarmUp
 if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
     from ..hub.client import HubServiceClient, HubSession
+    from ..hub.student_labs import HubProjectLabs
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
     from ..objectives.service import ProjectLabs
@@ -346,6 +347,7 @@ class GNS3Copilot(ExtensionApp):
         self._llm_admin: LLMAdminConfig | None = None
         self._tool_runs: ToolRuns | None = None
         self._project_labs: ProjectLabs | None = None
+        self._hub_labs: HubProjectLabs | None = None
         self._project_lookup: SingleFlight[str, Project] | None = None
         self._hub: HubServiceClient | None = None
         self._hub_admin: tuple[HubSession, LLMAdminConfig] | None = None
@@ -547,12 +549,16 @@ class GNS3Copilot(ExtensionApp):
 
         return database_path(self.data_dir, project_id).exists()
 
-    def project_labs(self) -> ProjectLabs:
-        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`. Not in
-        hub mode: the hub service renders and checks labs there (`hub_client()`), and this
-        server has no salt."""
+    def project_labs(self) -> ProjectLabs | HubProjectLabs:
+        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`; in hub
+        mode, through the hub service (`hub.student_labs`), which renders and checks labs
+        (this server has no salt; the lab routes forward checks, attaching and catch-up)."""
         if self.hub_mode:
-            raise RuntimeError("in hub mode the hub service renders and checks labs")
+            if self._hub_labs is None:
+                from ..hub.student_labs import HubProjectLabs
+
+                self._hub_labs = HubProjectLabs(self.hub_client(), self.lab())
+            return self._hub_labs
         if self._project_labs is None:
             from ..objectives.service import ProjectLabs
             from ..private_files import read_or_create_secret
@@ -590,3 +596,4 @@ class GNS3Copilot(ExtensionApp):
         if self._hub is not None:
             await self._hub.aclose()
             self._hub = None
+            self._hub_labs = None

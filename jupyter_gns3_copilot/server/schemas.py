@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..objectives.requests import CatchUpRequest as CatchUpRequest
 from ..objectives.requests import LabAttachRequest as LabAttachRequest
 from ..objectives.requests import LabCheckSelection
+from ..objectives.requests import LabStageRequest as LabStageRequest
 
 MESSAGE_MAX_LENGTH = 32_000
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
@@ -115,10 +116,3 @@ class LabCheckRequest(LabCheckSelection):
     `source` in its problems); `session_id` names the run (for the abort route)."""
 
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
-
-
-class LabStageRequest(_Request):
-    """`PUT copilot/projects/{project_id}/lab/stage`: the stage the caller works on (the
-    copilot's hints follow it); null: follow the caller's checks again."""
-
-    stage: str | None = Field(min_length=1, max_length=64)
