@@ -196,7 +196,7 @@ class JupyterServer:
         return command
 
     def _environment(self) -> dict[str, str]:
-        from ..server.app import LAB_SALT_ENV
+        from ..objectives import SALT_ENV as LAB_SALT_ENV
 
         env = dict(os.environ)
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTERHUB_API_TOKEN", LAB_SALT_ENV):
