@@ -61,7 +61,7 @@ PROJECT_ID = "a0f46d81-e564-443c-b321-2cdebe80e321"
 # -- state, limits, prompts ----------------------------------------------------------------
 
 
-def test_turn_limits_follow_seed_003_ranges() -> None:
+def test_turn_limits_keep_to_their_ranges() -> None:
     """Defaults are 20 iterations and unlimited (999) tool calls; values outside 1-100,
     1-50 and 0.0-2.0 are refused; the recursion limit never cuts a turn short."""
     limits = TurnLimits()
@@ -119,7 +119,7 @@ def test_prompts_titles_and_limit_messages() -> None:
 # -- history ---------------------------------------------------------------------------------
 
 
-def test_history_converts_to_the_seed_openai_format_and_back() -> None:
+def test_history_converts_to_the_openai_format_and_back() -> None:
     """Tool calls become OpenAI function calls with JSON text arguments, timestamps stay in
     metadata (empty when absent), ids are generated when missing, and the conversion
     round-trips."""

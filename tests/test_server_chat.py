@@ -105,7 +105,7 @@ async def wait_until_console_busy(app: Any, project: Any, device: str) -> None:
 
 
 @pytest.mark.slow
-async def test_a_full_turn_streams_the_seed_events_while_tools_run_on_real_vpcs(
+async def test_a_full_turn_streams_its_events_while_tools_run_on_real_vpcs(
     jp_fetch, gns3_project, scripted_llm
 ) -> None:
     """Given two stopped VPCS and a model that starts them, reads PC1's address and answers;

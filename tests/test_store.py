@@ -287,7 +287,7 @@ async def test_increments_add_up_and_total_is_input_plus_output(tmp_path: Path) 
         assert await repo.add_stats("missing", StatsDelta(messages=1)) is False
 
 
-def test_turn_stats_follow_the_seed_rules() -> None:
+def test_turn_stats_count_model_calls_tools_and_tokens() -> None:
     stats = TurnStats()
     stats.user_message()
     stats.model_started("llm_call")
