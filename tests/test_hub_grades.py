@@ -13,6 +13,7 @@ with the copilot's command tool over telnet, as their copilot or their terminal 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import textwrap
@@ -373,3 +374,88 @@ async def test_a_students_own_project_is_practice_checked_against_its_own_lab_fi
         with pytest.raises(GNS3NotFound):
             await labs.view("bob", own.project_id)
         await gns3.close_project(own.project_id)
+
+
+async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
+    gns3_lab: Any, prefix: str, tmp_path: Path
+) -> None:
+    """Given a template made on the dashboard; then a lab file with a schema error or a
+    configuring check is refused with its line and field (nothing written), a good one is
+    written into the template (API and the page's file upload) and the lab progress grid
+    shows it; a project not made on the dashboard is never changed."""
+    async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
+        name = f"{prefix}attached-lab"
+        async with service.client() as api:
+            made = await api.post("api/templates", json={"name": name})
+            assert made.status_code == 200, made.text
+            template_id = made.json()["project_id"]
+
+            broken = await api.post(
+                "api/templates/lab",
+                json={"template": name, "lab": "title: x\nstages: []\nextra: 1\n"},
+            )
+            assert broken.status_code == 422, broken.text
+            problems = broken.json()["error"]["errors"]
+            assert {(p["line"], p["field"]) for p in problems} >= {(3, "extra")}, problems
+            configuring = LAB.replace(
+                "check: {kind: reachable, from: PC1, to: PC2}",
+                "check: {kind: command, node: PC1, command: configure terminal, contains: x}",
+            )
+            refused = await api.post(
+                "api/templates/lab", json={"template": name, "lab": configuring}
+            )
+            assert refused.status_code == 422, refused.text
+            assert "may only read a device" in refused.json()["error"]["message"]
+            with pytest.raises(GNS3NotFound):
+                await gns3.read_project_file(template_id, "lab.yaml")
+
+            attached = await api.post("api/templates/lab", json={"template": name, "lab": LAB})
+            assert attached.status_code == 200, attached.text
+            assert attached.json() == {
+                "template": {"project_id": template_id, "name": name, "made_here": True},
+                "title": "Two PCs",
+                "stages": ["addressing", "reach"],
+                "objectives": 3,
+                "max_score": 4.0,
+            }
+            assert await gns3.read_project_file(template_id, "lab.yaml") == LAB.encode()
+            grid = grid_of((await api.get("api/grades", params={"lab": name})).json(), name)
+            assert (grid["title"], grid["max_score"], grid["problem"]) == ("Two PCs", 4.0, None)
+
+            elsewhere = f"{prefix}not-made-here"
+            await make_template(gns3, elsewhere)
+            untouched = await api.post(
+                "api/templates/lab", json={"template": elsewhere, "lab": FORGED}
+            )
+            assert untouched.status_code == 400, untouched.text
+            assert "not made on this dashboard" in untouched.json()["error"]["message"]
+
+        async with service.client() as page:
+            home = await page.get("")
+            assert f'data-template="{name}"' in home.text and "Attach lab file" in home.text
+            xsrf = await _xsrf(page, home)
+            renamed = LAB.replace("title: Two PCs", "title: Two PCs, second version")
+            posted = await page.post(
+                "templates/lab",
+                data={"_xsrf": xsrf, "template": name},
+                files={"lab": ("ospf-lab.yaml", renamed.encode(), "application/yaml")},
+                follow_redirects=False,  # httpx would keep the multipart type on the GET
+            )
+            assert posted.status_code == 303, posted.text
+            uploaded = await page.get(posted.next_request.url if posted.next_request else "")
+            assert uploaded.status_code == 200
+            assert "now has the lab 'Two PCs, second version'" in html.unescape(uploaded.text)
+            assert await gns3.read_project_file(template_id, "lab.yaml") == renamed.encode()
+
+            bad = await page.post(
+                "templates/lab",
+                data={"_xsrf": xsrf, "template": name},
+                files={"lab": ("mine.yaml", b"title: x\nstages: []\nextra: 1\n", "text/plain")},
+            )
+            assert bad.status_code == 400
+            assert "mine.yaml" in bad.text and "extra" in bad.text
+            assert await gns3.read_project_file(template_id, "lab.yaml") == renamed.encode()
+            empty = await page.post(
+                "templates/lab", data={"_xsrf": xsrf, "template": name}, files={}
+            )
+            assert empty.status_code == 400 and "choose the lab file" in empty.text

@@ -25,9 +25,9 @@ Actions, the same in both forms:
   form `labs/assign`; `POST api/labs/assign`;
 - reset a student's project to the template or a snapshot (`LabAccounts.reset_lab`):
   form `labs/reset`; `POST api/labs/reset`;
-- make, edit (a copy of one in the caller's own pool), save and delete template projects
-  (`templates.py`): forms `templates/new|edit|save|delete`; `POST api/templates` and
-  `api/templates/edit|save|delete`;
+- make, edit (a copy of one in the caller's own pool), save and delete template projects,
+  and attach a lab file to one (`templates.py`): forms `templates/new|edit|save|delete|lab`
+  (`lab`: a file upload); `POST api/templates` and `api/templates/edit|save|delete|lab`;
 - read: `GET api/students` (the overview), `api/usage.csv`, `api/questions`;
 - lab progress (`grades.py`): the page `grades` (a grid per lab: students x objectives),
   its form `grades/check` ("check everyone now"); `GET api/grades` (`?lab=`),
@@ -38,8 +38,10 @@ Forms are POSTs checked with tornado's XSRF token.
 A group means the students seen in it: the groups recorded with each student's last
 model call. API errors are `{"error": {"message", "type", "field"?}}`: 400 naming the
 field, 403, 404 (unknown project, snapshot, or the question log is off), 409 (a GNS3
-conflict), 502 (GNS3 failed). The API checks no XSRF cookie: it takes JSON bodies only
-(a browser cannot send those cross-site without CORS) and refuses a foreign `Origin`.
+conflict), 422 (a lab file that cannot be used: `errors` lists each problem's `source`,
+`line`, `field` and `message`, as the copilot's lab routes do), 502 (GNS3 failed). The
+API checks no XSRF cookie: it takes JSON bodies only (a browser cannot send those
+cross-site without CORS) and refuses a foreign `Origin`.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ from pydantic import BaseModel, ValidationError
 from tornado.web import Finish, HTTPError, RequestHandler, StaticFileHandler
 
 from ..gns3.errors import GNS3Error
+from ..objectives.errors import LabFileError
+from ..objectives.service import LAB_FILE
 from . import templates
 from .budgets import DailyTokens
 from .caller import Caller
@@ -78,7 +82,8 @@ from .dashboard_data import (
     validation_error,
 )
 from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
-from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody
+from .lab_handlers import lab_error
+from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind, Question
 
 Route = tuple[str, type[RequestHandler], dict[str, Any]]
@@ -212,6 +217,10 @@ class _ApiHandler(_DashboardHandler):
         except ActionError as exc:
             self.send_json_error(exc.status, exc.message, "bad_request", exc.field)
             return
+        except LabFileError as exc:
+            status, error = lab_error(exc) or (422, {})
+            self.send_json({"error": error}, status)
+            return
         except ValueError as exc:
             self.send_json_error(400, str(exc), "bad_request")
             return
@@ -269,7 +278,7 @@ class ResetApi(_ApiHandler):
 
 
 class TemplatesApi(_ApiHandler):
-    """`POST api/templates` (make one) and `api/templates/{edit,save,delete}`."""
+    """`POST api/templates` (make one) and `api/templates/{edit,save,delete,lab}`."""
 
     async def post(self, action: str | None = None) -> None:
         deps, caller = self.deps, self.caller
@@ -279,6 +288,8 @@ class TemplatesApi(_ApiHandler):
             await self.act(lambda: templates.edit(deps, caller, self.body(EditTemplateBody)))
         elif action == "save":
             await self.act(lambda: templates.save(deps, caller, self.body(SaveTemplateBody)))
+        elif action == "lab":
+            await self.act(lambda: templates.attach_lab(deps, caller, self.body(TemplateLabBody)))
         else:
             await self.act(lambda: templates.delete(deps, caller, self.body(EditTemplateBody)))
 
@@ -577,6 +588,30 @@ class DeleteTemplateForm(_FormHandler):
         return f"Template '{body.template}' deleted; students keep their copies."
 
 
+class TemplateLabForm(_FormHandler):
+    """Field `template` and the file `lab` (a `lab.yaml`): the template's lab file."""
+
+    async def perform(self) -> str:
+        upload = next(iter(self.request.files.get("lab", [])), None)
+        if upload is None or not upload.body:
+            raise ActionError(400, "lab: choose the lab file (lab.yaml) to attach.", "lab")
+        try:
+            text = upload.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ActionError(400, f"lab: {upload.filename} is not a text file.", "lab") from None
+        body = TemplateLabBody(
+            template=self.field("template"), lab=text, source=upload.filename or LAB_FILE
+        )
+        made = await templates.attach_lab(self.deps, self.caller, body)
+        stages = len(made.stages)
+        return (
+            f"Template '{made.template.name}' now has the lab '{made.title}' "
+            f"({stages} stage{'' if stages == 1 else 's'}, {made.objectives} objectives, "
+            f"{made.max_score:g} points). Every copy of it is graded with this lab file from "
+            "now on (see Lab progress)."
+        )
+
+
 class _GradesPageHandler(_PageHandler):
     """The lab progress page (`grades.html`)."""
 
@@ -639,13 +674,14 @@ def dashboard_handlers(prefix: str, deps: DashboardDeps) -> list[Route]:
         (rf"{root}/templates/edit", EditTemplateForm, kwargs),
         (rf"{root}/templates/save", SaveTemplateForm, kwargs),
         (rf"{root}/templates/delete", DeleteTemplateForm, kwargs),
+        (rf"{root}/templates/lab", TemplateLabForm, kwargs),
         (rf"{root}/static/(dashboard\.css)", StaticFileHandler, {"path": str(_HERE / "static")}),
         (rf"{root}/api/students", StudentsApi, kwargs),
         (rf"{root}/api/budgets/(users|groups)/{name}", BudgetApi, kwargs),
         (rf"{root}/api/labs/assign", AssignApi, kwargs),
         (rf"{root}/api/labs/reset", ResetApi, kwargs),
         (rf"{root}/api/templates", TemplatesApi, kwargs),
-        (rf"{root}/api/templates/(edit|save|delete)", TemplatesApi, kwargs),
+        (rf"{root}/api/templates/(edit|save|delete|lab)", TemplatesApi, kwargs),
         (rf"{root}/api/usage\.csv", UsageCsvApi, kwargs),
         (rf"{root}/api/questions", QuestionsApi, kwargs),
         (rf"{root}/grades", GradesPage, kwargs),

@@ -162,7 +162,8 @@ class ClassCheck(BaseModel):
     skipped: list[SkippedLab]
 
 
-def _labs(deps: DashboardDeps) -> ClassLabs:
+def service_labs(deps: DashboardDeps) -> ClassLabs:
+    """The service's lab checks; a 404 where it has none."""
     if deps.labs is None:
         raise ActionError(404, "Lab progress needs the service's lab checks, not set up here.")
     return deps.labs
@@ -282,7 +283,7 @@ def _grid(
 
 async def grades_view(deps: DashboardDeps, lab: str | None = None) -> GradesView:
     """Every lab's grid (or the one named `lab`); 404 for an unknown lab."""
-    labs = _labs(deps)
+    labs = service_labs(deps)
     owned, templates = await deps.accounts.class_projects()
     grids = []
     for template, document in await _lab_files(labs, templates, lab):
@@ -329,7 +330,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
     a few at a time; the results are recorded as when students check."""
     from ..objectives.runner import collect
 
-    labs = _labs(deps)
+    labs = service_labs(deps)
     owned, templates = await deps.accounts.class_projects()
     by_name = {t.name: t for t in templates}
     files = {t.name: d for t, d in await _lab_files(labs, templates, body.lab)}
@@ -391,7 +392,7 @@ async def grade_report(deps: DashboardDeps, body: GradeReportRequest) -> CheckRe
     a lab file, or an unknown stage or objective."""
     from ..objectives.runner import select
 
-    labs = _labs(deps)
+    labs = service_labs(deps)
     lab = await _student_copy(labs, body.student, body.project)
     if not lab.graded:
         raise ActionError(

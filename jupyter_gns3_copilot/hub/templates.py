@@ -12,7 +12,10 @@ their copilot (hub mode, on their own Jupyter server) lists like any lab of thei
   they already have is kept);
 - `save`: the template replaced by a copy of one of the caller's projects (students keep
   the copies they have; resetting one to the template gives them the new version);
-- `delete`: the template goes; students' copies stay theirs.
+- `delete`: the template goes; students' copies stay theirs;
+- `attach_lab`: a lab file (`lab.yaml`, the lab's objectives) checked against the template
+  and written into it. The service grades every copy of the template with it from then on
+  (`class_labs.py`), copies made before included; new copies carry it too.
 
 Only templates made here may be replaced or deleted: another project in no student's pool
 (the GNS3 administrator's own, another course's) can be assigned, never changed.
@@ -23,11 +26,14 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..gns3.models import Project
+from ..objectives.requests import LAB_TEXT_MAX
+from ..objectives.service import LAB_FILE
 from .caller import Caller
 from .dashboard_data import ActionError, DashboardDeps, ProjectView, TemplateView, template_project
+from .grades import service_labs
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +67,27 @@ class SaveTemplateBody(BaseModel):
 
     template: ProjectName
     project: ProjectName
+
+
+class TemplateLabBody(BaseModel):
+    """`POST api/templates/lab`: `lab`, a lab file's text (YAML), becomes the template's
+    (id or name) lab file; `source` names it in its problems."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: ProjectName
+    lab: str = Field(min_length=1, max_length=LAB_TEXT_MAX)
+    source: str = Field(default=LAB_FILE, min_length=1, max_length=255)
+
+
+class TemplateLabView(BaseModel):
+    """The lab file a template now has: its title, stages (ids), objectives and points."""
+
+    template: TemplateView
+    title: str
+    stages: list[str]
+    objectives: int
+    max_score: float
 
 
 def _view(project: Project) -> TemplateView:
@@ -118,3 +145,25 @@ async def delete(deps: DashboardDeps, caller: Caller, body: EditTemplateBody) ->
     template = await _made_here(deps, body.template)
     await deps.accounts.delete_template(template)
     log.info("dashboard: %s deleted the template %s", caller.name, template.name)
+
+
+async def attach_lab(deps: DashboardDeps, caller: Caller, body: TemplateLabBody) -> TemplateLabView:
+    """The lab file checked against the template (its nodes judge the checks' commands) and
+    written into it. Raises `LabFileError` (each problem with its line and field)."""
+    labs = service_labs(deps)
+    template = await _made_here(deps, body.template)
+    lab = await labs.labs.attach(template.project_id, body.lab, body.source)
+    objectives = [o for stage in lab.stages for o in stage.objectives]
+    log.info(
+        "dashboard: %s attached the lab file %s to the template %s",
+        caller.name,
+        body.source,
+        template.name,
+    )
+    return TemplateLabView(
+        template=_view(template),
+        title=lab.title,
+        stages=[stage.id for stage in lab.stages],
+        objectives=len(objectives),
+        max_score=sum(o.points for o in objectives),
+    )
