@@ -29,10 +29,10 @@ from stream_overhead import scripted_server
 
 from jupyter_gns3_copilot.agent.approval import ApprovalDecision, ApprovalPolicy
 from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
-from jupyter_gns3_copilot.service import AgentService
 from jupyter_gns3_copilot.testing.scripted_llm import text, tool_call
 from jupyter_gns3_copilot.tools import LabAccess
 

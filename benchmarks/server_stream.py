@@ -49,10 +49,10 @@ from langchain_core.messages import HumanMessage
 from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
 
 from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
-from jupyter_gns3_copilot.service import AgentService
 from jupyter_gns3_copilot.tools import LabAccess
 
 SERVER_START_TIMEOUT = 90.0

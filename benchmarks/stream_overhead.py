@@ -40,10 +40,10 @@ from langchain_core.messages import HumanMessage
 
 from jupyter_gns3_copilot.agent.graph import read_topology
 from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
-from jupyter_gns3_copilot.service import AgentService
 from jupyter_gns3_copilot.tools import LabAccess
 
 PROMPT = "Stream me a long answer."

@@ -21,9 +21,9 @@ import pytest
 
 from jupyter_gns3_copilot.capture import CaptureError, analyze_pcap
 from jupyter_gns3_copilot.capture.display_filter import compile_filter
+from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
-from jupyter_gns3_copilot.service import AgentService
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 from jupyter_gns3_copilot.tools import (
     LAB_AUTOMATION,

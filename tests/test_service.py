@@ -23,10 +23,11 @@ from test_agent_graph import CountingTransport, assert_tool_call_contract, tool_
 
 from jupyter_gns3_copilot.agent.models import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
+from jupyter_gns3_copilot.chat.manager import ProjectAgentManager
+from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.events import parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.service import AgentService, ProjectAgentManager
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, html_page, text
 from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
 from jupyter_gns3_copilot.testing.scripted_llm import tool_calls as tool_replies

@@ -53,13 +53,13 @@ from .project_users import ProjectUsers
 from .warmup import WarmUp
 
 if TYPE_CHECKING:
+    from ..chat.manager import ProjectAgentManager
     from ..gns3 import GNS3Client, Project
     from ..hub.client import HubServiceClient, HubSession
     from ..hub.student_labs import HubProjectLabs
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
     from ..objectives.service import ProjectLabs
-    from ..service import ProjectAgentManager
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
     from .tool_runs import ToolRuns
@@ -527,7 +527,7 @@ class GNS3Copilot(ExtensionApp):
         """The chat service of every project in use (imports LangGraph on first call)."""
         if self._agents is None:
             from ..agent.approval_policy import ApprovalPolicy
-            from ..service import ProjectAgentManager
+            from ..chat.manager import ProjectAgentManager
 
             self._agents = ProjectAgentManager(
                 self.data_dir,

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..chat.stream_events import tool_end_event
 from ..events import (
     AbortEvent,
     ApprovalRequiredEvent,
@@ -38,7 +39,6 @@ from ..events import (
     ToolCallEvent,
     ToolStartEvent,
 )
-from ..service import tool_end_event
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalDecision, ApprovalRequest

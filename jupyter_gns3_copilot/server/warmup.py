@@ -44,7 +44,7 @@ CORE_MODULES: tuple[str, ...] = (
 no LangChain, openai, LangGraph or tiktoken. Routes such as `copilot/status` wait only
 for this stage, so a notebook connecting right after the start is answered soon."""
 AGENT_MODULES: tuple[str, ...] = (
-    "jupyter_gns3_copilot.service",
+    "jupyter_gns3_copilot.chat.manager",
     "jupyter_gns3_copilot.agent.graph",
     "jupyter_gns3_copilot.agent.models",
     "jupyter_gns3_copilot.agent.context",

@@ -40,9 +40,9 @@ from ..errors import (
 from ..identity import user_id_for
 
 if TYPE_CHECKING:
+    from ...chat.service import AgentService
     from ...gns3 import Project
     from ...objectives.hints import TurnObjectives
-    from ...service import AgentService
     from ..app import GNS3Copilot
     from ..turn_result import TurnResult
     from ..warmup import WarmUpStage

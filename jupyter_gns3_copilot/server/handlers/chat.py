@@ -20,7 +20,8 @@ from ..errors import ApiError, auto_approval_forbidden, not_found
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
-    from ...service import AgentService, SessionRead
+    from ...chat.service import AgentService
+    from ...chat.session_read import SessionRead
 
 DEFAULT_LIST_LIMIT = 100
 

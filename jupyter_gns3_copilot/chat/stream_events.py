@@ -1,0 +1,185 @@
+"""The chat stream's events as the turn engine yields them (dicts of `events.py` models):
+the model's reply chunks and the graph's custom items translated, and the short answers
+of a turn that cannot run.
+
+Imported with the server's first stage (`server/tool_runs.py` uses `tool_end_event`):
+nothing heavy at module level.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..agent.models import ModelCallError
+from ..events import (
+    ApprovalResolvedEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    ProgressEvent,
+    ToolCallEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+from ..tools.outcomes import read_result
+
+if TYPE_CHECKING:
+    from ..agent.approval import ApprovalDecision, ApprovalRequest
+    from ..objectives.hints import TurnObjectives
+    from .running_turn import RunningTurn
+
+log = logging.getLogger(__name__)
+
+
+def as_event(model: BaseModel) -> dict[str, Any]:
+    """An event model as the dict the stream yields (None fields left out)."""
+    return model.model_dump(exclude_none=True)
+
+
+def refused(session_id: str, error: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How a turn that could not run ends: an `error` event saying why, then `done`."""
+    return (
+        as_event(ErrorEvent(session_id=session_id, error=error)),
+        as_event(DoneEvent(session_id=session_id)),
+    )
+
+
+def copilot_off(
+    session_id: str, objectives: TurnObjectives
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """How a turn ends in a stage with `hints: off` (an exam): the answer says so, no
+    model is called, nothing is saved."""
+    stage = objectives.stage
+    text = f"The copilot is off for this stage ({stage.title}): you are on your own here."
+    return (
+        as_event(ContentEvent(session_id=session_id, content=text)),
+        as_event(DoneEvent(session_id=session_id)),
+    )
+
+
+def resolved(request: ApprovalRequest, decision: ApprovalDecision) -> tuple[str, dict[str, Any]]:
+    """The stream item announcing a decision (as the graph's custom events look)."""
+    return (
+        "custom",
+        {
+            "type": "approval_resolved",
+            "approval_id": request.approval_id,
+            "tool_call_id": request.tool_call_id,
+            "decision": decision.decision,
+            "comment": decision.comment,
+        },
+    )
+
+
+def tool_end_event(session_id: str, data: Mapping[str, Any], *, mode: str | None) -> dict[str, Any]:
+    """The `tool_end` event of a tool's result (`data`: tool_name, tool_call_id,
+    tool_output, the call's arguments when known), with its reading for people
+    (`tools.outcomes`); `tool_output` stays what the model reads."""
+    arguments = data.get("arguments")
+    reading = read_result(
+        data["tool_name"],
+        data["tool_output"],
+        mode=mode,
+        arguments=arguments if isinstance(arguments, Mapping) else None,
+    )
+    return as_event(
+        ToolEndEvent(
+            session_id=session_id,
+            tool_name=data["tool_name"],
+            tool_call_id=data.get("tool_call_id"),
+            tool_output=data["tool_output"],
+            summary=reading.summary,
+            outcome=reading.outcome,
+            note=reading.note,
+        )
+    )
+
+
+def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
+    """The events for one chunk of the model's reply (None: a model call starts)."""
+    # LangGraph is imported on first use: this module loads with the server's first stage.
+    from ..agent.graph import LLM_CALL
+
+    if chunk is None:
+        turn.stats.model_started(LLM_CALL)
+        turn.accumulator.reset()
+        return []
+    session_id = turn.session_id
+    events: list[dict[str, Any]] = []
+    finished = bool(chunk.response_metadata.get("finish_reason"))
+    if chunk.content or (finished and turn.answer_filter is not None):
+        text = chunk.content if isinstance(chunk.content, str) else chunk.text
+        if turn.answer_filter is not None:
+            text = turn.answer_filter.feed(text or "")
+            if finished:
+                text += turn.answer_filter.flush()
+        if text:
+            events.append(
+                {
+                    "type": "content",
+                    "content": text,
+                    "message_id": chunk.id,
+                    "session_id": session_id,
+                }
+                if chunk.id
+                else as_event(ContentEvent(session_id=session_id, content=text))
+            )
+    if chunk.tool_call_chunks:
+        events += [
+            as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+            for p in turn.accumulator.add(chunk.tool_call_chunks)
+        ]
+    if finished:
+        events += [
+            as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+            for p in turn.accumulator.finish()
+        ]
+    return events
+
+
+def custom_events(data: Mapping[str, Any], turn: RunningTurn) -> list[dict[str, Any]]:
+    """The events for one item of the graph's custom stream (tools' start, progress and
+    end, a decision, the iteration limit); the turn records results and errors."""
+    kind = data.get("type")
+    session_id = turn.session_id
+    if kind == "tool_start":
+        return [as_event(ToolStartEvent(session_id=session_id, **_fields(data)))]
+    if kind == "progress":
+        return [as_event(ProgressEvent(session_id=session_id, **_fields(data)))]
+    if kind == "tool_end":
+        turn.tool_results[data["tool_call_id"]] = data["tool_output"]
+        return [tool_end_event(session_id, data, mode=turn.mode)]
+    if kind == "approval_resolved":
+        return [as_event(ApprovalResolvedEvent(session_id=session_id, **_fields(data)))]
+    if kind == "iteration_limit":
+        turn.errors.append(data["message"])
+        return [as_event(ErrorEvent(session_id=session_id, error=data["message"]))]
+    return []
+
+
+def _fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key != "type" and value is not None}
+
+
+def invalid_parameters(exc: Exception) -> str:
+    """The error text of a turn's options that failed their checks."""
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return f"Invalid chat parameters: {problems}."
+    return str(exc)
+
+
+def error_text(exc: BaseException) -> str:
+    """The error text of a turn that failed (a model error says itself; anything else is
+    logged with its traceback)."""
+    if isinstance(exc, ModelCallError):
+        return str(exc)
+    log.error("Chat turn failed", exc_info=exc)
+    return f"The copilot failed: {type(exc).__name__}: {exc}"
