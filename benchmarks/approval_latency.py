@@ -28,7 +28,7 @@ from pathlib import Path
 from stream_overhead import scripted_server
 
 from jupyter_gns3_copilot.agent.approval import ApprovalDecision, ApprovalPolicy
-from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from stream_overhead import Sample, bare, scripted_server, url_printing_child
 
-from jupyter_gns3_copilot.agent.models import ModelSettings
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 
 MODEL = "scripted-model"
 UPSTREAM_KEY = "sk-bench-upstream"

@@ -48,7 +48,7 @@ import httpx
 from langchain_core.messages import HumanMessage
 from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
 
-from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from .agent.models import DEFAULT_BASE_URL, ContextStrategy, ModelSettings, default_context_limit
+from .agent.llm_access import (
+    DEFAULT_BASE_URL,
+    ContextStrategy,
+    ModelSettings,
+    default_context_limit,
+)
 from .endpoint_policy import refused_endpoint
 from .status import ModelStatus, context_limit_status
 from .tools.modes import MODE_NAMES, MODE_TOOLS, TEACHING

@@ -84,7 +84,7 @@ class ContextLimitStatus(BaseModel):
 
 def context_limit_status(model: str, context_limit: int | None) -> ContextLimitStatus:
     """Where the context limit of `model` comes from (`context_limit` None: not set)."""
-    from .agent.models import DEFAULT_CONTEXT_LIMIT, SETTING_HELP, model_family
+    from .agent.llm_access import DEFAULT_CONTEXT_LIMIT, SETTING_HELP, model_family
 
     if context_limit is not None:
         return ContextLimitStatus(limit=context_limit, source="setting")

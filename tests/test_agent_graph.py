@@ -36,7 +36,7 @@ from jupyter_gns3_copilot.agent.history import (
     to_openai_message,
     unanswered_tool_calls,
 )
-from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.prompts import (
     ABORTED_RESULT,
     clean_title,

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_openai import ChatOpenAI
 
 from jupyter_gns3_copilot.agent.completions import MessagesAsGiven
-from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY, ScriptedLLM, text
 
 TOOLS = [

@@ -32,13 +32,9 @@ from test_agent_graph import agent_context, run_turn
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.agent.graph import build_graph
-from jupyter_gns3_copilot.agent.models import (
-    ModelCallError,
-    ModelRetries,
-    ModelSettings,
-    describe_model_error,
-    make_chat_model,
-)
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_errors import ModelCallError, describe_model_error
+from jupyter_gns3_copilot.agent.llm_retries import ModelRetries
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.gateway import (

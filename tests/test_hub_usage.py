@@ -11,7 +11,7 @@ import aiosqlite
 import pytest
 from pydantic import ValidationError
 
-from jupyter_gns3_copilot.agent.models import GATEWAY_REFUSAL_PREFIX
+from jupyter_gns3_copilot.agent.llm_errors import GATEWAY_REFUSAL_PREFIX
 from jupyter_gns3_copilot.hub.budgets import BudgetOverrides, BudgetPolicy, Override
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.usage import CSV_COLUMNS, ModelCall, SqliteUsageStore, database_path

@@ -13,19 +13,20 @@ import pytest
 from langchain_core.messages import AIMessageChunk
 from pydantic import ValidationError
 
-from jupyter_gns3_copilot.agent.models import (
+from jupyter_gns3_copilot.agent.llm_access import (
     DEFAULT_CONTEXT_LIMIT,
-    ModelCallError,
-    ModelRetries,
     ModelSettings,
     default_context_limit,
-    describe_model_error,
-    empty_answer_error,
     make_chat_model,
-    retry_after,
     shared_chat_model,
     tiktoken_model_name,
 )
+from jupyter_gns3_copilot.agent.llm_errors import (
+    ModelCallError,
+    describe_model_error,
+    empty_answer_error,
+)
+from jupyter_gns3_copilot.agent.llm_retries import ModelRetries, retry_after
 from jupyter_gns3_copilot.testing.scripted_llm import (
     DEFAULT_TEST_API_KEY,
     Completion,

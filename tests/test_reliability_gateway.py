@@ -33,7 +33,8 @@ from test_server_support import (
 from test_service import USER, collect, copilot
 
 from jupyter_gns3_copilot.agent.graph import build_graph
-from jupyter_gns3_copilot.agent.models import ModelCallError, ModelSettings
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings
+from jupyter_gns3_copilot.agent.llm_errors import ModelCallError
 from jupyter_gns3_copilot.testing.scripted_llm import (
     ScriptedLLM,
     broken_stream,

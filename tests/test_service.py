@@ -21,7 +21,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from test_agent_graph import CountingTransport, assert_tool_call_contract, tool_call_runs
 
-from jupyter_gns3_copilot.agent.models import TURN_HEADER, ModelSettings
+from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 from jupyter_gns3_copilot.chat.manager import ProjectAgentManager
 from jupyter_gns3_copilot.chat.service import AgentService

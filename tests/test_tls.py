@@ -12,7 +12,7 @@ import certifi
 import pytest
 from pydantic import SecretStr
 
-from jupyter_gns3_copilot.agent.models import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.tls import model_tls_context, shared_tls_context
 
 

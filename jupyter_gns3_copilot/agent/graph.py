@@ -88,14 +88,9 @@ from .history import (
     requested_calls,
     unanswered_tool_calls,
 )
-from .models import (
-    TURN_HEADER,
-    ModelCallError,
-    ModelRetries,
-    ModelSettings,
-    describe_model_error,
-    empty_answer_error,
-)
+from .llm_access import TURN_HEADER, ModelSettings
+from .llm_errors import ModelCallError, describe_model_error, empty_answer_error
+from .llm_retries import ModelRetries
 from .prompts import (
     ABORTED_RESULT,
     TITLE_PROMPT,

@@ -20,7 +20,7 @@ from .engine import DEFAULT_HEARTBEAT_INTERVAL, TurnEngine
 from .stream_events import custom_events, error_text, refused, resolved
 
 if TYPE_CHECKING:
-    from ..agent.models import ModelSettings
+    from ..agent.llm_access import ModelSettings
     from ..objectives.hints import TurnObjectives
 
 

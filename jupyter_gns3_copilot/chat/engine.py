@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from ..agent.graph import AgentContext, TopologySource
-    from ..agent.models import ModelSettings
+    from ..agent.llm_access import ModelSettings
     from ..gns3 import Project, Topology
     from ..objectives.hints import TurnObjectives
 
@@ -164,7 +164,7 @@ class TurnEngine:
         `nudge` answers are filtered."""
         # LangGraph and the model client are imported when the first service opens.
         from ..agent.graph import AgentContext, make_tool_specs
-        from ..agent.models import shared_chat_model
+        from ..agent.llm_access import shared_chat_model
 
         tools = self.lab.tool_context(self.project_id, mode, abort)
         prompt = system_prompt(mode, self.system_prompt)

@@ -65,7 +65,7 @@ from .stream_events import copilot_off, error_text, invalid_parameters, refused
 if TYPE_CHECKING:
     from ..agent.approval_policy import ApprovalPolicy
     from ..agent.graph import TopologySource
-    from ..agent.models import ModelSettings
+    from ..agent.llm_access import ModelSettings
     from ..agent.state import TurnLimits
     from ..gns3 import Project
     from ..objectives.hints import TurnObjectives

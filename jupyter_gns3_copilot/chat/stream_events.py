@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..agent.models import ModelCallError
+from ..agent.llm_errors import ModelCallError
 from ..events import (
     ApprovalResolvedEvent,
     ContentEvent,

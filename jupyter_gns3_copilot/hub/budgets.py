@@ -8,7 +8,7 @@ refused once the tokens used have reached the budget: a call started below it ru
 end, so a student can pass the budget by at most the calls they had running.
 
 A refusal is a `Refusal`: one readable line for the student and an error code starting
-with "copilot_" (`agent.models.GATEWAY_REFUSAL_PREFIX`), by which the copilot knows to show
+with "copilot_" (`agent.llm_errors.GATEWAY_REFUSAL_PREFIX`), by which the copilot knows to show
 the line as is.
 """
 

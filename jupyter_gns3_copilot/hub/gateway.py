@@ -64,7 +64,7 @@ from tornado.httputil import HTTPServerRequest, responses
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..agent.models import TURN_HEADER, http_base_url
+from ..agent.llm_access import TURN_HEADER, http_base_url
 from ..agent.tokens import token_counter_for_model
 from .budgets import BudgetLeft, BudgetOverrides, BudgetPolicy, Refusal
 from .caller import Caller

@@ -46,7 +46,9 @@ for this stage, so a notebook connecting right after the start is answered soon.
 AGENT_MODULES: tuple[str, ...] = (
     "jupyter_gns3_copilot.chat.manager",
     "jupyter_gns3_copilot.agent.graph",
-    "jupyter_gns3_copilot.agent.models",
+    "jupyter_gns3_copilot.agent.llm_access",
+    "jupyter_gns3_copilot.agent.llm_errors",
+    "jupyter_gns3_copilot.agent.llm_retries",
     "jupyter_gns3_copilot.agent.context",
     "jupyter_gns3_copilot.agent.history",
     "jupyter_gns3_copilot.agent.prompts",
@@ -80,7 +82,7 @@ def prime() -> None:
     from pydantic import SecretStr
 
     from ..agent.graph import build_graph
-    from ..agent.models import ModelSettings, make_chat_model
+    from ..agent.llm_access import ModelSettings, make_chat_model
 
     make_chat_model(
         ModelSettings(model="warm-up", base_url="http://127.0.0.1:9/v1", api_key=SecretStr("-"))

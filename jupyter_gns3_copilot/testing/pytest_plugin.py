@@ -145,7 +145,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    from jupyter_gns3_copilot.agent.models import ModelSettings
+    from jupyter_gns3_copilot.agent.llm_access import ModelSettings
     from jupyter_gns3_copilot.testing.scripted_llm import AnyReply, ScriptedLLM
 
 SCRIPTED_MODEL_NAME = "scripted-model"
@@ -191,7 +191,7 @@ def make_scripted_llm() -> Iterator[Callable[..., ScriptedLLM]]:
 @pytest.fixture
 def scripted_model_settings(scripted_llm: ScriptedLLM) -> ModelSettings:
     """Model settings for `scripted_llm` (model "scripted-model", no retries)."""
-    from jupyter_gns3_copilot.agent.models import ModelSettings
+    from jupyter_gns3_copilot.agent.llm_access import ModelSettings
     from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY
 
     return ModelSettings(
