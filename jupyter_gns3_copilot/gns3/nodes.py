@@ -1,0 +1,221 @@
+"""`NodeCalls`: GNS3 templates and nodes (look up by name, create from a template with a
+name, rename and update, delete, start / stop / suspend / reload one or all)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .connection import names_text
+from .errors import GNS3Conflict, GNS3Error, GNS3NotFound
+from .models import Node, Template
+from .projects import ProjectCalls
+from .topology import natural_key
+
+
+class NodeCalls(ProjectCalls):
+    """The template and node part of `GNS3Client`."""
+
+    # -- templates ---------------------------------------------------------------------
+
+    async def list_templates(self) -> list[Template]:
+        """All node templates (builtin ones such as "VPCS" and "Ethernet switch" included)."""
+        return [Template.model_validate(t) for t in await self._json("GET", "/templates")]
+
+    async def find_template(self, template: str) -> Template:
+        """The template whose id, name or template_type is `template` (case-insensitive).
+
+        A name match wins over a type match; among several templates of one type, builtin
+        ones come first, then by name. Raises `GNS3NotFound` listing the template names.
+        """
+        templates = await self.list_templates()
+        wanted = template.strip().lower()
+        for matches in (
+            [t for t in templates if t.template_id == template],
+            [t for t in templates if t.name.lower() == wanted],
+            sorted(
+                (t for t in templates if t.template_type.lower() == wanted),
+                key=lambda t: (not t.builtin, natural_key(t.name)),
+            ),
+        ):
+            if matches:
+                return matches[0]
+        raise GNS3NotFound(
+            f"No GNS3 template named '{template}'. "
+            f"Templates: {names_text([t.name for t in templates])}.",
+            kind="template",
+            name=template,
+            available=sorted((t.name for t in templates), key=natural_key),
+        )
+
+    # -- nodes -------------------------------------------------------------------------
+
+    def _node_path(self, project_id: str, node_id: str, action: str = "") -> str:
+        self._check_id("project", project_id)
+        self._check_id("node", node_id)
+        return f"/projects/{project_id}/nodes/{node_id}{action}"
+
+    async def list_nodes(self, project_id: str) -> list[Node]:
+        """The nodes of a project."""
+        self._check_id("project", project_id)
+        data = await self._json(
+            "GET", f"/projects/{project_id}/nodes", subjects=[("project", project_id)]
+        )
+        return [Node.model_validate(n) for n in data]
+
+    async def get_node(self, project_id: str, node_id: str) -> Node:
+        """One node by id."""
+        data = await self._json(
+            "GET",
+            self._node_path(project_id, node_id),
+            subjects=[("project", project_id), ("node", node_id)],
+        )
+        return Node.model_validate(data)
+
+    async def find_node(self, project_id: str, node: str) -> Node:
+        """The node whose id or name is `node` (exact name, else the only case-insensitive one).
+
+        Raises `GNS3NotFound` naming the project and listing its node names.
+        """
+        return await self._pick_node(project_id, await self.list_nodes(project_id), node)
+
+    async def _pick_node(self, project_id: str, nodes: Sequence[Node], node: str) -> Node:
+        for matches in (
+            [n for n in nodes if n.node_id == node],
+            [n for n in nodes if n.name == node],
+            [n for n in nodes if n.name.lower() == node.lower()],
+        ):
+            if len(matches) == 1:
+                return matches[0]
+        project = await self.get_project(project_id)
+        names = [n.name for n in nodes]
+        raise GNS3NotFound(
+            f"No node named '{node}' in project {project.name}. Nodes: {names_text(names)}.",
+            kind="node",
+            name=node,
+            available=sorted(names, key=natural_key),
+        )
+
+    async def create_node_from_template(
+        self,
+        project_id: str,
+        template: str | Template,
+        name: str | None = None,
+        x: int = 0,
+        y: int = 0,
+        *,
+        compute_id: str = "local",
+    ) -> Node:
+        """Add a node made from `template` (a Template, or its id, name or type) at x/y.
+
+        Without `name` GNS3 picks one from the template (PC1, PC2...). GNS3 3.0 ignores a
+        name at creation, so the node is renamed right after; GNS3 removes spaces from
+        names. Raises `GNS3Conflict` when the project already has a node named `name`.
+        """
+        self._check_id("project", project_id)
+        if not isinstance(template, Template):
+            template = await self.find_template(template)
+        if name is not None:
+            existing = [n.name for n in await self.list_nodes(project_id)]
+            if name in existing:
+                raise GNS3Conflict(
+                    f"Project already has a node named {name}; node names must be unique.",
+                    detail=f"existing nodes: {names_text(existing)}",
+                )
+        data = await self._json(
+            "POST",
+            f"/projects/{project_id}/templates/{template.template_id}",
+            json={"x": x, "y": y, "compute_id": compute_id},
+            subjects=[("project", project_id), ("template", template.name)],
+        )
+        node = Node.model_validate(data)
+        if name is None or node.name == name:
+            return node
+        try:
+            return await self.update_node(project_id, node.node_id, name=name)
+        except GNS3Error:
+            await self.delete_node(project_id, node.node_id)
+            raise
+
+    async def update_node(
+        self,
+        project_id: str,
+        node_id: str,
+        *,
+        name: str | None = None,
+        x: int | None = None,
+        y: int | None = None,
+        z: int | None = None,
+        locked: bool | None = None,
+        properties: dict[str, Any] | None = None,
+    ) -> Node:
+        """Change the given fields of a node (rename, move...) and return it updated.
+
+        Renaming a started VPCS/router gives `GNS3Conflict` with GNS3's message; switches
+        and hubs can be renamed while started.
+        """
+        changes = {
+            key: value
+            for key, value in (
+                ("name", name),
+                ("x", x),
+                ("y", y),
+                ("z", z),
+                ("locked", locked),
+                ("properties", properties),
+            )
+            if value is not None
+        }
+        data = await self._json(
+            "PUT",
+            self._node_path(project_id, node_id),
+            json=changes,
+            subjects=[("project", project_id), ("node", node_id)],
+        )
+        return Node.model_validate(data)
+
+    async def delete_node(self, project_id: str, node_id: str) -> None:
+        """Delete a node and its links."""
+        await self._request(
+            "DELETE",
+            self._node_path(project_id, node_id),
+            subjects=[("project", project_id), ("node", node_id)],
+        )
+
+    async def _node_action(self, project_id: str, node_id: str, action: str) -> None:
+        await self._request(
+            "POST",
+            self._node_path(project_id, node_id, f"/{action}"),
+            json={},
+            subjects=[("project", project_id), ("node", node_id)],
+        )
+
+    async def start_node(self, project_id: str, node_id: str) -> None:
+        """Start a node. The call returns once GNS3 has started it, not when it has booted."""
+        await self._node_action(project_id, node_id, "start")
+
+    async def stop_node(self, project_id: str, node_id: str) -> None:
+        """Stop a node."""
+        await self._node_action(project_id, node_id, "stop")
+
+    async def suspend_node(self, project_id: str, node_id: str) -> None:
+        """Suspend a node (VPCS accepts it but stays "started")."""
+        await self._node_action(project_id, node_id, "suspend")
+
+    async def reload_node(self, project_id: str, node_id: str) -> None:
+        """Reload (restart) a node."""
+        await self._node_action(project_id, node_id, "reload")
+
+    async def start_all(self, project_id: str) -> None:
+        """Start every node of the project."""
+        self._check_id("project", project_id)
+        await self._request(
+            "POST", f"/projects/{project_id}/nodes/start", subjects=[("project", project_id)]
+        )
+
+    async def stop_all(self, project_id: str) -> None:
+        """Stop every node of the project."""
+        self._check_id("project", project_id)
+        await self._request(
+            "POST", f"/projects/{project_id}/nodes/stop", subjects=[("project", project_id)]
+        )
