@@ -29,6 +29,7 @@ from stream_overhead import scripted_server
 
 from jupyter_gns3_copilot.agent.approval import ApprovalDecision, ApprovalPolicy
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
+from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -61,7 +62,10 @@ async def one_run(service: AgentService, settings: ModelSettings) -> float:
     """Seconds from the complete tool call to `approval_required` in one new session."""
     complete = asked = None
     async for event in service.stream_chat(
-        "Add PC3", user_id="bench", llm=settings, mode="lab_automation_assistant"
+        "Add PC3",
+        user_id="bench",
+        llm=settings,
+        options=TurnOptions(mode="lab_automation_assistant"),
     ):
         kind = event["type"]
         if kind == "tool_call" and event["tool_call"]["function"].get("complete"):

@@ -36,6 +36,7 @@ from jupyter_gns3_copilot.agent.history import (
     to_openai_message,
     unanswered_tool_calls,
 )
+from jupyter_gns3_copilot.agent.limits import TurnLimits
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.prompts import (
     ABORTED_RESULT,
@@ -44,7 +45,7 @@ from jupyter_gns3_copilot.agent.prompts import (
     system_prompt,
     tool_limit_message,
 )
-from jupyter_gns3_copilot.agent.state import TurnLimits, turn_input, user_message
+from jupyter_gns3_copilot.agent.state import turn_input, user_message
 from jupyter_gns3_copilot.agent.tool_call_stream import ToolCallStreamAccumulator
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -21,6 +21,7 @@ import pytest
 
 from jupyter_gns3_copilot.capture import CaptureError, analyze_pcap
 from jupyter_gns3_copilot.capture.display_filter import compile_filter
+from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
@@ -451,7 +452,7 @@ async def test_a_teaching_chat_turn_captures_a_ping_and_the_model_sees_icmp(
                     "Show me what a ping looks like on the wire",
                     user_id="student1",
                     llm=scripted_model_settings,
-                    mode=TEACHING,
+                    options=TurnOptions(mode=TEACHING),
                 )
             ]
         finally:

@@ -24,6 +24,7 @@ from test_agent_graph import CountingTransport, assert_tool_call_contract, tool_
 from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 from jupyter_gns3_copilot.chat.manager import ProjectAgentManager
+from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.events import parse_event
@@ -310,7 +311,7 @@ async def test_execution_time_limit_stops_a_long_tool_and_keeps_history_valid(
                 "Ping from PC1",
                 user_id=USER,
                 llm=scripted_model_settings,
-                max_execution_time_seconds=5,
+                options=TurnOptions(max_execution_time_seconds=5),
             )
         )
         session_id = events[-1]["session_id"]
@@ -422,7 +423,10 @@ async def test_max_iterations_one_means_one_model_call_and_no_tool(
     async with copilot(gns3_project, tmp_path) as service:
         events = await collect(
             service.stream_chat(
-                "Show the lab", user_id=USER, llm=scripted_model_settings, max_iterations=1
+                "Show the lab",
+                user_id=USER,
+                llm=scripted_model_settings,
+                options=TurnOptions(max_iterations=1),
             )
         )
         session_id = events[-1]["session_id"]
@@ -460,7 +464,10 @@ async def test_max_tool_calls_refuses_calls_beyond_the_limit(
     async with copilot(gns3_project, tmp_path) as service:
         events = await collect(
             service.stream_chat(
-                "Look around", user_id=USER, llm=scripted_model_settings, max_tool_calls=2
+                "Look around",
+                user_id=USER,
+                llm=scripted_model_settings,
+                options=TurnOptions(max_tool_calls=2),
             )
         )
     started = sorted(e["tool_call_id"] for e in events if e["type"] == "tool_start")
@@ -492,7 +499,12 @@ async def test_temperature_reaches_the_request_and_is_validated(
     scripted_llm.add(text("Warm."), text("Title", when=TITLE_REPLY), text("Default."))
     async with copilot(gns3_project, tmp_path) as service:
         first = await collect(
-            service.stream_chat("hi", user_id=USER, llm=scripted_model_settings, temperature=0.3)
+            service.stream_chat(
+                "hi",
+                user_id=USER,
+                llm=scripted_model_settings,
+                options=TurnOptions(temperature=0.3),
+            )
         )
         session_id = first[-1]["session_id"]
         await collect(
@@ -501,7 +513,12 @@ async def test_temperature_reaches_the_request_and_is_validated(
             )
         )
         refused = await collect(
-            service.stream_chat("hot", user_id=USER, llm=scripted_model_settings, temperature=2.5)
+            service.stream_chat(
+                "hot",
+                user_id=USER,
+                llm=scripted_model_settings,
+                options=TurnOptions(temperature=2.5),
+            )
         )
     requests = scripted_llm.chat_requests
     assert requests[0].body["temperature"] == 0.3
@@ -538,7 +555,7 @@ async def test_teaching_mode_refuses_config_and_reports_blocked_commands(
                 "Give PC1 10.0.0.5/24",
                 user_id=USER,
                 llm=scripted_model_settings,
-                mode="teaching_assistant",
+                options=TurnOptions(mode="teaching_assistant"),
             )
         )
     results = {
@@ -706,7 +723,7 @@ async def test_consumer_leaving_mid_answer_saves_the_call(
                 session_id=session_id,
                 user_id=USER,
                 llm=scripted_model_settings,
-                max_iterations=1,
+                options=TurnOptions(max_iterations=1),
             )
         )
     assert session is not None

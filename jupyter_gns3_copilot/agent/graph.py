@@ -1,4 +1,4 @@
-"""The copilot's LangGraph graph, with the per-turn limits (`state.TurnLimits`).
+"""The copilot's LangGraph graph, with the per-turn limits (`limits.TurnLimits`).
 
 ```
 START -> llm_call -(should_continue)-> tool_node | title_generator_node
@@ -88,6 +88,7 @@ from .history import (
     requested_calls,
     unanswered_tool_calls,
 )
+from .limits import DEFAULT_MAX_ITERATIONS, UNLIMITED_TOOL_CALLS
 from .llm_access import TURN_HEADER, ModelSettings
 from .llm_errors import ModelCallError, describe_model_error, empty_answer_error
 from .llm_retries import ModelRetries
@@ -101,7 +102,7 @@ from .prompts import (
     title_request,
     tool_limit_message,
 )
-from .state import DEFAULT_MAX_ITERATIONS, UNLIMITED_TOOL_CALLS, AgentState, stamp
+from .state import AgentState, stamp
 from .tokens import TokenCost, token_counter_for_model
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The agent's graph state and the per-turn limits.
+"""The agent's graph state (the per-turn limits are `limits.py`'s).
 
 The state is what the checkpointer persists for a chat session (thread). It holds no
 secret: API keys and GNS3 credentials travel in the run's runtime context (`graph.py`).
@@ -12,19 +12,13 @@ Per-turn fields are reset by `turn_input` at the start of every turn: `llm_calls
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.graph.message import add_messages
-from pydantic import BaseModel, ConfigDict, Field
 
-DEFAULT_MAX_ITERATIONS = 20
-MAX_ITERATIONS_LIMIT = 100
-MAX_TOOL_CALLS_LIMIT = 50
-MAX_EXECUTION_TIME_LIMIT = 3600
-UNLIMITED_TOOL_CALLS = 999
-"""The stand-in for "no limit" on tool calls."""
-
+if TYPE_CHECKING:
+    from .limits import TurnLimits
 
 TurnErrors = dict[str, list[dict[str, str]]]
 """The errors turns ended with, by the id of the user message that started the turn:
@@ -60,41 +54,6 @@ class AgentState(TypedDict, total=False):
     turn_errors: Annotated[TurnErrors, merge_turn_errors]
     """How turns that failed ended (`TurnErrors`): kept for the history, never shown to
     the model."""
-
-
-class TurnLimits(BaseModel):
-    """Runtime parameters of one turn, validated with their ranges.
-
-    `max_iterations`: model calls allowed in the turn (1-100, default 20); each iteration
-    is one model call plus the tools it asks for, and tools are only run when a model call
-    is left to read their results, so `max_iterations=1` means one model call and no tool
-    execution. `max_tool_calls`: tools executed per turn (1-50, None = unlimited); calls
-    beyond it get the tool-limit message (`prompts`) as their result. `temperature` (0.0-2.0)
-    overrides the model setting for this turn. `max_execution_time_seconds` (1-3600,
-    None = no limit): wall-clock seconds the turn may take; at the limit it is stopped the
-    way an abort stops it (the service's job, not the graph's).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS_LIMIT)
-    max_tool_calls: int | None = Field(default=None, ge=1, le=MAX_TOOL_CALLS_LIMIT)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_execution_time_seconds: int | None = Field(default=None, ge=1, le=MAX_EXECUTION_TIME_LIMIT)
-
-    @property
-    def tool_call_budget(self) -> int:
-        """`max_tool_calls`, or 999 when unlimited."""
-        return self.max_tool_calls if self.max_tool_calls is not None else UNLIMITED_TOOL_CALLS
-
-    @property
-    def recursion_limit(self) -> int:
-        """LangGraph's super-step limit: never reached before `max_iterations` is.
-
-        Each iteration takes two super-steps (llm_call, tool_node); the title or abort
-        handler node takes one more, plus slack.
-        """
-        return 2 * self.max_iterations + 4
 
 
 def now_iso() -> str:

@@ -58,6 +58,7 @@ from ..store import ProjectStore
 from ..tools import check_mode
 from . import repair
 from .engine import DEFAULT_HEARTBEAT_INTERVAL
+from .options import TurnOptions
 from .session_read import SessionRead
 from .sessions import ChatSessions
 from .stream_events import copilot_off, error_text, invalid_parameters, refused
@@ -65,12 +66,15 @@ from .stream_events import copilot_off, error_text, invalid_parameters, refused
 if TYPE_CHECKING:
     from ..agent.approval_policy import ApprovalPolicy
     from ..agent.graph import TopologySource
+    from ..agent.limits import TurnLimits
     from ..agent.llm_access import ModelSettings
-    from ..agent.state import TurnLimits
     from ..gns3 import Project
     from ..objectives.hints import TurnObjectives
     from ..tools import LabAccess
     from .running_turn import RunningTurn
+
+DEFAULT_OPTIONS = TurnOptions()
+"""A turn with every option left to its default."""
 
 
 class AgentService(ChatSessions):
@@ -130,13 +134,8 @@ class AgentService(ChatSessions):
         user_id: str,
         llm: ModelSettings,
         title_llm: ModelSettings | None = None,
-        mode: str | None = None,
-        temperature: float | None = None,
-        max_iterations: int | None = None,
-        max_tool_calls: int | None = None,
-        max_execution_time_seconds: int | None = None,
+        options: TurnOptions = DEFAULT_OPTIONS,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
-        auto_approve: bool = False,
         topology: TopologySource | None = None,
         session: SessionRead | None = None,
         objectives: TurnObjectives | None = None,
@@ -144,12 +143,9 @@ class AgentService(ChatSessions):
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
         `llm` says which model to call (with its API key, kept in memory), `title_llm` which
-        one names a new session (None: `llm`, without tools); `mode` the copilot mode
-        (default: the service's); `temperature`, `max_iterations` (1-100, default 20),
-        `max_tool_calls` (1-50, default unlimited) and `max_execution_time_seconds` (1-3600,
-        default none) apply to this turn only (`agent.state.TurnLimits`).
-        `heartbeat_interval` None or 0 sends no heartbeats. `auto_approve` runs every call
-        without asking (the caller checked it is allowed). `topology` is a read the caller
+        one names a new session (None: `llm`, without tools); `options` the turn's copilot
+        mode (default: the service's), limits and auto-approval (`TurnOptions`, checked
+        here). `heartbeat_interval` None or 0 sends no heartbeats. `topology` is a read the caller
         started with `read_topology()` (the turn then owns it and closes it), None to start
         one here; `session` likewise, from `read_session(session_id)` (a caller making up
         the id of a new session passes `new=True` there). `objectives`: the user's lab
@@ -159,9 +155,6 @@ class AgentService(ChatSessions):
         docstring); invalid parameters, an unknown or foreign session, a session already
         streaming and any failure give an `error` event, then `done`.
         """
-        # LangChain is imported when the first service opens, not when the server loads.
-        from ..agent.state import TurnLimits
-
         if session is None:
             session = self.read_session(session_id or str(uuid.uuid4()), new=session_id is None)
         session_id = session.session_id
@@ -178,14 +171,8 @@ class AgentService(ChatSessions):
             return
 
         try:
-            given = {
-                "max_iterations": max_iterations,
-                "max_tool_calls": max_tool_calls,
-                "max_execution_time_seconds": max_execution_time_seconds,
-                "temperature": temperature,
-            }
-            limits = TurnLimits(**{key: value for key, value in given.items() if value is not None})
-            mode = check_mode(mode or self.default_mode)
+            limits = options.limits()
+            mode = check_mode(options.mode or self.default_mode)
         except (ValidationError, ValueError) as exc:
             close_reads()
             for event in refused(session_id, invalid_parameters(exc)):
@@ -210,7 +197,7 @@ class AgentService(ChatSessions):
                     limits,
                     abort,
                     heartbeat_interval,
-                    auto_approve,
+                    options.auto_approve,
                     topology or self.read_topology(),
                     objectives,
                 )

@@ -37,6 +37,7 @@ in that project.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import uuid
@@ -47,6 +48,7 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict
 
+from ..chat.options import TurnOptions
 from ..events import ApprovalRequiredEvent, ChatEvent
 from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
@@ -137,6 +139,34 @@ def copilot_mode(mode: str | None) -> str | None:
             f"Unknown copilot mode {mode!r}: use teaching (teaching_assistant) or "
             "lab (lab_automation_assistant)."
         ) from None
+
+
+def turn_options(
+    options: TurnOptions | None = None,
+    *,
+    mode: str | None = None,
+    max_iterations: int | None = None,
+    max_tool_calls: int | None = None,
+    max_execution_time_seconds: int | None = None,
+    temperature: float | None = None,
+) -> TurnOptions:
+    """One turn's `TurnOptions`: `options`, else built from `mode` and the limits (both at
+    once is a `UsageError`), its mode named in full (teaching, lab or the full names). The
+    values are checked by the server (its 400 names the field)."""
+    given = {
+        "max_iterations": max_iterations,
+        "max_tool_calls": max_tool_calls,
+        "max_execution_time_seconds": max_execution_time_seconds,
+        "temperature": temperature,
+    }
+    if options is not None:
+        if mode is not None or any(value is not None for value in given.values()):
+            raise UsageError(
+                "Give the turn's options either as `options` or as keyword arguments "
+                "(mode, the limits), not both."
+            )
+        return dataclasses.replace(options, mode=copilot_mode(options.mode))
+    return TurnOptions(mode=copilot_mode(mode), **given)
 
 
 class Copilot:
@@ -404,28 +434,13 @@ class Copilot:
         return self._sessions[project_id]
 
     def chat_request(
-        self,
-        message: str,
-        *,
-        session_id: str,
-        mode: str | None = None,
-        max_iterations: int | None = None,
-        max_tool_calls: int | None = None,
-        max_execution_time_seconds: int | None = None,
-        temperature: float | None = None,
+        self, message: str, *, session_id: str, options: TurnOptions | None = None
     ) -> dict[str, Any]:
-        """The ChatRequest body for `message` (options left out when None)."""
+        """The ChatRequest body for `message` (options left to their default left out)."""
         if not message.strip():
             raise UsageError("The message is empty: write what to ask the copilot.")
         body: dict[str, Any] = {"message": message, "session_id": session_id}
-        options = {
-            "copilot_mode": copilot_mode(mode),
-            "max_iterations": max_iterations,
-            "max_tool_calls": max_tool_calls,
-            "max_execution_time_seconds": max_execution_time_seconds,
-            "temperature": temperature,
-        }
-        body.update({key: value for key, value in options.items() if value is not None})
+        body.update((options or TurnOptions()).request_fields())
         return body
 
     def stream(
@@ -437,6 +452,7 @@ class Copilot:
         max_tool_calls: int | None = None,
         max_execution_time_seconds: int | None = None,
         temperature: float | None = None,
+        options: TurnOptions | None = None,
         session: str | None = None,
         new: bool = False,
         project_id: str | None = None,
@@ -444,19 +460,20 @@ class Copilot:
     ) -> Iterator[ChatEvent]:
         """Send `message` and yield the turn's events as they arrive (heartbeats
         included). Leaving the loop early disconnects (the server then aborts the turn).
-        `project_id`: another project than the one in use (its own conversation);
-        `on_open`: called when the server has accepted the message."""
-        project_id = project_id or self._project_id()
-        session_id = self.next_session(session, new=new, project_id=project_id)
-        body = self.chat_request(
-            message,
-            session_id=session_id,
+        The turn's options as `ask`'s; `project_id`: another project than the one in use
+        (its own conversation); `on_open`: called when the server has accepted the
+        message."""
+        options = turn_options(
+            options,
             mode=mode,
             max_iterations=max_iterations,
             max_tool_calls=max_tool_calls,
             max_execution_time_seconds=max_execution_time_seconds,
             temperature=temperature,
         )
+        project_id = project_id or self._project_id()
+        session_id = self.next_session(session, new=new, project_id=project_id)
+        body = self.chat_request(message, session_id=session_id, options=options)
         self._fresh_sessions.discard(session_id)
         return self._client.stream(
             "projects", project_id, "chat", "stream", json=body, on_open=on_open
@@ -471,6 +488,7 @@ class Copilot:
         max_tool_calls: int | None = None,
         max_execution_time_seconds: int | None = None,
         temperature: float | None = None,
+        options: TurnOptions | None = None,
         session: str | None = None,
         new: bool = False,
         project_id: str | None = None,
@@ -481,24 +499,25 @@ class Copilot:
 
         `mode`: teaching / lab (this turn only); `max_iterations` (1-100),
         `max_tool_calls` (1-50), `max_execution_time_seconds` (1-3600), `temperature`
-        (0-2): this turn's limits; `session`:
+        (0-2): this turn's limits; or all of them as one `options` (`TurnOptions`, e.g.
+        from the `%copilot` flags; not both); `session`:
         continue that conversation; `new`: start a new one; `project_id`: another project
         than the one in use. `on_open` is called when the server has accepted the message
         (a refusal raises a `CopilotError` before); `on_event` sees every event as it
         arrives (heartbeats included).
         """
-        project_id = project_id or self._project_id()
-        session_id = self.next_session(session, new=new, project_id=project_id)
-        events = self.stream(
-            message,
+        options = turn_options(
+            options,
             mode=mode,
             max_iterations=max_iterations,
             max_tool_calls=max_tool_calls,
             max_execution_time_seconds=max_execution_time_seconds,
             temperature=temperature,
-            session=session_id,
-            project_id=project_id,
-            on_open=on_open,
+        )
+        project_id = project_id or self._project_id()
+        session_id = self.next_session(session, new=new, project_id=project_id)
+        events = self.stream(
+            message, options=options, session=session_id, project_id=project_id, on_open=on_open
         )
         recorder = TurnRecorder(message, session_id, project_id)
         return self._consume(events, recorder, on_event, abort=(project_id, session_id))

@@ -27,7 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import Markdown, display
 
 from ..events import AbortEvent, ApprovalRequiredEvent, ChatEvent
-from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode
+from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode, turn_options
 from .errors import ApiError, CopilotError, ProjectNotFound, UsageError
 from .lab_report import Checklist, checklist_markdown, lab_markdown
 from .reports import Records, config_text, status_text
@@ -374,14 +374,14 @@ class CopilotMagics(Magics):
         copilot = self.api
         project = copilot.current_project()
         session_id = copilot.next_session(options.session, new=options.new)
-        limits = {
-            "mode": options.mode,
-            "max_iterations": options.max_iterations,
-            "max_tool_calls": options.max_tool_calls,
-            "max_execution_time_seconds": options.max_time,
-            "temperature": options.temperature,
-        }
-        copilot.chat_request(message, session_id=session_id, **limits)  # validates early
+        choices = turn_options(
+            mode=options.mode,
+            max_iterations=options.max_iterations,
+            max_tool_calls=options.max_tool_calls,
+            max_execution_time_seconds=options.max_time,
+            temperature=options.temperature,
+        )
+        copilot.chat_request(message, session_id=session_id)  # refuses an empty message
 
         def ask(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
             return copilot.ask(
@@ -390,7 +390,7 @@ class CopilotMagics(Magics):
                 project_id=project.project_id,
                 on_open=on_open,
                 on_event=on_event,
-                **limits,
+                options=choices,
             )
 
         if options.quiet or not _in_kernel(self.shell):

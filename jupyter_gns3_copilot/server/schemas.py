@@ -10,6 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..agent.limits import MaxExecutionTime, MaxIterations, MaxToolCalls, Temperature
+from ..chat.options import TurnOptions
+
 # The lab routes' bodies are shared with the hub service's lab routes.
 from ..objectives.requests import CatchUpRequest as CatchUpRequest
 from ..objectives.requests import LabAttachRequest as LabAttachRequest
@@ -45,11 +48,11 @@ class ChatRequest(_Request):
     message: str = Field(min_length=1, max_length=MESSAGE_MAX_LENGTH)
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     stream: bool = True
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    temperature: Temperature | None = None
     mode: Literal["text"] = "text"
-    max_iterations: int | None = Field(default=None, ge=1, le=100)
-    max_tool_calls: int | None = Field(default=None, ge=1, le=50)
-    max_execution_time_seconds: int | None = Field(default=None, ge=1, le=3600)
+    max_iterations: MaxIterations | None = None
+    max_tool_calls: MaxToolCalls | None = None
+    max_execution_time_seconds: MaxExecutionTime | None = None
     copilot_mode: str | None = None
     approval: Literal["auto"] | None = None
 
@@ -59,6 +62,18 @@ class ChatRequest(_Request):
         if not value.strip():
             raise ValueError("must contain more than whitespace")
         return value
+
+    def turn_options(self, mode: str | None) -> TurnOptions:
+        """The turn's options: this request's limits and approval, in copilot mode `mode`
+        (the route's choice from `copilot_mode`, the user's setting and the server's)."""
+        return TurnOptions(
+            mode=mode,
+            temperature=self.temperature,
+            max_iterations=self.max_iterations,
+            max_tool_calls=self.max_tool_calls,
+            max_execution_time_seconds=self.max_execution_time_seconds,
+            auto_approve=self.approval == "auto",
+        )
 
 
 class RenameRequest(_Request):
