@@ -10,6 +10,7 @@ Imports nothing when the package is imported (the server's start and the kernel 
 - `approvals.py`: approvals asked in a turn, their state, and resuming a paused turn;
 - `decisions.py`: the decisions awaited by streams of this process;
 - `repair.py`: the history repair (unanswered tool calls, the errors a turn ended with);
+- `turn_context.py`: a turn's runtime context (model, tools, prompt, objectives);
 - `running_turn.py`: the bookkeeping of one running turn (statistics, title);
 - `session_read.py`: what a turn reads of its session before the graph runs;
 - `stream_events.py`: the graph's stream items and refusals as chat events;

@@ -11,7 +11,6 @@ for, and, when the run ends however it ends, the turn's end saved (`_end_turn`).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -20,18 +19,17 @@ from ..agent.abort import AbortRegistry
 from ..agent.approval import DEFAULT_TIMEOUT, ApprovalDecision, ApprovalRequest
 from ..agent.approval_policy import NO_APPROVAL, ApprovalPolicy
 from ..agent.clock import TurnClock
-from ..agent.prompts import system_prompt, time_limit_notice
+from ..agent.prompts import time_limit_notice
 from ..events import AbortEvent, ApprovalRequiredEvent, DoneEvent, ErrorEvent, HeartbeatEvent
-from ..objectives.hints import filter_answer
 from ..single_flight import SingleFlight
 from ..store import ProjectStore
 from ..tools import DEFAULT_MODE, LabAccess, check_mode
-from ..tools.modes import TEACHING
 from . import repair
 from .decisions import Detached, LiveDecisions
 from .running_turn import RunningTurn
 from .session_read import SessionRead
 from .stream_events import as_event, custom_events, error_text, reply_events, resolved
+from .turn_context import agent_context
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -158,43 +156,21 @@ class TurnEngine:
         turn_id: str,
         objectives: TurnObjectives | None = None,
     ) -> AgentContext:
-        """The runtime context of a turn (or of its resumption after an approval); with
-        `objectives`, the tool context reaches them, the model is offered
-        `check_objectives`, and in teaching mode it reads the current stage and its
-        `nudge` answers are filtered."""
-        # LangGraph and the model client are imported when the first service opens.
-        from ..agent.graph import AgentContext, make_tool_specs
-        from ..agent.llm_access import shared_chat_model
-
-        tools = self.lab.tool_context(self.project_id, mode, abort)
-        prompt = system_prompt(mode, self.system_prompt)
-        answer_filter = None
-        if objectives is not None:
-            tools.objectives = objectives
-            if mode == TEACHING:
-                prompt += objectives.prompt()
-                if objectives.hints == "nudge":
-                    answer_filter = functools.partial(
-                        filter_answer, is_configuring=objectives.is_configuring
-                    )
-        return AgentContext(
-            model=await shared_chat_model(llm, temperature=temperature),
-            settings=llm,
-            tools=tools,
-            specs=make_tool_specs(mode, objectives=objectives is not None),
-            topology=topology,
-            system_prompt=prompt,
-            answer_filter=answer_filter,
+        """The runtime context of a turn (or of its resumption after an approval):
+        `turn_context.agent_context` with this project's lab, prompt and approvals."""
+        return await agent_context(
+            self.lab.tool_context(self.project_id, mode, abort),
+            llm=llm,
+            title_llm=title_llm,
+            mode=mode,
+            temperature=temperature,
             abort=abort,
-            title_model=(
-                await shared_chat_model(title_llm, streaming=False)
-                if title_llm is not None
-                else None
-            ),
+            topology=topology,
             turn_id=turn_id,
+            objectives=objectives,
+            prompt_template=self.system_prompt,
             approval=self.approval,
             approval_timeout=self.approval_timeout,
-            temperature=temperature,
         )
 
     async def _stream_graph(

@@ -1,0 +1,72 @@
+"""The runtime context of one turn (`agent.graph.AgentContext`): the model, the tools
+of the turn's mode, the system prompt, the approvals, and the lab objectives when the
+user has some."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import TYPE_CHECKING
+
+from ..agent.approval_policy import ApprovalPolicy
+from ..agent.prompts import system_prompt
+from ..objectives.hints import filter_answer
+from ..tools import ToolContext
+from ..tools.modes import TEACHING
+
+if TYPE_CHECKING:
+    from ..agent.graph import AgentContext, TopologySource
+    from ..agent.llm_access import ModelSettings
+    from ..objectives.hints import TurnObjectives
+
+
+async def agent_context(
+    tools: ToolContext,
+    *,
+    llm: ModelSettings,
+    title_llm: ModelSettings | None,
+    mode: str,
+    temperature: float | None,
+    abort: asyncio.Event,
+    topology: TopologySource,
+    turn_id: str,
+    objectives: TurnObjectives | None,
+    prompt_template: str | None,
+    approval: ApprovalPolicy,
+    approval_timeout: float,
+) -> AgentContext:
+    """The context of a turn (or of its resumption after an approval) run with `tools`;
+    `prompt_template` replaces the built-in system prompt. With `objectives`, the tool
+    context reaches them, the model is offered `check_objectives`, and in teaching mode
+    it reads the current stage and its `nudge` answers are filtered."""
+    # LangGraph and the model client are imported when the first service opens.
+    from ..agent.graph import AgentContext, make_tool_specs
+    from ..agent.llm_access import shared_chat_model
+
+    prompt = system_prompt(mode, prompt_template)
+    answer_filter = None
+    if objectives is not None:
+        tools.objectives = objectives
+        if mode == TEACHING:
+            prompt += objectives.prompt()
+            if objectives.hints == "nudge":
+                answer_filter = functools.partial(
+                    filter_answer, is_configuring=objectives.is_configuring
+                )
+    return AgentContext(
+        model=await shared_chat_model(llm, temperature=temperature),
+        settings=llm,
+        tools=tools,
+        specs=make_tool_specs(mode, objectives=objectives is not None),
+        topology=topology,
+        system_prompt=prompt,
+        answer_filter=answer_filter,
+        abort=abort,
+        title_model=(
+            await shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
+        ),
+        turn_id=turn_id,
+        approval=approval,
+        approval_timeout=approval_timeout,
+        temperature=temperature,
+    )
