@@ -16,7 +16,7 @@ FRONTEND_STAMP := $(FRONTEND)/node_modules/.built
 FRONTEND_SOURCES := $(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/build-widget.mjs \
 	$(FRONTEND)/tsconfig.json $(shell find $(FRONTEND)/src $(FRONTEND)/style $(FRONTEND)/schema -type f 2>/dev/null)
 
-.PHONY: demo test lint docs system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
+.PHONY: demo test lint docs types system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
 
 demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
@@ -36,6 +36,15 @@ docs: install
 	@echo "Open docs/_build/html/index.html"
 
 install: $(STAMP) frontend
+
+# The front end's types for the chat events, generated from the Python models: their JSON
+# Schema (jupyter_gns3_copilot/wire_schema.py) into labextension/src/generated/, then the
+# TypeScript compiled from it (json-schema-to-typescript). Both files are checked in; `make
+# test` fails when either differs from a fresh generation (tests/test_wire_schema.py and
+# the labextension's src/generated/generated.test.ts). Run it after changing an event.
+types: install
+	$(PY) -m jupyter_gns3_copilot.wire_schema > $(FRONTEND)/src/generated/events.schema.json
+	cd $(FRONTEND) && npm run --silent generate:types
 
 # The JupyterLab extension and the widget bundle, from labextension/ (TypeScript), into
 # the package (jupyter_gns3_copilot/labextension, static/widget.{js,css}); rebuilt when a source

@@ -38,7 +38,9 @@ from .objectives.results import CheckSummary, ObjectiveResult
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # The attribute docstrings describe the fields in the JSON Schema (`wire_schema.py`),
+    # which the front end's generated types carry as comments.
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
 
     session_id: str
 

@@ -1,51 +1,20 @@
 /**
  * Lab objectives as the server and the kernel send them, field for field: the lab as a
  * student sees it (`objectives/view.py` `LabView`), each objective checked and the score
- * (`objectives/results.py`), a catch-up done (`server/responses.py` `CatchUpDone`), and
- * the checklist a `%copilot check` cell keeps (`kernel/lab_report.py` `Checklist`).
+ * (`objectives/results.py`: generated with the events, `src/generated/events.ts`), a
+ * catch-up done (`server/responses.py` `CatchUpDone`), and the checklist a
+ * `%copilot check` cell keeps (`kernel/lab_report.py` `Checklist`).
  */
+
+import type { CheckSummary, ObjectiveResult } from '../generated/events';
 
 /** The MIME type of a `%copilot check` output: `ChecksBundle` as JSON. */
 export const CHECKS_MIME_TYPE = 'application/vnd.gns3-copilot.checks+json';
 
+export type { CheckSummary, Evidence, ObjectiveResult, StageScore } from '../generated/events';
+
 /** `error`: the check could not be decided (a node stopped, a console unreachable). */
-export type CheckStatus = 'pass' | 'fail' | 'error';
-
-/** What decided a check: the node, the command and the lines of its output that counted
- * (no command: a fact read from GNS3, e.g. the node's status). */
-export interface Evidence {
-  node: string;
-  command?: string | null;
-  lines?: string[];
-}
-
-export interface ObjectiveResult {
-  id: string;
-  stage: string;
-  text: string;
-  status: CheckStatus;
-  points: number;
-  points_awarded: number;
-  explanation: string;
-  evidence?: Evidence[];
-  duration_ms: number;
-}
-
-export interface StageScore {
-  id: string;
-  title: string;
-  passed: boolean;
-  score: number;
-  max_score: number;
-}
-
-/** The score of the objectives checked; `passed` when every one of them passed. */
-export interface CheckSummary {
-  score: number;
-  max_score: number;
-  passed: boolean;
-  stages: StageScore[];
-}
+export type CheckStatus = ObjectiveResult['status'];
 
 /** The answer of a check that is not streamed (`"stream": false`). */
 export interface CheckReport extends CheckSummary {

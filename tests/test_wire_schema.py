@@ -1,0 +1,83 @@
+"""The chat events' JSON Schema, from which the front end's TypeScript types are generated.
+
+The checked-in schema (`labextension/src/generated/events.schema.json`) must be what the
+Python models export now (the labextension's own test checks the TypeScript compiled from
+it), and it must describe the events as they travel: the shared fixtures' events (turns, several
+recorded from real turns, and a lab check) validate against it, in the form they have and
+in their SSE form.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import jsonschema
+import pytest
+
+from jupyter_gns3_copilot.events import ChatEvent, parse_event, sse_message
+from jupyter_gns3_copilot.wire_schema import wire_schema, wire_schema_text
+
+ROOT = Path(__file__).parent.parent
+CHECKED_IN = ROOT / "labextension" / "src" / "generated" / "events.schema.json"
+FIXTURES = Path(__file__).parent / "fixtures"
+EVENT_MODELS = get_args(get_args(ChatEvent)[0])
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(wire_schema())
+
+
+def test_the_checked_in_schema_is_what_the_models_export() -> None:
+    assert CHECKED_IN.read_text(encoding="utf-8") == wire_schema_text(), (
+        "The chat events changed: run `make types` and commit the generated files."
+    )
+
+
+def test_every_event_model_is_in_the_schema_with_its_type() -> None:
+    definitions = wire_schema()["$defs"]
+    for model in EVENT_MODELS:
+        properties = definitions[model.__name__]["properties"]
+        assert properties["type"]["const"] == model.model_fields["type"].default
+        assert {"type", "session_id"} <= set(definitions[model.__name__]["required"])
+
+
+def fixture_events() -> list[dict[str, Any]]:
+    return [
+        event
+        for path in sorted(FIXTURES.glob("*/*.json"))
+        for event in json.loads(path.read_text(encoding="utf-8"))["events"]
+    ]
+
+
+def test_the_shared_fixtures_events_validate() -> None:
+    events = fixture_events()
+    kinds = {event["type"] for event in events}
+    assert kinds >= {"content", "tool_call", "tool_end", "approval_required", "check_result"}
+    check = validator()
+    for event in events:
+        check.validate(event)
+
+
+def test_a_field_is_required_exactly_when_it_is_always_sent() -> None:
+    """As `sse_message` sends an event (None left out), it has every required field, and
+    an optional one exactly when its value is not None."""
+    check = validator()
+    definitions = wire_schema()["$defs"]
+    for event in fixture_events():
+        parsed = parse_event(event)
+        sent = json.loads(sse_message(parsed).removeprefix("data: "))
+        check.validate(sent)
+        definition = definitions[type(parsed).__name__]
+        required, properties = set(definition["required"]), set(definition["properties"])
+        assert required <= set(sent) <= properties, event
+        values = parsed.model_dump()
+        assert {key for key in properties - required if values[key] is not None} == (
+            set(sent) - required
+        ), event
+
+
+def test_an_event_missing_a_required_field_does_not_validate() -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        validator().validate({"type": "tool_end", "session_id": "s", "tool_name": "t"})
