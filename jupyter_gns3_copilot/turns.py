@@ -26,7 +26,7 @@ Rules (`TurnBuilder.apply`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from .events import (
     AbortEvent,
@@ -57,6 +57,7 @@ __all__ = [
     "Turn",
     "TurnBuilder",
     "TurnBundle",
+    "TurnFollower",
     "TurnStats",
     "reduce_turn",
     "turn_bundle",
@@ -352,6 +353,19 @@ class TurnBuilder:
             )
         )
         return len(self.items) - 1
+
+
+@runtime_checkable
+class TurnFollower(Protocol):
+    """Shows a turn that another `TurnBuilder` reduces, so that each event is reduced once
+    per process (in the kernel, the `TurnRecorder` reduces; the chat widget and the text
+    transcript follow).
+
+    `follow` is called with each event in order (heartbeats included), the operations
+    that reducing it gave and the reducer itself (whose `turn()` is the follower's turn).
+    """
+
+    def follow(self, event: ChatEvent, ops: list[Op], reducer: TurnBuilder) -> None: ...
 
 
 def _copy_item(item: Item) -> Item:

@@ -23,8 +23,10 @@ must know the session id, which the first event of a turn carries.
 
 Two channels carry a conversation to the browser:
 - live: `push` reduces each event into operations on the current turn's items (see
-  `TurnBuilder`); operations are batched (`FLUSH_INTERVAL` seconds or `MAX_BATCH_OPS`
-  operations, consecutive text merged) and sent as one custom message
+  `TurnBuilder`), or `follow` takes the operations of a reduction made elsewhere (the
+  magics': the kernel's `TurnRecorder`, so each event is reduced once); operations are
+  batched (`FLUSH_INTERVAL` seconds or `MAX_BATCH_OPS` operations, consecutive text
+  merged) and sent as one custom message
   `{"type": "ops", "turn": i, "batch": n, "ops": [...]}`. `begin_turn` sends
   `{"type": "begin", "turn": i, "user": text}` first. Operations are
   `{"op": "append", "index": k, "text": str}` (grow text item k, creating it) and
@@ -198,6 +200,8 @@ class ChatWidget(anywidget.AnyWidget):
         self.mode = mode
         """The copilot mode of the turns shown (saved in the bundle; None: the default)."""
         self._builder: TurnBuilder | None = None
+        self._user = ""
+        """The running turn's message (the reducer `follow` takes may name it otherwise)."""
         self._turn_started = 0.0
         self._batch_number = 0
         self._batcher = OpBatcher(self._send_ops)
@@ -228,6 +232,7 @@ class ChatWidget(anywidget.AnyWidget):
         if self._builder is not None:
             self.end_turn()
         self._builder = TurnBuilder(user_message)
+        self._user = user_message
         self._turn_started = time.monotonic()
         self._batch_number = 0  # nothing is pending: the previous turn's end flushed
         self.turns = [*self.turns, self._builder.turn()]
@@ -242,12 +247,32 @@ class ChatWidget(anywidget.AnyWidget):
         """
         if isinstance(event, Mapping):
             event = parse_event(dict(event))
+        builder = self._running_turn(event)
+        self._batcher.add(builder.apply(event))
+
+    def follow(self, event: ChatEvent, ops: list[Op], reducer: TurnBuilder) -> None:
+        """Render one event of a turn that `reducer` reduces (`turns.TurnFollower`): the
+        operations `ops` it gave go to the browser, the event is not reduced again (the
+        magics' turns: the kernel's `TurnRecorder` reduces). As `push` otherwise; the
+        running turn takes `reducer` as its own at its first event (it must show nothing
+        else yet), and keeps its user message.
+        """
+        builder = self._running_turn(event)
+        if builder is not reducer:
+            if builder.items or builder.stats or builder.status() != "running":
+                raise RuntimeError("follow() in a turn that shows events of its own.")
+            self._builder = reducer
+        self._batcher.add(ops)
+
+    def _running_turn(self, event: ChatEvent) -> TurnBuilder:
+        """The running turn's reducer (a turn begun without a message if none runs), with
+        the session `event` names taken."""
         if event.session_id and event.session_id != self.session_id:
             self.session_id = event.session_id
         if self._builder is None:
             self.begin_turn("")
         assert self._builder is not None
-        self._batcher.add(self._builder.apply(event))
+        return self._builder
 
     def end_turn(self, stats: Mapping[str, Any] | None = None) -> TurnStatus:
         """Finish the running turn; returns its status.
@@ -264,6 +289,7 @@ class ChatWidget(anywidget.AnyWidget):
         self._builder = None
         builder.finish()
         turn = builder.turn()
+        turn["user"] = self._user
         turn["stats"] = _summary(
             {**turn["stats"], **(stats or {})}, time.monotonic() - self._turn_started
         )

@@ -20,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from test_kernel_client import TinyServer, json_route, send, sse_route
 
 from jupyter_gns3_copilot.events import sse_message
+from jupyter_gns3_copilot.kernel import magics
 from jupyter_gns3_copilot.kernel.errors import NoProject, ProjectNotFound, UsageError
 from jupyter_gns3_copilot.kernel.magics import (
     keep_question_marks,
@@ -27,6 +28,7 @@ from jupyter_gns3_copilot.kernel.magics import (
     split_options,
 )
 from jupyter_gns3_copilot.kernel.turn import Turn
+from jupyter_gns3_copilot.turns import TurnBuilder
 
 PROJECT_ID = "0b0b0b0b-1111-2222-3333-444444444444"
 BASE = "/a%40b/copilot"
@@ -264,6 +266,32 @@ def test_a_message_streams_as_text_outside_a_kernel_and_returns_the_turn(
     capsys.readouterr()
     run(shell, "turn")
     assert "Turn done · session" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("in_a_widget", [False, True], ids=["text", "widget"])
+def test_a_turn_reduces_each_event_once(
+    shell: InteractiveShell,
+    api: CopilotDouble,
+    monkeypatch: pytest.MonkeyPatch,
+    in_a_widget: bool,
+) -> None:
+    """The kernel reduces each event of a turn once (its `TurnRecorder`); the widget or
+    the text output shows what that reduction made of it. (Which output a real kernel
+    gets is decided by the shell's class: faked here to take the widget's way.)"""
+    if in_a_widget:
+        monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
+    run(shell, "%copilot use Demo lab")
+    reduced: list[Any] = []
+    apply = TurnBuilder.apply
+
+    def counting(builder: TurnBuilder, event: Any) -> list[dict[str, Any]]:
+        reduced.append(event)
+        return apply(builder, event)
+
+    monkeypatch.setattr(TurnBuilder, "apply", counting)
+    turn = run(shell, "%copilot why can't PC1 ping PC3?")
+    assert turn.text == "Hello." and turn.record["items"]
+    assert reduced == turn.events
 
 
 def test_options_shape_the_request(shell: InteractiveShell, api: CopilotDouble) -> None:

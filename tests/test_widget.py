@@ -16,6 +16,8 @@ import pydantic
 import pytest
 
 from jupyter_gns3_copilot.events import parse_event
+from jupyter_gns3_copilot.kernel.transcript import TextStream
+from jupyter_gns3_copilot.kernel.turn import TurnRecorder
 from jupyter_gns3_copilot.render_text import (
     device_results,
     format_stats,
@@ -417,6 +419,102 @@ def test_a_direct_runs_saved_bundle_names_no_session_to_continue() -> None:
     assert bundle["session_id"] is None and bundle["direct_run"] is True
     chat, _ = make_widget(session_id="s1")
     assert "direct_run" not in chat.bundle() and chat.bundle()["session_id"] == "s1"
+
+
+# --- one reduction in the kernel: the widget and the text output follow the TurnRecorder ----
+
+
+def counted_reductions(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The events `TurnBuilder.apply` reduces from now on (whichever builder)."""
+    reduced: list[Any] = []
+    apply = TurnBuilder.apply
+
+    def counting(builder: TurnBuilder, e: Any) -> list[dict[str, Any]]:
+        reduced.append(e)
+        return apply(builder, e)
+
+    monkeypatch.setattr(TurnBuilder, "apply", counting)
+    return reduced
+
+
+def one_op_batches(widget: ChatWidget) -> None:
+    """Each event's operations sent as they come (batches that do not depend on timing)."""
+    widget._batcher = OpBatcher(widget._send_ops, max_ops=1)
+
+
+def test_a_widget_following_the_kernels_reduction_shows_what_pushing_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The magics' widget follows the `TurnRecorder`'s reducer: each event is reduced
+    once, and the browser gets the same messages, the saved output the same bundle, as
+    from a widget that reduces the events itself. The widget keeps its own message for
+    the turn (a direct run's recorder words it otherwise)."""
+    done = event("done", statistics={"input_tokens": 900, "output_tokens": 40,
+                                     "llm_calls": 2}, title="PC3 check")
+    events = [*turn_events()[:2], event("heartbeat"), *turn_events()[2:-1], done]
+    pushed, pushed_sent = make_widget()
+    followed, followed_sent = make_widget()
+    for widget in (pushed, followed):
+        one_op_batches(widget)
+        widget.begin_turn("Why can't PC1 ping PC3?")
+    for e in events:
+        pushed.push(e)
+
+    reduced = counted_reductions(monkeypatch)
+    recorder = TurnRecorder("why can't PC1 ping PC3", SESSION)
+    for e in events:
+        followed.follow(e, recorder.add(e), recorder.builder)
+    assert reduced == [e for e in events if e.type != "heartbeat"]
+    turn = recorder.finish()
+    for widget in (pushed, followed):
+        widget.end_turn({"elapsed": 2.5})
+
+    assert followed_sent.messages == pushed_sent.messages
+    assert followed.saved_bundle() == pushed.saved_bundle()
+    assert followed.turns[0]["user"] == "Why can't PC1 ping PC3?"
+    assert turn.record["user"] == "why can't PC1 ping PC3" and turn.status == "done"
+    assert turn.record["items"] == followed.turns[0]["items"]
+
+
+def test_a_turn_left_waiting_for_an_approval_is_aborted_for_the_kernel_only() -> None:
+    """Interrupting a cell whose turn waits for an approval leaves the turn waiting on the
+    server: the kernel's `Turn` says aborted (the cell stopped), the widget following the
+    same reducer shows it interrupted, not stopped by the user."""
+    widget, _ = make_widget()
+    widget.begin_turn("add PC3")
+    recorder = TurnRecorder("add PC3", SESSION)
+    waiting = event("approval_required", approval_id="a1", tool_call_id="c1",
+                    tool_name="create_nodes", summary="create PC3 (VPCS)")
+    widget.follow(waiting, recorder.add(waiting), recorder.builder)
+    assert recorder.finish(aborted=True).status == "aborted"
+    assert widget.end_turn() == "interrupted"
+
+
+@pytest.mark.parametrize("own", [event("content", content="mine"), event("abort")],
+                         ids=["content", "abort"])
+def test_a_widget_cannot_follow_into_a_turn_showing_events_of_its_own(own: Any) -> None:
+    widget, _ = make_widget()
+    widget.push(own)
+    recorder = TurnRecorder("hi", SESSION)
+    other = event("content", content="theirs")
+    with pytest.raises(RuntimeError, match="events of its own"):
+        widget.follow(other, recorder.add(other), recorder.builder)
+
+
+def test_the_text_output_following_the_kernels_reduction_writes_what_it_writes_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alone: list[str] = []
+    printer = TextStream(alone.append)
+    for e in turn_events():
+        printer(e)
+    reduced = counted_reductions(monkeypatch)
+    followed: list[str] = []
+    follower, recorder = TextStream(followed.append), TurnRecorder("Why?", SESSION)
+    for e in turn_events():
+        follower.follow(e, recorder.add(e), recorder.builder)
+    assert followed == alone and "<- PC3: failed (Connection timeout)" in "".join(followed)
+    assert reduced == turn_events()
 
 
 # --- render_text ----------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..chat.options import TurnOptions
 from ..events import ApprovalRequiredEvent, ChatEvent
+from ..turns import TurnFollower
 from .client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
@@ -76,7 +77,9 @@ COMMAND_TOOLS = {
 }
 """`run(..., tool=...)` short names of the command tools."""
 
-EventCallback = Callable[[ChatEvent], None]
+EventCallback = Callable[[ChatEvent], None] | TurnFollower
+"""`on_event`: called with each event; or a `turns.TurnFollower` (the magics' chat widget
+and text output), given each event with what the turn's one reduction made of it."""
 
 
 class ProjectInfo(BaseModel):
@@ -598,8 +601,10 @@ class Copilot:
         approval: it stays waiting (a direct run lives only as long as its request)."""
         try:
             for event in events:
-                recorder.add(event)
-                if on_event is not None:
+                ops = recorder.add(event)
+                if isinstance(on_event, TurnFollower):
+                    on_event.follow(event, ops, recorder.builder)
+                elif on_event is not None:
                     on_event(event)
         except KeyboardInterrupt:
             self.waiting_approval = recorder.waiting_approval if detachable else None

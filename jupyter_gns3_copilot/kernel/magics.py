@@ -26,8 +26,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import Markdown, display
 
-from ..events import AbortEvent, ApprovalRequiredEvent, ChatEvent
-from .copilot import Copilot, ProjectInfo, SessionInfo, copilot_mode, turn_options
+from ..events import AbortEvent, ApprovalRequiredEvent
+from .copilot import Copilot, EventCallback, ProjectInfo, SessionInfo, copilot_mode, turn_options
 from .errors import ApiError, CopilotError, ProjectNotFound, UsageError
 from .lab_report import Checklist, checklist_markdown, lab_markdown
 from .reports import Records, config_text, status_text
@@ -74,7 +74,7 @@ SUGGESTED_SUBCOMMANDS = (
 )
 """The subcommands a short mistyped line is matched against (`mistyped_subcommand`)."""
 TYPO_CUTOFF = 0.8
-TurnRunner = Callable[[Callable[[], None] | None, Callable[..., None]], Turn]
+TurnRunner = Callable[[Callable[[], None] | None, EventCallback], Turn]
 """Runs a turn given its `on_open` and `on_event` callbacks (`Copilot.ask` / `run`)."""
 _QUESTION_LINE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<assign>(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?)%copilot[ \t]+"
@@ -383,7 +383,7 @@ class CopilotMagics(Magics):
         )
         copilot.chat_request(message, session_id=session_id)  # refuses an empty message
 
-        def ask(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+        def ask(on_open: Callable[[], None] | None, on_event: EventCallback) -> Turn:
             return copilot.ask(
                 message,
                 session=session_id,
@@ -433,7 +433,7 @@ class CopilotMagics(Magics):
             begun = True
 
         try:
-            turn = run(on_open, widget.push)
+            turn = run(on_open, widget)  # follows the one reduction (`turns.TurnFollower`)
         except KeyboardInterrupt:
             if begun:
                 if self.api.waiting_approval is None:
@@ -460,18 +460,14 @@ class CopilotMagics(Magics):
         direct run cannot be interrupted to decide in another cell: it would end)."""
         if decide is None:
             printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
-            turn = run(None, printer)
         else:
             printer = TextStream(
-                sys.stdout.write, flush=sys.stdout.flush, decision_hint=RUN_DECISION_HINT
+                sys.stdout.write,
+                flush=sys.stdout.flush,
+                decision_hint=RUN_DECISION_HINT,
+                decide=decide,
             )
-
-            def on_event(event: ChatEvent) -> None:
-                printer(event)
-                if isinstance(event, ApprovalRequiredEvent):
-                    decide(event)
-
-            turn = run(None, on_event)
+        turn = run(None, printer)
         printer.finish(turn)
         return turn
 
@@ -664,7 +660,7 @@ class CopilotMagics(Magics):
         copilot = self.api
         tool = options.tool or "show"
 
-        def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+        def run(on_open: Callable[[], None] | None, on_event: EventCallback) -> Turn:
             return copilot.run(
                 devices, commands, tool=tool, mode=options.mode, on_open=on_open, on_event=on_event
             )
@@ -715,7 +711,7 @@ class CopilotMagics(Magics):
     ) -> Turn:
         copilot = self.api
 
-        def run(on_open: Callable[[], None] | None, on_event: Callable[..., None]) -> Turn:
+        def run(on_open: Callable[[], None] | None, on_event: EventCallback) -> Turn:
             return copilot.run_tool(
                 tool,
                 arguments,

@@ -1,8 +1,9 @@
 """Conversations as plain text, written while they stream (terminal IPython, `--quiet`).
 
-`TextStream` is an event callback: it writes the answer's text as it arrives, each tool
-call once its arguments are complete, progress lines, each tool's result per device,
-errors and the outcome. `history_text` renders a stored conversation.
+`TextStream` follows a turn (`turns.TurnFollower`, or called with each event): it writes
+the answer's text as it arrives, each tool call once its arguments are complete, progress
+lines, each tool's result per device, errors and the outcome. `history_text` renders a
+stored conversation.
 """
 
 from __future__ import annotations
@@ -11,9 +12,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..events import AbortEvent, ApprovalResolvedEvent, ChatEvent, DoneEvent
+from ..events import (
+    AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
+    ChatEvent,
+    DoneEvent,
+)
 from ..render_text import format_stats
-from ..turns import Item, TurnBuilder
+from ..turns import Item, Op, TurnBuilder
 from .turn import Turn, device_results, parse_json_text
 
 MAX_OUTPUT_LINES = 40
@@ -40,10 +47,13 @@ def approval_prompt(summary: str, hint: str = CHAT_DECISION_HINT) -> str:
 class TextStream:
     """Writes a turn's events as readable text through `write` (e.g. `sys.stdout.write`).
 
-    Call it with each event; `finish(turn)` writes the footer (outcome and statistics).
-    What is written is read from the shared reducer's items (`turns.TurnBuilder`): text as
-    it grows, a tool call once its arguments are complete, each new progress line, the
-    tool's summary and result, errors.
+    `follow` each event with the operations the turn's reducer gave (`turns.TurnFollower`:
+    the kernel's `TurnRecorder` reduces), or call it with each event (it reduces them
+    itself); `finish(turn)` writes the footer (outcome and statistics). What is written is
+    read from the shared reducer's items (`turns.TurnBuilder`): text as it grows, a tool
+    call once its arguments are complete, each new progress line, the tool's summary and
+    result, errors. `decide` is called with a change the turn waits for, once its plan and
+    `decision_hint` are written (a direct run asks on the console).
     """
 
     def __init__(
@@ -52,16 +62,21 @@ class TextStream:
         *,
         flush: Callable[[], Any] | None = None,
         decision_hint: str = CHAT_DECISION_HINT,
+        decide: Callable[[ApprovalRequiredEvent], Any] | None = None,
     ):
         self._write = write
         self._flush = flush
         self._decision_hint = decision_hint
+        self._decide = decide
         self._at_line_start = True
         self._builder = TurnBuilder()
         self._seen: dict[int, Item] = {}
 
     def __call__(self, event: ChatEvent) -> None:
-        ops = self._builder.apply(event)
+        self.follow(event, self._builder.apply(event), self._builder)
+
+    def follow(self, event: ChatEvent, ops: list[Op], reducer: TurnBuilder) -> None:
+        """Write what `ops` (what `reducer` made of `event`) changed."""
         for op in ops:
             if op["op"] == "append":
                 self._text(op["text"])
@@ -78,6 +93,8 @@ class TextStream:
             self._end_line()
         if self._flush is not None:
             self._flush()
+        if self._decide is not None and isinstance(event, ApprovalRequiredEvent):
+            self._decide(event)
 
     def _item(self, index: int, item: Item) -> None:
         before = self._seen.get(index)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from ..device_outcome import DELIVERY_OUTCOMES, Outcome, combine, device_outcome
 from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
 from ..render_text import format_calls, format_tokens
-from ..turns import TurnBuilder
+from ..turns import Op, TurnBuilder
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -274,7 +274,12 @@ def _result_status(output: Any, tool: str) -> str | None:
 
 
 class TurnRecorder:
-    """Builds a `Turn` from its events (`add` each, in order, then `finish`)."""
+    """Builds a `Turn` from its events (`add` each, in order, then `finish`).
+
+    Its `builder` is the turn's one reduction in the kernel: what shows the turn while it
+    runs (the chat widget, the text transcript) follows it (`turns.TurnFollower`) with the
+    operations `add` returns, instead of reducing the events again.
+    """
 
     def __init__(self, message: str, session_id: str, project_id: str = "") -> None:
         self.turn = Turn(message=message, session_id=session_id, project_id=project_id)
@@ -283,27 +288,30 @@ class TurnRecorder:
         self.waiting_approval: ApprovalRequiredEvent | None = None
         """The approval the turn waits for now (None: not waiting)."""
 
-    def add(self, event: ChatEvent) -> None:
-        """Take one event into account."""
+    def add(self, event: ChatEvent) -> list[Op]:
+        """Take one event into account; returns the operations it gave (`turns.TurnBuilder`)."""
         turn = self.turn
         if turn.statistics.first_event is None:
             turn.statistics.first_event = round(time.monotonic() - self._started, 4)
         if isinstance(event, HeartbeatEvent):
-            return
+            return []
         turn.events.append(event)
         if event.session_id:
             turn.session_id = event.session_id
-        self.builder.apply(event)
+        ops = self.builder.apply(event)
         if isinstance(event, ApprovalRequiredEvent):
             self.waiting_approval = event
         elif isinstance(event, ApprovalResolvedEvent):
             self.waiting_approval = None
+        return ops
 
     def finish(self, *, aborted: bool = False) -> Turn:
-        """The turn (`aborted`: the client stopped it, whatever the events said)."""
-        self.builder.aborted = self.builder.aborted or aborted
+        """The turn (`aborted`: the client stopped it, whatever the events said; the builder
+        is left as the events made it, so a follower shows the turn as they said)."""
         self.builder.finish()
         record = self.builder.turn()
+        if aborted:  # aborted comes before every other status
+            record["status"] = "aborted"
         turn = self.turn
         turn.record = dict(record)
         turn.messages = [i["text"] for i in record["items"] if i["kind"] == "text"]
