@@ -37,13 +37,14 @@ docs: install
 
 install: $(STAMP) frontend
 
-# The front end's types for the chat events, generated from the Python models: their JSON
-# Schema (jupyter_gns3_copilot/wire_schema.py) into labextension/src/generated/, then the
-# TypeScript compiled from it (json-schema-to-typescript). Both files are checked in; `make
-# test` fails when either differs from a fresh generation (tests/test_wire_schema.py and
-# the labextension's src/generated/generated.test.ts). Run it after changing an event.
+# The front end's types for the chat events and the turn model, generated from the Python
+# models: their JSON Schema (jupyter_gns3_copilot/wire_schema.py) into
+# labextension/src/generated/, then the TypeScript compiled from it
+# (json-schema-to-typescript). All are checked in; `make test` fails when one differs from
+# a fresh generation (tests/test_wire_schema.py and the labextension's
+# src/generated/generated.test.ts). Run it after changing an event or the turn model.
 types: install
-	$(PY) -m jupyter_gns3_copilot.wire_schema > $(FRONTEND)/src/generated/events.schema.json
+	$(PY) -m jupyter_gns3_copilot.wire_schema $(FRONTEND)/src/generated
 	cd $(FRONTEND) && npm run --silent generate:types
 
 # The JupyterLab extension and the widget bundle, from labextension/ (TypeScript), into

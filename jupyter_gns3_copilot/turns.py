@@ -26,7 +26,11 @@ Rules (`TurnBuilder.apply`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+# typing_extensions' TypedDict (typing's on Python 3.12+): pydantic exports its JSON Schema
+# (`wire_schema.py`) on every supported Python.
+from typing_extensions import TypedDict
 
 from .events import (
     AbortEvent,

@@ -1,23 +1,27 @@
-"""The JSON Schema of the chat events as they travel to the front end (a lab check's
-`check_result` / `check_summary` events included, with the result and score models).
+"""The JSON Schema of what the front end reads from the Python side, for its TypeScript
+types: the chat events as they travel (a lab check's `check_result` / `check_summary`
+included, with the result and score models), and the turn model a saved cell output holds
+(`turns.TurnBundle`, whose turns the widget's operations carry too).
 
-The labextension's TypeScript types are generated from it, so the two languages cannot
-drift: `make types` writes this schema to `labextension/src/generated/events.schema.json`
-and compiles that into `labextension/src/generated/events.ts` (json-schema-to-typescript);
-`tests/test_wire_schema.py` fails when the checked-in schema differs from a fresh export,
+The labextension's types are generated from it, so the two languages cannot drift:
+`make types` writes each schema of `SCHEMAS` to `labextension/src/generated/<name>.schema.json`
+and compiles it into `labextension/src/generated/<name>.ts` (json-schema-to-typescript);
+`tests/test_wire_schema.py` fails when a checked-in schema differs from a fresh export,
 and the labextension's `generated.test.ts` when the TypeScript differs from a fresh
 compile.
 
 The schema describes the wire, not the Python constructors: an event goes out as
-`model_dump_json(exclude_none=True)`, so a field whose default is None is optional (absent
-when None) and every other field is required (a default that is not None is always sent).
-Field titles are left out (each property would otherwise become a named TypeScript type).
+`model_dump_json(exclude_none=True)`, so a model's field whose default is None is optional
+(absent when None) and every other field is required (a default that is not None is always
+sent); a TypedDict's fields are required as the TypedDict says. Field titles are left out
+(each property would otherwise become a named TypeScript type).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -25,6 +29,13 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from .events import ChatEvent
+from .turns import TurnBundle
+
+SCHEMAS: dict[str, tuple[Any, str]] = {
+    "events": (ChatEvent, "ChatEvent"),
+    "turns": (TurnBundle, "TurnBundle"),
+}
+"""Each schema's file name, its root type and the root's name in TypeScript."""
 
 
 class WireSchema(GenerateJsonSchema):
@@ -44,19 +55,23 @@ class WireSchema(GenerateJsonSchema):
         return False
 
 
-def _schema(kind: Any) -> dict[str, Any]:
-    return TypeAdapter(kind).json_schema(mode="serialization", schema_generator=WireSchema)
+def wire_schema(name: str) -> dict[str, Any]:
+    """The schema `name` of `SCHEMAS`: its root type, with every type it names in `$defs`."""
+    root, title = SCHEMAS[name]
+    schema = TypeAdapter(root).json_schema(mode="serialization", schema_generator=WireSchema)
+    return {**schema, "title": title}
 
 
-def wire_schema() -> dict[str, Any]:
-    """`ChatEvent` (the union of the events), with every model it names in `$defs`."""
-    return {"title": "ChatEvent", **_schema(ChatEvent)}
+def wire_schema_text(name: str) -> str:
+    """`wire_schema(name)` as the checked-in file holds it (2-space JSON, final newline)."""
+    return json.dumps(wire_schema(name), indent=2, ensure_ascii=False) + "\n"
 
 
-def wire_schema_text() -> str:
-    """`wire_schema()` as the checked-in file holds it (2-space JSON, final newline)."""
-    return json.dumps(wire_schema(), indent=2, ensure_ascii=False) + "\n"
+def write_schemas(directory: Path) -> None:
+    """Write every schema of `SCHEMAS` into `directory` as `<name>.schema.json`."""
+    for name in SCHEMAS:
+        (directory / f"{name}.schema.json").write_text(wire_schema_text(name), encoding="utf-8")
 
 
 if __name__ == "__main__":
-    sys.stdout.write(wire_schema_text())
+    write_schemas(Path(sys.argv[1]))

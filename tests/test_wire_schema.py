@@ -1,10 +1,11 @@
-"""The chat events' JSON Schema, from which the front end's TypeScript types are generated.
+"""The JSON Schemas from which the front end's TypeScript types are generated: the chat
+events and the turn model.
 
-The checked-in schema (`labextension/src/generated/events.schema.json`) must be what the
+The checked-in schemas (`labextension/src/generated/*.schema.json`) must be what the
 Python models export now (the labextension's own test checks the TypeScript compiled from
-it), and it must describe the events as they travel: the shared fixtures' events (turns, several
-recorded from real turns, and a lab check) validate against it, in the form they have and
-in their SSE form.
+them), and they must describe the data as it travels: the shared fixtures' events (turns,
+several recorded from real turns, and a lab check) validate, in the form they have and in
+their SSE form, and so do the turns they reduce to and a widget's saved bundle.
 """
 
 from __future__ import annotations
@@ -17,26 +18,28 @@ import jsonschema
 import pytest
 
 from jupyter_gns3_copilot.events import ChatEvent, parse_event, sse_message
-from jupyter_gns3_copilot.wire_schema import wire_schema, wire_schema_text
+from jupyter_gns3_copilot.turns import reduce_turn, turn_bundle
+from jupyter_gns3_copilot.wire_schema import SCHEMAS, wire_schema, wire_schema_text
 
-ROOT = Path(__file__).parent.parent
-CHECKED_IN = ROOT / "labextension" / "src" / "generated" / "events.schema.json"
+GENERATED = Path(__file__).parent.parent / "labextension" / "src" / "generated"
 FIXTURES = Path(__file__).parent / "fixtures"
 EVENT_MODELS = get_args(get_args(ChatEvent)[0])
 
 
-def validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(wire_schema())
+def validator(name: str = "events") -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(wire_schema(name))
 
 
-def test_the_checked_in_schema_is_what_the_models_export() -> None:
-    assert CHECKED_IN.read_text(encoding="utf-8") == wire_schema_text(), (
-        "The chat events changed: run `make types` and commit the generated files."
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_the_checked_in_schema_is_what_the_models_export(name: str) -> None:
+    checked_in = GENERATED / f"{name}.schema.json"
+    assert checked_in.read_text(encoding="utf-8") == wire_schema_text(name), (
+        "The Python models changed: run `make types` and commit the generated files."
     )
 
 
 def test_every_event_model_is_in_the_schema_with_its_type() -> None:
-    definitions = wire_schema()["$defs"]
+    definitions = wire_schema("events")["$defs"]
     for model in EVENT_MODELS:
         properties = definitions[model.__name__]["properties"]
         assert properties["type"]["const"] == model.model_fields["type"].default
@@ -64,7 +67,7 @@ def test_a_field_is_required_exactly_when_it_is_always_sent() -> None:
     """As `sse_message` sends an event (None left out), it has every required field, and
     an optional one exactly when its value is not None."""
     check = validator()
-    definitions = wire_schema()["$defs"]
+    definitions = wire_schema("events")["$defs"]
     for event in fixture_events():
         parsed = parse_event(event)
         sent = json.loads(sse_message(parsed).removeprefix("data: "))
@@ -81,3 +84,22 @@ def test_a_field_is_required_exactly_when_it_is_always_sent() -> None:
 def test_an_event_missing_a_required_field_does_not_validate() -> None:
     with pytest.raises(jsonschema.ValidationError):
         validator().validate({"type": "tool_end", "session_id": "s", "tool_name": "t"})
+
+
+def test_the_fixtures_turns_and_their_bundle_validate() -> None:
+    """The turns the shared fixtures reduce to (as saved, None kept) and a bundle of them."""
+    turns = [
+        json.loads(path.read_text(encoding="utf-8"))["turn"]
+        for path in sorted((FIXTURES / "turns").glob("*.json"))
+    ]
+    assert turns
+    check = validator("turns")
+    for direct_run in (False, True):
+        bundle = turn_bundle(turns, project_id="p", session_id="s", direct_run=direct_run)
+        check.validate(json.loads(json.dumps(bundle)))
+    turn = reduce_turn("hi", [{"type": "content", "session_id": "s", "content": "x"}])
+    broken = json.loads(json.dumps(turn_bundle([turn], project_id="p")))
+    check.validate(broken)
+    broken["turns"][0]["items"][0]["kind"] = "paragraph"
+    with pytest.raises(jsonschema.ValidationError):
+        check.validate(broken)

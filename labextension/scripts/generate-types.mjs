@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { compile } from 'json-schema-to-typescript';
 
 const GENERATED = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated');
-export const SCHEMAS = ['events'];
+export const SCHEMAS = ['events', 'turns'];
 
 const banner = name => `/**
  * GENERATED FILE: do not edit. The TypeScript of src/generated/${name}.schema.json, the JSON
