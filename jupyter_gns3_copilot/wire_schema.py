@@ -22,16 +22,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from .events import ChatEvent
 from .turns import TurnBundle
 
-SCHEMAS: dict[str, tuple[Any, str]] = {
+SCHEMAS: dict[str, tuple[object, str]] = {
     "events": (ChatEvent, "ChatEvent"),
     "turns": (TurnBundle, "TurnBundle"),
 }
@@ -51,11 +50,11 @@ class WireSchema(GenerateJsonSchema):
         schema = field["schema"]
         return schema["type"] != "default" or schema.get("default", ...) is not None
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
+    def field_title_should_be_set(self, schema: object) -> bool:
         return False
 
 
-def wire_schema(name: str) -> dict[str, Any]:
+def wire_schema(name: str) -> JsonSchemaValue:
     """The schema `name` of `SCHEMAS`: its root type, with every type it names in `$defs`."""
     root, title = SCHEMAS[name]
     schema = TypeAdapter(root).json_schema(mode="serialization", schema_generator=WireSchema)

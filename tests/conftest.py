@@ -1,15 +1,33 @@
 """Shared test configuration: pytest-jupyter runs `async def` tests on a fresh loop each;
-`prefix`, a unique GNS3 account prefix cleaned up afterwards (classroom tests)."""
+`prefix`, a unique GNS3 account prefix cleaned up afterwards (classroom tests);
+`reductions`, the events the turn reducer reduces (how often the kernel reduces each)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 
+from jupyter_gns3_copilot.turns import TurnBuilder
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture
+def reductions(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The events `TurnBuilder.apply` reduces from now on (whichever builder), in order."""
+    reduced: list[Any] = []
+    apply = TurnBuilder.apply
+
+    def counting(builder: TurnBuilder, event: Any) -> list[dict[str, Any]]:
+        reduced.append(event)
+        return apply(builder, event)
+
+    monkeypatch.setattr(TurnBuilder, "apply", counting)
+    return reduced
 
 
 @pytest.fixture

@@ -28,7 +28,6 @@ from jupyter_gns3_copilot.kernel.magics import (
     split_options,
 )
 from jupyter_gns3_copilot.kernel.turn import Turn
-from jupyter_gns3_copilot.turns import TurnBuilder
 
 PROJECT_ID = "0b0b0b0b-1111-2222-3333-444444444444"
 BASE = "/a%40b/copilot"
@@ -273,6 +272,7 @@ def test_a_turn_reduces_each_event_once(
     shell: InteractiveShell,
     api: CopilotDouble,
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
     in_a_widget: bool,
 ) -> None:
     """The kernel reduces each event of a turn once (its `TurnRecorder`); the widget or
@@ -281,14 +281,7 @@ def test_a_turn_reduces_each_event_once(
     if in_a_widget:
         monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
     run(shell, "%copilot use Demo lab")
-    reduced: list[Any] = []
-    apply = TurnBuilder.apply
-
-    def counting(builder: TurnBuilder, event: Any) -> list[dict[str, Any]]:
-        reduced.append(event)
-        return apply(builder, event)
-
-    monkeypatch.setattr(TurnBuilder, "apply", counting)
+    reduced = request.getfixturevalue("reductions")
     turn = run(shell, "%copilot why can't PC1 ping PC3?")
     assert turn.text == "Hello." and turn.record["items"]
     assert reduced == turn.events

@@ -424,26 +424,13 @@ def test_a_direct_runs_saved_bundle_names_no_session_to_continue() -> None:
 # --- one reduction in the kernel: the widget and the text output follow the TurnRecorder ----
 
 
-def counted_reductions(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The events `TurnBuilder.apply` reduces from now on (whichever builder)."""
-    reduced: list[Any] = []
-    apply = TurnBuilder.apply
-
-    def counting(builder: TurnBuilder, e: Any) -> list[dict[str, Any]]:
-        reduced.append(e)
-        return apply(builder, e)
-
-    monkeypatch.setattr(TurnBuilder, "apply", counting)
-    return reduced
-
-
 def one_op_batches(widget: ChatWidget) -> None:
     """Each event's operations sent as they come (batches that do not depend on timing)."""
     widget._batcher = OpBatcher(widget._send_ops, max_ops=1)
 
 
 def test_a_widget_following_the_kernels_reduction_shows_what_pushing_shows(
-    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The magics' widget follows the `TurnRecorder`'s reducer: each event is reduced
     once, and the browser gets the same messages, the saved output the same bundle, as
@@ -460,7 +447,7 @@ def test_a_widget_following_the_kernels_reduction_shows_what_pushing_shows(
     for e in events:
         pushed.push(e)
 
-    reduced = counted_reductions(monkeypatch)
+    reduced = request.getfixturevalue("reductions")  # counted from here
     recorder = TurnRecorder("why can't PC1 ping PC3", SESSION)
     for e in events:
         followed.follow(e, recorder.add(e), recorder.builder)
@@ -502,13 +489,13 @@ def test_a_widget_cannot_follow_into_a_turn_showing_events_of_its_own(own: Any) 
 
 
 def test_the_text_output_following_the_kernels_reduction_writes_what_it_writes_alone(
-    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     alone: list[str] = []
     printer = TextStream(alone.append)
     for e in turn_events():
         printer(e)
-    reduced = counted_reductions(monkeypatch)
+    reduced = request.getfixturevalue("reductions")  # counted from here
     followed: list[str] = []
     follower, recorder = TextStream(followed.append), TurnRecorder("Why?", SESSION)
     for e in turn_events():

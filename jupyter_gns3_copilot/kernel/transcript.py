@@ -62,7 +62,7 @@ class TextStream:
         *,
         flush: Callable[[], Any] | None = None,
         decision_hint: str = CHAT_DECISION_HINT,
-        decide: Callable[[ApprovalRequiredEvent], Any] | None = None,
+        decide: Callable[[ApprovalRequiredEvent], None] | None = None,
     ):
         self._write = write
         self._flush = flush
