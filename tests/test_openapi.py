@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from test_server_support import call, lab_traits, server_config
 
-from jupyter_gns3_copilot.server.errors import ApiError, bad_input
+from jupyter_gns3_copilot.server.errors import ErrorAnswer, bad_input
 from jupyter_gns3_copilot.server.handlers import default_handlers
 from jupyter_gns3_copilot.server.openapi import openapi_document, operations, route_template
 
@@ -89,11 +89,11 @@ def test_the_document_is_valid_openapi_with_a_description_for_every_operation() 
     "error",
     [
         bad_input("message", "must contain more than whitespace"),
-        ApiError(503, "closed", type="ConfigurationError", setting="llm_model"),
-        ApiError(400, "bad", type="ValidationError", errors=[{"field": "a", "rule": "b"}]),
+        ErrorAnswer(503, "closed", type="ConfigurationError", setting="llm_model"),
+        ErrorAnswer(400, "bad", type="ValidationError", errors=[{"field": "a", "rule": "b"}]),
     ],
 )
-def test_every_error_body_matches_the_documented_error_schema(error: ApiError) -> None:
+def test_every_error_body_matches_the_documented_error_schema(error: ErrorAnswer) -> None:
     document = openapi_document("/")
     schema = answer_schema(document, "/copilot/status", "get", 503, "application/json")
     assert list(Draft202012Validator(schema).iter_errors(error.body())) == []

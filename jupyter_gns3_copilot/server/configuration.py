@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ApiError
+from .errors import ErrorAnswer
 
 _TRAIT_NAME = re.compile(r"The '(\w+)' trait")
 UNNAMED = "configuration"
@@ -43,10 +43,10 @@ class ConfigProblem:
     """A trait name, or "configuration" when the error names none."""
     reason: str
 
-    def api_error(self) -> ApiError:
+    def error_answer(self) -> ErrorAnswer:
         """The 503 every copilot route answers while the problem stands."""
         where = "" if self.setting == UNNAMED else f"c.GNS3Copilot.{self.setting}: "
-        return ApiError(
+        return ErrorAnswer(
             503,
             f"The GNS3 Copilot is closed because its configuration is invalid: "
             f"{where}{self.reason}. The administrator must fix it and restart the Jupyter "

@@ -43,8 +43,11 @@ _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = bytes(range(256)).translate(None, b"[]{}")
 
 
-class ApiError(Exception):
-    """An error answer the handlers raise on purpose."""
+class ErrorAnswer(Exception):
+    """An error answer the handlers raise on purpose: its status and JSON body.
+
+    The clients' view of the same answer is `ApiError` (the kernel's and the browser's).
+    """
 
     def __init__(
         self,
@@ -87,19 +90,19 @@ class ApiError(Exception):
         return {"error": error}
 
 
-def bad_input(field: str, rule: str, *, type: str = "ValidationError") -> ApiError:
+def bad_input(field: str, rule: str, *, type: str = "ValidationError") -> ErrorAnswer:
     """400 for one field breaking one rule."""
-    return ApiError(400, f"{field}: {rule}", type=type, field=field, rule=rule)
+    return ErrorAnswer(400, f"{field}: {rule}", type=type, field=field, rule=rule)
 
 
-def not_found(message: str, *, type: str = "NotFound") -> ApiError:
+def not_found(message: str, *, type: str = "NotFound") -> ErrorAnswer:
     """404."""
-    return ApiError(404, message, type=type)
+    return ErrorAnswer(404, message, type=type)
 
 
-def auto_approval_forbidden() -> ApiError:
+def auto_approval_forbidden() -> ErrorAnswer:
     """403 for `"approval": "auto"` where the administrator does not allow it."""
-    return ApiError(
+    return ErrorAnswer(
         403,
         'The administrator does not allow "approval": "auto" here: changes to the '
         "lab wait for your approval (c.GNS3Copilot.allow_auto_approval).",
@@ -109,7 +112,7 @@ def auto_approval_forbidden() -> ApiError:
     )
 
 
-def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
+def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ErrorAnswer:
     """400 for a pydantic ValidationError: the first problem in `field`/`rule`, all in
     `errors`. `prefix` is prepended to locations (e.g. ("arguments",))."""
     problems = []
@@ -120,7 +123,7 @@ def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
         return bad_input("body", "invalid")
     first = problems[0]
     message = "; ".join(f"{p['field']}: {p['rule']}" for p in problems)
-    return ApiError(
+    return ErrorAnswer(
         400,
         f"Invalid request: {message}",
         type="ValidationError",
@@ -130,10 +133,10 @@ def validation_error(exc: Any, *, prefix: tuple[str, ...] = ()) -> ApiError:
     )
 
 
-def body_too_large(size: int | None = None) -> ApiError:
+def body_too_large(size: int | None = None) -> ErrorAnswer:
     """413 for a body over `MAX_BODY_BYTES` (`size` when known)."""
     told = f" ({size:,} bytes)" if size is not None else ""
-    return ApiError(
+    return ErrorAnswer(
         413,
         f"The request body{told} is larger than the {MAX_BODY_BYTES:,} bytes the copilot accepts.",
         type="BodyTooLarge",
@@ -178,7 +181,7 @@ def parse_body(raw: bytes, model: type[Any]) -> Any:
         raise validation_error(exc) from exc
 
 
-def _gns3_error(exc: Exception) -> ApiError | None:
+def _gns3_error(exc: Exception) -> ErrorAnswer | None:
     from ..gns3 import (
         GNS3AuthError,
         GNS3Conflict,
@@ -192,9 +195,9 @@ def _gns3_error(exc: Exception) -> ApiError | None:
         return None
     name = type(exc).__name__
     if isinstance(exc, GNS3Unreachable):
-        return ApiError(502, str(exc), type=name, setting="gns3_url", url=exc.url)
+        return ErrorAnswer(502, str(exc), type=name, setting="gns3_url", url=exc.url)
     if isinstance(exc, GNS3Timeout):
-        return ApiError(
+        return ErrorAnswer(
             502,
             f"{exc} Check that GNS3 is healthy, or raise c.GNS3Copilot.gns3_timeout.",
             type=name,
@@ -203,47 +206,47 @@ def _gns3_error(exc: Exception) -> ApiError | None:
         )
     if isinstance(exc, GNS3AuthError) and exc.status == 403:
         # GNS3 knows who this is and refuses: in hub mode, a project outside the student's pool.
-        return ApiError(403, str(exc), type=name, url=exc.url)
+        return ErrorAnswer(403, str(exc), type=name, url=exc.url)
     if isinstance(exc, GNS3AuthError):
         setting = "gns3_token" if "token" in str(exc) else "gns3_password"
-        return ApiError(502, str(exc), type=name, setting=setting, url=exc.url)
+        return ErrorAnswer(502, str(exc), type=name, setting=setting, url=exc.url)
     if isinstance(exc, GNS3NotFound):
-        return ApiError(404, str(exc), type=name)
+        return ErrorAnswer(404, str(exc), type=name)
     if isinstance(exc, GNS3Conflict):
-        return ApiError(409, str(exc), type=name)
-    return ApiError(502, str(exc), type=name, url=exc.url)
+        return ErrorAnswer(409, str(exc), type=name)
+    return ErrorAnswer(502, str(exc), type=name, url=exc.url)
 
 
-def _hub_error(exc: Exception) -> ApiError | None:
+def _hub_error(exc: Exception) -> ErrorAnswer | None:
     """The hub service's refusal as it gave it (in hub mode the lab routes forward to it),
     503 when it is slow, 502 when it cannot be asked."""
     from ..hub.client import HubServiceError, HubServiceRefused, HubServiceSlow
 
     if isinstance(exc, HubServiceRefused) and exc.status < 500:
-        return ApiError(
+        return ErrorAnswer(
             exc.status, exc.detail, type=exc.error_type, field=exc.field, errors=exc.errors
         )
     if isinstance(exc, HubServiceSlow):
-        return ApiError(503, str(exc), type="HubServiceSlow")
+        return ErrorAnswer(503, str(exc), type="HubServiceSlow")
     if isinstance(exc, HubServiceError):
-        return ApiError(502, str(exc), type=type(exc).__name__, setting="hub_service_url")
+        return ErrorAnswer(502, str(exc), type=type(exc).__name__, setting="hub_service_url")
     return None
 
 
-def to_api_error(exc: BaseException) -> ApiError:
+def to_error_answer(exc: BaseException) -> ErrorAnswer:
     """The answer for `exc` (see the module docstring)."""
     import tornado.web
 
-    if isinstance(exc, ApiError):
+    if isinstance(exc, ErrorAnswer):
         return exc
     if isinstance(exc, tornado.web.HTTPError):
         message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
         status = exc.status_code
-        return ApiError(
+        return ErrorAnswer(
             status, message or exc.reason or HTTPStatus(status).phrase, type="HTTPError"
         )
     if not isinstance(exc, Exception):
-        return ApiError(500, "The request was interrupted.", type=type(exc).__name__)
+        return ErrorAnswer(500, "The request was interrupted.", type=type(exc).__name__)
     gns3 = _gns3_error(exc)
     if gns3 is not None:
         return gns3
@@ -267,15 +270,15 @@ def to_api_error(exc: BaseException) -> ApiError:
             for p in exc.problems
         ]
         first = exc.first
-        return ApiError(422, str(exc), type=name, field=first.field or None, errors=problems)
+        return ErrorAnswer(422, str(exc), type=name, field=first.field or None, errors=problems)
     if isinstance(exc, NoLab):
-        return ApiError(404, str(exc), type=name)
+        return ErrorAnswer(404, str(exc), type=name)
     if isinstance(exc, UnknownSelection):
-        return ApiError(400, str(exc), type=name)
+        return ErrorAnswer(400, str(exc), type=name)
     if isinstance(exc, StageWithoutSnapshot):
-        return ApiError(409, str(exc), type=name)
+        return ErrorAnswer(409, str(exc), type=name)
     if isinstance(exc, LLMConfigError):
-        return ApiError(
+        return ErrorAnswer(
             400,
             exc.message or f"{exc.field}: {exc.rule}",
             type="ValidationError",
@@ -284,14 +287,14 @@ def to_api_error(exc: BaseException) -> ApiError:
             log_detail=exc.admin_note,
         )
     if isinstance(exc, InvalidProjectId):
-        return ApiError(400, str(exc), type=name, field="project_id", rule="a GNS3 project UUID")
+        return ErrorAnswer(400, str(exc), type=name, field="project_id", rule="a GNS3 project UUID")
     if isinstance(exc, InvalidTitle):
-        return ApiError(400, str(exc), type=name, field="title", rule="1-255 characters")
+        return ErrorAnswer(400, str(exc), type=name, field="title", rule="1-255 characters")
     if isinstance(exc, ModelNotConfigured):
-        return ApiError(409, str(exc), type=name, setting=exc.setting)
+        return ErrorAnswer(409, str(exc), type=name, setting=exc.setting)
     if isinstance(exc, SessionBusy):
-        return ApiError(409, str(exc), type=name)
-    return ApiError(
+        return ErrorAnswer(409, str(exc), type=name)
+    return ErrorAnswer(
         500,
         f"Internal error ({name}) in the copilot extension; the server log has the details.",
         type=name,

@@ -36,7 +36,7 @@ class ErrorDetail(BaseModel):
 
 
 class ErrorAnswer(BaseModel):
-    """The body of every error answer (`server.errors.ApiError.body`)."""
+    """The body of every error answer (`server.errors.ErrorAnswer.body`)."""
 
     error: ErrorDetail
 

@@ -31,11 +31,11 @@ from tornado.iostream import StreamClosedError
 
 from ..errors import (
     MAX_BODY_BYTES,
-    ApiError,
+    ErrorAnswer,
     bad_input,
     body_too_large,
     parse_body,
-    to_api_error,
+    to_error_answer,
 )
 from ..identity import user_id_for
 
@@ -76,7 +76,7 @@ class CopilotHandler(APIHandler):
         app = self.copilot
         problem = app.config_problem
         if problem is not None and self.current_user is not None:
-            raise problem.api_error()
+            raise problem.error_answer()
         if len(self.request.body) > MAX_BODY_BYTES:
             raise body_too_large(len(self.request.body))
         if not app.warm_up.done(self.warm_up_stage):
@@ -87,9 +87,9 @@ class CopilotHandler(APIHandler):
             try:
                 await app.hub_session()
             except HubServiceSlow as exc:  # reached, but slow: no setting to blame
-                raise ApiError(503, str(exc), type="HubServiceSlow") from exc
+                raise ErrorAnswer(503, str(exc), type="HubServiceSlow") from exc
             except HubServiceError as exc:
-                raise ApiError(
+                raise ErrorAnswer(
                     503, str(exc), type="HubServiceError", setting="hub_service_url"
                 ) from exc
 
@@ -139,9 +139,9 @@ class CopilotHandler(APIHandler):
         """Answer every error as JSON (see `server.errors`)."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         error = (
-            to_api_error(exc)
+            to_error_answer(exc)
             if exc is not None
-            else ApiError(status_code, self._reason or "Error", type="Error")
+            else ErrorAnswer(status_code, self._reason or "Error", type="Error")
         )
         self.set_status(error.status)
         self.set_header("Content-Type", "application/json")
@@ -151,7 +151,7 @@ class CopilotHandler(APIHandler):
         """Expected errors in one line; bugs with their traceback."""
         if value is None:
             return super().log_exception(typ, value, tb)
-        error = to_api_error(value)
+        error = to_error_answer(value)
         if error.expected:
             detail = f" ({error.log_detail})" if error.log_detail else ""
             self.log.warning(
@@ -185,7 +185,7 @@ class CopilotHandler(APIHandler):
                 await self.copilot.agents().remove_agent(project_id)
             raise
         if project.status != "opened":
-            raise ApiError(
+            raise ErrorAnswer(
                 409,
                 f"GNS3 project {project.name!r} ({project_id}) is {project.status or 'not opened'}"
                 f": open it first (POST {self.api_url('projects', project_id, 'open')}, "
@@ -200,7 +200,7 @@ class CopilotHandler(APIHandler):
         others = len(self.copilot.project_users.others(project_id, self.user_id))
         if others:
             who = "1 other user is" if others == 1 else f"{others} other users are"
-            raise ApiError(
+            raise ErrorAnswer(
                 409,
                 f"Cannot {action} this project: {who} using it (a chat turn or tool run in "
                 "progress). Try again when they have finished.",

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError, auto_approval_forbidden, not_found
+from ..errors import ErrorAnswer, auto_approval_forbidden, not_found
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 DEFAULT_LIST_LIMIT = 100
 
 
-def _already_decided(approval_id: str) -> ApiError:
-    return ApiError(409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided")
+def _already_decided(approval_id: str) -> ErrorAnswer:
+    return ErrorAnswer(409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided")
 
 
-def _session_not_found(session_id: str) -> ApiError:
+def _session_not_found(session_id: str) -> ErrorAnswer:
     return not_found(
         f"Chat session {session_id!r} not found in this project.", type="SessionNotFound"
     )
@@ -123,7 +123,7 @@ class ChatStreamHandler(EventStreamHandler):
         if owner is not None and owner.user_id != self.user_id:
             raise _session_not_found(session_id)
         if agent.turns.is_running(session_id):
-            raise ApiError(
+            raise ErrorAnswer(
                 409,
                 f"Session {session_id} is still answering a message: wait for it to "
                 "finish, or abort it, before sending another.",
@@ -143,7 +143,7 @@ class SessionsHandler(CopilotHandler):
         user_id = self.user_id
         asked = self.get_query_argument("user_id", None)
         if asked is not None and asked != user_id:
-            raise ApiError(
+            raise ErrorAnswer(
                 403,
                 "You can only list your own chat sessions (user_id must be yours or left out).",
                 type="Forbidden",

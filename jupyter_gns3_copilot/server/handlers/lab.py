@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError
+from ..errors import ErrorAnswer
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class LabHandler(CopilotHandler):
         app = self.copilot
         mode = effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).copilot_mode
         if mode != LAB_MODE:
-            raise ApiError(
+            raise ErrorAnswer(
                 403,
                 "Attaching a lab file needs lab automation mode (an instructor's setting).",
                 type="ModeNotAllowed",
@@ -164,7 +164,7 @@ class LabChecksHandler(EventStreamHandler):
         run_id = request.session_id or str(uuid.uuid4())
         abort = self.copilot.tool_runs().begin(run_id, self.user_id)
         if abort is None:
-            raise ApiError(409, f"Run {run_id} is already running.", type="SessionBusy")
+            raise ErrorAnswer(409, f"Run {run_id} is already running.", type="SessionBusy")
         return run_id, abort
 
 
@@ -189,7 +189,7 @@ class LabCatchUpHandler(CopilotHandler):
         labs = self.copilot.project_labs()
         plan = await labs.catch_up_plan(project_id, self.user_id, stage)
         if not request.confirm:
-            raise ApiError(
+            raise ErrorAnswer(
                 400,
                 f'{plan.description} Send {{"confirm": true}} to do it.',
                 type="ConfirmationNeeded",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError, bad_input
+from ..errors import ErrorAnswer, bad_input
 from .base import CopilotHandler
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class ProjectHandler(CopilotHandler):
         if mode != LAB_AUTOMATION:
             missing.append(f"it needs the {LAB_AUTOMATION} copilot mode (yours is {mode})")
         if missing:
-            raise ApiError(
+            raise ErrorAnswer(
                 403,
                 f"Deleting a GNS3 project is not allowed: {'; and '.join(missing)}.",
                 type="ProjectDeleteForbidden",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError
+from ..errors import ErrorAnswer
 from .base import CopilotHandler
 
 
@@ -43,7 +43,7 @@ class LLMConfigHandler(CopilotHandler):
         update = self.body_as(LLMConfigUpdate)
         chosen = [name for name in ENDPOINT_FIELDS if name in update.model_fields_set]
         if app.hub_mode and chosen:
-            raise ApiError(
+            raise ErrorAnswer(
                 403,
                 f"In hub mode the model endpoint and key come from the copilot hub service "
                 f"({app.hub_service_url}); {', '.join(chosen)} cannot be set.",

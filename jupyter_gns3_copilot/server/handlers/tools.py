@@ -7,7 +7,7 @@ import uuid
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ApiError, auto_approval_forbidden, not_found, validation_error
+from ..errors import ErrorAnswer, auto_approval_forbidden, not_found, validation_error
 from .base import CopilotHandler, EventStreamHandler
 
 
@@ -83,7 +83,7 @@ class ToolRunHandler(EventStreamHandler):
         runs = app.tool_runs()
         abort = runs.begin(session_id, user_id)
         if abort is None:
-            raise ApiError(409, f"Run {session_id} is already running.", type="SessionBusy")
+            raise ErrorAnswer(409, f"Run {session_id} is already running.", type="SessionBusy")
         try:
             context = app.lab().tool_context(project_id, mode, abort)
             approval = None
@@ -92,7 +92,7 @@ class ToolRunHandler(EventStreamHandler):
                     runs, context, tool_name, request.arguments, session_id
                 )
             if approval is not None and not request.stream:
-                raise ApiError(
+                raise ErrorAnswer(
                     409,
                     f"This run changes the lab or a device and waits for your approval "
                     f"({approval.summary}): send it with \"stream\": true, where the "
