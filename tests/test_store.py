@@ -20,7 +20,7 @@ from jupyter_gns3_copilot.store import (
     SecretInMetadata,
     SessionExists,
     StatsDelta,
-    TurnStats,
+    TurnCounters,
     database_path,
     validate_project_id,
 )
@@ -288,7 +288,7 @@ async def test_increments_add_up_and_total_is_input_plus_output(tmp_path: Path) 
 
 
 def test_turn_stats_count_model_calls_tools_and_tokens() -> None:
-    stats = TurnStats()
+    stats = TurnCounters()
     stats.user_message()
     stats.model_started("llm_call")
     stats.model_finished("llm_call", {"input_tokens": 100, "output_tokens": 20})
@@ -307,7 +307,7 @@ def test_turn_stats_count_model_calls_tools_and_tokens() -> None:
 async def test_turn_stats_flush_saves_only_what_is_new(tmp_path: Path) -> None:
     async with await ProjectStore.open(tmp_path, PROJECT) as store:
         await store.sessions.create_session("t1", "alice")
-        stats = TurnStats()
+        stats = TurnCounters()
         stats.user_message()
         stats.model_started("llm_call")
         await stats.flush(store.sessions, "t1")
@@ -326,7 +326,7 @@ async def test_stats_are_saved_when_the_reader_stops_midway(tmp_path: Path) -> N
         await store.sessions.create_session("t1", "alice")
 
         async def stream():  # type: ignore[no-untyped-def]
-            stats = TurnStats()
+            stats = TurnCounters()
             stats.user_message()
             try:
                 for _ in range(5):
@@ -350,7 +350,7 @@ async def test_stats_are_saved_when_the_reader_stops_midway(tmp_path: Path) -> N
 async def test_a_cancelled_flush_still_writes_once(tmp_path: Path) -> None:
     async with await ProjectStore.open(tmp_path, PROJECT) as store:
         await store.sessions.create_session("t1", "alice")
-        stats = TurnStats()
+        stats = TurnCounters()
         stats.model_started("llm_call")
         task = asyncio.ensure_future(stats.flush(store.sessions, "t1"))
         await asyncio.sleep(0)

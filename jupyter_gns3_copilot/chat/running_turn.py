@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent.tool_call_stream import ToolCallStreamAccumulator
-from ..store import ChatSessionsRepository, TurnStats
+from ..store import ChatSessionsRepository, TurnCounters
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalRequest
@@ -41,7 +41,7 @@ class RunningTurn:
         self.ready: asyncio.Future[Any] | None = None
         """Completes once the session row exists (see `start_row`)."""
         self.user_message_id = user_message_id
-        self.stats = TurnStats()
+        self.stats = TurnCounters()
         self.accumulator = ToolCallStreamAccumulator()
         self.tool_results: dict[str, str] = {}
         """Tool results reported so far, by call id (used to repair an interrupted turn)."""

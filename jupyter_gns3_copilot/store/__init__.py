@@ -2,14 +2,14 @@
 
 `await ProjectStore.open(data_dir, project_id)` gives `.checkpointer` (a `ProjectSaver`:
 LangGraph's AsyncSqliteSaver that can read a thread's latest checkpoint ahead of a run) for
-the graph and `.sessions` (a `ChatSessionsRepository`); `TurnStats` applies the
+the graph and `.sessions` (a `ChatSessionsRepository`); `TurnCounters` applies the
 statistics rules during a turn. LangGraph is imported only when a store is opened.
 """
 
 from .database import DATABASE_NAME, ProjectStore, database_path, validate_project_id
 from .errors import InvalidProjectId, InvalidTitle, SecretInMetadata, SessionExists, StoreError
 from .sessions import ChatSession, ChatSessionsRepository, StatsDelta, validate_title
-from .stats import TITLE_NODE, TurnStats, usage_tokens
+from .stats import TITLE_NODE, TurnCounters, usage_tokens
 
 __all__ = [
     "DATABASE_NAME",
@@ -23,7 +23,7 @@ __all__ = [
     "SessionExists",
     "StatsDelta",
     "StoreError",
-    "TurnStats",
+    "TurnCounters",
     "database_path",
     "usage_tokens",
     "validate_project_id",

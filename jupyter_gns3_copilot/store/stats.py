@@ -1,6 +1,6 @@
 """The statistics rules for one chat turn, saved as the turn goes.
 
-The service feeds `TurnStats` the turn's events and calls `flush()` whenever it likes
+The service feeds `TurnCounters` the turn's events and calls `flush()` whenever it likes
 (after each model call and tool result, and once more in a `finally`): each flush adds
 only what was not saved yet, so statistics survive a consumer that stops reading midway.
 
@@ -32,8 +32,10 @@ def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
     return int(input_tokens), int(output_tokens)
 
 
-class TurnStats:
+class TurnCounters:
     """Statistics of one turn: running totals and the part not yet saved.
+
+    (What a turn's footer shows is `turns.TurnStats`, read from its `done` event.)
 
     `node` arguments are the LangGraph node an event came from
     (`metadata["langgraph_node"]`); events from `excluded_nodes` are ignored.
