@@ -1,7 +1,7 @@
 """A conversation as plain text or Markdown: for terminal IPython, and for notebooks viewed
 where the chat widget cannot render (nbconvert without widget state, GitHub).
 
-Input is a list of `turns.Turn` (plain dicts): each turn has `user`, `status` (running,
+Input is a list of `turns.TurnRecord` (plain dicts): each turn has `user`, `status` (running,
 done, aborted, error, interrupted), `items` (text, tool, error and approval items; tool
 items with the server's summary, outcome and note) and `stats` (title, input_tokens,
 output_tokens, llm_calls, elapsed).

@@ -58,10 +58,10 @@ __all__ = [
     "ProgressLine",
     "TextItem",
     "ToolItem",
-    "Turn",
     "TurnBuilder",
     "TurnBundle",
     "TurnFollower",
+    "TurnRecord",
     "TurnStats",
     "reduce_turn",
     "turn_bundle",
@@ -139,8 +139,12 @@ class TurnStats(TypedDict, total=False):
     elapsed: float
 
 
-class Turn(TypedDict):
+class TurnRecord(TypedDict):
     """One exchange: the user's message, what the copilot streamed back, how it ended.
+
+    A record, as the reducer builds it and a saved bundle holds it; not the kernel's
+    `Turn` (what `Copilot.ask` returns, which keeps one as `Turn.record`) nor the chat
+    engine's `RunningTurn` (a turn's bookkeeping on the server while it runs).
 
     `user` is empty for turns that did not start from a message (e.g. an error shown
     before any turn). `status` is `running` until the turn ends.
@@ -158,7 +162,7 @@ class _BundleFields(TypedDict):
     project_name: str | None
     session_id: str | None
     mode: str | None
-    turns: list[Turn]
+    turns: list[TurnRecord]
 
 
 class TurnBundle(_BundleFields, total=False):
@@ -181,7 +185,7 @@ class TurnBuilder:
 
     Pure (no widget, no I/O): `apply(event)` updates the turn and returns the operations
     that bring a rendering of the previous items up to date; `finish()` ends it;
-    `turn()` is a snapshot as a `Turn`.
+    `turn()` is a snapshot as a `TurnRecord`.
     """
 
     def __init__(self, user: str = "") -> None:
@@ -202,9 +206,9 @@ class TurnBuilder:
             return "done"
         return "interrupted" if self.ended else "running"
 
-    def turn(self) -> Turn:
+    def turn(self) -> TurnRecord:
         """The turn so far (a copy: later events do not change it)."""
-        return Turn(
+        return TurnRecord(
             user=self.user,
             status=self.status(),
             items=[_copy_item(item) for item in self.items],
@@ -378,8 +382,8 @@ def _copy_item(item: Item) -> Item:
     return {**item}  # type: ignore[return-value]
 
 
-def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, Any]]) -> Turn:
-    """The finished `Turn` of `events` (the whole stream of one turn)."""
+def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, Any]]) -> TurnRecord:
+    """The finished `TurnRecord` of `events` (the whole stream of one turn)."""
     builder = TurnBuilder(user)
     for event in events:
         builder.apply(event)
@@ -388,7 +392,7 @@ def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, Any]]) -> T
 
 
 def turn_bundle(
-    turns: list[Turn],
+    turns: list[TurnRecord],
     *,
     project_id: str,
     project_name: str | None = None,

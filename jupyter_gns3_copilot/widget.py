@@ -61,9 +61,9 @@ from .turns import (
     TURN_MIME_TYPE,
     ErrorItem,
     Op,
-    Turn,
     TurnBuilder,
     TurnBundle,
+    TurnRecord,
     TurnStats,
     TurnStatus,
     turn_bundle,
@@ -310,7 +310,8 @@ class ChatWidget(anywidget.AnyWidget):
         if self._builder is not None:
             self._batcher.add(self._builder.error(text))
             return
-        turn = Turn(user="", status="error", items=[ErrorItem(kind="error", text=text)], stats={})
+        error = ErrorItem(kind="error", text=text)
+        turn = TurnRecord(user="", status="error", items=[error], stats={})
         self.turns = [*self.turns, turn]
         self._refresh_displays()
 
@@ -329,7 +330,7 @@ class ChatWidget(anywidget.AnyWidget):
     def bundle(self) -> TurnBundle:
         """The turns shown, with their project and session (`turns.TurnBundle`)."""
         return turn_bundle(
-            [Turn(**turn) for turn in self.turns],  # type: ignore[typeddict-item]
+            [TurnRecord(**turn) for turn in self.turns],  # type: ignore[typeddict-item]
             project_id=self.project_id,
             project_name=self.project_name,
             session_id=self.session_id,

@@ -136,7 +136,7 @@ class Turn(BaseModel):
     events: list[ChatEvent] = Field(default_factory=list, repr=False)
     """Every event of the turn except heartbeats."""
     record: dict[str, Any] = Field(default_factory=dict, repr=False)
-    """The turn in the shared turn model (`turns.Turn`: user, status, items, stats)."""
+    """The turn in the shared turn model (`turns.TurnRecord`: user, status, items, stats)."""
     _shown_in: int | None = PrivateAttr(default=None)
 
     def shown_in_cell(self, execution_count: int) -> None:

@@ -7,11 +7,11 @@
  */
 import { continueButton } from './continue';
 import { h } from './dom';
-import type { Turn, TurnBundle } from './turn/types';
+import type { TurnBundle, TurnRecord } from './turn/types';
 import { TurnView } from './turn/view';
 
-function isTurn(value: unknown): value is Turn {
-  const turn = value as Turn;
+function isTurn(value: unknown): value is TurnRecord {
+  const turn = value as TurnRecord;
   return !!turn && typeof turn === 'object' && typeof turn.user === 'string' && Array.isArray(turn.items);
 }
 

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 
 import type { ChatEvent } from '../src/events';
 import type { ChecksBundle, LabView } from '../src/lab/types';
-import type { Turn } from '../src/turn/types';
+import type { TurnRecord } from '../src/turn/types';
 
 export interface Fixture {
   name: string;
   user: string;
   events: ChatEvent[];
-  turn: Turn;
+  turn: TurnRecord;
 }
 
 const FIXTURES = join(__dirname, '../../tests/fixtures/turns');
@@ -23,7 +23,7 @@ export function loadFixtures(): Fixture[] {
 }
 
 /** One fixture's finished turn, by name. */
-export function fixtureTurn(name: string): Turn {
+export function fixtureTurn(name: string): TurnRecord {
   const fixture = loadFixtures().find(f => f.name === name);
   if (!fixture) {
     throw new Error(`no fixture ${name}`);

@@ -17,16 +17,20 @@ export interface TurnBundle {
   project_name: string | null;
   session_id: string | null;
   mode: string | null;
-  turns: Turn[];
+  turns: TurnRecord[];
   direct_run?: boolean;
 }
 /**
  * One exchange: the user's message, what the copilot streamed back, how it ended.
  *
+ * A record, as the reducer builds it and a saved bundle holds it; not the kernel's
+ * `Turn` (what `Copilot.ask` returns, which keeps one as `Turn.record`) nor the chat
+ * engine's `RunningTurn` (a turn's bookkeeping on the server while it runs).
+ *
  * `user` is empty for turns that did not start from a message (e.g. an error shown
  * before any turn). `status` is `running` until the turn ends.
  */
-export interface Turn {
+export interface TurnRecord {
   user: string;
   status: 'running' | 'done' | 'aborted' | 'error' | 'interrupted';
   items: (TextItem | ToolItem | ErrorItem | ApprovalItem)[];

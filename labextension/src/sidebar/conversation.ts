@@ -5,7 +5,7 @@
  */
 import type { ChatEvent } from '../events';
 import { TurnReducer } from '../turn/reducer';
-import type { Turn, TurnStatus } from '../turn/types';
+import type { TurnRecord, TurnStatus } from '../turn/types';
 import { type DecisionCallback, TurnView, type TurnViewOptions } from '../turn/view';
 
 /** One turn on screen: the view (the question and the answer) in a block that carries
@@ -21,7 +21,7 @@ class TurnBlock {
     this.node.appendChild(this.view.node);
   }
 
-  update(turn: Turn): void {
+  update(turn: TurnRecord): void {
     this.node.dataset.status = turn.status;
     this.view.update(turn);
   }
@@ -50,7 +50,7 @@ export class ConversationView {
   }
 
   /** Replace what is shown by `turns` (a session's history). */
-  show(turns: readonly Turn[]): void {
+  show(turns: readonly TurnRecord[]): void {
     this.clear();
     for (const turn of turns) {
       this.add().update(turn);

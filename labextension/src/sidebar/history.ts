@@ -7,13 +7,13 @@
  */
 import type { HistoryMessage, TurnError } from '../api';
 import type { ChatEvent } from '../events';
-import type { ToolItem, Turn } from '../turn/types';
+import type { ToolItem, TurnRecord } from '../turn/types';
 
-export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors: readonly TurnError[] = []): Turn[] {
-  const turns: Turn[] = [];
-  const byMessage = new Map<string, Turn>();
+export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors: readonly TurnError[] = []): TurnRecord[] {
+  const turns: TurnRecord[] = [];
+  const byMessage = new Map<string, TurnRecord>();
   const tools = new Map<string, ToolItem>();
-  const current = (): Turn => {
+  const current = (): TurnRecord => {
     if (!turns.length) {
       // The history was cut (limit): its first turn's question is not in it.
       turns.push({ user: '', status: 'done', items: [], stats: {} });
@@ -72,7 +72,7 @@ export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors
 
 /** The events that rebuild a stored turn's text and tool calls (with their results), so a
  * turn waiting for an approval goes on in one view with the rest of its stream. */
-export function turnEvents(turn: Turn, sessionId: string): ChatEvent[] {
+export function turnEvents(turn: TurnRecord, sessionId: string): ChatEvent[] {
   const events: ChatEvent[] = [];
   for (const item of turn.items) {
     if (item.kind === 'text') {

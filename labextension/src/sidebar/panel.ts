@@ -14,7 +14,7 @@ import { Widget } from '@lumino/widgets';
 import { ApiError, CopilotApi, type LLMConfig, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
 import type { ChatEvent } from '../events';
 import { sanitizeSvg } from '../markdown';
-import type { Turn } from '../turn/types';
+import type { TurnRecord } from '../turn/types';
 import type { Decision } from '../turn/view';
 import { closedNotice, closedReason } from './closed';
 import { ConversationView } from './conversation';
@@ -564,7 +564,7 @@ export class CopilotSidebar extends Widget {
    * Reject; the decision route then answers with the rest of the turn, shown in the same
    * view. Stop, or choosing another chat, leaves it waiting on the server.
    */
-  private async continueWaiting(sessionId: string, waiting: Turn, pending: PendingApproval[]): Promise<void> {
+  private async continueWaiting(sessionId: string, waiting: TurnRecord, pending: PendingApproval[]): Promise<void> {
     const controller = new AbortController();
     this.running = controller;
     this.setRunning(true);

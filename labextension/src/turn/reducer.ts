@@ -1,5 +1,5 @@
 /**
- * Reduces one turn's chat events into a `Turn`, exactly as the Python reducer
+ * Reduces one turn's chat events into a `TurnRecord`, exactly as the Python reducer
  * (`jupyter_gns3_copilot/turns.py`) does; both are checked against tests/fixtures/turns/.
  *
  * Rules (the contract both languages keep):
@@ -16,7 +16,7 @@
  * - the status: aborted > error > done; `interrupted` when no terminal event came.
  */
 import type { ChatEvent } from '../events';
-import type { ApprovalItem, ToolItem, Turn, TurnStats, TurnStatus } from './types';
+import type { ApprovalItem, ToolItem, TurnRecord, TurnStats, TurnStatus } from './types';
 
 /** Progress lines kept per tool call (the oldest are dropped). */
 export const MAX_PROGRESS_LINES = 50;
@@ -24,7 +24,7 @@ export const MAX_PROGRESS_LINES = 50;
 const STAT_KEYS = ['input_tokens', 'output_tokens', 'llm_calls', 'elapsed'] as const;
 
 export class TurnReducer {
-  readonly turn: Turn;
+  readonly turn: TurnRecord;
   private aborted = false;
   private failed = false;
   private finished = false;
@@ -199,7 +199,7 @@ function statsOf(statistics: Record<string, number> | null | undefined, title: s
 }
 
 /** The finished turn of `user`'s message and its events, in order. */
-export function reduceTurn(user: string, events: ChatEvent[]): Turn {
+export function reduceTurn(user: string, events: ChatEvent[]): TurnRecord {
   const reducer = new TurnReducer(user);
   for (const event of events) {
     reducer.apply(event);

@@ -7,7 +7,7 @@
  * against both reducers. This module adds what a schema cannot say: the MIME type and
  * names for the parts of a type.
  */
-import type { ToolItem, Turn } from '../generated/turns';
+import type { ToolItem, TurnRecord } from '../generated/turns';
 
 export type {
   ApprovalItem,
@@ -15,15 +15,15 @@ export type {
   ProgressLine,
   TextItem,
   ToolItem,
-  Turn,
   TurnBundle,
+  TurnRecord,
   TurnStats
 } from '../generated/turns';
 
 /** The MIME type of a finished cell output: `TurnBundle` as JSON. */
 export const TURN_MIME_TYPE = 'application/vnd.gns3-copilot.turns+json';
 
-export type Item = Turn['items'][number];
-export type TurnStatus = Turn['status'];
+export type Item = TurnRecord['items'][number];
+export type TurnStatus = TurnRecord['status'];
 /** What happened to the check, not only to the delivery (a ping with 100% loss is `failed`). */
 export type ToolOutcome = NonNullable<ToolItem['outcome']>;

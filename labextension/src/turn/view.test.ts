@@ -3,10 +3,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { fixtureTurn } from '../../test/fixtures';
 import { describeArguments } from './describe';
 import { resultView } from './results';
-import type { ToolItem, Turn } from './types';
+import type { ToolItem, TurnRecord } from './types';
 import { displayOrder, settledLength, TurnView } from './view';
 
-function view(turn: Turn, options = {}): TurnView {
+function view(turn: TurnRecord, options = {}): TurnView {
   const v = new TurnView(options);
   v.update(turn);
   document.body.append(v.node);
@@ -39,7 +39,7 @@ describe('tool card headers', () => {
   it('shows the tool and its arguments while streaming, the summary once ended', () => {
     const turn = fixtureTurn('failed_ping');
     const tool = turn.items[1] as ToolItem;
-    const running: Turn = { ...turn, status: 'running', items: [turn.items[0], { ...tool, state: 'running', output: null, summary: null, outcome: null }] };
+    const running: TurnRecord = { ...turn, status: 'running', items: [turn.items[0], { ...tool, state: 'running', output: null, summary: null, outcome: null }] };
     const v = view(running);
     const [head] = heads(v);
     expect(head.textContent).toContain('run vpcs commands');
@@ -97,7 +97,7 @@ describe('streaming Markdown', () => {
 
   it('renders settled blocks once and the whole text as one rendering would', () => {
     const answer = '## Diagnosis\n\n**PC3** is down:\n\n- a\n- b\n\n```\nping\n\nreply\n```\n\nDone.';
-    const turn: Turn = { user: '', status: 'running', items: [{ kind: 'text', text: '' }], stats: {} };
+    const turn: TurnRecord = { user: '', status: 'running', items: [{ kind: 'text', text: '' }], stats: {} };
     const v = view(turn);
     let first: Element | null = null;
     for (let n = 1; n <= answer.length; n++) {
@@ -131,7 +131,7 @@ describe('TurnView', () => {
   });
 
   it('updates incrementally: unchanged items keep their nodes, an opened card stays open', () => {
-    const turn: Turn = { user: 'q', status: 'running', items: [], stats: {} };
+    const turn: TurnRecord = { user: 'q', status: 'running', items: [], stats: {} };
     const v = view(turn);
     turn.items.push({ kind: 'text', text: 'Checking' });
     v.update(turn);
@@ -161,7 +161,7 @@ describe('TurnView', () => {
 
   it('shows approval buttons only with a callback, and passes the decision', () => {
     const turn = fixtureTurn('approval_then_create');
-    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const pending: TurnRecord = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as TurnRecord['items'][number]] };
     const onDecision = vi.fn();
     const v = view(pending, { onDecision });
     const approve = v.node.querySelector<HTMLButtonElement>('.gns3c-approve')!;
@@ -180,7 +180,7 @@ describe('TurnView', () => {
 
   it('offers the decision only while the turn runs here, and says where to decide after', () => {
     const turn = fixtureTurn('approval_then_create');
-    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const pending: TurnRecord = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as TurnRecord['items'][number]] };
     const v = view(pending, { onDecision: vi.fn() });
     const buttons = v.node.querySelector<HTMLElement>('.gns3c-approval-controls')!;
     expect(buttons.hidden).toBe(false);
@@ -191,7 +191,7 @@ describe('TurnView', () => {
 
   it('gives the buttons back and says why when the decision is refused', async () => {
     const turn = fixtureTurn('approval_then_create');
-    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const pending: TurnRecord = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as TurnRecord['items'][number]] };
     const v = view(pending, { onDecision: () => Promise.reject(new Error('HTTP 409: already decided')) });
     const approve = v.node.querySelector<HTMLButtonElement>('.gns3c-approve')!;
     approve.click();
@@ -204,7 +204,7 @@ describe('TurnView', () => {
 
   it('sends the comment typed for the copilot with Reject', () => {
     const turn = fixtureTurn('approval_then_create');
-    const pending: Turn = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as Turn['items'][number]] };
+    const pending: TurnRecord = { ...turn, status: 'running', items: [{ ...turn.items[1], state: 'pending' } as TurnRecord['items'][number]] };
     const onDecision = vi.fn();
     const v = view(pending, { onDecision });
     const comment = v.node.querySelector<HTMLTextAreaElement>('.gns3c-approval-comment')!;
@@ -237,7 +237,7 @@ describe('TurnView', () => {
   it('shows no Working spinner while a change waits for a person', () => {
     const turn = fixtureTurn('approval_then_create');
     const [tool, approval] = turn.items;
-    const waiting: Turn = { ...turn, status: 'running', stats: {}, items: [tool, { ...approval, state: 'pending' } as Turn['items'][number]] };
+    const waiting: TurnRecord = { ...turn, status: 'running', stats: {}, items: [tool, { ...approval, state: 'pending' } as TurnRecord['items'][number]] };
     const v = view(waiting, { onDecision: vi.fn() });
     expect(v.node.querySelector('.gns3c-spinner')).toBeNull();
     expect(v.node.dataset.waiting).toBe('true');
@@ -256,7 +256,7 @@ describe('TurnView', () => {
   });
 
   it('gives every code block of an answer a Copy button', async () => {
-    const turn: Turn = {
+    const turn: TurnRecord = {
       user: '', status: 'done', stats: {},
       items: [{ kind: 'text', text: 'Type:\n\n```\nip 10.0.0.1/24 10.0.0.254\n```\n\nand `show ip`.' }]
     };

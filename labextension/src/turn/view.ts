@@ -1,5 +1,5 @@
 /**
- * Renders a `Turn` into DOM: used by the widget, the saved-turn renderer and the sidebar.
+ * Renders a `TurnRecord` into DOM: used by the widget, the saved-turn renderer and the sidebar.
  *
  * Answer first: text items are Markdown (each code block with a Copy button); each tool
  * call is one line (the server's summary once it ended, else its name and readable
@@ -15,7 +15,7 @@ import { h, icon } from '../dom';
 import { inlineMarkdownToHtml, renderMarkdown as defaultRenderMarkdown } from '../markdown';
 import { describeArguments, toolBadge, toolLabel, toolOutcome } from './describe';
 import { resultView } from './results';
-import type { ApprovalItem, ErrorItem, Item, ProgressLine, TextItem, ToolItem, Turn, TurnStats } from './types';
+import type { ApprovalItem, ErrorItem, Item, ProgressLine, TextItem, ToolItem, TurnRecord, TurnStats } from './types';
 
 export type Decision = 'approve' | 'reject';
 
@@ -404,7 +404,7 @@ export function displayOrder(items: readonly Item[]): number[] {
   return order;
 }
 
-const TURN_NOTES: Partial<Record<Turn['status'], string>> = {
+const TURN_NOTES: Partial<Record<TurnRecord['status'], string>> = {
   aborted: 'Stopped: the turn was aborted.',
   interrupted: 'Interrupted before the copilot finished.'
 };
@@ -435,7 +435,7 @@ export class TurnView {
   }
 
   /** Bring the DOM up to date with `turn` (cheap to call for every streamed event). */
-  update(turn: Turn): void {
+  update(turn: TurnRecord): void {
     if (this.userText.textContent !== turn.user) {
       this.userText.textContent = turn.user;
       this.userRow.hidden = !turn.user;
@@ -503,7 +503,7 @@ export class TurnView {
 
   /** The turn's end: its note (no spinner while a change waits for a person: the plan
    * says so), the footer. */
-  private renderEnd(turn: Turn, waiting: boolean): void {
+  private renderEnd(turn: TurnRecord, waiting: boolean): void {
     this.node.dataset.status = turn.status;
     this.node.dataset.waiting = String(turn.status === 'running' && waiting);
     this.node.setAttribute('aria-busy', String(turn.status === 'running' && !waiting));

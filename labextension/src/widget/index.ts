@@ -13,7 +13,7 @@
 import type { AnyModel, Initialize, Render } from '@anywidget/types';
 
 import { h, icon } from '../dom';
-import type { Turn } from '../turn/types';
+import type { TurnRecord } from '../turn/types';
 import { type Decision, TurnView } from '../turn/view';
 import { followLiveTurns, type LiveListener, type LiveTurn, liveStore } from './live';
 import { requestAbort, requestDecision } from './server';
@@ -26,7 +26,7 @@ interface ChatState {
   project_name: string;
   session_id: string;
   title: string;
-  turns: Turn[];
+  turns: TurnRecord[];
   can_send: boolean;
   instance_id: string;
   /** A `%copilot run`: its tool cards show opened (absent from older widget states). */
@@ -64,7 +64,7 @@ const render: Render<ChatState> = ({ model, el }) => {
   el.append(root);
 
   const views: TurnView[] = [];
-  const shown: Turn[] = [];
+  const shown: TurnRecord[] = [];
   const store = liveStore(model as unknown as AnyModel);
   let awaiting = false;
   let stopping = false;
@@ -112,11 +112,11 @@ const render: Render<ChatState> = ({ model, el }) => {
     sessionTitle.hidden = !sessionTitle.textContent;
   }
 
-  function liveTurnOf(live: LiveTurn): Turn {
+  function liveTurnOf(live: LiveTurn): TurnRecord {
     return { user: live.user, status: 'running', items: live.items, stats: {} };
   }
 
-  function show(index: number, turn: Turn, stale = false): void {
+  function show(index: number, turn: TurnRecord, stale = false): void {
     let view = views[index];
     if (!view) {
       view = views[index] = new TurnView({ onDecision: decide, openTools: model.get('direct_run') === true });
