@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .kernel.copilot import Copilot
+    from .notebook.copilot import Copilot
 
 __all__ = ["Copilot", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "Copilot":
-        from .kernel.copilot import Copilot
+        from .notebook.copilot import Copilot
 
         return Copilot
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -31,9 +31,9 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics. Magics registered
-    already (the kernel configuration loaded them: `kernel/autoload.py`) are kept, with
+    already (the kernel configuration loaded them: `notebook/autoload.py`) are kept, with
     the project and conversations they hold."""
-    from .kernel.magics import CopilotMagics, keep_question_marks
+    from .notebook.magics import CopilotMagics, keep_question_marks
 
     if CopilotMagics.__name__ not in ipython.magics_manager.registry:
         ipython.register_magics(CopilotMagics)
@@ -43,7 +43,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext jupyter_gns3_copilot`: remove the magics and close their client."""
-    from .kernel.magics import CopilotMagics, keep_question_marks
+    from .notebook.magics import CopilotMagics, keep_question_marks
 
     if keep_question_marks in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(keep_question_marks)

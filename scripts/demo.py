@@ -25,8 +25,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from jupyter_gns3_copilot.kernel.transcript import tool_output_text
 from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.notebook.transcript import tool_output_text
 from jupyter_gns3_copilot.render_text import format_stats
 from jupyter_gns3_copilot.testing.local_stack import (
     NOTEBOOK_PROJECTS,

@@ -188,7 +188,7 @@ def test_a_waiting_cell_shows_the_plan_and_how_to_decide() -> None:
     """The text transcript of a waiting turn names the plan, the widget's buttons and the
     magics (a cell waiting blocks the kernel: it must be interrupted first)."""
     from jupyter_gns3_copilot.events import ApprovalRequiredEvent, ApprovalResolvedEvent
-    from jupyter_gns3_copilot.kernel.transcript import TextStream
+    from jupyter_gns3_copilot.notebook.transcript import TextStream
 
     written: list[str] = []
     printer = TextStream(written.append)

@@ -22,7 +22,7 @@ from test_server_support import magics_shell
 
 from jupyter_gns3_copilot.events import ApprovalRequiredEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.kernel.turn import Turn
+from jupyter_gns3_copilot.notebook.turn import Turn
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
 from jupyter_gns3_copilot.testing.scripted_llm import text, tool_call
 

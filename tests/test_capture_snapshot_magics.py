@@ -14,9 +14,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from test_server_support import recipe_project, server_magics_shell
 
-from jupyter_gns3_copilot.kernel.errors import UsageError
-from jupyter_gns3_copilot.kernel.magics import link_ends
-from jupyter_gns3_copilot.kernel.turn import Turn
+from jupyter_gns3_copilot.notebook.errors import UsageError
+from jupyter_gns3_copilot.notebook.magics import link_ends
+from jupyter_gns3_copilot.notebook.turn import Turn
 from jupyter_gns3_copilot.testing.local_stack import (
     ProjectRecipe,
 )

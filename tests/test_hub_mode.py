@@ -44,8 +44,8 @@ from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
-from jupyter_gns3_copilot.kernel.reports import status_text
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
+from jupyter_gns3_copilot.notebook.reports import status_text
 from jupyter_gns3_copilot.private_files import read_or_create_secret
 
 PREFIX = "/services/gns3-copilot/"

@@ -21,7 +21,7 @@ from test_server_support import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME, Checklist, LabReport
+from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
 from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -207,7 +207,7 @@ def test_the_command_line_checks_and_says_so_in_its_exit_status(
         env = {**os.environ, **server.kernel_env()}
 
         def check(*args: str) -> subprocess.CompletedProcess[str]:
-            command = [sys.executable, "-m", "jupyter_gns3_copilot.kernel.check_cli", *args]
+            command = [sys.executable, "-m", "jupyter_gns3_copilot.notebook.check_cli", *args]
             return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
         failing = check("--project", PROJECT, "--lab", str(lab))

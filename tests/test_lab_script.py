@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_gns3_copilot.events import ApprovalRequiredEvent
-from jupyter_gns3_copilot.kernel.copilot import Copilot
+from jupyter_gns3_copilot.notebook.copilot import Copilot
 from jupyter_gns3_copilot.testing.local_stack import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 questions ending in "?", the requests each magic makes, text output where widgets cannot
 render, one-line errors, and the help.
 
-The copilot API is played by the tiny HTTP server of `test_kernel_client` (a TEST DOUBLE
+The copilot API is played by the tiny HTTP server of `test_notebook_client` (a TEST DOUBLE
 that answers scripted routes and records requests); the real server, kernel and widget
 are exercised end to end by `test_notebooks`.
 """
@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_kernel_client import TinyServer, json_route, send, sse_route
+from test_notebook_client import TinyServer, json_route, send, sse_route
 
 from jupyter_gns3_copilot.events import sse_message
-from jupyter_gns3_copilot.kernel import magics
-from jupyter_gns3_copilot.kernel.errors import NoProject, ProjectNotFound, UsageError
-from jupyter_gns3_copilot.kernel.magics import (
+from jupyter_gns3_copilot.notebook import magics
+from jupyter_gns3_copilot.notebook.errors import NoProject, ProjectNotFound, UsageError
+from jupyter_gns3_copilot.notebook.magics import (
     keep_question_marks,
     split_leading_options,
     split_options,
 )
-from jupyter_gns3_copilot.kernel.turn import Turn
+from jupyter_gns3_copilot.notebook.turn import Turn
 
 PROJECT_ID = "0b0b0b0b-1111-2222-3333-444444444444"
 BASE = "/a%40b/copilot"
@@ -489,7 +489,7 @@ def test_help_lists_every_subcommand_and_option(
 
 def test_status_text_says_when_the_context_limit_is_a_guess() -> None:
     """Given a status report whose model's context limit is a guess, the text names the fix."""
-    from jupyter_gns3_copilot.kernel.reports import status_text
+    from jupyter_gns3_copilot.notebook.reports import status_text
 
     note = "The context limit of 'class-alias' is a guess (32K); set context_limit."
     model = {"model": "class-alias", "base_url": "http://gw/v1", "configured": True}
@@ -501,7 +501,7 @@ def test_status_text_says_when_the_context_limit_is_a_guess() -> None:
 
 
 def test_history_text_ends_a_failed_turn_with_its_error() -> None:
-    from jupyter_gns3_copilot.kernel.transcript import history_text
+    from jupyter_gns3_copilot.notebook.transcript import history_text
 
     history = {
         "thread_id": "s1",

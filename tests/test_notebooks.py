@@ -20,7 +20,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_gns3_copilot.kernel.lab_report import CHECKS_MIME
+from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME
 from jupyter_gns3_copilot.testing.local_stack import (
     NOTEBOOK_PROJECTS,
     JupyterServer,
@@ -596,7 +596,7 @@ def test_the_copilot_class_works_from_plain_python(
     refused by the mode, sessions, rename, pin, history, delete, and a readable error for
     an unknown session."""
     from jupyter_gns3_copilot import Copilot
-    from jupyter_gns3_copilot.kernel.errors import ApiError
+    from jupyter_gns3_copilot.notebook.errors import ApiError
 
     _, project_id = front_end
     notebook_stack.llm.reset(

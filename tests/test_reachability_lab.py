@@ -23,7 +23,7 @@ from test_tools import by_device, call, client_for, offline_context
 from jupyter_gns3_copilot.chat.stream_events import tool_end_event
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.events import parse_event
-from jupyter_gns3_copilot.kernel.turn import TurnRecorder
+from jupyter_gns3_copilot.notebook.turn import TurnRecorder
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext
 

@@ -13,8 +13,8 @@ import pytest
 from cryptography.fernet import Fernet
 from test_server_support import jupyter_process
 
-from jupyter_gns3_copilot.kernel.copilot import Copilot
 from jupyter_gns3_copilot.llm_config import KEY_FILE_NAME, LLMConfigStore, UserLLMSettings
+from jupyter_gns3_copilot.notebook.copilot import Copilot
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
 from jupyter_gns3_copilot.testing.scripted_llm import error
 

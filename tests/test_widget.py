@@ -16,8 +16,8 @@ import pydantic
 import pytest
 
 from jupyter_gns3_copilot.events import parse_event
-from jupyter_gns3_copilot.kernel.transcript import TextStream
-from jupyter_gns3_copilot.kernel.turn import TurnRecorder
+from jupyter_gns3_copilot.notebook.transcript import TextStream
+from jupyter_gns3_copilot.notebook.turn import TurnRecorder
 from jupyter_gns3_copilot.render_text import (
     device_results,
     format_stats,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from ..kernel.discovery import ServerInfo
+from ..notebook.discovery import ServerInfo
 
 SERVER_START_TIMEOUT = 90.0
 SERVER_STOP_TIMEOUT = 20.0
@@ -216,8 +216,8 @@ class JupyterServer:
 
     def start(self, timeout: float = SERVER_START_TIMEOUT) -> JupyterServer:
         """Start the server and wait until the copilot extension answers."""
-        from ..kernel.copilot import Copilot
-        from ..kernel.errors import CopilotError
+        from ..notebook.copilot import Copilot
+        from ..notebook.errors import CopilotError
 
         if self._process is not None:
             raise RuntimeError("the Jupyter server is already started")

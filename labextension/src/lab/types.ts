@@ -3,7 +3,7 @@
  * student sees it (`objectives/view.py` `LabView`), each objective checked and the score
  * (`objectives/results.py`: generated with the events, `src/generated/events.ts`), a
  * catch-up done (`server/responses.py` `CatchUpDone`), and the checklist a
- * `%copilot check` cell keeps (`kernel/lab_report.py` `Checklist`).
+ * `%copilot check` cell keeps (`notebook/lab_report.py` `Checklist`).
  */
 
 import type { CheckSummary, ObjectiveResult } from '../generated/events';

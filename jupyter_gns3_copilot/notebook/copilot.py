@@ -16,7 +16,7 @@
 
 A lab assigned on a JupyterHub class is found by its template's name: `use("OSPF lab")`
 is your copy, "OSPF lab - <you>". While nbgrader autogrades a notebook in hub mode
-(`kernel/grading.py`), `Copilot(project=...).check_lab(...)` is the hub service's report of
+(`notebook/grading.py`), `Copilot(project=...).check_lab(...)` is the hub service's report of
 the student being graded, and nothing else of the copilot is there.
 
 One conversation (session) per project: `ask` and `stream` continue it until
@@ -114,7 +114,7 @@ class SessionInfo(BaseModel):
 
 
 class _GradingOnly:
-    """The server client while nbgrader autogrades: there is none (`kernel/grading.py`)."""
+    """The server client while nbgrader autogrades: there is none (`notebook/grading.py`)."""
 
     def close(self) -> None:
         """Nothing to close."""
@@ -176,7 +176,7 @@ class Copilot:
     """The copilot of one Jupyter server, for one notebook (module docstring).
 
     `url`/`token`: the Jupyter server (default: found from this kernel, see
-    `kernel.discovery`). `project`: a project to `use` at once. `notebook`: the path of
+    `notebook.discovery`). `project`: a project to `use` at once. `notebook`: the path of
     the notebook whose project and conversations the server keeps (default: this
     kernel's notebook, if it was started for one; "" for none). `on_recall(project)` is
     called when the notebook's project is taken back after a restart.

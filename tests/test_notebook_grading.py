@@ -1,4 +1,4 @@
-"""Who an autograding kernel grades (`kernel/grading.py`): read from nbgrader's variables
+"""Who an autograding kernel grades (`notebook/grading.py`): read from nbgrader's variables
 and directory, no server involved (the grading itself runs on a real hub with nbgrader in
 tests/test_hub_grading.py)."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gns3_copilot.kernel.errors import UsageError
-from jupyter_gns3_copilot.kernel.grading import Autograding
+from jupyter_gns3_copilot.notebook.errors import UsageError
+from jupyter_gns3_copilot.notebook.grading import Autograding
 
 HUB = {"GNS3_COPILOT_HUB_URL": "http://127.0.0.1:10101/services/gns3-copilot/"}
 GRADING = {**HUB, "NBGRADER_EXECUTION": "autograde", "JUPYTERHUB_API_TOKEN": "staff-token"}

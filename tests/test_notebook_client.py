@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from jupyter_gns3_copilot.events import parse_event, sse_message
-from jupyter_gns3_copilot.kernel.client import CopilotClient
-from jupyter_gns3_copilot.kernel.discovery import (
+from jupyter_gns3_copilot.notebook.client import CopilotClient
+from jupyter_gns3_copilot.notebook.discovery import (
     ServerInfo,
     discover,
     explicit_server,
     running_servers,
 )
-from jupyter_gns3_copilot.kernel.errors import (
+from jupyter_gns3_copilot.notebook.errors import (
     ENABLE_HINT,
     ApiError,
     ExtensionNotLoaded,
@@ -31,7 +31,7 @@ from jupyter_gns3_copilot.kernel.errors import (
     ServerNotFound,
     ServerUnreachable,
 )
-from jupyter_gns3_copilot.kernel.turn import TurnRecorder
+from jupyter_gns3_copilot.notebook.turn import TurnRecorder
 
 # -- discovery --------------------------------------------------------------------------------
 

@@ -1,5 +1,8 @@
 """The notebook side: find the Jupyter server, talk to the copilot API, the magics.
 
+This code runs inside a notebook's kernel (ipykernel) as its client of the copilot; it
+is not a kernel itself, hence the package's name.
+
 - `copilot.Copilot`: the public client (`from jupyter_gns3_copilot import Copilot`);
 - `client.CopilotClient`: HTTP + SSE (sync httpx; the kernel runs its own event loop);
 - `discovery`: where the server is, seen from a kernel;
