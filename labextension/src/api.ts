@@ -11,7 +11,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
-import type { CatchUpDone, LabView } from './lab/types';
+import type { CatchUpDone, LabView } from './objectives/types';
 import { readEvents } from './sse';
 import type { ToolOutcome } from './turn/types';
 

@@ -1,7 +1,7 @@
 /**
  * The MIME renderers of the copilot's cell outputs, drawn with no kernel and no widget
  * state (a reopened notebook): saved copilot turns (`TURN_MIME_TYPE`, `saved.ts` builds
- * the DOM) and the checklist of `%copilot check` (`CHECKS_MIME_TYPE`, `lab/view.ts`),
+ * the DOM) and the checklist of `%copilot check` (`CHECKS_MIME_TYPE`, `objectives/view.ts`),
  * which the kernel updates in place while it runs. Both rank before text/markdown, so
  * JupyterLab and Notebook 7 pick them over the Markdown fallback (the checklist is drawn
  * again in place on each update, so opened evidence stays open). A saved turn's
@@ -11,8 +11,8 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { ChecksOutput } from './lab/view';
-import { CHECKS_MIME_TYPE } from './lab/types';
+import { ChecksOutput } from './objectives/view';
+import { CHECKS_MIME_TYPE } from './objectives/types';
 import { renderBundle } from './saved';
 import { TURN_MIME_TYPE } from './turn/types';
 

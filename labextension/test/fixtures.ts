@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ChatEvent } from '../src/events';
-import type { ChecksBundle, LabView } from '../src/lab/types';
+import type { ChecksBundle, LabView } from '../src/objectives/types';
 import type { TurnRecord } from '../src/turn/types';
 
 export interface Fixture {

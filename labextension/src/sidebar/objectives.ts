@@ -19,9 +19,9 @@ import {
   fromLab,
   resultsOf,
   startChecking
-} from '../lab/checklist';
-import type { ObjectiveResult } from '../lab/types';
-import { ChecklistView } from '../lab/view';
+} from '../objectives/checklist';
+import type { ObjectiveResult } from '../objectives/types';
+import { ChecklistView } from '../objectives/view';
 
 export interface ObjectivesOptions {
   api: CopilotApi;
