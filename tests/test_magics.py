@@ -2,7 +2,7 @@
 questions ending in "?", the requests each magic makes, text output where widgets cannot
 render, one-line errors, and the help.
 
-The copilot API is played by the tiny HTTP server of `test_notebook_client` (a TEST DOUBLE
+The copilot API is played by the tiny HTTP server of `test_notebook_api_client` (a TEST DOUBLE
 that answers scripted routes and records requests); the real server, kernel and widget
 are exercised end to end by `test_notebooks`.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_notebook_client import TinyServer, json_route, send, sse_route
+from test_notebook_api_client import TinyServer, json_route, send, sse_route
 
 from jupyter_gns3_copilot.events import sse_message
 from jupyter_gns3_copilot.notebook import magics

@@ -4,7 +4,7 @@ This code runs inside a notebook's kernel (ipykernel) as its client of the copil
 is not a kernel itself, hence the package's name.
 
 - `copilot.Copilot`: the public client (`from jupyter_gns3_copilot import Copilot`);
-- `client.CopilotClient`: HTTP + SSE (sync httpx; the kernel runs its own event loop);
+- `api_client.CopilotClient`: HTTP + SSE (sync httpx; the kernel runs its own event loop);
 - `discovery`: where the server is, seen from a kernel;
 - `turn.Turn`: the result of one turn; `magics`: `%copilot` / `%%copilot`;
 - `transcript`, `reports`: text renderings for terminals and informational magics.

@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict
 from ..chat.options import TurnOptions
 from ..events import ApprovalRequiredEvent, ChatEvent
 from ..turns import TurnFollower
-from .client import CopilotClient
+from .api_client import CopilotClient
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import ApiError, CopilotError, NoProject, ProjectNotFound, UsageError
 from .grading import Autograding

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from jupyter_gns3_copilot.events import parse_event, sse_message
-from jupyter_gns3_copilot.notebook.client import CopilotClient
+from jupyter_gns3_copilot.notebook.api_client import CopilotClient
 from jupyter_gns3_copilot.notebook.discovery import (
     ServerInfo,
     discover,
