@@ -40,9 +40,9 @@ from jupyter_gns3_copilot.hub.app import (
 )
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
-from jupyter_gns3_copilot.hub.client import HubServiceClient
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
+from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.notebook.reports import status_text
@@ -328,7 +328,7 @@ class TestSlowFirstContact:
         records: list[logging.LogRecord] = []
         handler = logging.Handler(logging.WARNING)
         handler.emit = records.append  # type: ignore[method-assign]
-        logger = logging.getLogger("jupyter_gns3_copilot.hub.client")
+        logger = logging.getLogger("jupyter_gns3_copilot.hub.service_client")
         logger.addHandler(handler)
         yield records
         logger.removeHandler(handler)

@@ -24,7 +24,7 @@ import pytest
 from test_server_support import call, copilot_app, server_config
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.client import HubServiceClient
+from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.server import warmup
 
 GATE = "_copilot_warm_up_gate"

@@ -65,7 +65,6 @@ from ..objectives.service import LAB_FILE
 from . import templates
 from .budgets import DailyTokens
 from .caller import Caller
-from .client import GradeReportRequest
 from .dashboard_data import (
     ActionError,
     AssignBody,
@@ -83,6 +82,7 @@ from .dashboard_data import (
 )
 from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
 from .lab_handlers import lab_error
+from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind, Question
 

@@ -34,10 +34,10 @@ from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile, Objective
 from ..objectives.results import CheckReport, ObjectiveResult, summarize
 from .class_labs import ClassLabs, StudentLab
-from .client import GradeReportRequest
 from .dashboard_data import ActionError
 from .grade_store import ObjectiveGrade
 from .lab_accounts import lab_name
+from .service_client import GradeReportRequest
 from .usage import csv_cell
 
 if TYPE_CHECKING:

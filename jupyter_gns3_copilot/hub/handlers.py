@@ -29,8 +29,8 @@ from tornado.web import RequestHandler
 
 from ..gns3.errors import GNS3Conflict, GNS3Error
 from .caller import Caller
-from .client import HubPolicy, HubSession
 from .gateway import openai_error
+from .service_client import HubPolicy, HubSession
 
 if TYPE_CHECKING:
     from .app import HubRuntime

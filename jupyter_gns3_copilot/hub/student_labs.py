@@ -23,7 +23,7 @@ from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
 from ..objectives.view import LabView
 from ..tools.policy import CommandPolicy
-from .client import HubServiceClient, HubServiceError, HubServiceRefused
+from .service_client import HubServiceClient, HubServiceError, HubServiceRefused
 
 if TYPE_CHECKING:
     from ..tools.lab_access import LabAccess

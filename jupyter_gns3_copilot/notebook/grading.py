@@ -72,7 +72,7 @@ class Autograding:
     ) -> CheckReport:
         """The service's report of the student's lab `project` (the template's name or
         their copy's)."""
-        from ..hub.client import GradeReportRequest, HubServiceError, request_grade_report
+        from ..hub.service_client import GradeReportRequest, HubServiceError, request_grade_report
 
         request = GradeReportRequest(
             student=self.student,

@@ -6,7 +6,7 @@ built-in default), which is how a JupyterHub operator configures a whole class.
 
 **Hub mode** (`hub_service_url`, env `GNS3_COPILOT_HUB_URL`): everything comes from the
 copilot hub service (`hub/app.py`), asked with the server's `JUPYTERHUB_API_TOKEN`
-(`hub/client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
+(`hub/service_client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
 expires, and fetched again when GNS3 refuses it), the model endpoint (the service's
 gateway, with the hub token as the key), the models and the allowed modes; consoles go
 through GNS3's console websocket with the student's token (`console_transport`). Users
@@ -55,7 +55,7 @@ from .warmup import WarmUp
 if TYPE_CHECKING:
     from ..chat.manager import ProjectAgentManager
     from ..gns3 import GNS3Client, Project
-    from ..hub.client import HubServiceClient, HubSession
+    from ..hub.service_client import HubServiceClient, HubSession
     from ..hub.student_labs import HubProjectLabs
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
@@ -383,7 +383,7 @@ class GNS3Copilot(ExtensionApp):
     def hub_client(self) -> HubServiceClient:
         """The client of the hub service (hub mode only)."""
         if self._hub is None:
-            from ..hub.client import HubServiceClient
+            from ..hub.service_client import HubServiceClient
 
             self._hub = HubServiceClient(
                 self.hub_service_url, self.hub_token, timeout=self.gns3_timeout
