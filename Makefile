@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := vpcs chromium tshark iputils-ping busybox
 ROUTER_PACKAGES := qemu-system-x86 qemu-utils linux-image-cloud-amd64
 PYTEST_ARGS ?=
+CHECK_MARKERS ?= not lab and not browser and not hub and not slow
 CACHE_DIR ?= $(or $(GNS3_COPILOT_LAB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/jupyter_gns3_copilot)
 CHP_DIR := $(CACHE_DIR)/configurable-http-proxy
 CHP := $(CHP_DIR)/node_modules/.bin/configurable-http-proxy
@@ -16,14 +17,21 @@ FRONTEND_STAMP := $(FRONTEND)/node_modules/.built
 FRONTEND_SOURCES := $(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/build-widget.mjs \
 	$(FRONTEND)/tsconfig.json $(shell find $(FRONTEND)/src $(FRONTEND)/style $(FRONTEND)/schema -type f 2>/dev/null)
 
-.PHONY: demo test lint docs types system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
+.PHONY: demo test check lint docs types system-deps node install frontend lab-provision hub-proxy lab lab-stop clean
 
 demo: install system-deps lab-provision
 	$(PY) scripts/demo.py
 
 test: install system-deps lint lab-provision hub-proxy
 	cd $(FRONTEND) && npm test --silent
-	CONFIGURABLE_HTTP_PROXY=$(CHP) $(PY) -m pytest $(PYTEST_ARGS)
+	CONFIGURABLE_HTTP_PROXY=$(CHP) $(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+
+# The fast loop while developing (under 3 minutes): lint, the front end's unit tests and
+# the tests that need no GNS3 lab, browser or JupyterHub and are not slow; CHECK_MARKERS
+# chooses another part (docs/development.md).
+check: lint
+	cd $(FRONTEND) && npm test --silent
+	$(PY) -m pytest -m "$(CHECK_MARKERS)" $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -1,5 +1,6 @@
 """Shared test configuration: pytest-jupyter runs `async def` tests on a fresh loop each;
-`prefix`, a unique GNS3 account prefix cleaned up afterwards (classroom tests);
+every test reaching the GNS3 lab through its fixtures is marked `lab`; `prefix`, a unique
+GNS3 account prefix cleaned up afterwards (classroom tests);
 `reductions`, the events the turn reducer reduces (how often the kernel reduces each)."""
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ import pytest
 from jupyter_gns3_copilot.turns import TurnBuilder
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `lab` every test whose fixtures start the GNS3 lab, so that `-m "not lab"`
+    (`make check`) never starts it, whether or not the test's author marked it."""
+    for item in items:
+        if "gns3_lab" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.lab)
 
 
 @pytest.fixture

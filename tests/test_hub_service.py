@@ -64,7 +64,7 @@ from jupyter_gns3_copilot.hub.restart import PID_FILE
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+pytestmark = [pytest.mark.lab, pytest.mark.hub, pytest.mark.slow]
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "instructor" / "jupyterhub.md"
 STUDENTS = ("alice", "bob")

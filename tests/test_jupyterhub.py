@@ -36,7 +36,7 @@ from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.testing.hub_recipe import wait_for
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+pytestmark = [pytest.mark.lab, pytest.mark.hub, pytest.mark.slow]
 
 STUDENTS = ("alice", "bob")
 HUB_TIMEOUT = 60.0

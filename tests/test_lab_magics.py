@@ -78,6 +78,8 @@ def line(shell: InteractiveShell, text: str) -> Any:
     return result.result
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_a_lab_is_attached_shown_checked_and_caught_up(
     shell: InteractiveShell,
     project: str,
@@ -196,6 +198,8 @@ def test_the_shared_checklist_fixture_is_what_the_kernel_displays() -> None:
         assert [o.data[CHECKS_MIME] for o in captured.outputs] == fixture["bundles"], path
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_the_command_line_checks_and_says_so_in_its_exit_status(
     gns3_lab: Any, scripted_llm: Any, project: str, tmp_path: Path
 ) -> None:

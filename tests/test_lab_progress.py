@@ -9,12 +9,15 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_server_support import recipe_project
 
 from jupyter_gns3_copilot import Copilot
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint, ProjectRecipe
 from jupyter_gns3_copilot.testing.scripted_llm import text, tool_call
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 SALT = "class-2025-network-labs"
 LAB = textwrap.dedent(

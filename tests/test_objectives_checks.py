@@ -235,6 +235,7 @@ def test_an_objective_of_several_checks_explains_in_one_sentence() -> None:
     assert combined("all", [*running, stopped]).explanation == "PC3 is stopped."
 
 
+@pytest.mark.lab
 async def test_a_stage_or_some_objectives_are_checked_alone(gns3_project: Any) -> None:
     lab = load_lab(LAB).lab
     async with checked_lab(gns3_project) as (ctx, _):

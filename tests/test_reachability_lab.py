@@ -62,6 +62,7 @@ def kernel_turn(tool: str, result: Any, arguments: Mapping[str, Any]) -> Any:
     return recorder.finish()
 
 
+@pytest.mark.slow
 async def test_every_linux_ping_and_traceroute_failure_is_failed() -> None:
     expected = [
         ("ping -c 1 -W 1 127.0.0.1", "ok", None),
