@@ -25,9 +25,11 @@ import time
 import uuid
 from pathlib import Path
 
+from _common import gns3_lab, parse_args
 from stream_overhead import scripted_server
 
-from jupyter_gns3_copilot.agent.approval import ApprovalDecision, ApprovalPolicy
+from jupyter_gns3_copilot.agent.approval import ApprovalDecision
+from jupyter_gns3_copilot.agent.approval_policy import ApprovalPolicy
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
@@ -108,12 +110,12 @@ async def measure(model_url: str, lab: LabServer, runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="timed runs (median)")
-    args = parser.parse_args()
+    args = parse_args(parser, runs=1)
     work = Path(tempfile.mkdtemp(prefix="bench-approval-"))
     write_script(work / "script.json", args.runs + 1)
     with (
         scripted_server(work / "script.json") as model_url,
-        LabServer(instance_dir=work / "lab") as lab,
+        gns3_lab(work / "lab") as lab,
     ):
         samples = asyncio.run(measure(model_url, lab, args.runs))
     ms = sorted(sample * 1000 for sample in samples)

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 import dpkt
+from _common import gns3_lab, parse_args
 
 import jupyter_gns3_copilot.capture as capture
 from jupyter_gns3_copilot.console import ConsolePool
@@ -167,7 +168,7 @@ def main() -> None:
     parser.add_argument("--packets", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=5, help="runs per figure (median)")
     parser.add_argument("--decode-only", action="store_true", help="no lab, no tool runs")
-    args = parser.parse_args()
+    args = parse_args(parser, packets=200, reps=1)
     data = generate(args.packets)
     print(f"capture: {args.packets} packets, {len(data) / 1e6:.2f} MB; goal < {GOAL_S:g} s")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
@@ -175,7 +176,7 @@ def main() -> None:
     if args.decode_only:
         return
     began = time.perf_counter()
-    with LabServer(instance_dir=Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         asyncio.run(tool_figures(lab, data, args.reps))
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from _common import gns3_lab, parse_args
 from server_stream import jupyter_server
 from stream_overhead import PROMPT, scripted_server
 
@@ -172,13 +173,13 @@ def main() -> None:
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pieces", type=int, default=10, help="answer pieces, 20 ms each")
-    args = parser.parse_args()
+    args = parse_args(parser, chats=2, rounds=1, pieces=2)
     work = Path(tempfile.mkdtemp(prefix="bench-concurrent-"))
     write_script(work / "script.json", args.chats * args.rounds + 1, args.pieces)
     began = time.perf_counter()
     with (
         scripted_server(work / "script.json") as model_url,
-        LabServer(instance_dir=work / "lab") as lab,
+        gns3_lab(work / "lab") as lab,
     ):
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         with jupyter_server(lab, model_url, work) as server:

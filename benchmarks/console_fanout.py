@@ -6,7 +6,7 @@ consoles, then times `show ip` over the console layer. Two pool settings are mea
 (a fresh pool per run: connect + wake + command). Prints medians over REPS runs and the
 ratio concurrent(20) / one device (goal: <= 1.5).
 
-    .venv/bin/python benchmarks/console_fanout.py [--reps 7]
+    .venv/bin/python benchmarks/console_fanout.py [--reps 7] [--nodes 20]
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from _common import gns3_lab, parse_args
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -46,8 +48,10 @@ async def show_ip(pool: ConsolePool, targets: list[ConsoleTarget], *, concurrent
         raise RuntimeError(f"show ip failed on {failed}")
 
 
-async def build_lab(gns3: GNS3Client, project_id: str, url: str) -> list[ConsoleTarget]:
-    for index in range(max(SIZES)):
+async def build_lab(
+    gns3: GNS3Client, project_id: str, url: str, nodes: int
+) -> list[ConsoleTarget]:
+    for index in range(nodes):
         await gns3.create_node_from_template(
             project_id, "VPCS", f"PC{index + 1}", x=(index % 5) * 120, y=(index // 5) * 120
         )
@@ -65,17 +69,17 @@ async def build_lab(gns3: GNS3Client, project_id: str, url: str) -> list[Console
     return targets
 
 
-async def measure(lab: LabServer, reps: int) -> None:
+async def measure(lab: LabServer, reps: int, sizes: list[int]) -> None:
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
         project = await gns3.create_project(f"bench-fanout-{int(time.time())}")
         try:
-            targets = await build_lab(gns3, project.project_id, lab.url)
+            targets = await build_lab(gns3, project.project_id, lab.url, max(sizes))
             async with ConsolePool() as warm_pool:
                 await show_ip(warm_pool, targets, concurrent=True)  # open every session once
                 print(f"\n{'pool':5} {'N':>3} {'sequential ms':>14} {'concurrent ms':>14}")
                 for label in ("warm", "cold"):
                     figures: dict[int, tuple[float, float]] = {}
-                    for size in SIZES:
+                    for size in sizes:
                         subset = targets[:size]
 
                         async def run(concurrent: bool, subset=subset, label=label) -> None:
@@ -92,8 +96,8 @@ async def measure(lab: LabServer, reps: int) -> None:
                             f"{label:5} {size:3d} {sequential * 1000:14.1f} "
                             f"{concurrent * 1000:14.1f}"
                         )
-                    ratio = figures[max(SIZES)][1] / figures[1][1]
-                    print(f"{label:5} ratio concurrent({max(SIZES)}) / one device = {ratio:.2f}")
+                    ratio = figures[max(sizes)][1] / figures[1][1]
+                    print(f"{label:5} ratio concurrent({max(sizes)}) / one device = {ratio:.2f}")
         finally:
             await gns3.close_project(project.project_id)
             await gns3.delete_project(project.project_id)
@@ -102,11 +106,13 @@ async def measure(lab: LabServer, reps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=7, help="runs per figure (median)")
-    args = parser.parse_args()
+    parser.add_argument("--nodes", type=int, default=max(SIZES), help="the largest N")
+    args = parse_args(parser, nodes=2, reps=1)
+    sizes = sorted({size for size in SIZES if size < args.nodes} | {1, args.nodes})
     began = time.perf_counter()
-    with LabServer(instance_dir=Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
-        asyncio.run(measure(lab, args.reps))
+        asyncio.run(measure(lab, args.reps, sizes))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ and 60 s, minus 0 s):
 
     idle console extra: 12 ms
 
-    .venv/bin/python benchmarks/console_idle.py [--rounds 3] [--long 60]
+    .venv/bin/python benchmarks/console_idle.py [--rounds 3] [--short 6] [--long 60]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from _common import gns3_lab, parse_args
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -62,11 +64,12 @@ async def measure(lab: LabServer, rounds: int, idles: list[float]) -> dict[float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="calls per idle time (median)")
+    parser.add_argument("--short", type=float, default=6.0, help="the short idle time, seconds")
     parser.add_argument("--long", type=float, default=60.0, help="the long idle time, seconds")
-    args = parser.parse_args()
-    idles = [0.0, 6.0, args.long]
+    args = parse_args(parser, rounds=1, short=0.1, long=0.2)
+    idles = [0.0, args.short, args.long]
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    with LabServer(instance_dir=Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
         samples = asyncio.run(measure(lab, args.rounds, idles))
     medians = {idle: statistics.median(times) for idle, times in samples.items()}
     for idle, times in samples.items():

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import gns3_lab, parse_args
+
 from jupyter_gns3_copilot.console import ConsoleSession, ConsoleTarget, ConsoleTransport
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
@@ -88,9 +90,9 @@ async def measure(lab: LabServer, reps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20, help="show ip per transport (median)")
-    args = parser.parse_args()
+    args = parse_args(parser, reps=2)
     began = time.perf_counter()
-    with LabServer(instance_dir=Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         asyncio.run(measure(lab, args.reps))
 

@@ -19,22 +19,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+from _common import gns3_lab, parse_args
 from server_stream import jupyter_server
 from stream_overhead import scripted_server
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.testing.local_stack import delete_projects
 
 STATUS_EVERY = 0.02
 """Pause between two `api/status` requests (a busy server's other users and kernels)."""
@@ -50,15 +53,21 @@ def write_script(path: Path, turns: int) -> None:
     path.write_text(json.dumps({"description": "first turn", "replies": [answer, title] * turns}))
 
 
-def new_project(lab: LabServer, prefix: str) -> str:
-    """The id of a new, empty project on `lab`, named `prefix` and a random suffix."""
+@contextlib.contextmanager
+def new_project(lab: LabServer, prefix: str) -> Iterator[str]:
+    """The id of a new, empty project on `lab`, named `prefix` and a random suffix; deleted
+    afterwards (the lab may be one the tests share)."""
 
     async def create() -> str:
         async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
             project = await gns3.create_project(f"{prefix}-{uuid.uuid4().hex[:6]}")
             return project.project_id
 
-    return asyncio.run(create())
+    project_id = asyncio.run(create())
+    try:
+        yield project_id
+    finally:
+        delete_projects(lab, [project_id])
 
 
 async def status_latencies(client: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
@@ -120,7 +129,7 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3, help="server starts (median)")
     parser.add_argument("--warm", type=int, default=3, help="warm turns after each first one")
     parser.add_argument("--think", type=float, default=0.0, help="seconds before the first turn")
-    args = parser.parse_args()
+    args = parse_args(parser, starts=1, warm=1)
     print(f"load average: {load()}")
     work = Path(tempfile.mkdtemp(prefix="bench-first-turn-"))
     write_script(work / "script.json", args.starts * (1 + args.warm))
@@ -130,11 +139,11 @@ def main() -> None:
     warm: list[float] = []
     first_status: list[float] = []
     warm_status: list[float] = []
-    with scripted_server(work / "script.json") as model_url, LabServer(
-        instance_dir=work / "lab"
-    ) as lab:
-
-        project_id = new_project(lab, "bench-first")
+    with (
+        scripted_server(work / "script.json") as model_url,
+        gns3_lab(work / "lab") as lab,
+        new_project(lab, "bench-first") as project_id,
+    ):
         for start in range(args.starts):
             with jupyter_server(lab, model_url, work / f"start{start}", "api/status") as server:
                 # A notebook connecting (`%copilot`) asks copilot/status first, which

@@ -33,6 +33,7 @@ import tempfile
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from _common import parse_args
 from stream_overhead import Sample, bare, scripted_server, url_printing_child
 
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
@@ -151,7 +152,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=11, help="timed runs each way (median)")
     parser.add_argument("--chunks", type=int, default=2000, help="content pieces per reply")
     parser.add_argument("--students", type=int, default=30, help="streams started at once")
-    args = parser.parse_args()
+    args = parse_args(parser, reps=1, chunks=10, students=2)
     work = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     write_script(work / "script.json", args.reps + 1, args.chunks, args.students)
     with (

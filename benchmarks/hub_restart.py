@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from _common import parse_args
 
 from jupyter_gns3_copilot.hub.restart import PID_FILE
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
@@ -110,7 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--term", type=int, default=3, help="restarts by SIGTERM")
     parser.add_argument("--hup", type=int, default=5, help="restarts in place (SIGHUP)")
-    args = parser.parse_args()
+    args = parse_args(parser, term=0, hup=1)
     values = {
         "GNS3_URL": "http://127.0.0.1:9",
         "GNS3_USER": "admin",
@@ -125,6 +126,8 @@ def main() -> None:
         RecipeHub(PAGE, Path(tmp) / "srv", values, proxy=proxy_command()) as hub,
     ):
         for how, rounds in (("term", args.term), ("hup", args.hup)):
+            if not rounds:
+                continue
             results = [measure(hub, how) for _ in range(rounds)]
             refused = [r for r, _ in results]
             waits = [w for _, w in results]

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+from _common import parse_args
+
 GOAL_MS = 150.0
 HEAVY = (
     "langchain_core",
@@ -128,7 +130,7 @@ def run(code: str, env: dict[str, str]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_args(parser, repeat=1)
     with tempfile.TemporaryDirectory() as runtime:
         env = {
             **os.environ,

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _common import gns3_lab, parse_args
 from httpx_sse import connect_sse
 from jupyter_client.manager import KernelManager
 
-from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
     ModelEndpoint,
@@ -143,13 +143,13 @@ def summary(name: str, seconds: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="measured turns per path")
-    runs = parser.parse_args().runs
+    runs = parse_args(parser, runs=1).runs
     replies = [text("ok", when={"tools": True}) for _ in range(2 * (runs + WARMUP))]
     replies += [text("Latency", when={"tools": False}) for _ in range(2)]
     work = Path(tempfile.mkdtemp(prefix="copilot-latency-"))
     results: dict[str, list[float]] = {}
     with (
-        LabServer(instance_dir=work / "lab") as lab,
+        gns3_lab(work / "lab") as lab,
         ScriptedLLM(replies, models=["scripted-model"]) as llm,
         JupyterServer(lab, ModelEndpoint.scripted_model(llm), work / "jupyter") as server,
     ):

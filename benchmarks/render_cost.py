@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 import nbformat
+from _common import parse_args
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC = REPO / "jupyter_gns3_copilot" / "static"
@@ -236,7 +237,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, turns=2, runs=1)
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="gns3c-chromium-") as profile, \

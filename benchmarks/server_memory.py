@@ -27,11 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import gns3_lab, parse_args
 from first_turn import load, new_project, one_turn, write_script
 from server_stream import RunningServer, jupyter_server
 from stream_overhead import scripted_server
-
-from jupyter_gns3_copilot.labkit import LabServer
 
 SETTLE = 2.0
 """Seconds a server idles before its RSS is read (a turn's stragglers: the title)."""
@@ -55,7 +54,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--warm", type=int, default=3, help="turns after the first")
     parser.add_argument("--compare", metavar="SRC", help="another checkout to run alongside")
-    args = parser.parse_args()
+    args = parse_args(parser, pairs=1, warm=0)
     trees: list[tuple[str, str | None]] = [("this tree", None)]
     if args.compare:
         trees.append((args.compare, args.compare))
@@ -65,11 +64,11 @@ def main() -> None:
     plain: list[float] = []
     first: dict[str, list[float]] = {label: [] for label, _ in trees}
     later: dict[str, list[float]] = {label: [] for label, _ in trees}
-    with scripted_server(work / "script.json") as model_url, LabServer(
-        instance_dir=work / "lab"
-    ) as lab:
-
-        project_id = new_project(lab, "bench-memory")
+    with (
+        scripted_server(work / "script.json") as model_url,
+        gns3_lab(work / "lab") as lab,
+        new_project(lab, "bench-memory") as project_id,
+    ):
         for pair in range(args.pairs):
             where = work / f"pair{pair}"
             with jupyter_server(

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _common import gns3_lab, parse_args
 from langchain_core.messages import HumanMessage
 from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
 
@@ -296,14 +297,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=7, help="timed runs of each (median)")
     parser.add_argument("--chunks", type=int, default=2000, help="content pieces per reply")
-    args = parser.parse_args()
+    args = parse_args(parser, reps=1, chunks=10)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     work = Path(tempfile.mkdtemp(prefix="bench-server-stream-"))
     write_script(work / "script.json", args.reps + 1, args.chunks)
     began = time.perf_counter()
     with (
         scripted_server(work / "script.json") as model_url,
-        LabServer(instance_dir=work / "lab") as lab,
+        gns3_lab(work / "lab") as lab,
     ):
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         with jupyter_server(lab, model_url, work) as server:

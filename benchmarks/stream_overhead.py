@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _common import gns3_lab, parse_args
 from langchain_core.messages import HumanMessage
 
 from jupyter_gns3_copilot.agent.graph import read_topology
@@ -43,7 +44,6 @@ from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.tools import LabAccess
 
 PROMPT = "Stream me a long answer."
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=7, help="timed runs of each (median)")
     parser.add_argument("--chunks", type=int, default=2000, help="content pieces per reply")
     parser.add_argument("--no-lab", action="store_true", help="do not start the GNS3 lab")
-    args = parser.parse_args()
+    args = parse_args(parser, reps=1, chunks=10)
     script = Path(tempfile.mkdtemp(prefix="bench-script-")) / "script.json"
     write_script(script, args.reps + 1, args.chunks)
     with scripted_server(script) as base_url:
@@ -189,7 +189,7 @@ def main() -> None:
             asyncio.run(measure(base_url, UNREACHABLE_GNS3, "admin", "admin", args.reps))
             return
         began = time.perf_counter()
-        with LabServer(instance_dir=Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+        with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
             print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
             asyncio.run(measure(base_url, lab.url, lab.username, lab.password, args.reps))
 

@@ -41,6 +41,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
+from _common import gns3_lab, parse_args
 from server_stream import RunningServer, jupyter_server
 
 from jupyter_gns3_copilot.gns3 import GNS3Client, Project
@@ -165,12 +166,12 @@ def main() -> None:
     parser.add_argument(
         "--tool-turns", type=int, default=0, help="timed turns of three model calls"
     )
-    args = parser.parse_args()
+    args = parse_args(parser, reps=1)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     work = Path(tempfile.mkdtemp(prefix="bench-time-to-model-"))
     with ExitStack() as stack:
         llm = stack.enter_context(ScriptedLLM())
-        lab = stack.enter_context(LabServer(instance_dir=work / "lab"))
+        lab = stack.enter_context(gns3_lab(work / "lab"))
         servers = {"this tree": stack.enter_context(jupyter_server(lab, llm.base_url, work))}
         if args.compare:
             other = jupyter_server(lab, llm.base_url, work / "compare", pythonpath=args.compare)

@@ -18,6 +18,7 @@ import random
 import statistics
 import time
 
+from _common import parse_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from jupyter_gns3_copilot.agent.context import prepare_context
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--context-limit", type=int, default=128, help="thousands of tokens")
-    args = parser.parse_args()
+    args = parse_args(parser, messages=100, repeat=1)
     logging.disable(logging.INFO)
     ensure_offline_encodings()
 

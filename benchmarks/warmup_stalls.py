@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 
+from _common import parse_args
+
 STALL_MS = 20.0
 
 PROBE = """
@@ -79,7 +81,7 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, repeat=1)
     print(f"load average: {load()}")
     worst: list[float] = []
     over = 0

@@ -65,6 +65,18 @@ class GNS3Project:
     token: str
 
 
+def external_lab() -> ExternalLab | None:
+    """The running GNS3 server named by ``GNS3_COPILOT_TEST_LAB_*``, or None when unset."""
+    url = os.environ.get(LAB_URL_ENV)
+    if not url:
+        return None
+    return ExternalLab(
+        url=url.rstrip("/"),
+        username=os.environ.get(LAB_USER_ENV, "admin"),
+        password=os.environ.get(LAB_PASSWORD_ENV, "admin"),
+    )
+
+
 def _expect(response: httpx.Response, what: str, accepted: tuple[int, ...]) -> None:
     if response.status_code not in accepted:
         raise RuntimeError(
@@ -75,13 +87,9 @@ def _expect(response: httpx.Response, what: str, accepted: tuple[int, ...]) -> N
 @pytest.fixture(scope="session")
 def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | ExternalLab]:
     """One GNS3 lab for the whole test run (see the module docstring)."""
-    url = os.environ.get(LAB_URL_ENV)
-    if url:
-        yield ExternalLab(
-            url=url.rstrip("/"),
-            username=os.environ.get(LAB_USER_ENV, "admin"),
-            password=os.environ.get(LAB_PASSWORD_ENV, "admin"),
-        )
+    external = external_lab()
+    if external is not None:
+        yield external
         return
     from jupyter_gns3_copilot.labkit import LabServer
 
