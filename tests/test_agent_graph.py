@@ -6,28 +6,23 @@ calls) with an in-memory checkpointer. Tests marked `lab` use the real local GNS
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
+from support.agent import CountingTransport, agent_context, custom, run_turn
 
 from jupyter_gns3_copilot.agent import graph as agent_graph
 from jupyter_gns3_copilot.agent import tokens
 from jupyter_gns3_copilot.agent.abort import AbortRegistry, SessionBusy
 from jupyter_gns3_copilot.agent.context import TOPOLOGY_PLACEHOLDER
 from jupyter_gns3_copilot.agent.graph import (
-    AgentContext,
-    TopologySource,
     build_graph,
-    make_tool_specs,
 )
 from jupyter_gns3_copilot.agent.history import (
     OpenAIMessage,
@@ -37,7 +32,6 @@ from jupyter_gns3_copilot.agent.history import (
     unanswered_tool_calls,
 )
 from jupyter_gns3_copilot.agent.limits import TurnLimits
-from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.prompts import (
     ABORTED_RESULT,
     clean_title,
@@ -47,17 +41,9 @@ from jupyter_gns3_copilot.agent.prompts import (
 )
 from jupyter_gns3_copilot.agent.state import turn_input, user_message
 from jupyter_gns3_copilot.agent.tool_call_stream import ToolCallStreamAccumulator
-from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, text, tool_call
 from jupyter_gns3_copilot.testing.scripted_llm import tool_calls as tool_replies
 from jupyter_gns3_copilot.testing.scripted_llm_script import ToolCall
-from jupyter_gns3_copilot.tools import ToolContext
-
-UNREACHABLE_GNS3 = "http://127.0.0.1:9"
-"""A GNS3 URL where nothing listens: tools and topology fail fast and say so."""
-PROJECT_ID = "a0f46d81-e564-443c-b321-2cdebe80e321"
-
 
 # -- state, limits, prompts ----------------------------------------------------------------
 
@@ -233,24 +219,6 @@ def test_tool_call_accumulator_phases() -> None:
     assert acc.finish() == []
 
 
-def tool_call_runs(kinds: list[str], of: tuple[str, ...] = ("tool_call",)) -> list[str]:
-    """Event kinds with each run of consecutive `tool_call` events (and other kinds `of`)
-    as one: how many growing-arguments events a call gets depends on how fast its
-    fragments arrive (and, over HTTP, content pieces are merged while the client lags)."""
-    return [k for i, k in enumerate(kinds) if k not in of or kinds[i - 1 : i] != [k]]
-
-
-def assert_tool_call_contract(calls: list[dict[str, Any]], name: str, arguments: Any) -> None:
-    """One call's `tool_call` payloads: opening with empty arguments, arguments that only
-    grow, and last the full arguments with `complete: true`."""
-    assert calls[0]["function"] == {"name": name, "arguments": ""}
-    sent = [call["function"]["arguments"] for call in calls]
-    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(sent))
-    assert [call["function"].get("complete") for call in calls[:-1]] == [None] * (len(calls) - 1)
-    assert calls[-1]["function"]["complete"] is True
-    assert json.loads(calls[-1]["function"]["arguments"]) == arguments
-
-
 def test_tool_call_arguments_are_coalesced_but_only_grow_and_end_complete() -> None:
     """A 20-device call streamed in 228 fragments: at most one growing payload per
     interval (a stepped clock stands for time passing), each a prefix of the next, and the
@@ -277,75 +245,6 @@ def test_tool_call_arguments_are_coalesced_but_only_grow_and_end_complete() -> N
 
 
 # -- the graph, run directly -----------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def agent_context(
-    llm: ScriptedLLM,
-    *,
-    gns3_url: str = UNREACHABLE_GNS3,
-    project_id: str = PROJECT_ID,
-    token: str | None = None,
-    mode: str = "lab_automation_assistant",
-    title_llm: ScriptedLLM | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-    temperature: float | None = None,
-    context_limit: int | None = None,
-) -> AsyncIterator[AgentContext]:
-    settings = ModelSettings(
-        base_url=llm.base_url, api_key="sk-graph-test", model="scripted-model", max_retries=0
-    )
-    if context_limit is not None:
-        settings = settings.model_copy(update={"context_limit": context_limit})
-    abort = asyncio.Event()
-    async with (
-        GNS3Client(gns3_url, token=token, timeout=5, transport=transport) as gns3,
-        ConsolePool() as pool,
-    ):
-        title_model = None
-        if title_llm is not None:
-            title_model = make_chat_model(
-                settings.model_copy(update={"base_url": title_llm.base_url}), streaming=False
-            )
-        context = AgentContext(
-            model=make_chat_model(settings, temperature=temperature),
-            settings=settings,
-            tools=ToolContext(
-                gns3=gns3, project_id=project_id, consoles=pool, mode=mode, abort=abort
-            ),
-            specs=make_tool_specs(mode),
-            topology=TopologySource(lambda: gns3.get_topology(project_id)),
-            system_prompt=system_prompt(mode),
-            abort=abort,
-            title_model=title_model,
-        )
-        try:
-            yield context
-        finally:
-            context.topology.close()
-
-
-async def run_turn(
-    graph: Any,
-    context: AgentContext,
-    message: str,
-    *,
-    thread: str = "t1",
-    limits: TurnLimits | None = None,
-) -> list[tuple[str, Any]]:
-    limits = limits or TurnLimits()
-    config = {"configurable": {"thread_id": thread}, "recursion_limit": limits.recursion_limit}
-    inputs = turn_input(user_message(message, f"{thread}-{message}"), thread, limits)
-    return [
-        item
-        async for item in graph.astream(
-            inputs, config, context=context, stream_mode=["custom", "updates"]
-        )
-    ]
-
-
-def custom(items: list[tuple[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [data for mode, data in items if mode == "custom" and data["type"] == kind]
 
 
 async def test_graph_runs_tools_concurrently_but_answers_in_call_order(
@@ -430,21 +329,6 @@ async def test_no_secret_in_checkpoints(scripted_llm: ScriptedLLM) -> None:
     stored = repr(saver.storage) + repr(dict(saver.writes)) + repr(dict(saver.blobs))
     assert "sk-graph-test" not in stored and "gns3-token-do-not-store" not in stored
     assert "get_topology" in stored
-
-
-class CountingTransport(httpx.AsyncBaseTransport):
-    """httpx's transport, counting requests by path (instrumentation, not a mock)."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.paths: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @pytest.mark.lab

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_tools import offline_context
+from support.tools import offline_context
 
 from jupyter_gns3_copilot.agent.approval import (
     ApprovalDecision,

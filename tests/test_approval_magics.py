@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_server_support import magics_shell
+from support.server import magics_shell
 
 from jupyter_gns3_copilot.events import ApprovalRequiredEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_server_support import recipe_project, server_magics_shell
+from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.notebook.errors import UsageError
 from jupyter_gns3_copilot.notebook.magics import link_ends

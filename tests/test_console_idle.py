@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 import telnetlib3
-from test_console_vpcs import UNUSED_ADDRESS, build_pcs, client_for, console_targets
+from support.consoles import UNUSED_ADDRESS, build_pcs, console_targets
+from support.tools import client_for
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleSession, ConsoleTarget
 

@@ -15,10 +15,9 @@ import contextlib
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator
 
 import pytest
-import telnetlib3
+from support.consoles import linux_shell
 
 from jupyter_gns3_copilot.console import (
     ConsoleAuthError,
@@ -392,75 +391,6 @@ async def test_wait_ready_gives_up_with_a_clear_error() -> None:
 
 
 # -- Linux shell dialect: a real /bin/sh on a real pty, behind a telnetlib3 server ---------
-
-
-SHELL_ON_A_PTY = "exec script -qfc '/bin/sh -i' /dev/null"
-"""util-linux `script` gives the shell a pseudo-terminal (so it echoes and prompts)."""
-
-
-async def shell_on_a_pty(
-    reader: telnetlib3.TelnetReaderUnicode,
-    writer: telnetlib3.TelnetWriterUnicode,
-    network: str | None = None,
-) -> None:
-    """Telnet shell callback: bridge the connection to `/bin/sh -i` on a pseudo-terminal.
-    With `network` (shell commands), the shell runs in a network namespace of its own
-    (`unshare -rn`: nothing of the host's network changes) set up by those commands."""
-    line = SHELL_ON_A_PTY if network is None else f"{network}\n{SHELL_ON_A_PTY}"
-    argv = ["sh", "-c", line] if network is None else ["unshare", "-rn", "sh", "-ec", line]
-    shell = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "PS1": "$ ", "TERM": "dumb"},
-    )
-    assert shell.stdin is not None and shell.stdout is not None
-    stdout = shell.stdout
-
-    async def to_client() -> None:
-        while chunk := await stdout.read(4096):
-            writer.write(chunk.decode(errors="replace"))
-
-    pumping = asyncio.ensure_future(to_client())
-    try:
-        while typed := await reader.read(4096):
-            shell.stdin.write(typed.encode())
-            await shell.stdin.drain()
-    finally:
-        pumping.cancel()
-        if shell.returncode is None:
-            shell.kill()
-        await shell.wait()
-
-
-@contextlib.asynccontextmanager
-async def linux_shell(network: str | None = None) -> AsyncIterator[ConsoleTarget]:
-    """A telnet server on 127.0.0.1 giving each connection a real shell (in a network
-    namespace set up by `network`, see `shell_on_a_pty`); its target."""
-    shells: list[asyncio.Future[None]] = []
-
-    async def shell(
-        reader: telnetlib3.TelnetReaderUnicode, writer: telnetlib3.TelnetWriterUnicode
-    ) -> None:
-        shells.append(asyncio.ensure_future(shell_on_a_pty(reader, writer, network)))
-        await shells[-1]
-
-    server = await telnetlib3.create_server(
-        "127.0.0.1",
-        0,
-        shell=shell,
-        encoding="utf-8",
-        force_binary=True,
-        connect_maxwait=0.5,
-    )
-    try:
-        port = server.sockets[0].getsockname()[1]
-        yield ConsoleTarget(name="host1", host="127.0.0.1", port=port, dialect="linux")
-    finally:
-        server.close()
-        await server.wait_closed()
-        await asyncio.wait_for(asyncio.gather(*shells), 10)
 
 
 async def test_linux_dialect_on_a_real_shell() -> None:

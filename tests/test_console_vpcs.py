@@ -11,60 +11,22 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from support.consoles import UNUSED_ADDRESS, build_pcs, console_targets
+from support.tools import client_for
 
 from jupyter_gns3_copilot.console import (
     ConsolePool,
-    ConsoleTarget,
     ConsoleTimeoutError,
     ConsoleTransport,
     run_many,
     wait_ready,
 )
-from jupyter_gns3_copilot.gns3 import GNS3Client
 
 pytestmark = [pytest.mark.lab, pytest.mark.parametrize("transport", ["telnet", "websocket"])]
 
 ADDRESSES = {"PC1": "10.0.0.1", "PC2": "10.0.0.2", "PC3": "10.0.0.3"}
-UNUSED_ADDRESS = "10.0.0.99"
-
-
-def client_for(project: Any) -> GNS3Client:
-    return GNS3Client(
-        project.url, username=project.username, password=project.password, token=project.token
-    )
-
-
-async def console_targets(
-    gns3: GNS3Client, project: Any, transport: ConsoleTransport
-) -> dict[str, ConsoleTarget]:
-    """Each node's console target, the way the tools layer builds them."""
-    host = urlsplit(project.url).hostname
-    nodes = await gns3.list_nodes(project.project_id)
-    return {
-        node.name: ConsoleTarget.from_node(
-            node,
-            server_host=host,
-            transport=transport,
-            gns3_url=gns3.url,
-            token_provider=gns3.access_token,
-        )
-        for node in nodes
-        if node.node_type == "vpcs"
-    }
-
-
-async def build_pcs(gns3: GNS3Client, project: Any, names: list[str], *, switch: bool) -> None:
-    for index, name in enumerate(names):
-        await gns3.create_node_from_template(project.project_id, "VPCS", name, x=index * 150)
-    if switch:
-        await gns3.create_node_from_template(
-            project.project_id, "ethernet_switch", "Switch1", x=150, y=150
-        )
-        for index, name in enumerate(names):
-            await gns3.create_link(project.project_id, name, "e0", "Switch1", f"e{index}")
 
 
 @pytest.mark.slow

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr, ValidationError
-from test_hub_mode import HUB_TOKEN, PREFIX, hub_service
-from test_server_support import call, copilot_app, server_config
+from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
+from support.server import call, copilot_app, server_config
 
 from jupyter_gns3_copilot.console import (
     ConsolePool,

@@ -13,152 +13,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import tornado.httpserver
-import tornado.netutil
-import tornado.web
-from pydantic import SecretStr
-from tornado.httputil import HTTPServerRequest
-from tornado.web import RequestHandler
+from support.dashboard import UPSTREAM_KEY, Service, dashboard_service, record_usage
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.errors import GNS3AuthError
-from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
-from jupyter_gns3_copilot.hub.caller import Caller
-from jupyter_gns3_copilot.hub.class_labs import ClassLabs
-from jupyter_gns3_copilot.hub.dashboard import (
-    DashboardDeps,
-    dashboard_handlers,
-    dashboard_settings,
-)
-from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
-from jupyter_gns3_copilot.hub.grade_store import GradeStore
-from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, lab_name
-from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
+from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
 
-SERVICE = "/services/copilot"
-DASHBOARD = f"{SERVICE}/dashboard"
-UPSTREAM_KEY = "sk-upstream-dashboard-key"
-TEST_USER_HEADER = "X-Test-Hub-User"
-TEST_USER_COOKIE = "test-hub-user"
-CALLERS = {
-    "ines": Caller(name="ines", groups=frozenset({"instructors"})),
-    "root": Caller(name="root", admin=True),
-    "alice": Caller(name="alice", groups=frozenset({"students"})),
-    "bob": Caller(name="bob", groups=frozenset({"students"})),
-}
-POLICY = BudgetPolicy(group_daily_tokens={"students": 1000, "tas": None})
-NOW = datetime(2026, 12, 1, 15, 0, tzinfo=timezone.utc)
 UNREACHABLE_GNS3 = "http://127.0.0.1:9"
-
-
-async def caller_from_request(handler: RequestHandler) -> Caller | None:
-    """STAND-IN for HubOAuth / HubAuth: the hub user named by a test header or cookie."""
-    name = handler.request.headers.get(TEST_USER_HEADER) or handler.get_cookie(TEST_USER_COOKIE)
-    return CALLERS.get(name or "")
-
-
-async def gateway_caller(request: HTTPServerRequest) -> Caller | None:
-    """STAND-IN for HubAuth on the gateway: the token is the hub user's name."""
-    return CALLERS.get(bearer_token(request) or "")
-
-
-@dataclass
-class Service:
-    """The dashboard (and the gateway) on one tornado server on 127.0.0.1."""
-
-    url: str
-    """The dashboard's URL, ending with "/"."""
-    gateway_url: str
-    deps: DashboardDeps
-    store: SqliteUsageStore
-
-    def client(self, user: str | None = "ines") -> httpx.AsyncClient:
-        headers = {TEST_USER_HEADER: user} if user else {}
-        return httpx.AsyncClient(
-            base_url=self.url, headers=headers, timeout=60, trust_env=False, follow_redirects=True
-        )
-
-
-@asynccontextmanager
-async def dashboard_service(
-    data_dir: Path,
-    gns3: GNS3Client,
-    *,
-    account_prefix: str = "hub-",
-    upstream: ScriptedLLM | None = None,
-    log_questions: bool = False,
-    lab_salt: str | None = None,
-) -> AsyncIterator[Service]:
-    """The dashboard with `gns3` as the admin client (and the gateway if `upstream`; the
-    service's lab checks and grades with the class salt `lab_salt`)."""
-    store = await SqliteUsageStore.open(data_dir)
-    accounts = LabAccounts(
-        gns3,
-        SecretStr("dashboard-test-secret"),
-        prefix=account_prefix,
-        group=f"{account_prefix}students",
-    )
-    grades = await GradeStore.open(data_dir) if lab_salt else None
-    labs = ClassLabs(accounts, grades, store, lab_salt) if grades and lab_salt else None
-    deps = DashboardDeps(
-        accounts=accounts,
-        usage=store,
-        policy=POLICY,
-        gns3=gns3,
-        current_caller=caller_from_request,
-        log_questions=log_questions,
-        clock=lambda: NOW,
-        labs=labs,
-    )
-    routes = dashboard_handlers(DASHBOARD, deps)
-    gateway = None
-    if upstream is not None:
-        settings = UpstreamSettings(base_url=upstream.base_url, api_key=UPSTREAM_KEY)
-        gateway = ModelGateway(
-            settings, POLICY, store, gateway_caller, clock=lambda: NOW, log_questions=log_questions
-        )
-        routes += gateway.routes(SERVICE)
-    app = tornado.web.Application(routes, **dashboard_settings(f"{SERVICE}/"))
-    sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-    server = tornado.httpserver.HTTPServer(app)
-    server.add_sockets(sockets)
-    base = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
-    try:
-        yield Service(f"{base}{DASHBOARD}/", f"{base}{SERVICE}/v1", deps, store)
-    finally:
-        server.stop()
-        await server.close_all_connections()
-        if gateway is not None:
-            await gateway.aclose()
-        await store.close()
-        if grades is not None:
-            await grades.close()
-
-
-async def record_usage(store: SqliteUsageStore, user: str, tokens: int, turn: str) -> None:
-    """One finished model call of `user` today (as the gateway records it)."""
-    caller = CALLERS[user]
-    await store.record(
-        ModelCall(
-            user=user,
-            groups=caller.groups,
-            model="scripted-model",
-            started_at=NOW - timedelta(minutes=5),
-            ended_at=NOW - timedelta(minutes=4),
-            status="ok",
-            prompt_tokens=tokens - tokens // 4,
-            completion_tokens=tokens // 4,
-            turn_id=turn,
-        )
-    )
 
 
 def student(overview: dict[str, Any], name: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import tornado.web
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
-from test_agent_graph import agent_context, run_turn
+from support.agent import agent_context, run_turn
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.agent.graph import build_graph

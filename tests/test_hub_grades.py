@@ -4,7 +4,7 @@ nodes (the service reaches their consoles through GNS3's console websocket with 
 administrator token), the real SQLite grade and usage stores, the dashboard's real
 tornado handlers on 127.0.0.1.
 
-The one stand-in is the dashboard's caller lookup of tests/test_hub_dashboard.py (for
+The one stand-in is the dashboard's caller lookup of tests/support/dashboard.py (for
 JupyterHub's HubOAuth); the real hub, the students' servers and nbgrader are in
 tests/test_hub_grading.py. A student's own configuration is typed into their devices
 with the copilot's command tool over telnet, as their copilot or their terminal would.
@@ -16,7 +16,6 @@ import csv
 import html
 import io
 import re
-import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
@@ -25,57 +24,16 @@ from typing import Any
 
 import httpx
 import pytest
-from test_hub_dashboard import NOW, Service, dashboard_service
+from support.dashboard import FORGED, LAB, NOW, Service, dashboard_service, make_template, type_into
 
-from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3NotFound
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.objectives.errors import LabFileError, NoLab
-from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext, execute_tool
 
 pytestmark = pytest.mark.lab
 
 SALT = "class-salt-for-grades"
-LAB = textwrap.dedent(
-    """\
-    title: Two PCs
-    parameters:
-      net: {subnet: {pool: 10.40.0.0/16, prefix: 24}}
-    stages:
-      - id: addressing
-        title: Address the PCs
-        objectives:
-          - id: pc1-address
-            text: "PC1 has {{ net | host(1) }}/24"
-            points: 2
-            check: {kind: address, node: PC1, address: "{{ net | host(1) }}/24"}
-          - id: pc2-address
-            text: "PC2 has {{ net | host(2) }}/24"
-            check: {kind: address, node: PC2, address: "{{ net | host(2) }}/24"}
-      - id: reach
-        title: Reachability
-        objectives:
-          - id: pc1-pc2
-            text: PC1 reaches PC2
-            check: {kind: reachable, from: PC1, to: PC2}
-    """
-)
-FORGED = textwrap.dedent(
-    """\
-    title: Two PCs
-    stages:
-      - id: addressing
-        title: Address the PCs
-        objectives:
-          - {id: pc1-address, text: easy, points: 2, check: {kind: node_running, node: PC1}}
-          - {id: pc2-address, text: easy, check: {kind: node_running, node: PC2}}
-      - id: reach
-        title: Reachability
-        objectives:
-          - {id: pc1-pc2, text: easy, check: {kind: node_running, node: PC1}}
-    """
-)
 
 
 @asynccontextmanager
@@ -100,27 +58,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-async def make_template(gns3: GNS3Client, name: str, lab: str = LAB) -> str:
-    """A template project: PC1 - PC2 cabled, with `lab` as its lab file, closed."""
-    template = await gns3.create_project(name)
-    await gns3.create_node_from_template(template.project_id, "VPCS", "PC1")
-    await gns3.create_node_from_template(template.project_id, "VPCS", "PC2")
-    await gns3.create_link(template.project_id, "PC1", "e0", "PC2", "e0")
-    await gns3.write_project_file(template.project_id, "lab.yaml", lab.encode())
-    await gns3.close_project(template.project_id)
-    return template.project_id
-
-
-async def type_into(gns3: GNS3Client, project_id: str, device: str, command: str) -> None:
-    """What the student types into a device of theirs (the copilot's command tool)."""
-    async with ConsolePool() as pool:
-        ctx = ToolContext(gns3=gns3, project_id=project_id, consoles=pool, mode=LAB_AUTOMATION)
-        outcome = await execute_tool(
-            ctx, "run_vpcs_commands", {"devices": [{"device": device, "commands": [command]}]}
-        )
-    assert outcome.ok, outcome.result
 
 
 async def turn_at(store: SqliteUsageStore, user: str, when: datetime, turn: str) -> None:

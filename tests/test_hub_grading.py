@@ -35,10 +35,16 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from test_hub_grades import FORGED, LAB, make_template, type_into
-from test_hub_support import MODEL, ServiceHub, environ, recipe_values, remove_class_projects
-from test_jupyterhub import proxy_command
-from test_server_support import TITLE_REPLY, parse_sse
+from support.dashboard import FORGED, LAB, make_template, type_into
+from support.hub import (
+    MODEL,
+    ServiceHub,
+    environ,
+    proxy_command,
+    recipe_values,
+    remove_class_projects,
+)
+from support.server import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot import Copilot
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -48,7 +54,7 @@ from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+pytestmark = [pytest.mark.lab, pytest.mark.hub, pytest.mark.slow]
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "instructor" / "jupyterhub.md"
 UPSTREAM_KEY = "sk-upstream-grading-key-3Hs"

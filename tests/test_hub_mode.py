@@ -23,45 +23,22 @@ from typing import Any
 
 import httpx
 import pytest
-import tornado.httpserver
-import tornado.web
-from pydantic import SecretStr
-from test_server_support import server_config
+from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
+from support.server import server_config
 from tornado.httpclient import HTTPClientError
-from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.app import (
     SECRET_FILE,
     CopilotHubService,
     HubRuntime,
-    HubSettings,
-    routes,
 )
-from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
-from jupyter_gns3_copilot.hub.caller import Caller
-from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
 from jupyter_gns3_copilot.hub.service_client import HubServiceClient
-from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
+from jupyter_gns3_copilot.hub.usage import ModelCall
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.notebook.reports import status_text
 from jupyter_gns3_copilot.private_files import read_or_create_secret
-
-PREFIX = "/services/gns3-copilot/"
-HUB_TOKEN = "hub-token-of-alices-server"
-
-
-class TokenIdentity:
-    """STAND-IN for `HubIdentity` over `HubAuth`: one known token; counts the calls."""
-
-    def __init__(self, tokens: dict[str, Caller]) -> None:
-        self.tokens = tokens
-        self.calls = 0
-
-    async def authenticate(self, request: HTTPServerRequest) -> Caller | None:
-        self.calls += 1
-        return self.tokens.get(bearer_token(request) or "")
 
 
 class HeldAccounts(LabAccounts):
@@ -84,55 +61,6 @@ async def held_service(
     async with hub_service(port, lab, directory / "hub", accounts_class=HeldAccounts) as runtime:
         assert isinstance(runtime.accounts, HeldAccounts)
         yield runtime, runtime.accounts
-
-
-@asynccontextmanager
-async def hub_service(
-    port: int,
-    lab: Any,
-    data_dir: Path,
-    *,
-    log_questions: bool = False,
-    accounts_class: type[LabAccounts] = LabAccounts,
-) -> AsyncIterator[HubRuntime]:
-    """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
-    store = await SqliteUsageStore.open(data_dir)
-    admin = GNS3Client(lab.url, username=lab.username, password=lab.password)
-    identity = TokenIdentity({HUB_TOKEN: Caller(name="alice", groups=frozenset({"students"}))})
-    gateway = ModelGateway(
-        UpstreamSettings(base_url="http://127.0.0.1:9/v1"),
-        BudgetPolicy(),
-        store,
-        identity.authenticate,
-    )
-    settings = HubSettings(
-        prefix=PREFIX,
-        gns3_url=lab.url,
-        model="scripted-model",
-        title_model="",
-        models=("scripted-model",),
-        allowed_modes=("teaching_assistant",),
-        default_mode="teaching_assistant",
-        gateway_url="",
-        max_projects_per_student=1,
-        log_questions=log_questions,
-        instructor_groups=("instructors",),
-    )
-    prefix = f"hubmode{port}-"
-    accounts = accounts_class(admin, SecretStr("test-secret"), prefix=prefix)
-    runtime = HubRuntime(settings, accounts, identity, gateway, store)
-    server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
-    server.listen(port, "127.0.0.1")
-    try:
-        yield runtime
-    finally:
-        server.stop()
-        await server.close_all_connections()
-        for project in await accounts.student_projects("alice"):
-            await admin.delete_project(project.project_id)
-        await gateway.aclose()
-        await admin.aclose()
-        await store.close()
 
 
 @pytest.fixture

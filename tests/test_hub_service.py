@@ -38,25 +38,25 @@ from typing import Any
 import httpx
 import pytest
 
-# Chromium fixtures of tests/browser (and its no-op stand-ins for pytest-jupyter's per-test
-# event loop, which would close Playwright's), for the dashboard test below.
-from browser.conftest import (  # noqa: F401
+# Chromium fixtures (and the no-op stand-ins for pytest-jupyter's per-test event loop,
+# which would close Playwright's), for the dashboard test below.
+from support.chromium import (  # noqa: F401
     browser_context,
     jp_asyncio_loop,
     jp_server_cleanup,
     page,
     screenshots,
 )
-from test_hub_support import (
+from support.hub import (
     MODEL,
     ServiceHub,
     children,
     environ,
+    proxy_command,
     recipe_values,
     remove_class_projects,
 )
-from test_jupyterhub import proxy_command
-from test_server_support import TITLE_REPLY, parse_sse
+from support.server import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot.hub.app import SECRET_FILE
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,8 @@ from typing import Any
 
 import httpx
 import pytest
-from test_server_support import TITLE_REPLY, parse_sse
+from support.hub import proxy_command
+from support.server import TITLE_REPLY, parse_sse
 
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.testing.hub_recipe import wait_for
@@ -41,16 +41,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.hub, pytest.mark.slow]
 STUDENTS = ("alice", "bob")
 HUB_TIMEOUT = 60.0
 """Seconds the hub, then each student's server, may take to come up."""
-
-
-def proxy_command() -> str:
-    found = os.environ.get("CONFIGURABLE_HTTP_PROXY") or shutil.which("configurable-http-proxy")
-    if not found or not os.access(found, os.X_OK):
-        pytest.skip(
-            "configurable-http-proxy is not installed (make test installs it with npm and "
-            "sets CONFIGURABLE_HTTP_PROXY)"
-        )
-    return found
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from jupyter_client.blocking import BlockingKernelClient
-from test_server_support import TITLE_REPLY, add_pcs
+from support.server import TITLE_REPLY, add_pcs
 
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
 from jupyter_gns3_copilot.testing.scripted_llm import text

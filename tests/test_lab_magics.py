@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from test_server_support import recipe_project, server_magics_shell
+from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import recipe_project
+from support.server import recipe_project
 
 from jupyter_gns3_copilot import Copilot
 from jupyter_gns3_copilot.objectives.loader import load_lab

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from test_notebook_api_client import TinyServer, json_route, send, sse_route
+from support.tiny_server import TinyServer, json_route, send, sse_route
 
 from jupyter_gns3_copilot.events import sse_message
 from jupyter_gns3_copilot.notebook import magics

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import copilot_app, server_config
+from support.server import copilot_app, server_config
 
 from jupyter_gns3_copilot.server.kernel_env import SERVER_TOKEN_ENV, SERVER_URL_ENV
 

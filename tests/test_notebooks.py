@@ -19,6 +19,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from support.notebooks import Executed, device_outputs, tool_items
 
 from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -36,7 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SCRIPTS = Path(__file__).resolve().parent / "notebook_scripts"
 NAMES = sorted(NOTEBOOK_PROJECTS)
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CELL_TIMEOUT = 180
 
 
@@ -103,64 +103,6 @@ def notebook_stack(
             yield NotebookStack(gns3_lab, llm, server)
 
 
-@dataclass
-class Executed:
-    """An executed notebook and what its cells show."""
-
-    notebook: Any
-
-    def cell(self, source_start: str) -> Any:
-        """The code cell whose source is `source_start`, else the first starting with it."""
-        code = [cell for cell in self.notebook.cells if cell.cell_type == "code"]
-        for cell in code:
-            if cell.source == source_start:
-                return cell
-        for cell in code:
-            if cell.source.startswith(source_start):
-                return cell
-        raise AssertionError(f"no code cell starts with {source_start!r}")
-
-    def text(self, source_start: str) -> str:
-        """Everything the cell printed or displayed as text."""
-        parts = []
-        for output in self.cell(source_start).outputs:
-            if output.output_type == "stream":
-                parts.append(output.text)
-            elif output.output_type == "error":
-                parts.append(f"{output.ename}: {output.evalue}")
-            else:
-                parts.append(output.get("data", {}).get("text/plain", ""))
-        return "\n".join(parts)
-
-    def mimetypes(self, source_start: str) -> set[str]:
-        return {
-            mimetype
-            for output in self.cell(source_start).outputs
-            for mimetype in output.get("data", {})
-        }
-
-    def saved_turns(self, source_start: str) -> list[dict[str, Any]]:
-        """The turns the cell's finished output saved (its `TurnBundle`): what a reopened
-        notebook shows with no kernel and no widget state."""
-        return self.saved_bundle(source_start)["turns"]
-
-    def saved_bundle(self, source_start: str) -> dict[str, Any]:
-        """The `TurnBundle` the cell's finished output saved."""
-        outputs = self.cell(source_start).outputs
-        assert not any(WIDGET_VIEW in output.get("data", {}) for output in outputs), (
-            f"a finished turn leaves no widget view in {source_start!r}"
-        )
-        bundles = [
-            output["data"][TURN_MIME_TYPE]
-            for output in outputs
-            if TURN_MIME_TYPE in output.get("data", {})
-        ]
-        assert len(bundles) == 1, f"expected one saved conversation in {source_start!r}"
-        [bundle] = bundles
-        assert bundle["version"] == 1 and bundle["project_id"]
-        return bundle
-
-
 def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
     """Prepare the notebook's project and script, run the notebook, clean up."""
     from nbclient import NotebookClient
@@ -189,16 +131,8 @@ def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
     return Executed(notebook)
 
 
-def tool_items(turn: dict[str, Any]) -> list[dict[str, Any]]:
-    return [item for item in turn["items"] if item["kind"] == "tool"]
-
-
 def answer(turn: dict[str, Any]) -> str:
     return "".join(item["text"] for item in turn["items"] if item["kind"] == "text")
-
-
-def device_outputs(item: dict[str, Any]) -> dict[str, str]:
-    return {entry["device_name"]: entry["output"] for entry in json.loads(item["output"])}
 
 
 @pytest.mark.lab

@@ -15,7 +15,7 @@ import pytest
 import tornado.web
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
-from test_server_support import call, lab_traits, server_config
+from support.server import call, lab_traits, server_config
 
 from jupyter_gns3_copilot.server.errors import ErrorAnswer, bad_input
 from jupyter_gns3_copilot.server.handlers import default_handlers

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from test_console_ios import linux_shell
-from test_tools import by_device, call, client_for, offline_context
+from support.consoles import linux_shell
+from support.tools import by_device, call, client_for, offline_context
 
 from jupyter_gns3_copilot.chat.stream_events import tool_end_event
 from jupyter_gns3_copilot.console import ConsolePool

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import tornado.web
-from test_server_support import call, files_under, jupyter_process, server_config
+from support.server import call, files_under, jupyter_process, server_config
 
 from jupyter_gns3_copilot.server.handlers import default_handlers
 

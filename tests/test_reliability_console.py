@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import telnetlib3
-from test_server_support import call, kinds, lab_traits, open_stream, server_config
+from support.server import call, kinds, lab_traits, open_stream, server_config
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTransport
 from jupyter_gns3_copilot.gns3 import GNS3Client

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from test_server_support import (
+from support.server import (
     TITLE_REPLY,
     add_pcs,
     call,

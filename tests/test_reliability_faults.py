@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from test_server_support import (
+from support.server import (
     TITLE_REPLY,
     add_pcs,
     call,

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from test_agent_graph import agent_context, custom, run_turn
-from test_server_support import (
+from support.agent import USER, agent_context, collect, copilot, custom, run_turn
+from support.server import (
     TITLE_REPLY,
     call,
     kinds,
@@ -30,7 +30,6 @@ from test_server_support import (
     open_stream,
     server_config,
 )
-from test_service import USER, collect, copilot
 
 from jupyter_gns3_copilot.agent.graph import build_graph
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_server_support import (
+from support.server import (
     TITLE_REPLY,
     TokenUsersIdentityProvider,
     add_pcs,

@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from test_agent_graph import tool_call_runs
-from test_server_support import (
+from support.agent import tool_call_runs
+from support.server import (
     TITLE_REPLY,
     add_pcs,
     call,
@@ -24,6 +24,7 @@ from test_server_support import (
     open_stream,
     parse_sse,
     server_config,
+    wait_until_console_busy,
 )
 
 from jupyter_gns3_copilot.testing.scripted_llm import text
@@ -87,21 +88,6 @@ async def wait_for_statistics(
         return row if {key: row[key] for key in expected} == expected else None
 
     return await eventually(session, f"the statistics becoming {expected}")
-
-
-async def wait_until_console_busy(app: Any, project: Any, device: str) -> None:
-    """Wait until the copilot holds `device`'s console (a command of a run is on it)."""
-    from jupyter_gns3_copilot.console import ConsoleTarget
-    from jupyter_gns3_copilot.gns3 import GNS3Client
-
-    async with GNS3Client(project.url, token=project.token) as gns3:
-        [node] = [n for n in await gns3.list_nodes(project.project_id) if n.name == device]
-    lock = app.lab().consoles.lock(ConsoleTarget.from_node(node, server_host="127.0.0.1"))
-
-    async def busy() -> bool:
-        return lock.locked()
-
-    await eventually(busy, f"{device}'s console being used")
 
 
 @pytest.mark.slow

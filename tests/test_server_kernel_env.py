@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_server_support import call, copilot_app, server_config
+from support.server import call, copilot_app, server_config
 
 from jupyter_gns3_copilot.server.kernel_env import (
     HUB_TOKEN_ENV,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import (
+from support.server import (
     TokenUsersIdentityProvider,
     add_pcs,
     as_user,

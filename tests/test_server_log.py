@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from cryptography.fernet import Fernet
-from test_server_support import jupyter_process
+from support.server import jupyter_process
 
 from jupyter_gns3_copilot.llm_config import KEY_FILE_NAME, LLMConfigStore, UserLLMSettings
 from jupyter_gns3_copilot.notebook.copilot import Copilot

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import (
+from support.server import (
     TITLE_REPLY,
     TokenUsersIdentityProvider,
     add_pcs,

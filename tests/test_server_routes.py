@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import call, files_under, server_config
+from support.server import call, files_under, server_config
 
 PROJECT = str(uuid.uuid4())
 SESSION = str(uuid.uuid4())

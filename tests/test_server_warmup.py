@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import call, copilot_app, server_config
+from support.server import call, copilot_app, server_config
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.service_client import HubServiceClient

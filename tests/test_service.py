@@ -10,24 +10,27 @@ directory).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import AIMessage
-from test_agent_graph import CountingTransport, assert_tool_call_contract, tool_call_runs
+from support.agent import (
+    USER,
+    CountingTransport,
+    assert_tool_call_contract,
+    collect,
+    copilot,
+    tool_call_runs,
+)
 
 from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 from jupyter_gns3_copilot.chat.manager import ProjectAgentManager
 from jupyter_gns3_copilot.chat.options import TurnOptions
-from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
-from jupyter_gns3_copilot.events import parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, html_page, text
 from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
@@ -37,48 +40,14 @@ from jupyter_gns3_copilot.tools import LabAccess
 
 pytestmark = pytest.mark.lab
 
-USER = "student1"
 TITLE_REPLY = {"tools": False}
 """`when` for the title request (the only one offering no tools)."""
-
-
-@contextlib.asynccontextmanager
-async def copilot(
-    project: Any, data_dir: Path, transport: httpx.AsyncBaseTransport | None = None, **options: Any
-) -> AsyncIterator[AgentService]:
-    """An AgentService for `project`, with a real GNS3 client (through `transport` if given)
-    and console pool."""
-    async with (
-        GNS3Client(
-            project.url,
-            username=project.username,
-            password=project.password,
-            token=project.token,
-            transport=transport,
-        ) as gns3,
-        ConsolePool() as pool,
-    ):
-        service = await AgentService.open(
-            project.project_id, data_dir=data_dir, lab=LabAccess(gns3, pool), **options
-        )
-        try:
-            yield service
-        finally:
-            await service.close()
 
 
 async def add_pcs(project: Any, *names: str) -> None:
     async with GNS3Client(project.url, token=project.token) as gns3:
         for index, name in enumerate(names):
             await gns3.create_node_from_template(project.project_id, "VPCS", name, x=index * 150)
-
-
-async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    collected = []
-    async for event in events:
-        parse_event(event)  # every event is valid per the shared event models
-        collected.append(event)
-    return collected
 
 
 def kinds(events: list[dict[str, Any]], *, progress: bool = False) -> list[str]:

@@ -200,7 +200,7 @@ def test_a_session_exported_by_the_route_runs_again_in_a_notebook(
     nbclient runs the exported notebook in a kernel, every cell runs and the `%copilot
     run` cells show the devices' addresses again."""
     from nbclient import NotebookClient
-    from test_notebooks import Executed, device_outputs, tool_items
+    from support.notebooks import Executed, device_outputs, tool_items
 
     from jupyter_gns3_copilot.testing.local_stack import (
         JupyterServer,

@@ -9,8 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
+from support.store import PROJECT, echo_graph, run_turn
 
 from jupyter_gns3_copilot.store import (
     DATABASE_NAME,
@@ -25,8 +24,6 @@ from jupyter_gns3_copilot.store import (
     validate_project_id,
 )
 
-PROJECT = "a0f46d81-e564-443c-b321-2cdebe80e321"
-
 
 def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
     """Read with a separate plain sqlite3 connection, as another process would."""
@@ -38,25 +35,6 @@ def thread_rows(path: Path, thread_id: str) -> tuple[int, int]:
     checkpoints = rows(path, "SELECT count(*) FROM checkpoints WHERE thread_id = ?", thread_id)
     writes = rows(path, "SELECT count(*) FROM writes WHERE thread_id = ?", thread_id)
     return int(checkpoints[0][0]), int(writes[0][0])  # type: ignore[call-overload]
-
-
-def echo_graph(store: ProjectStore):  # type: ignore[no-untyped-def]
-    """A one-node graph checkpointed by the store's saver."""
-
-    def reply(state: MessagesState) -> dict[str, list[AIMessage]]:
-        return {"messages": [AIMessage(f"echo {len(state['messages'])}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("reply", reply)
-    builder.add_edge(START, "reply")
-    builder.add_edge("reply", END)
-    return builder.compile(checkpointer=store.checkpointer)
-
-
-async def run_turn(store: ProjectStore, thread_id: str, text: str = "hello") -> None:
-    graph = echo_graph(store)
-    config = {"configurable": {"thread_id": thread_id}}
-    await graph.ainvoke({"messages": [HumanMessage(text)]}, config)  # type: ignore[arg-type]
 
 
 # --- opening ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from test_store import PROJECT, run_turn
+from support.store import PROJECT, run_turn
 
 from jupyter_gns3_copilot.store import ProjectStore
 

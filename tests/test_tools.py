@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.tools import by_device, call, client_for, offline_context
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.layout import SPACING as LAYOUT_SPACING
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import (
@@ -28,8 +27,6 @@ from jupyter_gns3_copilot.tools import (
     TOOLS,
     SkillsLibrary,
     ToolContext,
-    ToolOutcome,
-    execute_tool,
     openai_tool_schema,
     tools_for_mode,
 )
@@ -79,36 +76,6 @@ TEACHING_TOOLS = [
     "create_snapshot",
 ]
 ADDRESSES = {"PC1": "10.0.0.1", "PC2": "10.0.0.2", "PC3": "10.0.0.3"}
-NOWHERE = "http://127.0.0.1:9"
-"""A GNS3 URL nothing listens on: any request a test did not expect fails loudly."""
-
-
-def offline_context(**overrides: Any) -> ToolContext:
-    """A context whose GNS3 server does not exist (for calls that must not reach it)."""
-    settings: dict[str, Any] = {
-        "gns3": GNS3Client(NOWHERE, timeout=2.0),
-        "project_id": str(uuid.uuid4()),
-        "consoles": ConsolePool(),
-        **overrides,
-    }
-    return ToolContext(**settings)
-
-
-def client_for(project: Any) -> GNS3Client:
-    return GNS3Client(
-        project.url, username=project.username, password=project.password, token=project.token
-    )
-
-
-async def call(ctx: ToolContext, name: str, args: Any) -> ToolOutcome:
-    """Run a tool and check its result is what the graph will serialise."""
-    outcome = await execute_tool(ctx, name, args)
-    json.dumps(outcome.result, ensure_ascii=False, indent=2)
-    return outcome
-
-
-def by_device(result: Any) -> dict[str, dict[str, Any]]:
-    return {entry["device_name"]: entry for entry in result}
 
 
 # -- pure -------------------------------------------------------------------------------

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_agent_graph import tool_call_runs
-from test_server_chat import wait_until_console_busy
-from test_server_support import (
+from support.agent import tool_call_runs
+from support.server import (
     TITLE_REPLY,
     add_pcs,
     call,
@@ -30,6 +29,7 @@ from test_server_support import (
     model_traits,
     open_stream,
     server_config,
+    wait_until_console_busy,
 )
 
 from jupyter_gns3_copilot.testing.scripted_llm import error, text

@@ -8,7 +8,6 @@ chromium, JupyterLab or Notebook 7 is missing.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import secrets
@@ -23,17 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import jupyter_ui
 import pytest
+from support import jupyter_ui
 
-CHROMIUM = Path(os.environ.get("GNS3_COPILOT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+# Chromium and its page for every test here, and the no-op stand-ins for pytest-jupyter's
+# per-test event loop (support/chromium.py).
+from support.chromium import (  # noqa: F401
+    browser_context,
+    jp_asyncio_loop,
+    jp_server_cleanup,
+    page,
+    require,
+    screenshots,
+)
+
 SERVER_START_TIMEOUT = 60.0
-REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "build" / "screenshots"
 
 # User settings of the test server: widget state saved with the notebook (what the
 # saved-state test needs), no news pop-up over the screenshots.
@@ -73,17 +76,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _require(module: str, what: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{what} is not installed: pip install jupyterlab notebook playwright")
-
-
 @contextlib.contextmanager
 def _jupyter_lab(*options: str) -> Iterator[JupyterServer]:
     """A `jupyter lab` (Notebook 7 pages included) with this checkout's front end and the
     extension's data in a temporary directory; `options` go to its command line."""
-    _require("jupyterlab", "JupyterLab")
-    _require("notebook", "Notebook 7")
+    require("jupyterlab", "JupyterLab")
+    require("notebook", "Notebook 7")
     with tempfile.TemporaryDirectory(prefix="gns3c-browser-") as tmp:
         base = Path(tmp)
         root = base / "notebooks"
@@ -164,29 +162,6 @@ def _stop(server: JupyterServer, process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=5)
 
 
-@pytest.fixture(scope="module")
-def browser_context() -> Iterator[object]:
-    """A headless chromium with a fresh user-data directory, per test module: Playwright's
-    sync API marks its event loop as running between calls, and pytest-jupyter's per-test
-    loop fixture of the other test modules would pick that loop up (and close it)."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: apt-get install -y chromium")
-    _require("playwright", "Playwright")
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory(prefix="gns3c-chromium-") as profile, \
-            sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000},
-        )
-        context.set_default_timeout(30_000)
-        try:
-            yield context
-        finally:
-            context.close()
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report = yield
@@ -195,42 +170,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-@pytest.fixture
-def page(browser_context: object, request: pytest.FixtureRequest) -> Iterator[object]:
-    """A new tab; `page.page_errors` collects uncaught page errors (message and stack). When
-    the test fails,
-    a screenshot and the browser console go to build/screenshots/failed-<test>.*"""
-    page = browser_context.new_page()  # type: ignore[attr-defined]
-    errors: list[str] = []
-    console: list[str] = []
-    page.on("pageerror", lambda error: errors.append(f"{error}\n{error.stack or ''}"))
-    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
-    page.page_errors = errors
-    try:
-        yield page
-    finally:
-        if getattr(request.node, "call_failed", False):
-            name = "failed-" + "".join(c if c.isalnum() else "-" for c in request.node.name)
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(Exception):
-                page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
-            (SCREENSHOTS / f"{name}.console.txt").write_text("\n".join(console + errors))
-        page.close()
-
-
-@pytest.fixture(scope="session")
-def screenshots() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
-
-
-# pytest-jupyter's autouse fixtures make and close an event loop per test, which would
-# close Playwright's (sync API) loop; these tests run no in-process server: no-ops here.
-@pytest.fixture(autouse=True)
-def jp_asyncio_loop() -> None:
-    return None
-
-
-@pytest.fixture(autouse=True)
-def jp_server_cleanup() -> None:
-    return None

@@ -23,17 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import pytest
-from jupyter_ui import LabStack
-from test_sidebar import (
-    SIDEBAR,
-    _ask,
-    _off_loop,
-    _open_sidebar,
-    _row,
-    _wait_idle,
-)
+from support import jupyter_ui
+from support.jupyter_ui import LabStack
+from support.sidebar import SIDEBAR, ask, off_loop, open_sidebar, session_row, wait_idle
 
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
@@ -83,7 +76,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     root = work / "notebooks"
     root.mkdir()
     jupyter_ui.write_notebook(root / NOTEBOOK, CELLS)
-    project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
+    project_ids = off_loop(prepare_projects, gns3_lab, [PROJECT])
     traits = {"require_approval": "changes", "default_mode": "lab_automation_assistant"}
     try:
         with ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm, JupyterServer(
@@ -92,7 +85,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
         ) as server:
             yield ApprovalStack(server, llm, project_ids[PROJECT.name])
     finally:
-        _off_loop(delete_projects, gns3_lab, project_ids.values())
+        off_loop(delete_projects, gns3_lab, project_ids.values())
 
 
 def _approval(turn: Any) -> Any:
@@ -105,7 +98,7 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
                             screenshots: Path) -> None:
     """The plan shows with both buttons and nothing is created; Approve: PC3 is created
     and the answer streams on in the same turn."""
-    turn = _ask(page, sidebar, "Add PC3 to the lab")
+    turn = ask(page, sidebar, "Add PC3 to the lab")
     approval = _approval(turn)
     assert approval.locator(".gns3c-approval-summary").inner_text() == "create PC3 (VPCS)"
     assert approval.locator("button.gns3c-reject").is_visible()
@@ -121,7 +114,7 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
     _readable_in_the_dark(page, sidebar, screenshots)
 
     approval.locator("button.gns3c-approve").click()
-    _wait_idle(page)
+    wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
     assert approval.locator(".gns3c-approval-state").inner_text() == "Approved"
     assert not approval.locator(".gns3c-approval-buttons").is_visible()
@@ -147,7 +140,7 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     answers with the rest of the turn, streamed into that view."""
     sidebar = page.locator(SIDEBAR)
     sidebar.locator("button.jp-gns3-copilot-sidebar-new").click()
-    turn = _ask(page, sidebar, "Add PC4 to the lab")
+    turn = ask(page, sidebar, "Add PC4 to the lab")
     _approval(turn)
     page.wait_for_function(
         "(sel) => document.querySelector(sel + ' .jp-mod-selected')", arg=SIDEBAR, polling=100)
@@ -155,7 +148,7 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
         .get_attribute("data-session-id")
 
     # Loading the page again: the old page and its stream are gone.
-    sidebar = _open_sidebar(page, stack, "lab", NOTEBOOK)
+    sidebar = open_sidebar(page, stack, "lab", NOTEBOOK)
     [pending] = stack.session(session_id, "approvals")
     assert pending["summary"] == "create PC4 (VPCS)"
 
@@ -166,7 +159,7 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     assert stored.locator(".gns3c-tool-title").inner_text() == "created PC3 (vpcs)"
     assert stored.locator(".gns3c-badge").inner_text() == "ok"
 
-    _row(sidebar, session_id).locator(".jp-gns3-copilot-sidebar-session-title").click()
+    session_row(sidebar, session_id).locator(".jp-gns3-copilot-sidebar-session-title").click()
     turn = sidebar.locator(".jp-gns3-copilot-sidebar-turn").last
     approval = _approval(turn)
     assert turn.locator(".gns3c-user-text").inner_text() == "Add PC4 to the lab"
@@ -175,7 +168,7 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
 
     approval.locator("textarea.gns3c-approval-comment").fill(COMMENT)
     approval.locator("button.gns3c-reject").click()
-    _wait_idle(page)
+    wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
     assert approval.locator(".gns3c-approval-state").inner_text() == f"Rejected: {COMMENT}"
     assert "Understood: I did not add PC4." in turn.inner_text()
@@ -261,7 +254,7 @@ def test_changes_wait_for_the_students_decision(
     when the student approves in the sidebar, rejects there after a reload, and approves
     in a notebook's chat widget; then nothing changes before the decision and GNS3 shows
     exactly the approved nodes."""
-    sidebar = _open_sidebar(page, stack, "lab", NOTEBOOK)
+    sidebar = open_sidebar(page, stack, "lab", NOTEBOOK)
     _approve_in_the_sidebar(page, sidebar, stack, screenshots)
     _reject_after_a_reload(page, stack, screenshots)
     _approve_in_the_widget(page, stack, screenshots)

@@ -16,49 +16,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import nbformat
 import pytest
-import scripted_chat
+from support import jupyter_ui, scripted_chat
+from support.jupyter_ui import WATCH_WIDGET, cell, live, saved
 
-HERE = Path(__file__).parent
+SCRIPTED_CHAT_DIR = Path(scripted_chat.__file__).parent  # on the kernel's sys.path in the cells
 TURN_MIME = "application/vnd.gns3-copilot.turns+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-# Records every text a tool card's one-line header shows (a MutationObserver sees each
-# change, however short-lived).
-WATCH_WIDGET = """() => {
-  window.__gns3cSeen = [];
-  const seen = window.__gns3cSeen;
-  const record = () => {
-    for (const head of document.querySelectorAll(".gns3c-tool-head")) {
-      const text = head.querySelector(".gns3c-tool-title").textContent;
-      if (!seen.includes(text)) seen.push(text);
-    }
-  };
-  new MutationObserver(record).observe(document.body,
-    {subtree: true, childList: true, characterData: true, attributes: true});
-}"""
-
-
-def cell(page: Any, index: int) -> Any:
-    """The notebook's cell `index` (outputs are scoped by cell: each turn has its own)."""
-    return page.locator(".jp-Notebook .jp-Cell").nth(index)
-
-
-def live(page: Any, index: int) -> Any:
-    """The live widget in cell `index` (only while its turn runs)."""
-    return cell(page, index).locator(".gns3c")
-
-
-def saved(page: Any, index: int) -> Any:
-    """The saved answer in cell `index` (once its turn has ended)."""
-    return cell(page, index).locator(".jp-gns3-copilot-saved")
 
 
 def _cells(stop_file: Path) -> list[str]:
     return [
-        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
         "from IPython.display import display\n"
         "from scripted_chat import ScriptedChat\n"
         "chat = ScriptedChat()\n"
@@ -289,7 +259,7 @@ def test_a_widget_whose_kernel_restarted_says_so(
     again and its controls are disabled, before anyone types; no uncaught error."""
     name = "restart.ipynb"
     jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
-        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
         "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
         "display(chat.widget)\nprint('SHOWN')"])
     # Notebook 7: one notebook per page (JupyterLab would restore the other tests' tabs).
@@ -317,7 +287,7 @@ def test_a_widget_with_an_input_box_keeps_it_after_each_turn(
     turn in the same widget, after which the box is still there."""
     name = "input-box.ipynb"
     jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
-        f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
+        f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
         "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
         "display(chat.widget)\nprint('DEMO-DONE', chat.demo_turn())",
         "print('SENT', chat.sent)"])

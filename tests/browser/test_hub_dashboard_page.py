@@ -2,7 +2,7 @@
 dashboard handlers on 127.0.0.1 (in a thread of its own), the real gns3-server 3.0.6 of the
 lab kit and the real SQLite usage store.
 
-The one stand-in is the caller lookup of tests/test_hub_dashboard.py (a cookie naming the
+The one stand-in is the caller lookup of tests/support/dashboard.py (a cookie naming the
 hub user, for JupyterHub's HubOAuth login; the real login is tested with the hub service).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from test_hub_dashboard import TEST_USER_COOKIE, Service, dashboard_service, record_usage
+from support.dashboard import TEST_USER_COOKIE, Service, dashboard_service, record_usage
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name

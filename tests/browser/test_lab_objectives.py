@@ -26,10 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import nbformat
 import pytest
-from jupyter_ui import LabStack
+from support import jupyter_ui
+from support.jupyter_ui import LabStack
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.local_stack import (

@@ -21,10 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import pytest
-from jupyter_ui import LabStack
-from test_chat_widget import WATCH_WIDGET, cell, live, saved
+from support import jupyter_ui
+from support.jupyter_ui import WATCH_WIDGET, LabStack, cell, live, saved
 
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import nbformat
 import pytest
+from support import jupyter_ui
 
 from jupyter_gns3_copilot.render_text import render_markdown, render_plain
 

@@ -26,16 +26,16 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import nbformat
 import pytest
-from jupyter_ui import LabStack
+from support import jupyter_ui
+from support.jupyter_ui import LabStack
+from support.sidebar import SIDEBAR, ask, off_loop, open_sidebar, session_row, wait_idle
 
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
@@ -53,7 +53,6 @@ QUESTION = "Which address does PC1 have?"
 LONG = "Tell me the long history of the lab"
 NOTEBOOK7_QUESTION = "Hello from Notebook 7"
 RENAMED = "Addresses of the PCs"
-SIDEBAR = "#jp-gns3-copilot-sidebar"
 SECRET = "sk-sidebar-test-key-5d1f"
 FOLLOWED = "followed.ipynb"
 KERNEL_NOTEBOOK = "kernel.ipynb"
@@ -94,13 +93,6 @@ class SidebarStack(LabStack):
             return response.json()
 
 
-def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
-    """`function(*args)` in another thread: it runs its own event loop, and Playwright's
-    sync API keeps one marked as running in this thread."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(function, *args).result()
-
-
 @pytest.fixture(scope="module")
 def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SidebarStack]:
     """`jupyter lab` (Notebook 7 pages included) with the copilot extension on the lab and
@@ -111,7 +103,7 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     root = work / "notebooks"
     root.mkdir()
     jupyter_ui.write_notebook(root / NOTEBOOK, ["print('first')", "print('last')"])
-    project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
+    project_ids = off_loop(prepare_projects, gns3_lab, [PROJECT])
     try:
         with jupyter_ui.checkout_front_end(work), ScriptedLLM(
             SCRIPT, models=["scripted-model"]
@@ -120,53 +112,15 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         ) as server:
             yield SidebarStack(server, llm, project_ids[PROJECT.name], work)
     finally:
-        _off_loop(delete_projects, gns3_lab, project_ids.values())
-
-
-def _open_sidebar(page: Any, stack: SidebarStack, ui: str, notebook: str = NOTEBOOK) -> Any:
-    """Open the notebook, then the sidebar through its command; choose the project."""
-    jupyter_ui.open_notebook(page, stack.server.url, stack.server.token, notebook, ui)
-    page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:open')")
-    sidebar = page.locator(SIDEBAR)
-    sidebar.wait_for(state="visible")
-    # the status line's parts (the key's state is a part of the row below, read in parallel)
-    status = sidebar.locator(
-        ".jp-gns3-copilot-sidebar-status .jp-gns3-copilot-sidebar-status-part"
-    ).first
-    status.wait_for()
-    assert "reachable" in status.inner_text() and status.get_attribute("data-ok") == "true"
-    sidebar.locator(".jp-gns3-copilot-sidebar-project").select_option(stack.project_id)
-    return sidebar
-
-
-def _ask(page: Any, sidebar: Any, question: str) -> Any:
-    """Send `question` with Enter; the new turn's block."""
-    turns = sidebar.locator(".jp-gns3-copilot-sidebar-turn")
-    before = turns.count()
-    box = sidebar.locator("textarea.jp-gns3-copilot-sidebar-input")
-    box.fill(question)
-    box.press("Enter")
-    turns.nth(before).wait_for()
-    assert box.input_value() == ""
-    return turns.nth(before)
-
-
-def _wait_idle(page: Any, timeout_ms: int = 60_000) -> None:
-    page.wait_for_function(
-        "(sel) => document.querySelector(sel).dataset.running === 'false'", arg=SIDEBAR,
-        timeout=timeout_ms, polling=100)
-
-
-def _row(sidebar: Any, session_id: str) -> Any:
-    return sidebar.locator(f".jp-gns3-copilot-sidebar-session[data-session-id='{session_id}']")
+        off_loop(delete_projects, gns3_lab, project_ids.values())
 
 
 def _stream_a_turn(page: Any, sidebar: Any, stack: SidebarStack, screenshots: Path) -> str:
     """A question streams in (seen running, then done) and runs `show ip` on the real PC1;
     the session is the server's (what the magics continue) and gets its title."""
     page.evaluate(_WATCH_TURNS, _TURN)
-    turn = _ask(page, sidebar, QUESTION)
-    _wait_idle(page)
+    turn = ask(page, sidebar, QUESTION)
+    wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
     assert page.evaluate("() => window.__sidebarSeen") == ["0:running", "0:done"]
     assert "10.0.0.1/24" in turn.inner_text()
@@ -178,7 +132,7 @@ def _stream_a_turn(page: Any, sidebar: Any, stack: SidebarStack, screenshots: Pa
                           f"{session['thread_id']}/history").json()
     tool_results = [m["content"] for m in history["messages"] if m["role"] == "tool"]
     assert len(tool_results) == 1 and "10.0.0.1/24" in tool_results[0], tool_results
-    row = _row(sidebar, session["thread_id"])
+    row = session_row(sidebar, session["thread_id"])
     row.locator(".jp-gns3-copilot-sidebar-session-title", has_text="PC1 address").wait_for()
     assert row.get_attribute("class").split().count("jp-mod-selected") == 1
     return session["thread_id"]
@@ -192,12 +146,12 @@ def _stop_a_turn(page: Any, sidebar: Any, stack: SidebarStack) -> str:
             else None)
     sidebar.locator("button.jp-gns3-copilot-sidebar-new").click()
     assert sidebar.locator(".jp-gns3-copilot-sidebar-turn").count() == 0
-    turn = _ask(page, sidebar, LONG)
+    turn = ask(page, sidebar, LONG)
     turn.get_by_text("Chapter 2", exact=False).wait_for()
     stop = sidebar.locator("button.jp-gns3-copilot-sidebar-stop")
     assert stop.is_visible() and stop.is_enabled()
     stop.click()
-    _wait_idle(page, timeout_ms=20_000)
+    wait_idle(page, timeout_ms=20_000)
     assert not stop.is_visible()
     assert "Chapter 80" not in turn.inner_text(), "the whole answer streamed: not stopped"
 
@@ -221,14 +175,14 @@ def _rename_and_pin(page: Any, sidebar: Any, stack: SidebarStack, first: str, lo
     rows.nth(1).wait_for()
     assert [rows.nth(i).get_attribute("data-session-id") for i in range(2)] == [long, first]
 
-    _row(sidebar, first).locator("button.jp-gns3-copilot-sidebar-rename").click()
+    session_row(sidebar, first).locator("button.jp-gns3-copilot-sidebar-rename").click()
     dialog = page.locator(".jp-Dialog")
     dialog.locator("input").fill(RENAMED)
     dialog.locator("button.jp-mod-accept").click()
-    _row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title",
+    session_row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title",
                                  has_text=RENAMED).wait_for()
 
-    _row(sidebar, first).locator("button.jp-gns3-copilot-sidebar-pin").click()
+    session_row(sidebar, first).locator("button.jp-gns3-copilot-sidebar-pin").click()
     page.wait_for_function(
         """([sel, id]) => {
           const row = document.querySelector(sel + " .jp-gns3-copilot-sidebar-session");
@@ -248,20 +202,20 @@ def _rename_and_pin(page: Any, sidebar: Any, stack: SidebarStack, first: str, lo
 def _delete_after_confirming(page: Any, sidebar: Any, stack: SidebarStack, long: str) -> None:
     """Delete asks first: Cancel keeps the session, Delete removes it (list and server)."""
     dialog = page.locator(".jp-Dialog")
-    _row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
+    session_row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
     dialog.locator("button.jp-mod-reject").click()
     dialog.wait_for(state="detached")
     assert long in [s["thread_id"] for s in stack.sessions()]
-    _row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
+    session_row(sidebar, long).locator("button.jp-gns3-copilot-sidebar-delete").click()
     dialog.locator("button.jp-mod-accept", has_text="Delete").click()
-    _row(sidebar, long).wait_for(state="detached")
+    session_row(sidebar, long).wait_for(state="detached")
     assert long not in [s["thread_id"] for s in stack.sessions()]
 
 
 def _export_into_notebook(page: Any, sidebar: Any, first: str) -> None:
     """The first session's cells land after the notebook's active cell."""
     page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }")
-    _row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title").click()
+    session_row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title").click()
     sidebar.locator(".jp-gns3-copilot-sidebar-turn", has_text="10.0.0.1/24").wait_for()
     sidebar.locator("button.jp-gns3-copilot-sidebar-export-notebook").click()
     page.wait_for_function(
@@ -414,7 +368,7 @@ def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path
     student chats from the sidebar, stops a turn, renames, pins, deletes and exports a session,
     shows the topology and saves model settings; then each step shows in the browser and
     the server did it."""
-    sidebar = _open_sidebar(page, stack, "lab")
+    sidebar = open_sidebar(page, stack, "lab", NOTEBOOK)
     first = _stream_a_turn(page, sidebar, stack, screenshots)
     long = _stop_a_turn(page, sidebar, stack)
     _rename_and_pin(page, sidebar, stack, first, long)
@@ -431,9 +385,9 @@ def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path
 def test_sidebar_in_notebook7(stack: SidebarStack, page: Any, screenshots: Path) -> None:
     """Given Notebook 7's notebook page; when the copilot is opened through its command
     and asked; then the left area shows the sidebar and the turn streams to its end."""
-    sidebar = _open_sidebar(page, stack, "notebook")
-    turn = _ask(page, sidebar, NOTEBOOK7_QUESTION)
-    _wait_idle(page)
+    sidebar = open_sidebar(page, stack, "notebook", NOTEBOOK)
+    turn = ask(page, sidebar, NOTEBOOK7_QUESTION)
+    wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
     # Until the turn view renders Markdown the stars show: compare the words only.
     assert "PC1 and PC2 on a switch" in turn.inner_text().replace("*", "")
@@ -531,8 +485,8 @@ def _direct_run(page: Any, screenshots: Path) -> None:
 def _links_table_and_copy(page: Any, sidebar: Any, stack: SidebarStack) -> None:
     """The topology card lists the real lab's links as a table; the answer's code block
     goes to the clipboard with its Copy button."""
-    turn = _ask(page, sidebar, LINKS)
-    _wait_idle(page)
+    turn = ask(page, sidebar, LINKS)
+    wait_idle(page)
     assert turn.get_attribute("data-status") == "done"
     card = turn.locator(".gns3c-tool")
     card.locator(".gns3c-tool-head").click()
@@ -565,7 +519,7 @@ def test_sidebar_follows_the_notebook_and_its_runs(
     the run leaves its device output open with nothing to continue, the links show as a
     table and the answer's command copies."""
     missing = _write_followed_notebooks(stack.work_dir / "notebooks", stack.project_id)
-    sidebar = _open_sidebar(page, stack, "lab")
+    sidebar = open_sidebar(page, stack, "lab", NOTEBOOK)
     sidebar.locator(".jp-gns3-copilot-sidebar-project").select_option("")
     _open_notebook(page, FOLLOWED)
     _wait_project(page, stack.project_id)  # its saved answer's

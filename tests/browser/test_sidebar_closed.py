@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jupyter_ui
 import pytest
+from support import jupyter_ui
 
 SIDEBAR = "#jp-gns3-copilot-sidebar"
 NOTEBOOK = "closed.ipynb"

@@ -276,3 +276,37 @@ def screenshot(page: Any, element: Any, path: Path) -> None:
     page.wait_for_timeout(200)
     element.screenshot(path=path, animations="disabled", caret="hide")
     page.set_viewport_size(size)
+
+
+# Records every text a tool card's one-line header shows (a MutationObserver sees each
+# change, however short-lived).
+WATCH_WIDGET = """() => {
+  window.__gns3cSeen = [];
+  const seen = window.__gns3cSeen;
+  const record = () => {
+    for (const head of document.querySelectorAll(".gns3c-tool-head")) {
+      const text = head.querySelector(".gns3c-tool-title").textContent;
+      if (!seen.includes(text)) seen.push(text);
+    }
+  };
+  new MutationObserver(record).observe(document.body,
+    {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+
+def cell(page: Any, index: int) -> Any:
+    """The notebook's cell `index` (outputs are scoped by cell: each turn has its own)."""
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+
+def live(page: Any, index: int) -> Any:
+    """The live widget in cell `index` (only while its turn runs)."""
+    return cell(page, index).locator(".gns3c")
+
+
+
+def saved(page: Any, index: int) -> Any:
+    """The saved answer in cell `index` (once its turn has ended)."""
+    return cell(page, index).locator(".jp-gns3-copilot-saved")

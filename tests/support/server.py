@@ -1,10 +1,7 @@
-"""Helpers for the server tests (no tests here): server config, JSON and SSE requests
-through pytest-jupyter's `jp_fetch`, a test identity provider naming users by token, and
-lab set-up.
-
-The server tests import these with `from test_server_support import ...` (pytest puts the
-tests directory on sys.path).
-"""
+"""Helpers for the server tests: server config, JSON and SSE requests through
+pytest-jupyter's `jp_fetch`, a test identity provider naming users by token, a Jupyter
+server process, magics shells on a server, lab set-up, and waiting until a device's console
+is busy."""
 
 from __future__ import annotations
 
@@ -355,3 +352,18 @@ def recipe_project(gns3_lab: Any, recipe: Any) -> Iterator[str]:
         yield project_id
     finally:
         delete_projects(gns3_lab, [project_id])
+
+
+async def wait_until_console_busy(app: Any, project: Any, device: str) -> None:
+    """Wait until the copilot holds `device`'s console (a command of a run is on it)."""
+    from jupyter_gns3_copilot.console import ConsoleTarget
+    from jupyter_gns3_copilot.gns3 import GNS3Client
+
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        [node] = [n for n in await gns3.list_nodes(project.project_id) if n.name == device]
+    lock = app.lab().consoles.lock(ConsoleTarget.from_node(node, server_host="127.0.0.1"))
+
+    async def busy() -> bool:
+        return lock.locked()
+
+    await eventually(busy, f"{device}'s console being used")

@@ -5,11 +5,14 @@ URLs), a process's environment and children, and removing a class's projects fro
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
@@ -120,3 +123,13 @@ def remove_class_projects(gns3_http: httpx.Client) -> None:
                 with contextlib.suppress(httpx.HTTPError):
                     gns3_http.post(f"/v3/projects/{row['resource_id']}/close")
                     gns3_http.delete(f"/v3/projects/{row['resource_id']}")
+
+
+def proxy_command() -> str:
+    found = os.environ.get("CONFIGURABLE_HTTP_PROXY") or shutil.which("configurable-http-proxy")
+    if not found or not os.access(found, os.X_OK):
+        pytest.skip(
+            "configurable-http-proxy is not installed (make test installs it with npm and "
+            "sets CONFIGURABLE_HTTP_PROXY)"
+        )
+    return found

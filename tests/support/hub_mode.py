@@ -1,0 +1,92 @@
+"""The copilot hub service in-process for a student's server in hub mode
+(tests/test_hub_mode.py, tests/test_console_websocket.py): `hub_service` runs its routes on
+a port with a token table standing in for JupyterHub's identity (`TokenIdentity`, the
+server's `HUB_TOKEN`) under `PREFIX`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import tornado.httpserver
+import tornado.web
+from pydantic import SecretStr
+from tornado.httputil import HTTPServerRequest
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.hub.app import (
+    HubRuntime,
+    HubSettings,
+    routes,
+)
+from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
+from jupyter_gns3_copilot.hub.caller import Caller
+from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
+
+PREFIX = "/services/gns3-copilot/"
+HUB_TOKEN = "hub-token-of-alices-server"
+
+
+class TokenIdentity:
+    """STAND-IN for `HubIdentity` over `HubAuth`: one known token; counts the calls."""
+
+    def __init__(self, tokens: dict[str, Caller]) -> None:
+        self.tokens = tokens
+        self.calls = 0
+
+    async def authenticate(self, request: HTTPServerRequest) -> Caller | None:
+        self.calls += 1
+        return self.tokens.get(bearer_token(request) or "")
+
+
+@asynccontextmanager
+async def hub_service(
+    port: int,
+    lab: Any,
+    data_dir: Path,
+    *,
+    log_questions: bool = False,
+    accounts_class: type[LabAccounts] = LabAccounts,
+) -> AsyncIterator[HubRuntime]:
+    """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
+    store = await SqliteUsageStore.open(data_dir)
+    admin = GNS3Client(lab.url, username=lab.username, password=lab.password)
+    identity = TokenIdentity({HUB_TOKEN: Caller(name="alice", groups=frozenset({"students"}))})
+    gateway = ModelGateway(
+        UpstreamSettings(base_url="http://127.0.0.1:9/v1"),
+        BudgetPolicy(),
+        store,
+        identity.authenticate,
+    )
+    settings = HubSettings(
+        prefix=PREFIX,
+        gns3_url=lab.url,
+        model="scripted-model",
+        title_model="",
+        models=("scripted-model",),
+        allowed_modes=("teaching_assistant",),
+        default_mode="teaching_assistant",
+        gateway_url="",
+        max_projects_per_student=1,
+        log_questions=log_questions,
+        instructor_groups=("instructors",),
+    )
+    prefix = f"hubmode{port}-"
+    accounts = accounts_class(admin, SecretStr("test-secret"), prefix=prefix)
+    runtime = HubRuntime(settings, accounts, identity, gateway, store)
+    server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
+    server.listen(port, "127.0.0.1")
+    try:
+        yield runtime
+    finally:
+        server.stop()
+        await server.close_all_connections()
+        for project in await accounts.student_projects("alice"):
+            await admin.delete_project(project.project_id)
+        await gateway.aclose()
+        await admin.aclose()
+        await store.close()
