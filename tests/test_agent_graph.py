@@ -21,9 +21,7 @@ from jupyter_gns3_copilot.agent import graph as agent_graph
 from jupyter_gns3_copilot.agent import tokens
 from jupyter_gns3_copilot.agent.abort import AbortRegistry, SessionBusy
 from jupyter_gns3_copilot.agent.context import TOPOLOGY_PLACEHOLDER
-from jupyter_gns3_copilot.agent.graph import (
-    build_graph,
-)
+from jupyter_gns3_copilot.agent.graph import build_graph
 from jupyter_gns3_copilot.agent.history import (
     OpenAIMessage,
     from_openai_message,

@@ -17,9 +17,7 @@ from support.server import recipe_project, server_magics_shell
 from jupyter_gns3_copilot.notebook.errors import UsageError
 from jupyter_gns3_copilot.notebook.magics import link_ends
 from jupyter_gns3_copilot.notebook.turn import Turn
-from jupyter_gns3_copilot.testing.local_stack import (
-    ProjectRecipe,
-)
+from jupyter_gns3_copilot.testing.local_stack import ProjectRecipe
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,7 @@ from jupyter_gns3_copilot.agent.graph import (
 )
 from jupyter_gns3_copilot.agent.limits import TurnLimits
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
-from jupyter_gns3_copilot.agent.prompts import (
-    system_prompt,
-)
+from jupyter_gns3_copilot.agent.prompts import system_prompt
 from jupyter_gns3_copilot.agent.state import turn_input, user_message
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool

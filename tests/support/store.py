@@ -6,9 +6,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from jupyter_gns3_copilot.store import (
-    ProjectStore,
-)
+from jupyter_gns3_copilot.store import ProjectStore
 
 PROJECT = "a0f46d81-e564-443c-b321-2cdebe80e321"
 
