@@ -9,7 +9,8 @@ lab, same scripted model (a TEST DOUBLE streaming its answer at once), runs inte
 - kernel: a real ipykernel (started here with the variables the extension publishes)
   executes `%copilot <message>` in the normal widget mode; timed from sending the
   execute request to the same two events being handed to the chat widget in the kernel
-  (the benchmark wraps `ChatWidget.push` in the kernel to note the times; same clock),
+  (the benchmark wraps `ChatWidget.follow`, which the magic hands each event and its
+  operations, in the kernel to note the times; same clock),
   and, for information, to the first live widget message reaching this client (what a
   browser would render first).
 
@@ -51,12 +52,12 @@ WARMUP = 3
 INSTRUMENT = """
 import time as _time
 from jupyter_gns3_copilot.widget import ChatWidget as _ChatWidget
-_PUSHED = []
-_push = _ChatWidget.push
-def _timed_push(self, event):
-    _PUSHED.append((_time.time(), event.type))
-    return _push(self, event)
-_ChatWidget.push = _timed_push
+_FOLLOWED = []
+_follow = _ChatWidget.follow
+def _timed_follow(self, event, ops, reducer):
+    _FOLLOWED.append((_time.time(), event.type))
+    return _follow(self, event, ops, reducer)
+_ChatWidget.follow = _timed_follow
 """
 
 
@@ -125,12 +126,12 @@ class Kernel:
 def kernel_first_events(kernel: Kernel, n: int) -> tuple[float, float, float]:
     """Seconds from the execute request to the first event and the first content event
     in the kernel, and to the first widget message at the client."""
-    result = kernel.run(f"%copilot kernel {n}", {"pushed": "_PUSHED"})
-    pushed: list[tuple[float, str]] = ast.literal_eval(result["values"]["pushed"])
-    kernel.run("_PUSHED.clear()")
+    result = kernel.run(f"%copilot kernel {n}", {"followed": "_FOLLOWED"})
+    followed: list[tuple[float, str]] = ast.literal_eval(result["values"]["followed"])
+    kernel.run("_FOLLOWED.clear()")
     sent = result["sent"]
-    first = pushed[0][0] - sent
-    content = next(t for t, kind in pushed if kind == "content") - sent
+    first = followed[0][0] - sent
+    content = next(t for t, kind in followed if kind == "content") - sent
     return first, content, result["first_widget_message"] - sent
 
 

@@ -207,7 +207,11 @@ def jupyter_lab(work: Path) -> Iterator[tuple[str, str]]:
             for kernel in httpx.get(f"{url}api/kernels?token={token}").json():
                 httpx.delete(f"{url}api/kernels/{kernel['id']}?token={token}")
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:  # a loaded machine: do not leave it running
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
 
 
 def open_saved(context: Any, turns: int, runs: int) -> None:
