@@ -48,9 +48,7 @@ async def show_ip(pool: ConsolePool, targets: list[ConsoleTarget], *, concurrent
         raise RuntimeError(f"show ip failed on {failed}")
 
 
-async def build_lab(
-    gns3: GNS3Client, project_id: str, url: str, nodes: int
-) -> list[ConsoleTarget]:
+async def build_lab(gns3: GNS3Client, project_id: str, url: str, nodes: int) -> list[ConsoleTarget]:
     for index in range(nodes):
         await gns3.create_node_from_template(
             project_id, "VPCS", f"PC{index + 1}", x=(index % 5) * 120, y=(index // 5) * 120

@@ -158,9 +158,7 @@ def main() -> None:
                 first.append(elapsed)
                 first_status.extend(latencies)
                 for _ in range(args.warm):
-                    elapsed, latencies = asyncio.run(
-                        one_turn(server.url, server.token, project_id)
-                    )
+                    elapsed, latencies = asyncio.run(one_turn(server.url, server.token, project_id))
                     warm.append(elapsed)
                     warm_status.extend(latencies)
     for label, turns, latencies in (

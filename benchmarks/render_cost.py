@@ -84,48 +84,81 @@ window.ready = true;
 
 def stream_batches() -> list[list[dict[str, Any]]]:
     """One ops batch per streamed event of a typical turn (~300 events)."""
-    answer = ("## Diagnosis\n\n**PC3 does not answer.** Its console timed out:\n\n"
-              "- `PC1` has `10.0.0.1/24` and its ping to PC3 fails\n"
-              "- `PC2` could not run `reload`\n\n") * 6
-    arguments = json.dumps({"devices": [{"device": f"PC{n}", "commands": ["show ip",
-                            "ping 10.0.0.3 -c 2"]} for n in range(1, 4)]})
-    tool: dict[str, Any] = {"kind": "tool", "id": "c1", "name": "run_vpcs_commands",
-                            "arguments": "", "complete": False, "state": "arguments",
-                            "progress": [], "output": None, "summary": None,
-                            "outcome": None, "note": None}
-    batches: list[list[dict[str, Any]]] = [
-        [{"op": "item", "index": 0, "item": {**tool}}]]
+    answer = (
+        "## Diagnosis\n\n**PC3 does not answer.** Its console timed out:\n\n"
+        "- `PC1` has `10.0.0.1/24` and its ping to PC3 fails\n"
+        "- `PC2` could not run `reload`\n\n"
+    ) * 6
+    arguments = json.dumps(
+        {
+            "devices": [
+                {"device": f"PC{n}", "commands": ["show ip", "ping 10.0.0.3 -c 2"]}
+                for n in range(1, 4)
+            ]
+        }
+    )
+    tool: dict[str, Any] = {
+        "kind": "tool",
+        "id": "c1",
+        "name": "run_vpcs_commands",
+        "arguments": "",
+        "complete": False,
+        "state": "arguments",
+        "progress": [],
+        "output": None,
+        "summary": None,
+        "outcome": None,
+        "note": None,
+    }
+    batches: list[list[dict[str, Any]]] = [[{"op": "item", "index": 0, "item": {**tool}}]]
     for size in range(8, len(arguments) + 8, 8):
         tool = {**tool, "arguments": arguments[:size]}
         batches.append([{"op": "item", "index": 0, "item": tool}])
     tool = {**tool, "complete": True, "state": "running"}
     for n in range(40):
-        line = {"message": f"PC{n % 3 + 1}> ping 10.0.0.3\n84 bytes from 10.0.0.3 seq={n}",
-                "elapsed": n / 4, "node": f"PC{n % 3 + 1}"}
+        line = {
+            "message": f"PC{n % 3 + 1}> ping 10.0.0.3\n84 bytes from 10.0.0.3 seq={n}",
+            "elapsed": n / 4,
+            "node": f"PC{n % 3 + 1}",
+        }
         tool = {**tool, "progress": [*tool["progress"], line]}
         batches.append([{"op": "item", "index": 0, "item": tool}])
-    results = [{"device_name": f"PC{n}", "status": "success", "commands": [],
-                "output": "\n".join(f"line {i}" for i in range(30))} for n in range(1, 4)]
-    tool = {**tool, "state": "done", "output": json.dumps(results), "outcome": "ok",
-            "summary": "ran `show ip`, `ping 10.0.0.3 -c 2` on PC1, PC2, PC3 · 3 ok"}
+    results = [
+        {
+            "device_name": f"PC{n}",
+            "status": "success",
+            "commands": [],
+            "output": "\n".join(f"line {i}" for i in range(30)),
+        }
+        for n in range(1, 4)
+    ]
+    tool = {
+        **tool,
+        "state": "done",
+        "output": json.dumps(results),
+        "outcome": "ok",
+        "summary": "ran `show ip`, `ping 10.0.0.3 -c 2` on PC1, PC2, PC3 · 3 ok",
+    }
     batches.append([{"op": "item", "index": 0, "item": tool}])
     for start in range(0, len(answer), 8):
-        batches.append([{"op": "append", "index": 1, "text": answer[start:start + 8]}])
+        batches.append([{"op": "append", "index": 1, "text": answer[start : start + 8]}])
     return batches
 
 
 def summary(times: list[float]) -> str:
     ordered = sorted(times)
     p95 = ordered[int(0.95 * (len(ordered) - 1))]
-    return (f"{len(times)} events: p50 {statistics.median(times):.2f} ms, "
-            f"p95 {p95:.2f} ms, max {max(times):.2f} ms, mean {statistics.fmean(times):.2f} ms")
+    return (
+        f"{len(times)} events: p50 {statistics.median(times):.2f} ms, "
+        f"p95 {p95:.2f} ms, max {max(times):.2f} ms, mean {statistics.fmean(times):.2f} ms"
+    )
 
 
 def per_event(context: Any) -> None:
     page = context.new_page()
 
     def serve(route: Any, request: Any) -> None:
-        path = request.url[len(ORIGIN):]
+        path = request.url[len(ORIGIN) :]
         if path == "/":
             route.fulfill(body=PAGE, content_type="text/html")
         elif path in ("/widget.js", "/widget.css"):
@@ -151,14 +184,31 @@ def saved_notebook(path: Path, turns: int) -> None:
     notebook = nbformat.v4.new_notebook()
     for n in range(turns):
         turn = fixtures[n % len(fixtures)]
-        bundle = {"version": 1, "project_id": "p", "project_name": "Bench", "session_id": "s",
-                  "mode": "teaching", "turns": [turn]}
+        bundle = {
+            "version": 1,
+            "project_id": "p",
+            "project_name": "Bench",
+            "session_id": "s",
+            "mode": "teaching",
+            "turns": [turn],
+        }
         cell = nbformat.v4.new_code_cell(f"%copilot question {n}", execution_count=n + 1)
-        cell.outputs = [nbformat.v4.new_output("display_data", data={
-            TURN_MIME: bundle, "text/markdown": f"question {n}", "text/plain": f"question {n}"})]
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "display_data",
+                data={
+                    TURN_MIME: bundle,
+                    "text/markdown": f"question {n}",
+                    "text/plain": f"question {n}",
+                },
+            )
+        ]
         notebook.cells.append(cell)
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(notebook, path)
 
 
@@ -181,16 +231,30 @@ def jupyter_lab(work: Path) -> Iterator[tuple[str, str]]:
     settings.mkdir(parents=True)
     settings /= "tracker.jupyterlab-settings"
     settings.write_text(json.dumps({"windowingMode": "none"}))
-    env = {**os.environ, "JUPYTER_PATH": str(work / "jupyter-path"),
-           "JUPYTERLAB_SETTINGS_DIR": str(work / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(work / "workspaces"),
-           "JUPYTER_RUNTIME_DIR": str(work / "runtime")}
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"]
+    env = {
+        **os.environ,
+        "JUPYTER_PATH": str(work / "jupyter-path"),
+        "JUPYTERLAB_SETTINGS_DIR": str(work / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(work / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--allow-root",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]
     with (work / "server.log").open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 60
@@ -215,8 +279,10 @@ def jupyter_lab(work: Path) -> Iterator[tuple[str, str]]:
 
 
 def open_saved(context: Any, turns: int, runs: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="gns3c-render-") as tmp, \
-            jupyter_lab(Path(tmp)) as (url, token):
+    with (
+        tempfile.TemporaryDirectory(prefix="gns3c-render-") as tmp,
+        jupyter_lab(Path(tmp)) as (url, token),
+    ):
         saved_notebook(Path(tmp) / "notebooks" / "saved.ipynb", turns)
         first_cell, all_outputs = [], []
         for _ in range(runs + 1):  # the first load warms the server's and browser's caches
@@ -227,14 +293,19 @@ def open_saved(context: Any, turns: int, runs: int) -> None:
             cell = time.perf_counter() - start
             page.wait_for_function(
                 "(n) => document.querySelectorAll('.jp-gns3-copilot-saved').length >= n",
-                arg=turns, timeout=120_000, polling="raf")
+                arg=turns,
+                timeout=120_000,
+                polling="raf",
+            )
             total = time.perf_counter() - start
             first_cell.append(cell)
             all_outputs.append(total)
             page.close()
-        print(f"saved notebook of {turns} copilot outputs, JupyterLab, median of {runs}: "
-              f"first cell {statistics.median(first_cell[1:]) * 1000:.0f} ms, "
-              f"all outputs rendered {statistics.median(all_outputs[1:]) * 1000:.0f} ms")
+        print(
+            f"saved notebook of {turns} copilot outputs, JupyterLab, median of {runs}: "
+            f"first cell {statistics.median(first_cell[1:]) * 1000:.0f} ms, "
+            f"all outputs rendered {statistics.median(all_outputs[1:]) * 1000:.0f} ms"
+        )
 
 
 def main() -> None:
@@ -244,12 +315,17 @@ def main() -> None:
     args = parse_args(parser, turns=2, runs=1)
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory(prefix="gns3c-chromium-") as profile, \
-            sync_playwright() as playwright:
+    with (
+        tempfile.TemporaryDirectory(prefix="gns3c-chromium-") as profile,
+        sync_playwright() as playwright,
+    ):
         context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True,
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-            viewport={"width": 1280, "height": 1000})
+            viewport={"width": 1280, "height": 1000},
+        )
         try:
             per_event(context)
             open_saved(context, args.turns, args.runs)

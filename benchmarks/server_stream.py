@@ -144,9 +144,7 @@ def jupyter_server(
     log = (root / "server.log").open("w")
     # In `root`, not the caller's directory: `python -m` puts the working directory first
     # on sys.path, ahead of PYTHONPATH, so a checkout's root would shadow `pythonpath`.
-    process = subprocess.Popen(
-        command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
-    )
+    process = subprocess.Popen(command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/bench/"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT

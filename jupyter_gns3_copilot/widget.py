@@ -78,6 +78,7 @@ FLUSH_INTERVAL = 0.04
 MAX_BATCH_OPS = 64
 """Operations (after merging) that make a batch go out at once."""
 
+
 class OpBatcher:
     """Collects operations and hands them to `send` in batches, thread-safely.
 

@@ -104,9 +104,7 @@ async def _node_names(project: Any) -> set[str]:
 def pc3_address(copilot: Any) -> str:
     shown = copilot.run("PC3", "show ip", tool="vpcs", mode="lab")
     return next(
-        line
-        for line in shown.tool_results["PC3"].output.splitlines()
-        if line.startswith("IP/MASK")
+        line for line in shown.tool_results["PC3"].output.splitlines() if line.startswith("IP/MASK")
     )
 
 
@@ -128,11 +126,15 @@ def test_a_direct_run_that_configures_waits_for_the_decision(
             plans.append(event.summary)
             assert copilot.approvals(event.session_id)[0]["summary"] == event.summary
             answer = copilot.approve(session=event.session_id)
-            assert answer == {"status": "ok", "approval_id": event.approval_id,
-                              "decision": "approve"}
+            assert answer == {
+                "status": "ok",
+                "approval_id": event.approval_id,
+                "decision": "approve",
+            }
 
-    turn = copilot.run("PC3", "ip 10.0.0.73/24", tool="vpcs", mode="lab",
-                       on_event=approve_when_asked)
+    turn = copilot.run(
+        "PC3", "ip 10.0.0.73/24", tool="vpcs", mode="lab", on_event=approve_when_asked
+    )
     assert plans == ["on PC3: ip 10.0.0.73/24"]
     assert turn.tool_results["PC3"].status == "ok" and turn.tool_results["PC3"].ok
     assert [item["state"] for item in turn.record["items"] if item["kind"] == "approval"] == [
@@ -145,8 +147,9 @@ def test_a_direct_run_that_configures_waits_for_the_decision(
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        copilot.run("PC3", "ip 10.0.0.99/24", tool="vpcs", mode="lab",
-                    on_event=interrupt_at_approval)
+        copilot.run(
+            "PC3", "ip 10.0.0.99/24", tool="vpcs", mode="lab", on_event=interrupt_at_approval
+        )
     assert copilot.waiting_approval is None, "a run does not outlive its cell"
     assert "10.0.0.73/24" in pc3_address(copilot)
 

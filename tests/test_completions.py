@@ -42,9 +42,7 @@ HISTORY = [
     ),
     ToolMessage('{"PC1": "IP/MASK : 0.0.0.0/0"}', tool_call_id="call_1"),
     AIMessage("PC1 has no address."),
-    HumanMessage(
-        [{"type": "text", "text": "And PC2? "}, {"type": "text", "text": "Ünïcode too."}]
-    ),
+    HumanMessage([{"type": "text", "text": "And PC2? "}, {"type": "text", "text": "Ünïcode too."}]),
 ]
 
 
@@ -106,6 +104,8 @@ async def test_raw_response_request_body_is_the_sdks(scripted_llm: ScriptedLLM) 
 
 def test_other_attributes_are_the_wrapped_resources() -> None:
     """The wrapper is only in the way of `create`: everything else is openai's."""
-    completions = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9").chat.completions
+    completions = openai.AsyncOpenAI(
+        api_key="unused", base_url="http://127.0.0.1:9"
+    ).chat.completions
     wrapped = MessagesAsGiven(completions)
     assert wrapped.with_streaming_response.create == completions.with_streaming_response.create

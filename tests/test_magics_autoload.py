@@ -23,10 +23,7 @@ from jupyter_gns3_copilot.server.kernel_env import SERVER_TOKEN_ENV, SERVER_URL_
 
 ROOT = Path(__file__).parent.parent
 SHIPPED = ROOT / "jupyter-config" / "ipython" / "ipython_kernel_config.py"
-PROBE = (
-    "ip = get_ipython()\n"
-    "print('loaded' if ip.find_line_magic('copilot') else 'missing')"
-)
+PROBE = "ip = get_ipython()\nprint('loaded' if ip.find_line_magic('copilot') else 'missing')"
 FIRST_CELL = "%load_ext jupyter_gns3_copilot"
 """What the example notebooks (and the exported ones) start with."""
 AFTER_FIRST_CELL = (

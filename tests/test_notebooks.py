@@ -241,9 +241,7 @@ def test_troubleshooting_diagnoses_and_teaches_without_configuring(
     ping = tools[1]
     assert device_outputs(ping)["PC1"].endswith("No gateway found")
     assert ping["outcome"] == "failed", "VPCS sent nothing: the card is red, not '1 ok'"
-    assert ping["summary"] == (
-        "ran `ping 10.0.1.2 -c 1` on PC1 · 1 failed · PC1: No gateway found"
-    )
+    assert ping["summary"] == ("ran `ping 10.0.1.2 -c 1` on PC1 · 1 failed · PC1: No gateway found")
     listed = run.text("for name, result in diagnosis.tool_results.items()")
     assert "--- PC1 (failed)" in listed, "Turn.tool_results says what the card says"
     assert "10.0.1.2/24" in answer(diagnosis)

@@ -44,7 +44,10 @@ def ping_entry(output: str, command: str = "ping 10.0.1.2 -c 1") -> dict[str, An
     assert check is not None
     outcome = judge_device("success", [check.outcome], refused=False)
     return device(
-        "PC1", f"PC1> {command}\n{output}", commands=[command], checks=[check.as_dict()],
+        "PC1",
+        f"PC1> {command}\n{output}",
+        commands=[command],
+        checks=[check.as_dict()],
         outcome=outcome,
     )
 
@@ -119,8 +122,15 @@ def test_a_tool_the_mode_does_not_allow_is_refused_without_the_models_text() -> 
         "on R1's console, type `configure terminal`, then `router ospf 1`, then `end`.",
     )
     assert "Explain" not in (reading.note or "") + reading.summary
-    assert read("run_config_commands", refusal(TEACHING, "run_config_commands"), mode=None,
-                arguments=arguments) == reading, "the refusal names its mode itself"
+    assert (
+        read(
+            "run_config_commands",
+            refusal(TEACHING, "run_config_commands"),
+            mode=None,
+            arguments=arguments,
+        )
+        == reading
+    ), "the refusal names its mode itself"
     stop = read("stop_nodes", refusal(TEACHING, "stop_nodes"), arguments={"nodes": ["PC1"]})
     assert stop == ToolReading(
         "not run: teaching mode · stop nodes",
@@ -138,8 +148,7 @@ def test_setting_addresses_reads_as_what_was_set() -> None:
     assert read("run_vpcs_commands", entries) == ToolReading(
         "set PC1 10.0.0.1/24, PC2 10.0.0.2/24 gateway 10.0.0.254", "ok"
     )
-    failed = device("PC2", status="failed", error="Connection refused",
-                    commands=["ip 10.0.0.2/24"])
+    failed = device("PC2", status="failed", error="Connection refused", commands=["ip 10.0.0.2/24"])
     assert read("run_vpcs_commands", [entries[0], failed]) == ToolReading(
         "set PC1 10.0.0.1/24 · not set: PC2 10.0.0.2/24", "partial"
     )
@@ -194,10 +203,12 @@ def test_a_change_not_approved_was_not_done() -> None:
 
     declined = declined_result(ApprovalDecision(decision="reject", comment="no"), 600)
     assert read_result("create_nodes", declined, mode=LAB) == ToolReading(
-        "create nodes · not done: you declined", "refused")
+        "create nodes · not done: you declined", "refused"
+    )
     timeout = declined_result(ApprovalDecision(decision="timeout"), 600)
     assert read_result("run_config_commands", timeout, mode=LAB) == ToolReading(
-        "run config commands · not done: not approved in time", "refused")
+        "run config commands · not done: not approved in time", "refused"
+    )
 
 
 def test_a_stored_history_carries_each_results_reading() -> None:
@@ -211,15 +222,23 @@ def test_a_stored_history_carries_each_results_reading() -> None:
     messages = [
         OpenAIMessage(id="u", role="user", content="ping"),
         OpenAIMessage(id="a", role="assistant", content="", tool_calls=[call]),
-        OpenAIMessage(id="t", role="tool", content=output, name="run_vpcs_commands",
-                      tool_call_id="c1", metadata={"at": 1}),
+        OpenAIMessage(
+            id="t",
+            role="tool",
+            content=output,
+            name="run_vpcs_commands",
+            tool_call_id="c1",
+            metadata={"at": 1},
+        ),
     ]
     read = with_readings(messages)
     assert read[:2] == messages[:2]
     expected = read_result("run_vpcs_commands", output, arguments=ping)
     assert expected.outcome == "failed"
-    assert read[2].metadata == {"at": 1, "reading": {
-        "summary": expected.summary, "outcome": "failed", "note": None}}
+    assert read[2].metadata == {
+        "at": 1,
+        "reading": {"summary": expected.summary, "outcome": "failed", "note": None},
+    }
     assert messages[2].metadata == {"at": 1}  # the stored messages are not changed
 
 

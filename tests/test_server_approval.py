@@ -601,8 +601,11 @@ async def pc3_address(jp_fetch: Any, project: Any) -> str:
         jp_fetch,
         *tool_path(project, "run_vpcs_commands"),
         method="POST",
-        body={"arguments": {"devices": [{"device": "PC3", "commands": ["show ip"]}]},
-              "copilot_mode": LAB_MODE, "stream": False},
+        body={
+            "arguments": {"devices": [{"device": "PC3", "commands": ["show ip"]}]},
+            "copilot_mode": LAB_MODE,
+            "stream": False,
+        },
         headers=as_user("alice"),
     )
     assert shown.code == 200, shown.body
@@ -646,15 +649,14 @@ async def test_a_vpcs_address_change_asks_first_and_diagnostics_do_not(
     assert [e["type"] for e in events if e["type"] == "approval_required"] == [
         "approval_required"
     ], "one approval for the mixed call"
-    set_end = next(e for e in events if e.get("tool_call_id") == "call_set" and
-                   e["type"] == "tool_end")
+    set_end = next(
+        e for e in events if e.get("tool_call_id") == "call_set" and e["type"] == "tool_end"
+    )
     assert set_end["outcome"] == "ok"
     assert "10.0.0.73/24" in await pc3_address(jp_fetch, gns3_project)
 
 
-async def test_a_direct_run_that_configures_asks_on_the_tool_route(
-    jp_fetch, gns3_project
-) -> None:
+async def test_a_direct_run_that_configures_asks_on_the_tool_route(jp_fetch, gns3_project) -> None:
     """Given `%copilot run --tool vpcs PC3: ip 10.0.0.73/24` (the tool route); then the run
     asks (listed on the run's approvals route, nothing changed); alice's rejection runs
     nothing; her approval of the same run sent again runs it; without a stream the run
@@ -691,7 +693,11 @@ async def test_a_direct_run_that_configures_asks_on_the_tool_route(
 
     rejected = await run("run-reject", "reject")
     assert kinds(rejected) == [
-        "tool_call", "approval_required", "approval_resolved", "tool_end", "done"
+        "tool_call",
+        "approval_required",
+        "approval_resolved",
+        "tool_end",
+        "done",
     ]
     assert json.loads(rejected[-2]["tool_output"])["status"] == "declined"
     assert rejected[-2]["outcome"] == "refused"
@@ -699,7 +705,12 @@ async def test_a_direct_run_that_configures_asks_on_the_tool_route(
 
     approved = await run("run-approve", "approve")
     assert kinds(approved) == [
-        "tool_call", "approval_required", "approval_resolved", "tool_start", "tool_end", "done"
+        "tool_call",
+        "approval_required",
+        "approval_resolved",
+        "tool_start",
+        "tool_end",
+        "done",
     ]
     assert approved[-2]["outcome"] == "ok"
     assert approved[-2]["summary"] == "ran `show ip`; `ip 10.0.0.73/24` on PC3 · 1 ok"
@@ -719,8 +730,12 @@ async def test_a_direct_run_that_configures_asks_on_the_tool_route(
         jp_fetch,
         *tool_path(gns3_project, "run_vpcs_commands"),
         method="POST",
-        body={"arguments": {"devices": [{"device": "PC3", "commands": ["ip 10.0.0.74/24"]}]},
-              "copilot_mode": LAB_MODE, "stream": False, "approval": "auto"},
+        body={
+            "arguments": {"devices": [{"device": "PC3", "commands": ["ip 10.0.0.74/24"]}]},
+            "copilot_mode": LAB_MODE,
+            "stream": False,
+            "approval": "auto",
+        },
         headers=as_user("alice"),
     )
     assert automatic.code == 200 and automatic.body["tool_calls"][0]["outcome"] == "ok"

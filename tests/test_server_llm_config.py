@@ -203,9 +203,7 @@ def test_a_file_copied_to_another_user_is_not_theirs(tmp_path: Path) -> None:
         ("http://100.100.100.200/v1", "cloud metadata address"),
     ],
 )
-def test_link_local_and_metadata_endpoints_are_refused_naming_the_rule(
-    url: str, rule: str
-) -> None:
+def test_link_local_and_metadata_endpoints_are_refused_naming_the_rule(url: str, rule: str) -> None:
     with pytest.raises(LLMConfigError) as info:
         admin().check_base_url(url)
     assert info.value.field == "base_url"

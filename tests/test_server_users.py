@@ -200,7 +200,10 @@ async def test_a_notebook_is_found_by_its_contents_path_too(jp_fetch, jp_root_di
     route = ("copilot", "notebook-projects")
     kernel_path = str(folder / "lab 2.ipynb")
     await call(
-        jp_fetch, *route, method="PUT", body={"path": kernel_path, "project_id": project},
+        jp_fetch,
+        *route,
+        method="PUT",
+        body={"path": kernel_path, "project_id": project},
         headers=ALICE,
     )
     found = await call(jp_fetch, *route, params={"notebook": "week 3/lab 2.ipynb"}, headers=ALICE)

@@ -100,7 +100,6 @@ def test_the_warm_up_builds_no_tokenizer_and_leaves_its_objects_to_no_collection
         "from jupyter_gns3_copilot.server.warmup import WarmUp\n"
         "WarmUp()._run()\n"
         "import tiktoken.registry\n"
-
         "print(json.dumps({'graph': 'jupyter_gns3_copilot.agent.graph' in sys.modules,\n"
         "                  'encodings': sorted(tiktoken.registry.ENCODINGS),\n"
         "                  'full_collections': len(full), 'enabled': gc.isenabled(),\n"

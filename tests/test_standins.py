@@ -280,7 +280,7 @@ async def test_ubridge_applies_loss_delay_and_corruption_filters() -> None:
             assert len(changed) == 1 and changed[0] >= 14
 
             assert (await hv.send("bridge add_packet_filter br0 f3 delay soon"))[-1][:4] == "209-"
-            await hv.send("bridge add_packet_filter br0 f4 bpf \"icmp\"")
+            await hv.send('bridge add_packet_filter br0 f4 bpf "icmp"')
     finally:
         left.close()
         right.close()

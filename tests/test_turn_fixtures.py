@@ -232,7 +232,9 @@ async def test_a_teaching_mode_refusal_is_a_note_for_the_student(
     )
     [stored] = [m for m in history.body["messages"] if m["role"] == "tool"]
     assert stored["metadata"]["reading"] == {
-        "summary": card["summary"], "outcome": "refused", "note": note
+        "summary": card["summary"],
+        "outcome": "refused",
+        "note": note,
     }, "read back from the history, the note names the turn's mode"
 
 

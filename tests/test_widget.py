@@ -29,10 +29,19 @@ from jupyter_gns3_copilot.widget import ChatWidget, OpBatcher
 
 SESSION = "sess-1"
 DEVICES = [
-    {"device_name": "PC1", "status": "success", "output": "PC1> show ip\nIP/MASK : 10.0.0.1/24",
-     "commands": ["show ip"]},
-    {"device_name": "PC3", "status": "failed", "output": "", "error": "Connection timeout",
-     "commands": ["show ip"]},
+    {
+        "device_name": "PC1",
+        "status": "success",
+        "output": "PC1> show ip\nIP/MASK : 10.0.0.1/24",
+        "commands": ["show ip"],
+    },
+    {
+        "device_name": "PC3",
+        "status": "failed",
+        "output": "",
+        "error": "Connection timeout",
+        "commands": ["show ip"],
+    },
 ]
 
 
@@ -41,8 +50,7 @@ def event(kind: str, **fields: Any) -> Any:
 
 
 def tool_call(arguments: str, complete: bool = False, call_id: str = "c1") -> Any:
-    function: dict[str, Any] = {"name": "execute_multiple_device_commands",
-                                "arguments": arguments}
+    function: dict[str, Any] = {"name": "execute_multiple_device_commands", "arguments": arguments}
     if complete:
         function["complete"] = True
     return event("tool_call", tool_call={"id": call_id, "type": "function", "function": function})
@@ -57,10 +65,20 @@ def turn_events() -> list[Any]:
         tool_call(arguments[:20]),
         tool_call(arguments, complete=True),
         event("tool_start", tool_name="execute_multiple_device_commands", tool_call_id="c1"),
-        event("progress", tool_name="execute_multiple_device_commands", tool_call_id="c1",
-              message="waiting for PC3's console", node="PC3", elapsed=1.5),
-        event("tool_end", tool_name="execute_multiple_device_commands", tool_call_id="c1",
-              tool_output=json.dumps(DEVICES)),
+        event(
+            "progress",
+            tool_name="execute_multiple_device_commands",
+            tool_call_id="c1",
+            message="waiting for PC3's console",
+            node="PC3",
+            elapsed=1.5,
+        ),
+        event(
+            "tool_end",
+            tool_name="execute_multiple_device_commands",
+            tool_call_id="c1",
+            tool_output=json.dumps(DEVICES),
+        ),
         event("content", content="PC3 is down."),
         event("done"),
     ]
@@ -110,8 +128,9 @@ def test_builder_turns_a_stream_into_text_tool_and_text_items() -> None:
     tool = builder.items[1]
     assert tool["state"] == "done" and tool["complete"] is True
     assert json.loads(tool["arguments"])["device_names"] == ["PC1", "PC3"]
-    assert tool["progress"] == [{"message": "waiting for PC3's console", "elapsed": 1.5,
-                                 "node": "PC3"}]
+    assert tool["progress"] == [
+        {"message": "waiting for PC3's console", "elapsed": 1.5, "node": "PC3"}
+    ]
     assert json.loads(tool["output"] or "") == DEVICES
     assert builder.status() == "done"
     assert replay(ops) == builder.items
@@ -129,9 +148,16 @@ def test_builder_tool_states_follow_the_arguments_and_the_run() -> None:
 def test_builder_matches_tool_results_without_ids_by_tool_name() -> None:
     builder = TurnBuilder()
     builder.apply(tool_call("{}", complete=True, call_id="c9"))
-    builder.apply(parse_event({"type": "tool_end", "session_id": SESSION,
-                               "tool_name": "execute_multiple_device_commands",
-                               "tool_output": "[]"}))
+    builder.apply(
+        parse_event(
+            {
+                "type": "tool_end",
+                "session_id": SESSION,
+                "tool_name": "execute_multiple_device_commands",
+                "tool_output": "[]",
+            }
+        )
+    )
     assert len(builder.items) == 1 and builder.items[0]["output"] == "[]"
 
 
@@ -170,8 +196,9 @@ def test_builder_status_comes_from_the_terminal_events(kinds: list[str], status:
 def test_finishing_an_aborted_turn_marks_running_tools_stopped() -> None:
     builder = TurnBuilder()
     builder.apply(tool_call("{}", complete=True))
-    builder.apply(event("tool_start", tool_name="execute_multiple_device_commands",
-                        tool_call_id="c1"))
+    builder.apply(
+        event("tool_start", tool_name="execute_multiple_device_commands", tool_call_id="c1")
+    )
     builder.apply(event("abort"))
     assert builder.finish() == "aborted"
     assert builder.items[0]["state"] == "stopped"
@@ -235,13 +262,21 @@ def test_batcher_timer_sends_the_last_words_before_a_silence() -> None:
 def test_widget_streams_a_turn_and_keeps_it_in_state() -> None:
     widget, recorder = make_widget()
     widget.begin_turn("Why can't PC1 ping PC3?")
-    assert widget.turns == [{"user": "Why can't PC1 ping PC3?", "status": "running",
-                             "items": [], "stats": {}}]
+    assert widget.turns == [
+        {"user": "Why can't PC1 ping PC3?", "status": "running", "items": [], "stats": {}}
+    ]
     for e in turn_events():
         widget.push(e)
-    status = widget.end_turn({"title": "PC reachability", "input_tokens": 8500,
-                              "output_tokens": 1200, "llm_calls": 2, "elapsed": 4.25,
-                              "unknown": "ignored"})
+    status = widget.end_turn(
+        {
+            "title": "PC reachability",
+            "input_tokens": 8500,
+            "output_tokens": 1200,
+            "llm_calls": 2,
+            "elapsed": 4.25,
+            "unknown": "ignored",
+        }
+    )
 
     assert status == "done"
     assert widget.session_id == SESSION and widget.title == "PC reachability"
@@ -251,8 +286,13 @@ def test_widget_streams_a_turn_and_keeps_it_in_state() -> None:
     assert {m["turn"] for m in batches} == {0}
     (turn,) = widget.turns
     assert turn["status"] == "done"
-    assert turn["stats"] == {"title": "PC reachability", "input_tokens": 8500,
-                             "output_tokens": 1200, "llm_calls": 2, "elapsed": 4.25}
+    assert turn["stats"] == {
+        "title": "PC reachability",
+        "input_tokens": 8500,
+        "output_tokens": 1200,
+        "llm_calls": 2,
+        "elapsed": 4.25,
+    }
     assert replay(recorder.ops()) == turn["items"]
     assert not widget.running
 
@@ -305,8 +345,9 @@ def test_errors_show_in_the_running_turn_or_as_their_own() -> None:
     widget.show_error("Stream cut.")
     widget.end_turn()
     assert [t["status"] for t in widget.turns] == ["error", "error"]
-    assert widget.turns[0]["items"] == [{"kind": "error",
-                                         "text": "The Jupyter server is not reachable."}]
+    assert widget.turns[0]["items"] == [
+        {"kind": "error", "text": "The Jupyter server is not reachable."}
+    ]
     assert widget.turns[1]["items"] == [{"kind": "error", "text": "Stream cut."}]
 
 
@@ -356,9 +397,19 @@ def test_a_refused_message_shows_as_an_error_turn() -> None:
 
     widget, _ = make_widget(on_send=on_send)
     widget._handle_browser_message(widget, {"type": "send", "text": "hi"}, [])
-    assert widget.turns == [{"user": "", "status": "error", "stats": {}, "items": [
-        {"kind": "error",
-         "text": "Could not send the message: the server refused: 409 project closed"}]}]
+    assert widget.turns == [
+        {
+            "user": "",
+            "status": "error",
+            "stats": {},
+            "items": [
+                {
+                    "kind": "error",
+                    "text": "Could not send the message: the server refused: 409 project closed",
+                }
+            ],
+        }
+    ]
 
 
 def test_without_on_send_the_input_box_is_hidden() -> None:
@@ -388,18 +439,31 @@ def test_a_finished_turn_is_saved_as_a_turn_bundle_with_its_done_statistics() ->
     widget.begin_turn("Why can't PC1 ping PC3?")
     for e in turn_events()[:-1]:
         widget.push(e)
-    widget.push(event("done", statistics={"input_tokens": 900, "output_tokens": 40,
-                                          "llm_calls": 2, "elapsed": 3.5}, title="PC3 check"))
+    widget.push(
+        event(
+            "done",
+            statistics={"input_tokens": 900, "output_tokens": 40, "llm_calls": 2, "elapsed": 3.5},
+            title="PC3 check",
+        )
+    )
     widget.end_turn()
     saved = widget.saved_bundle()
     assert set(saved) == {TURN_MIME_TYPE, "text/markdown", "text/plain"}
     bundle = saved[TURN_MIME_TYPE]
     assert {k: bundle[k] for k in ("version", "project_id", "session_id", "mode")} == {
-        "version": 1, "project_id": widget.project_id, "session_id": widget.session_id,
-        "mode": "teaching_assistant"}
+        "version": 1,
+        "project_id": widget.project_id,
+        "session_id": widget.session_id,
+        "mode": "teaching_assistant",
+    }
     [turn] = bundle["turns"]
-    assert turn["stats"] == {"title": "PC3 check", "input_tokens": 900, "output_tokens": 40,
-                             "llm_calls": 2, "elapsed": 3.5}
+    assert turn["stats"] == {
+        "title": "PC3 check",
+        "input_tokens": 900,
+        "output_tokens": 40,
+        "llm_calls": 2,
+        "elapsed": 3.5,
+    }
     assert turn == widget.turns[0] and turn["status"] == "done"
     assert json.loads(json.dumps(bundle)) == bundle, "JSON as saved in the notebook"
     assert widget.title == "PC3 check"
@@ -410,8 +474,9 @@ def test_a_direct_runs_saved_bundle_names_no_session_to_continue() -> None:
     saved bundle names no conversation, and says it was a direct run."""
     widget, _ = make_widget(direct_run=True)
     widget.begin_turn("run PC1: show ip")
-    widget.push(event("tool_start", tool_name="run_show_commands", tool_call_id="",
-                      session_id="run-1"))
+    widget.push(
+        event("tool_start", tool_name="run_show_commands", tool_call_id="", session_id="run-1")
+    )
     assert widget.session_id == "run-1" and widget.direct_run
     widget.push(event("done", session_id="run-1"))
     widget.end_turn()
@@ -436,8 +501,11 @@ def test_a_widget_following_the_kernels_reduction_shows_what_pushing_shows(
     once, and the browser gets the same messages, the saved output the same bundle, as
     from a widget that reduces the events itself. The widget keeps its own message for
     the turn (a direct run's recorder words it otherwise)."""
-    done = event("done", statistics={"input_tokens": 900, "output_tokens": 40,
-                                     "llm_calls": 2}, title="PC3 check")
+    done = event(
+        "done",
+        statistics={"input_tokens": 900, "output_tokens": 40, "llm_calls": 2},
+        title="PC3 check",
+    )
     events = [*turn_events()[:2], event("heartbeat"), *turn_events()[2:-1], done]
     pushed, pushed_sent = make_widget()
     followed, followed_sent = make_widget()
@@ -470,15 +538,21 @@ def test_a_turn_left_waiting_for_an_approval_is_aborted_for_the_kernel_only() ->
     widget, _ = make_widget()
     widget.begin_turn("add PC3")
     recorder = TurnRecorder("add PC3", SESSION)
-    waiting = event("approval_required", approval_id="a1", tool_call_id="c1",
-                    tool_name="create_nodes", summary="create PC3 (VPCS)")
+    waiting = event(
+        "approval_required",
+        approval_id="a1",
+        tool_call_id="c1",
+        tool_name="create_nodes",
+        summary="create PC3 (VPCS)",
+    )
     widget.follow(waiting, recorder.add(waiting), recorder.builder)
     assert recorder.finish(aborted=True).status == "aborted"
     assert widget.end_turn() == "interrupted"
 
 
-@pytest.mark.parametrize("own", [event("content", content="mine"), event("abort")],
-                         ids=["content", "abort"])
+@pytest.mark.parametrize(
+    "own", [event("content", content="mine"), event("abort")], ids=["content", "abort"]
+)
 def test_a_widget_cannot_follow_into_a_turn_showing_events_of_its_own(own: Any) -> None:
     widget, _ = make_widget()
     widget.push(own)
@@ -511,9 +585,18 @@ def finished_turn(**overrides: Any) -> dict[str, Any]:
     builder = TurnBuilder()
     for e in turn_events():
         builder.apply(e)
-    turn = {"user": "Why?", "status": builder.finish(), "items": builder.items,
-            "stats": {"title": "PC reachability", "input_tokens": 8500, "output_tokens": 1200,
-                      "llm_calls": 2, "elapsed": 4.25}}
+    turn = {
+        "user": "Why?",
+        "status": builder.finish(),
+        "items": builder.items,
+        "stats": {
+            "title": "PC reachability",
+            "input_tokens": 8500,
+            "output_tokens": 1200,
+            "llm_calls": 2,
+            "elapsed": 4.25,
+        },
+    }
     return {**turn, **overrides}
 
 
@@ -528,8 +611,13 @@ def test_plain_transcript_lists_devices_with_their_output() -> None:
 
 def test_markdown_transcript_is_safe_to_render_as_html() -> None:
     turn = finished_turn(user="<script>alert(1)</script>")
-    turn["items"] = [*turn["items"], {"kind": "text", "text": "Use `<b>` or\n```\n<i>x</i>\n```\n"
-                                      "but <img src=x onerror=alert(1)> is text."}]
+    turn["items"] = [
+        *turn["items"],
+        {
+            "kind": "text",
+            "text": "Use `<b>` or\n```\n<i>x</i>\n```\nbut <img src=x onerror=alert(1)> is text.",
+        },
+    ]
     markdown = render_markdown([turn])
     assert "<script>" not in markdown and "&lt;script&gt;" in markdown
     assert "<img" not in markdown and "&lt;img src=x" in markdown
@@ -557,8 +645,13 @@ def test_transcripts_show_summaries_notes_and_approvals_not_the_models_refusal()
 
 
 def test_long_outputs_are_clipped_in_transcripts() -> None:
-    devices = [{"device_name": "R1", "status": "success",
-                "output": "\n".join(f"line {n}" for n in range(100))}]
+    devices = [
+        {
+            "device_name": "R1",
+            "status": "success",
+            "output": "\n".join(f"line {n}" for n in range(100)),
+        }
+    ]
     turn = finished_turn()
     turn["items"][1] = {**turn["items"][1], "output": json.dumps(devices)}
     text = render_plain([turn])

@@ -245,8 +245,7 @@ def resolve_dialect(
 def _unknown_device_type(tagged: str, node_type: str) -> None:
     """Log, once per tag and node type, that an unknown `device_type` gave way."""
     log.info(
-        "Console dialect: device_type %r is not one of %s; using the %s node type's dialect, "
-        "%s",
+        "Console dialect: device_type %r is not one of %s; using the %s node type's dialect, %s",
         tagged,
         ", ".join(sorted(DIALECTS)),
         node_type,

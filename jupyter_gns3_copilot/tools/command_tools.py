@@ -430,7 +430,6 @@ async def run_vpcs_commands(ctx: ToolContext, args: VpcsCommandsArgs) -> list[di
     return await _run(ctx, args, "vpcs", "run_vpcs_commands")
 
 
-
 SPECS = [
     ToolSpec(
         name="run_show_commands",

@@ -168,7 +168,7 @@ def _commands(tool: str, entries: Sequence[Any], mode: str | None) -> ToolReadin
 def _addresses(
     tool: str, devices: Sequence[Mapping[str, Any]], outcomes: Sequence[Outcome]
 ) -> str | None:
-    """"set PC1 10.0.0.1/24, PC2 10.0.0.2/24" when every device was only given addresses."""
+    """ "set PC1 10.0.0.1/24, PC2 10.0.0.2/24" when every device was only given addresses."""
     if tool == "run_show_commands" or not devices:
         return None
     config = tool == "run_config_commands"
@@ -187,7 +187,7 @@ def _addresses(
 
 
 def _check_problems(devices: Sequence[Mapping[str, Any]]) -> list[str]:
-    """"PC1: No gateway found" for the first failed or partial checks."""
+    """ "PC1: No gateway found" for the first failed or partial checks."""
     problems = []
     for device in devices:
         for check in device.get("checks") or []:
@@ -358,7 +358,7 @@ def _renamed(entry: Mapping[str, Any]) -> str:
 
 
 def _commands_text(commands: Sequence[str], shown: int = 3) -> str:
-    """"`ip 10.0.0.1/24`; `save`" (the first `shown`, then "and N more")."""
+    """ "`ip 10.0.0.1/24`; `save`" (the first `shown`, then "and N more")."""
     text = "; ".join(f"`{_short(c)}`" for c in commands[:shown])
     if len(commands) > shown:
         text += f" and {len(commands) - shown} more"

@@ -43,7 +43,9 @@ SERVER_START_TIMEOUT = 60.0
 USER_SETTINGS = {
     "@jupyter-widgets/jupyterlab-manager/plugin.jupyterlab-settings": {"saveState": True},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False},
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
 }
 
 
@@ -63,8 +65,9 @@ class JupyterServer:
     log_path: Path
 
     def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"token {self.token}"},
-                            timeout=10.0)
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"token {self.token}"}, timeout=10.0
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -102,15 +105,25 @@ def _jupyter_lab(*options: str) -> Iterator[JupyterServer]:
         port, token = _free_port(), secrets.token_hex(16)
         log_path = base / "server.log"
         command = [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-            f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            "--allow-root",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
             "--LabApp.expose_app_in_browser=True",
-            "--JupyterNotebookApp.expose_app_in_browser=True", *options,
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+            *options,
         ]
         with log_path.open("wb") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         server = JupyterServer(f"http://127.0.0.1:{port}/", token, root, log_path)
         try:
             _wait_until_up(server, process)
@@ -144,8 +157,9 @@ def _wait_until_up(server: JupyterServer, process: subprocess.Popen[bytes]) -> N
                 if api.get("api/status").status_code == 200:
                     return
             time.sleep(0.25)
-    raise TimeoutError(f"jupyter lab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
-                       f"{server.log()}")
+    raise TimeoutError(
+        f"jupyter lab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log()}"
+    )
 
 
 def _stop(server: JupyterServer, process: subprocess.Popen[bytes]) -> None:
@@ -168,5 +182,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when == "call":
         item.call_failed = report.failed  # type: ignore[attr-defined]
     return report
-
-

@@ -60,8 +60,9 @@ class ApprovalStack(LabStack):
 
     def session(self, session_id: str, *tail: str) -> Any:
         with self.api() as api:
-            response = api.get("/".join(["copilot/projects", self.project_id, "chat/sessions",
-                                         session_id, *tail]))
+            response = api.get(
+                "/".join(["copilot/projects", self.project_id, "chat/sessions", session_id, *tail])
+            )
             response.raise_for_status()
             return response.json()
 
@@ -79,10 +80,17 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     project_ids = off_loop(prepare_projects, gns3_lab, [PROJECT])
     traits = {"require_approval": "changes", "default_mode": "lab_automation_assistant"}
     try:
-        with ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm, JupyterServer(
-            gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root,
-            traits=traits,
-        ) as server:
+        with (
+            ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm,
+            JupyterServer(
+                gns3_lab,
+                ModelEndpoint.scripted_model(llm),
+                work,
+                app="lab",
+                root_dir=root,
+                traits=traits,
+            ) as server,
+        ):
             yield ApprovalStack(server, llm, project_ids[PROJECT.name])
     finally:
         off_loop(delete_projects, gns3_lab, project_ids.values())
@@ -94,8 +102,9 @@ def _approval(turn: Any) -> Any:
     return approval
 
 
-def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
-                            screenshots: Path) -> None:
+def _approve_in_the_sidebar(
+    page: Any, sidebar: Any, stack: ApprovalStack, screenshots: Path
+) -> None:
     """The plan shows with both buttons and nothing is created; Approve: PC3 is created
     and the answer streams on in the same turn."""
     turn = ask(page, sidebar, "Add PC3 to the lab")
@@ -107,7 +116,8 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
     # The plan comes before the card of the call it plans; nothing spins while it waits.
     assert approval.evaluate(
         "(plan) => !!(plan.compareDocumentPosition(plan.parentElement.querySelector("
-        "'.gns3c-tool')) & Node.DOCUMENT_POSITION_FOLLOWING)")
+        "'.gns3c-tool')) & Node.DOCUMENT_POSITION_FOLLOWING)"
+    )
     assert turn.locator(".gns3c-spinner").count() == 0
     assert "PC3" not in stack.node_names()
     jupyter_ui.screenshot(page, sidebar, screenshots / "approvals-sidebar-pending.png")
@@ -124,8 +134,12 @@ def _approve_in_the_sidebar(page: Any, sidebar: Any, stack: ApprovalStack,
 
 def _readable_in_the_dark(page: Any, sidebar: Any, screenshots: Path) -> None:
     """The plan, its state line and both buttons read in JupyterLab's dark theme."""
-    parts = [".gns3c-approval-summary", ".gns3c-approval-state", "button.gns3c-approve",
-             "button.gns3c-reject"]
+    parts = [
+        ".gns3c-approval-summary",
+        ".gns3c-approval-state",
+        "button.gns3c-approve",
+        "button.gns3c-reject",
+    ]
     jupyter_ui.set_theme(page, dark=True)
     try:
         jupyter_ui.assert_readable(page, SIDEBAR, "dark", len(parts), parts)
@@ -143,9 +157,11 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     turn = ask(page, sidebar, "Add PC4 to the lab")
     _approval(turn)
     page.wait_for_function(
-        "(sel) => document.querySelector(sel + ' .jp-mod-selected')", arg=SIDEBAR, polling=100)
-    session_id = sidebar.locator(".jp-gns3-copilot-sidebar-session.jp-mod-selected") \
-        .get_attribute("data-session-id")
+        "(sel) => document.querySelector(sel + ' .jp-mod-selected')", arg=SIDEBAR, polling=100
+    )
+    session_id = sidebar.locator(".jp-gns3-copilot-sidebar-session.jp-mod-selected").get_attribute(
+        "data-session-id"
+    )
 
     # Loading the page again: the old page and its stream are gone.
     sidebar = open_sidebar(page, stack, "lab", NOTEBOOK)
@@ -179,8 +195,11 @@ def _reject_after_a_reload(page: Any, stack: ApprovalStack, screenshots: Path) -
     assert turn.locator(".gns3c-badge").inner_text() == "refused"
     assert "PC4" not in stack.node_names()
     assert stack.session(session_id, "approvals") == []
-    tool_results = [m["content"] for m in stack.session(session_id, "history")["messages"]
-                    if m["role"] == "tool"]
+    tool_results = [
+        m["content"]
+        for m in stack.session(session_id, "history")["messages"]
+        if m["role"] == "tool"
+    ]
     assert len(tool_results) == 1 and "declined" in tool_results[0], tool_results
     assert COMMENT in tool_results[0], "the model reads the student's comment"
 
@@ -207,12 +226,19 @@ def _approve_in_the_widget(page: Any, stack: ApprovalStack, screenshots: Path) -
           const outputs = window.jupyterapp.shell.currentWidget.content.widgets[2]
             .model.outputs.toJSON();
           return outputs.some((o) => o.data && o.data[mime]);
-        }""", arg=TURN_MIME, timeout=60_000, polling=100)
+        }""",
+        arg=TURN_MIME,
+        timeout=60_000,
+        polling=100,
+    )
     [decision] = decisions
     assert decision.request.method == "POST" and decision.status == 200, decision.text()
     assert decision.json()["status"] == "ok"  # the cell's stream was waiting for it
-    [bundle] = [o["data"][TURN_MIME] for o in jupyter_ui.cell_outputs(page, 2)
-                if TURN_MIME in o.get("data", {})]
+    [bundle] = [
+        o["data"][TURN_MIME]
+        for o in jupyter_ui.cell_outputs(page, 2)
+        if TURN_MIME in o.get("data", {})
+    ]
     [turn] = bundle["turns"]
     assert turn["status"] == "done"
     assert [i["state"] for i in turn["items"] if i["kind"] == "approval"] == ["approve"]
@@ -227,9 +253,7 @@ def _approve_a_run_in_the_widget(page: Any, screenshots: Path) -> None:
     widget = page.locator(".jp-Notebook .jp-Cell").nth(3).locator(".gns3c")
     approval = widget.locator(".gns3c-approval")
     approval.locator(".gns3c-approval-summary", has_text="PC1").wait_for()
-    assert approval.locator(".gns3c-approval-summary").inner_text() == (
-        "on PC1: ip 10.0.0.11/24"
-    )
+    assert approval.locator(".gns3c-approval-summary").inner_text() == ("on PC1: ip 10.0.0.11/24")
     jupyter_ui.screenshot(page, widget, screenshots / "approvals-run-pending.png")
     approval.locator("button.gns3c-approve").click()
     page.wait_for_function(
@@ -237,9 +261,16 @@ def _approve_a_run_in_the_widget(page: Any, screenshots: Path) -> None:
           const outputs = window.jupyterapp.shell.currentWidget.content.widgets[3]
             .model.outputs.toJSON();
           return outputs.some((o) => o.data && o.data[mime]);
-        }""", arg=TURN_MIME, timeout=60_000, polling=100)
-    [bundle] = [o["data"][TURN_MIME] for o in jupyter_ui.cell_outputs(page, 3)
-                if TURN_MIME in o.get("data", {})]
+        }""",
+        arg=TURN_MIME,
+        timeout=60_000,
+        polling=100,
+    )
+    [bundle] = [
+        o["data"][TURN_MIME]
+        for o in jupyter_ui.cell_outputs(page, 3)
+        if TURN_MIME in o.get("data", {})
+    ]
     [turn] = bundle["turns"]
     assert [i["state"] for i in turn["items"] if i["kind"] == "approval"] == ["approve"]
     [tool] = [i for i in turn["items"] if i["kind"] == "tool"]

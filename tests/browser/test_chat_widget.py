@@ -88,9 +88,15 @@ def _play_demo_turn(page: Any, ui: str, screenshots: Path) -> Any:
     rows = device_card.locator(".gns3c-devices tbody tr")
     assert rows.count() == 3
     assert [rows.nth(i).get_attribute("data-status") for i in range(3)] == [
-        "success", "partial_success", "failed"]
+        "success",
+        "partial_success",
+        "failed",
+    ]
     assert [rows.nth(i).locator(".gns3c-status").inner_text() for i in range(3)] == [
-        "ran", "partly ran", "not run"]
+        "ran",
+        "partly ran",
+        "not run",
+    ]
     assert "10.0.0.1/24" in rows.nth(0).locator("pre").inner_text()
     long_output = rows.nth(1).locator("details.gns3c-long")
     assert not long_output.get_attribute("open") and long_output.count() == 1
@@ -135,13 +141,14 @@ def _continue_in_the_next_cell(page: Any) -> None:
     assert second.locator(".gns3c-user-text").inner_text() == "Does PC2 answer pings?"
     assert "PC2 answers pings" in second.locator(".gns3c-md").inner_text()
     assert second.locator(".gns3c-turn").get_attribute("data-status") == "done"
-    assert f"session {scripted_chat.SESSION_ID[:8]}" in second.locator(
-        ".gns3c-saved-footer").inner_text()
+    assert (
+        f"session {scripted_chat.SESSION_ID[:8]}"
+        in second.locator(".gns3c-saved-footer").inner_text()
+    )
     assert saved(page, 0).locator(".gns3c-turn").count() == 1, "cell 0 keeps its own turn"
 
 
-def _stop_running_turn(page: Any, server: Any, stop_file: Path, ui: str,
-                       screenshots: Path) -> None:
+def _stop_running_turn(page: Any, server: Any, stop_file: Path, ui: str, screenshots: Path) -> None:
     """Stop, pressed while cell 2 still runs, POSTs the server's abort endpoint itself."""
     requests: list[dict[str, Any]] = []
 
@@ -150,8 +157,14 @@ def _stop_running_turn(page: Any, server: Any, stop_file: Path, ui: str,
         # scripted stream to end as an aborted real stream would. The scripted session does
         # not exist on the server, which answers 404: the browser then gets a stub reply.
         response = route.fetch()
-        requests.append({"url": request.url, "method": request.method,
-                         "headers": request.headers, "server_status": response.status})
+        requests.append(
+            {
+                "url": request.url,
+                "method": request.method,
+                "headers": request.headers,
+                "server_status": response.status,
+            }
+        )
         stop_file.touch()
         if response.status < 400:
             route.fulfill(response=response)
@@ -181,8 +194,10 @@ def _stop_running_turn(page: Any, server: Any, stop_file: Path, ui: str,
 
     assert len(requests) == 1, requests
     request = requests[0]
-    path = (f"copilot/projects/{scripted_chat.PROJECT_ID}/chat/sessions/"
-            f"{scripted_chat.SESSION_ID}/abort")
+    path = (
+        f"copilot/projects/{scripted_chat.PROJECT_ID}/chat/sessions/"
+        f"{scripted_chat.SESSION_ID}/abort"
+    )
     assert request["method"] == "POST"
     assert request["url"] == server.url + path
     xsrf = {c["name"]: c["value"] for c in page.context.cookies()}.get("_xsrf")
@@ -231,7 +246,10 @@ def _saved_notebook_rerenders(page: Any, server: Any, name: str, screenshots: Pa
         assert WIDGET_VIEW not in data
         bundles.append(data)
     assert [[t["status"] for t in b[TURN_MIME]["turns"]] for b in bundles] == [
-        ["done"], ["done"], ["aborted"]]
+        ["done"],
+        ["done"],
+        ["aborted"],
+    ]
     assert "| PC3 | failed |" in bundles[0]["text/markdown"]
     assert "Does PC2 answer pings?" in bundles[1]["text/markdown"]
 
@@ -243,7 +261,10 @@ def _saved_notebook_rerenders(page: Any, server: Any, name: str, screenshots: Pa
     turns = page.locator(".jp-gns3-copilot-saved .gns3c-turn")
     assert turns.count() == 3
     assert [turns.nth(i).get_attribute("data-status") for i in range(3)] == [
-        "done", "done", "aborted"]
+        "done",
+        "done",
+        "aborted",
+    ]
     assert page.locator(".jp-gns3-copilot-saved .gns3c-tool").count() == 3
     assert turns.first.locator(".gns3c-badge").all_inner_texts() == ["ok", "partial"]
     assert "8,500 in / 1,200 out tokens" in turns.first.locator(".gns3c-footer").inner_text()
@@ -258,10 +279,14 @@ def test_a_widget_whose_kernel_restarted_says_so(
     """After a kernel restart the old widget is not silently dead: it says to run the cell
     again and its controls are disabled, before anyone types; no uncaught error."""
     name = "restart.ipynb"
-    jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
-        f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
-        "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
-        "display(chat.widget)\nprint('SHOWN')"])
+    jupyter_ui.write_notebook(
+        jupyter_server.root_dir / name,
+        [
+            f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
+            "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
+            "display(chat.widget)\nprint('SHOWN')"
+        ],
+    )
     # Notebook 7: one notebook per page (JupyterLab would restore the other tests' tabs).
     jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, "notebook")
     jupyter_ui.run_cell(page, 0)
@@ -269,8 +294,9 @@ def test_a_widget_whose_kernel_restarted_says_so(
     widget = page.locator(".gns3c").first
     box = widget.locator("textarea.gns3c-input")
     box.wait_for()
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
-                  ".kernel.restart()")
+    page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()"
+    )
     status = widget.locator(".gns3c-composer-status")
     status.filter(has_text="kernel restarted: run the cell again").wait_for()
     assert box.is_disabled()
@@ -286,11 +312,15 @@ def test_a_widget_with_an_input_box_keeps_it_after_each_turn(
     (not the saved answer) with its input box, and a message sent from the box gets its
     turn in the same widget, after which the box is still there."""
     name = "input-box.ipynb"
-    jupyter_ui.write_notebook(jupyter_server.root_dir / name, [
-        f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
-        "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
-        "display(chat.widget)\nprint('DEMO-DONE', chat.demo_turn())",
-        "print('SENT', chat.sent)"])
+    jupyter_ui.write_notebook(
+        jupyter_server.root_dir / name,
+        [
+            f"import sys\nsys.path.insert(0, {str(SCRIPTED_CHAT_DIR)!r})\n"
+            "from scripted_chat import ScriptedChat\nchat = ScriptedChat(input_box=True)\n"
+            "display(chat.widget)\nprint('DEMO-DONE', chat.demo_turn())",
+            "print('SENT', chat.sent)",
+        ],
+    )
     jupyter_ui.open_notebook(page, jupyter_server.url, jupyter_server.token, name, "notebook")
     jupyter_ui.run_cell(page, 0)
     jupyter_ui.wait_for_output(page, 0, "DEMO-DONE")

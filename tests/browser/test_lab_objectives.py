@@ -88,11 +88,17 @@ DECIDED = {
 
 # The checklist's kinds of text, for the contrast check of each theme.
 READABLE = [
-    ".gns3c-checks-title", ".gns3c-checks-score", ".gns3c-checks-stage-title",
-    ".gns3c-checks-stage-score", ".gns3c-check[data-state='pass'] .gns3c-check-text",
-    ".gns3c-check[data-state='fail'] .gns3c-check-why", ".gns3c-check-points",
-    ".gns3c-check[data-state='pass'] .gns3c-check-why", ".gns3c-check-evidence summary",
-    ".gns3c-check-evidence-node", ".gns3c-check-evidence-lines",
+    ".gns3c-checks-title",
+    ".gns3c-checks-score",
+    ".gns3c-checks-stage-title",
+    ".gns3c-checks-stage-score",
+    ".gns3c-check[data-state='pass'] .gns3c-check-text",
+    ".gns3c-check[data-state='fail'] .gns3c-check-why",
+    ".gns3c-check-points",
+    ".gns3c-check[data-state='pass'] .gns3c-check-why",
+    ".gns3c-check-evidence summary",
+    ".gns3c-check-evidence-node",
+    ".gns3c-check-evidence-lines",
 ]
 
 # Records every state each objective row shows (`id:state`), so a list seen only when
@@ -140,9 +146,13 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
     project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
     project_id = project_ids[PROJECT.name]
     try:
-        with jupyter_ui.checkout_front_end(work), ScriptedLLM() as llm, JupyterServer(
-            gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
-        ) as server:
+        with (
+            jupyter_ui.checkout_front_end(work),
+            ScriptedLLM() as llm,
+            JupyterServer(
+                gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
+            ) as server,
+        ):
             stack = LabStack(server, llm, project_id)
             with stack.api() as api:
                 lab_mode = {"copilot_mode": "lab_automation_assistant"}
@@ -158,8 +168,10 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
 def _rows(root: Any) -> dict[str, str]:
     """Each objective row's state, by objective id."""
     rows = root.locator(".gns3c-check")
-    return {rows.nth(i).get_attribute("data-objective"): rows.nth(i).get_attribute("data-state")
-            for i in range(rows.count())}
+    return {
+        rows.nth(i).get_attribute("data-objective"): rows.nth(i).get_attribute("data-state")
+        for i in range(rows.count())
+    }
 
 
 def _assert_decided(checklist: Any) -> None:
@@ -173,7 +185,8 @@ def _assert_decided(checklist: Any) -> None:
     failed = checklist.locator("[data-objective='pc2-address']")
     assert failed.locator(".gns3c-check-mark").get_attribute("aria-label") == "not passed"
     assert failed.locator(".gns3c-check-why").inner_text() == (
-        "PC2 has 10.0.0.2/24, not 10.0.0.9/24.")
+        "PC2 has 10.0.0.2/24, not 10.0.0.9/24."
+    )
     assert failed.locator(".gns3c-check-points").inner_text() == "0/1 pt"
 
 
@@ -214,7 +227,8 @@ def test_the_checklist_fills_in_and_is_saved_with_the_notebook(
     jupyter_ui.run_cell(page, 1)
     checklist = page.locator(".jp-gns3-copilot-checks")
     page.locator(".jp-gns3-copilot-checks .gns3c-checks[data-state='decided']").wait_for(
-        timeout=120_000)
+        timeout=120_000
+    )
     seen = page.evaluate("() => window.__checkStates")
     assert {f"{objective}:pending" for objective in DECIDED} <= set(seen), seen
     _assert_decided(checklist)
@@ -225,8 +239,9 @@ def test_the_checklist_fills_in_and_is_saved_with_the_notebook(
     jupyter_ui.save_notebook(page)
 
     saved = nbformat.read(server.root_dir / NOTEBOOK, as_version=4)
-    [bundle] = [o["data"][CHECKS_MIME] for o in saved.cells[1].outputs
-                if CHECKS_MIME in o.get("data", {})]
+    [bundle] = [
+        o["data"][CHECKS_MIME] for o in saved.cells[1].outputs if CHECKS_MIME in o.get("data", {})
+    ]
     assert bundle["pending"] == [] and bundle["summary"]["score"] == 6
     assert [r["id"] for r in bundle["results"]] == list(DECIDED)  # the lab's order
 
@@ -266,8 +281,9 @@ def _check_elsewhere(stack: LabStack) -> None:
     """A check made outside the sidebar (a notebook cell, the command line): the
     non-streamed route, so the panel has none of its details."""
     with stack.api() as api:
-        report = api.post(f"copilot/projects/{stack.project_id}/lab/checks",
-                          json={"stream": False}, timeout=120)
+        report = api.post(
+            f"copilot/projects/{stack.project_id}/lab/checks", json={"stream": False}, timeout=120
+        )
         assert report.status_code == 200, report.text
         assert {r["id"]: r["status"] for r in report.json()["results"]} == DECIDED
 
@@ -279,7 +295,11 @@ def _latest_statuses(panel: Any) -> None:
     assert panel.locator(".gns3c-checks-score").inner_text() == "not yet · 6/7"
     assert panel.locator(".gns3c-check-why, .gns3c-check-evidence").count() == 0
     assert [t.strip() for t in panel.locator(".gns3c-check-text").all_inner_texts()] == [
-        "PC1 has 10.0.0.1/24", "PC2 has 10.0.0.9/24", "PC1 reaches PC2", "Both PCs run"]
+        "PC1 has 10.0.0.1/24",
+        "PC2 has 10.0.0.9/24",
+        "PC1 reaches PC2",
+        "Both PCs run",
+    ]
     here = panel.locator(".gns3c-checks-stage-current")
     assert here.count() == 1 and here.inner_text() == "you are here"
     assert here.evaluate("(el) => el.closest('section').dataset.stage") == "addressing"
@@ -312,12 +332,18 @@ def _check_a_stage(page: Any, panel: Any) -> None:
 def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     """Catch up says what it restores; Cancel restores nothing; Restore brings the stage's
     snapshot back (the node added since is gone) and starts the nodes again."""
-    extra = _gns3(lab, lambda gns3: gns3.create_node_from_template(
-        stack.project_id, "VPCS", EXTRA_NODE))
+    extra = _gns3(
+        lab, lambda gns3: gns3.create_node_from_template(stack.project_id, "VPCS", EXTRA_NODE)
+    )
     assert extra.name == EXTRA_NODE
     addressing = panel.locator(".gns3c-checks-stage[data-stage='addressing']")
-    assert panel.locator(".gns3c-checks-stage[data-stage='reach'] "
-                         "button.jp-gns3-copilot-sidebar-objectives-catch-up").count() == 0
+    assert (
+        panel.locator(
+            ".gns3c-checks-stage[data-stage='reach'] "
+            "button.jp-gns3-copilot-sidebar-objectives-catch-up"
+        ).count()
+        == 0
+    )
     dialog = page.locator(".jp-Dialog")
     addressing.locator("button.jp-gns3-copilot-sidebar-objectives-catch-up").click()
     assert "restores the snapshot 'fresh'" in dialog.inner_text()
@@ -339,15 +365,22 @@ def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     nodes = _gns3(lab, lambda gns3: gns3.list_nodes(stack.project_id))
     assert EXTRA_NODE not in {n.name for n in nodes}
     assert {n.name: n.status for n in nodes if n.node_type == "vpcs"} == {
-        "PC1": "started", "PC2": "started"}
+        "PC1": "started",
+        "PC2": "started",
+    }
 
     # checked again: the PCs are back at the start of the stage, running but unaddressed
     addressing.locator("button.jp-gns3-copilot-sidebar-objectives-check").click()
     addressing.locator(".gns3c-checks-stage-score", has_text="not yet").wait_for(timeout=120_000)
-    assert _rows(panel) == {"pc1-address": "fail", "pc2-address": "fail",
-                            "pc1-pc2": "unchecked", "pcs-run": "unchecked"}
+    assert _rows(panel) == {
+        "pc1-address": "fail",
+        "pc2-address": "fail",
+        "pc1-pc2": "unchecked",
+        "pcs-run": "unchecked",
+    }
     assert panel.locator("[data-objective='pc1-address'] .gns3c-check-why").inner_text() == (
-        "PC1 has no IPv4 address.")
+        "PC1 has no IPv4 address."
+    )
     assert panel.locator(".gns3c-checks-score").inner_text() == "0/7 · 2 not checked"
 
 
@@ -355,8 +388,7 @@ def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     """A lab file broken in the project (not through the route, which refuses it): the
     panel lists its problems with their line and field, and offers nothing to check."""
     broken = LAB.replace("kind: node_running, node: PC2", "kind: node_runing, node: PC2")
-    _gns3(lab, lambda gns3: gns3.write_project_file(
-        stack.project_id, "lab.yaml", broken.encode()))
+    _gns3(lab, lambda gns3: gns3.write_project_file(stack.project_id, "lab.yaml", broken.encode()))
     project = page.locator(SIDEBAR + " .jp-gns3-copilot-sidebar-project")
     project.select_option("")
     project.select_option(stack.project_id)
@@ -365,7 +397,8 @@ def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     assert "lab file has problems" in panel.inner_text()
     assert problem.all_inner_texts() == [
         "lab.yaml, line 25, stages[1].objectives[1].all[1]: unknown check kind; the kinds are "
-        "reachable, address, command, parsed, node_running, link, traffic"]
+        "reachable, address, command, parsed, node_running, link, traffic"
+    ]
     assert panel.locator("button").count() == 0
 
 
@@ -380,9 +413,12 @@ def test_the_objectives_panel_checks_and_catches_up(
     panel = _open_objectives(page, stack)
     _latest_statuses(panel)
     _check_all(page, panel)
-    readable = [*READABLE, ".gns3c-checks-stage-current",
-                ".jp-gns3-copilot-sidebar-objectives-check-all",
-                ".jp-gns3-copilot-sidebar-objectives-catch-up"]
+    readable = [
+        *READABLE,
+        ".gns3c-checks-stage-current",
+        ".jp-gns3-copilot-sidebar-objectives-check-all",
+        ".jp-gns3-copilot-sidebar-objectives-catch-up",
+    ]
     _both_themes(page, page.locator(SIDEBAR), OBJECTIVES, "objectives", screenshots, readable)
     _check_a_stage(page, panel)
     _catch_up(page, panel, stack, gns3_lab)

@@ -35,8 +35,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 
 SCRIPT = Path(__file__).resolve().parents[1] / "notebook_scripts" / "browser-real-chat.json"
-PROJECT = ProjectRecipe("Copilot browser chat",
-                        {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"})
+PROJECT = ProjectRecipe("Copilot browser chat", {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"})
 NOTEBOOK = "real-chat.ipynb"
 QUESTION = "Which address does PC1 have?"
 LONG = "Tell me the long history of the lab"
@@ -55,6 +54,8 @@ _KERNEL_IDLE = """() => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   return kernel.status === "idle";
 }"""
+
+
 def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
     """`function(*args)` in another thread: it runs its own event loop, and Playwright's
     sync API keeps one marked as running in this thread."""
@@ -74,11 +75,13 @@ def real_stack(gns3_lab: Any, tmp_path: Path) -> Iterator[LabStack]:
     jupyter_ui.write_notebook(root / NOTEBOOK, CELLS)
     project_ids = _off_loop(prepare_projects, gns3_lab, [PROJECT])
     try:
-        with jupyter_ui.checkout_front_end(work), ScriptedLLM(
-            SCRIPT, models=["scripted-model"]
-        ) as llm, JupyterServer(
-            gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
-        ) as server:
+        with (
+            jupyter_ui.checkout_front_end(work),
+            ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm,
+            JupyterServer(
+                gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
+            ) as server,
+        ):
             yield LabStack(server, llm, project_ids[PROJECT.name])
     finally:
         _off_loop(delete_projects, gns3_lab, project_ids.values())
@@ -96,7 +99,8 @@ def _show_topology(page: Any, ui: str, screenshots: Path) -> None:
     node names; the text table is printed under it."""
     jupyter_ui.run_cell(page, 1)
     assert "Using project 'Copilot browser chat'" in jupyter_ui.wait_for_output(
-        page, 1, "Using project")
+        page, 1, "Using project"
+    )
     jupyter_ui.run_cell(page, 2)
     assert "PC1 e0 <-> Switch1 e0" in jupyter_ui.wait_for_output(page, 2, "<->")
     html = cell(page, 2).locator(".jp-RenderedHTMLCommon")
@@ -188,17 +192,20 @@ def _stop_long_turn(page: Any, stack: LabStack, ui: str, screenshots: Path) -> s
     assert len(aborts) == 1, [r.url for r in aborts]
     response = aborts[0]
     assert response.request.method == "POST"
-    assert response.url == (f"{stack.server.url}copilot/projects/{stack.project_id}"
-                            f"/chat/sessions/{session_id}/abort")
+    assert response.url == (
+        f"{stack.server.url}copilot/projects/{stack.project_id}/chat/sessions/{session_id}/abort"
+    )
     assert response.status == 200 and response.json()["status"] == "ok", response.text()
-    [long_request] = [r for r in stack.llm.chat_requests
-                      if r.body["messages"][-1].get("content") == LONG]
+    [long_request] = [
+        r for r in stack.llm.chat_requests if r.body["messages"][-1].get("content") == LONG
+    ]
     assert long_request.disconnected, "the server kept reading the model after Stop"
     return session_id
 
 
-def _continue_in_the_next_cell(page: Any, stack: LabStack, session_id: str, ui: str,
-                               screenshots: Path) -> None:
+def _continue_in_the_next_cell(
+    page: Any, stack: LabStack, session_id: str, ui: str, screenshots: Path
+) -> None:
     """The next `%copilot` cell asks the next turn of the same session."""
     jupyter_ui.run_cell(page, 6)
     answer = _saved_answer(page, 6)
@@ -210,15 +217,17 @@ def _continue_in_the_next_cell(page: Any, stack: LabStack, session_id: str, ui: 
     jupyter_ui.screenshot(page, answer, screenshots / f"real-chat-{ui}-continued.png")
 
     with stack.api() as api:
-        response = api.get(f"copilot/projects/{stack.project_id}/chat/sessions/"
-                           f"{session_id}/history")
+        response = api.get(
+            f"copilot/projects/{stack.project_id}/chat/sessions/{session_id}/history"
+        )
         response.raise_for_status()
     users = [m["content"] for m in response.json()["messages"] if m["role"] == "user"]
     assert users == [QUESTION, LONG, FOLLOW_UP], users
 
 
-def _continue_in_the_sidebar(page: Any, stack: LabStack, session_id: str,
-                             screenshots: Path) -> None:
+def _continue_in_the_sidebar(
+    page: Any, stack: LabStack, session_id: str, screenshots: Path
+) -> None:
     """The saved answer's button opens the Copilot sidebar on its project and session."""
     sidebar = page.locator(SIDEBAR)
     button = saved(page, 3).locator("button.gns3c-continue")
@@ -226,8 +235,9 @@ def _continue_in_the_sidebar(page: Any, stack: LabStack, session_id: str,
     button.click()
     sidebar.wait_for(state="visible")
     # A locator, not an element handle: the list may be drawn again while it loads.
-    sidebar.locator(f".jp-gns3-copilot-sidebar-session[data-session-id='{session_id}']"
-                    ".jp-mod-selected").wait_for()
+    sidebar.locator(
+        f".jp-gns3-copilot-sidebar-session[data-session-id='{session_id}'].jp-mod-selected"
+    ).wait_for()
     assert sidebar.locator(".jp-gns3-copilot-sidebar-project").input_value() == stack.project_id
     turns = sidebar.locator(".jp-gns3-copilot-sidebar-turn")
     turns.filter(has_text=FOLLOW_UP).wait_for()
@@ -241,8 +251,9 @@ def _answers_survive_restart_and_reload(page: Any) -> None:
     """Saved, kernel restarted, page reloaded: every answer, tool card and device table is
     still rendered, from the notebook alone (no "model not found")."""
     jupyter_ui.save_notebook(page)
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
-                  ".kernel.restart()")
+    page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()"
+    )
     jupyter_ui.wait_kernel_ready(page)
     page.reload()
     jupyter_ui.wait_kernel_ready(page)
@@ -250,7 +261,10 @@ def _answers_survive_restart_and_reload(page: Any) -> None:
         _saved_answer(page, index)
     answers = page.locator(".jp-gns3-copilot-saved .gns3c-turn")
     assert [answers.nth(i).get_attribute("data-status") for i in range(3)] == [
-        "done", "aborted", "done"]
+        "done",
+        "aborted",
+        "done",
+    ]
     assert page.locator(".jp-gns3-copilot-saved .gns3c-tool").count() == 1
     _device_table(saved(page, 3))
     assert "Stopped" in saved(page, 4).locator(".gns3c-note").inner_text()
@@ -258,7 +272,8 @@ def _answers_survive_restart_and_reload(page: Any) -> None:
     assert cell(page, 2).locator(".jp-RenderedHTMLCommon svg").count() == 1
     notebook_text = page.locator(".jp-Notebook").inner_text()
     assert "model not found" not in notebook_text and "Error displaying widget" not in (
-        notebook_text)
+        notebook_text
+    )
     assert page.locator(".jp-Notebook .gns3c").count() == 0, "no live widget is left"
 
 

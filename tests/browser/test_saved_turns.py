@@ -25,9 +25,14 @@ SHOWN = ["answer_with_stats", "failed_ping", "teaching_refusal", "error_midway"]
 
 def _bundle() -> dict[str, Any]:
     turns = [json.loads((FIXTURES / f"{name}.json").read_text())["turn"] for name in SHOWN]
-    return {"version": 1, "project_id": "6f1c2a8e", "project_name": "OSPF lab",
-            "session_id": "3f2c9a10-5b7e-4c1d-9a8e-1d2c3b4a5f60", "mode": "teaching",
-            "turns": turns}
+    return {
+        "version": 1,
+        "project_id": "6f1c2a8e",
+        "project_name": "OSPF lab",
+        "session_id": "3f2c9a10-5b7e-4c1d-9a8e-1d2c3b4a5f60",
+        "mode": "teaching",
+        "turns": turns,
+    }
 
 
 def write_saved_notebook(path: Path) -> None:
@@ -35,14 +40,22 @@ def write_saved_notebook(path: Path) -> None:
     bundle = _bundle()
     notebook = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("%copilot can PC1 reach 10.0.0.9?", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        TURN_MIME: bundle,
-        "text/markdown": render_markdown(bundle["turns"], project="OSPF lab", title=""),
-        "text/plain": render_plain(bundle["turns"], project="OSPF lab", title=""),
-    })]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                TURN_MIME: bundle,
+                "text/markdown": render_markdown(bundle["turns"], project="OSPF lab", title=""),
+                "text/plain": render_plain(bundle["turns"], project="OSPF lab", title=""),
+            },
+        )
+    ]
     notebook.cells = [cell]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(notebook, path)
 
 
@@ -68,7 +81,8 @@ def test_a_saved_notebook_renders_its_answers_without_widget_state(
     ping = turns.nth(1).locator(".gns3c-tool")
     head = ping.locator(".gns3c-tool-head")
     assert head.locator(".gns3c-tool-title").inner_text() == (
-        "ran ping 10.0.0.9 -c 2 on PC1 · 1 failed check")
+        "ran ping 10.0.0.9 -c 2 on PC1 · 1 failed check"
+    )
     assert ping.locator(".gns3c-badge").inner_text() == "failed"
     assert head.get_attribute("aria-expanded") == "false"
     head.click()
@@ -82,9 +96,11 @@ def test_a_saved_notebook_renders_its_answers_without_widget_state(
     assert "HTTP 401" in turns.nth(3).locator(".gns3c-error").inner_text()
     footer = saved.locator(".gns3c-saved-footer")
     assert footer.locator("span").first.inner_text() == (
-        "GNS3 Copilot · OSPF lab · session 3f2c9a10 · teaching · saved answer")
+        "GNS3 Copilot · OSPF lab · session 3f2c9a10 · teaching · saved answer"
+    )
     assert footer.locator("button.gns3c-continue").inner_text() == (
-        "Continue in the Copilot sidebar")
+        "Continue in the Copilot sidebar"
+    )
     jupyter_ui.assert_readable(page, ".jp-gns3-copilot-saved", "light", at_least=12)
 
     jupyter_ui.set_theme(page, dark=True)

@@ -73,12 +73,19 @@ _WATCH_TURNS = """(selector) => {
     {subtree: true, childList: true, attributes: true, characterData: true});
 }"""
 
-_READABLE = [".jp-gns3-copilot-sidebar-heading", ".jp-gns3-copilot-sidebar-mode-badge",
-             ".jp-gns3-copilot-sidebar-status-part", ".jp-gns3-copilot-sidebar-project",
-             ".jp-gns3-copilot-sidebar-session-title", ".jp-gns3-copilot-sidebar-search",
-             ".jp-gns3-copilot-turn",
-             ".jp-gns3-copilot-sidebar-input", ".jp-gns3-copilot-sidebar-send",
-             ".jp-gns3-copilot-sidebar-new", ".jp-gns3-copilot-sidebar-icon-button"]
+_READABLE = [
+    ".jp-gns3-copilot-sidebar-heading",
+    ".jp-gns3-copilot-sidebar-mode-badge",
+    ".jp-gns3-copilot-sidebar-status-part",
+    ".jp-gns3-copilot-sidebar-project",
+    ".jp-gns3-copilot-sidebar-session-title",
+    ".jp-gns3-copilot-sidebar-search",
+    ".jp-gns3-copilot-turn",
+    ".jp-gns3-copilot-sidebar-input",
+    ".jp-gns3-copilot-sidebar-send",
+    ".jp-gns3-copilot-sidebar-new",
+    ".jp-gns3-copilot-sidebar-icon-button",
+]
 
 
 @dataclass
@@ -105,11 +112,13 @@ def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     jupyter_ui.write_notebook(root / NOTEBOOK, ["print('first')", "print('last')"])
     project_ids = off_loop(prepare_projects, gns3_lab, [PROJECT])
     try:
-        with jupyter_ui.checkout_front_end(work), ScriptedLLM(
-            SCRIPT, models=["scripted-model"]
-        ) as llm, JupyterServer(
-            gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
-        ) as server:
+        with (
+            jupyter_ui.checkout_front_end(work),
+            ScriptedLLM(SCRIPT, models=["scripted-model"]) as llm,
+            JupyterServer(
+                gns3_lab, ModelEndpoint.scripted_model(llm), work, app="lab", root_dir=root
+            ) as server,
+        ):
             yield SidebarStack(server, llm, project_ids[PROJECT.name], work)
     finally:
         off_loop(delete_projects, gns3_lab, project_ids.values())
@@ -128,8 +137,9 @@ def _stream_a_turn(page: Any, sidebar: Any, stack: SidebarStack, screenshots: Pa
 
     [session] = stack.sessions()
     with stack.api() as api:
-        history = api.get(f"copilot/projects/{stack.project_id}/chat/sessions/"
-                          f"{session['thread_id']}/history").json()
+        history = api.get(
+            f"copilot/projects/{stack.project_id}/chat/sessions/{session['thread_id']}/history"
+        ).json()
     tool_results = [m["content"] for m in history["messages"] if m["role"] == "tool"]
     assert len(tool_results) == 1 and "10.0.0.1/24" in tool_results[0], tool_results
     row = session_row(sidebar, session["thread_id"])
@@ -142,8 +152,9 @@ def _stop_a_turn(page: Any, sidebar: Any, stack: SidebarStack) -> str:
     """Stop, pressed while a long answer streams in a new chat, POSTs the real abort
     route; the server leaves the model's stream and the turn ends early."""
     aborts: list[Any] = []
-    page.on("response", lambda r: aborts.append(r) if r.url.split("?")[0].endswith("/abort")
-            else None)
+    page.on(
+        "response", lambda r: aborts.append(r) if r.url.split("?")[0].endswith("/abort") else None
+    )
     sidebar.locator("button.jp-gns3-copilot-sidebar-new").click()
     assert sidebar.locator(".jp-gns3-copilot-sidebar-turn").count() == 0
     turn = ask(page, sidebar, LONG)
@@ -158,8 +169,9 @@ def _stop_a_turn(page: Any, sidebar: Any, stack: SidebarStack) -> str:
     assert len(aborts) == 1, [r.url for r in aborts]
     assert aborts[0].request.method == "POST"
     assert aborts[0].status == 200 and aborts[0].json()["status"] == "ok", aborts[0].text()
-    [long_request] = [r for r in stack.llm.chat_requests
-                      if r.body["messages"][-1].get("content") == LONG]
+    [long_request] = [
+        r for r in stack.llm.chat_requests if r.body["messages"][-1].get("content") == LONG
+    ]
     # The scripted model marks the request when its next chunk finds the connection gone
     # (chunks are 0.25 s apart); it has no event to wait on, so poll it with a deadline.
     deadline = time.monotonic() + 10
@@ -179,15 +191,19 @@ def _rename_and_pin(page: Any, sidebar: Any, stack: SidebarStack, first: str, lo
     dialog = page.locator(".jp-Dialog")
     dialog.locator("input").fill(RENAMED)
     dialog.locator("button.jp-mod-accept").click()
-    session_row(sidebar, first).locator(".jp-gns3-copilot-sidebar-session-title",
-                                 has_text=RENAMED).wait_for()
+    session_row(sidebar, first).locator(
+        ".jp-gns3-copilot-sidebar-session-title", has_text=RENAMED
+    ).wait_for()
 
     session_row(sidebar, first).locator("button.jp-gns3-copilot-sidebar-pin").click()
     page.wait_for_function(
         """([sel, id]) => {
           const row = document.querySelector(sel + " .jp-gns3-copilot-sidebar-session");
           return row && row.dataset.sessionId === id && row.dataset.pinned === "true";
-        }""", arg=[SIDEBAR, first], polling=100)
+        }""",
+        arg=[SIDEBAR, first],
+        polling=100,
+    )
     by_id = {s["thread_id"]: s for s in stack.sessions()}
     assert by_id[first]["title"] == RENAMED and by_id[first]["pinned"] is True
     assert by_id[long]["pinned"] is False
@@ -219,7 +235,8 @@ def _export_into_notebook(page: Any, sidebar: Any, first: str) -> None:
     sidebar.locator(".jp-gns3-copilot-sidebar-turn", has_text="10.0.0.1/24").wait_for()
     sidebar.locator("button.jp-gns3-copilot-sidebar-export-notebook").click()
     page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.content.model.cells.length > 2", polling=100)
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.length > 2", polling=100
+    )
     cells = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model
         .sharedModel.toJSON().cells.map((c) => [c.cell_type, c.source])""")
     sources = [source for _, source in cells]
@@ -248,9 +265,13 @@ def _palette_and_topology(page: Any, sidebar: Any) -> None:
     palette.locator("input.lm-CommandPalette-input").fill("GNS3 Copilot")
     labels = palette.locator(".lm-CommandPalette-item .lm-CommandPalette-itemLabel")
     labels.first.wait_for()
-    assert {"GNS3 Copilot: Open", "GNS3 Copilot: New Chat", "GNS3 Copilot: Show Topology",
-            "GNS3 Copilot: Export Chat into the Notebook",
-            "GNS3 Copilot: Set Model API Key"} <= set(labels.all_inner_texts())
+    assert {
+        "GNS3 Copilot: Open",
+        "GNS3 Copilot: New Chat",
+        "GNS3 Copilot: Show Topology",
+        "GNS3 Copilot: Export Chat into the Notebook",
+        "GNS3 Copilot: Set Model API Key",
+    } <= set(labels.all_inner_texts())
     palette.locator("input.lm-CommandPalette-input").press("Escape")
 
     page.evaluate("() => window.jupyterapp.commands.execute('gns3-copilot:show-topology')")
@@ -268,7 +289,9 @@ def _background_luminance(page: Any, selector: str) -> float:
           const fill = getComputedStyle(document.querySelector(selector)).fill;
           const [r, g, b] = fill.match(/[0-9.]+/g).map(Number).map((v) => v / 255);
           return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-        }""", selector)
+        }""",
+        selector,
+    )
 
 
 _TOPOLOGY_BACKGROUND = SIDEBAR + " .jp-gns3-copilot-sidebar-topology-drawing rect.background"
@@ -308,10 +331,12 @@ def _settings_editor_saves(page: Any, stack: SidebarStack) -> None:
             current = api.get("copilot/llm-config").json()
             assert current["model"] == "scripted-model-2", current
             assert current["sources"]["model"] == "user", current
-            page.locator(SIDEBAR + " .jp-gns3-copilot-sidebar-status-part",
-                         has_text="model scripted-model-2").wait_for()
+            page.locator(
+                SIDEBAR + " .jp-gns3-copilot-sidebar-status-part", has_text="model scripted-model-2"
+            ).wait_for()
             fields = form.locator("input, select, textarea").evaluate_all(
-                "nodes => nodes.map(node => node.id + ':' + node.type)")
+                "nodes => nodes.map(node => node.id + ':' + node.type)"
+            )
             assert any(field.endswith("_model:text") for field in fields), fields
             assert not [f for f in fields if "key" in f.lower() or "password" in f], fields
         finally:  # the other tests of the module talk to "scripted-model"
@@ -352,12 +377,14 @@ def _key_through_its_dialog(page: Any, sidebar: Any, stack: SidebarStack) -> Non
 
             # Not awaited: the command resolves only once its dialog is closed.
             page.evaluate(
-                "() => { window.jupyterapp.commands.execute('gns3-copilot:set-api-key'); }")
+                "() => { window.jupyterapp.commands.execute('gns3-copilot:set-api-key'); }"
+            )
             dialog.locator("button", has_text="Remove key").click()
             dialog.wait_for(state="detached")
             # The server's own key (the scripted model's) applies again.
-            sidebar.locator(".jp-gns3-copilot-sidebar-key",
-                            has_text="administrator's key set").wait_for()
+            sidebar.locator(
+                ".jp-gns3-copilot-sidebar-key", has_text="administrator's key set"
+            ).wait_for()
             assert api.get("copilot/llm-config").json()["api_key_source"] == "admin"
         finally:  # the other tests of the module talk to the scripted model with its key
             api.put("copilot/llm-config", json={"api_key": None})
@@ -400,22 +427,36 @@ def _write_followed_notebooks(root: Path, project_id: str) -> str:
     session id named a run, which the server never kept: returned), and `KERNEL_NOTEBOOK`,
     whose cells choose the project and run a `%copilot run`."""
     missing = str(uuid.uuid4())
-    saved = {"version": 1, "project_id": project_id, "project_name": PROJECT.name,
-             "session_id": missing, "mode": None,
-             "turns": [{"user": "run PC1: show ip", "status": "done", "items": [], "stats": {}}]}
+    saved = {
+        "version": 1,
+        "project_id": project_id,
+        "project_name": PROJECT.name,
+        "session_id": missing,
+        "mode": None,
+        "turns": [{"user": "run PC1: show ip", "status": "done", "items": [], "stats": {}}],
+    }
     notebook = nbformat.v4.new_notebook()
     old = nbformat.v4.new_code_cell("%copilot run PC1: show ip", execution_count=1)
-    old.outputs = [nbformat.v4.new_output("display_data", data={
-        TURN_MIME: saved, "text/plain": "run PC1: show ip"})]
+    old.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={TURN_MIME: saved, "text/plain": "run PC1: show ip"}
+        )
+    ]
     notebook.cells = [old]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(notebook, root / FOLLOWED)
-    jupyter_ui.write_notebook(root / KERNEL_NOTEBOOK, [
-        "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
-        f'%copilot use "{PROJECT.name}"',
-        "%copilot run PC1: show ip",
-    ])
+    jupyter_ui.write_notebook(
+        root / KERNEL_NOTEBOOK,
+        [
+            "%load_ext jupyter_gns3_copilot\nprint('LOADED')",
+            f'%copilot use "{PROJECT.name}"',
+            "%copilot run PC1: show ip",
+        ],
+    )
     return missing
 
 
@@ -429,25 +470,33 @@ def _saved_bundle(page: Any, index: int) -> dict[str, Any]:
     page.wait_for_function(
         """([index, mime]) => window.jupyterapp.shell.currentWidget.content.widgets[index]
             .model.outputs.toJSON().some((o) => o.data && o.data[mime])""",
-        arg=[index, TURN_MIME], timeout=60_000, polling=100)
-    [bundle] = [o["data"][TURN_MIME] for o in jupyter_ui.cell_outputs(page, index)
-                if TURN_MIME in o.get("data", {})]
+        arg=[index, TURN_MIME],
+        timeout=60_000,
+        polling=100,
+    )
+    [bundle] = [
+        o["data"][TURN_MIME]
+        for o in jupyter_ui.cell_outputs(page, index)
+        if TURN_MIME in o.get("data", {})
+    ]
     return bundle
 
 
 def _open_notebook(page: Any, path: str) -> None:
     """Open `path` in a new tab beside the others; wait for its kernel."""
-    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})",
-                  path)
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", path)
     page.wait_for_function(
-        "(path) => window.jupyterapp.shell.currentWidget.context.path === path", arg=path)
+        "(path) => window.jupyterapp.shell.currentWidget.context.path === path", arg=path
+    )
     jupyter_ui.wait_kernel_ready(page)
 
 
 def _wait_project(page: Any, project_id: str) -> None:
-    page.wait_for_function("([select, id]) => document.querySelector(select).value === id",
-                           arg=[f"{SIDEBAR} .jp-gns3-copilot-sidebar-project", project_id],
-                           polling=100)
+    page.wait_for_function(
+        "([select, id]) => document.querySelector(select).value === id",
+        arg=[f"{SIDEBAR} .jp-gns3-copilot-sidebar-project", project_id],
+        polling=100,
+    )
 
 
 def _follows_the_kernels_project(page: Any, sidebar: Any, stack: SidebarStack) -> None:
@@ -497,15 +546,15 @@ def _links_table_and_copy(page: Any, sidebar: Any, stack: SidebarStack) -> None:
     assert all(row[2] == "Switch1" for row in rows[1:]), rows
     assert "{" not in card.locator(".gns3c-tool-body").inner_text()
 
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"],
-                                   origin=stack.server.url.rstrip("/"))
+    page.context.grant_permissions(
+        ["clipboard-read", "clipboard-write"], origin=stack.server.url.rstrip("/")
+    )
     code = turn.locator(".gns3c-code")
     code.hover()
     copy = code.locator("button.gns3c-copy")
     assert copy.is_visible()
     copy.click()
-    page.wait_for_function("(button) => button.textContent === 'Copied'",
-                           arg=copy.element_handle())
+    page.wait_for_function("(button) => button.textContent === 'Copied'", arg=copy.element_handle())
     assert page.evaluate("() => navigator.clipboard.readText()") == "show arp\n"
 
 

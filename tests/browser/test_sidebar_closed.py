@@ -17,13 +17,19 @@ SIDEBAR = "#jp-gns3-copilot-sidebar"
 NOTEBOOK = "closed.ipynb"
 CLOSED = "The copilot is closed: its configuration has a problem that the administrator must fix."
 DISABLED = [
-    "button.jp-gns3-copilot-sidebar-new", "button.jp-gns3-copilot-sidebar-send",
-    "button.jp-gns3-copilot-sidebar-export-notebook", "textarea.jp-gns3-copilot-sidebar-input",
-    "button.jp-gns3-copilot-sidebar-export-markdown", "button.jp-gns3-copilot-sidebar-set-key",
+    "button.jp-gns3-copilot-sidebar-new",
+    "button.jp-gns3-copilot-sidebar-send",
+    "button.jp-gns3-copilot-sidebar-export-notebook",
+    "textarea.jp-gns3-copilot-sidebar-input",
+    "button.jp-gns3-copilot-sidebar-export-markdown",
+    "button.jp-gns3-copilot-sidebar-set-key",
     "select.jp-gns3-copilot-sidebar-project",
 ]
-READABLE = [".jp-gns3-copilot-sidebar-closed-text", ".jp-gns3-copilot-sidebar-closed summary",
-            ".jp-gns3-copilot-sidebar-closed-details p"]
+READABLE = [
+    ".jp-gns3-copilot-sidebar-closed-text",
+    ".jp-gns3-copilot-sidebar-closed summary",
+    ".jp-gns3-copilot-sidebar-closed-details p",
+]
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook"])

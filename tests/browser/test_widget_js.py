@@ -68,19 +68,45 @@ window.ready = true;
 
 DEVICES = [
     {"device_name": "PC1", "status": "success", "output": "PC1> show ip", "commands": []},
-    {"device_name": "PC3", "status": "failed", "output": "", "error": "timeout",
-     "commands": []},
+    {"device_name": "PC3", "status": "failed", "output": "", "error": "timeout", "commands": []},
 ]
-ARGUMENTS = json.dumps({"devices": [{"device": "PC1", "commands": ["show ip"]},
-                                   {"device": "PC3", "commands": ["show ip"]}]})
-TOOL = {"kind": "tool", "id": "c1", "name": "run_vpcs_commands", "arguments": ARGUMENTS,
-        "complete": True, "state": "done", "progress": [], "output": json.dumps(DEVICES),
-        "summary": "ran `show ip` on PC1, PC3 · 1 ok, 1 failed", "outcome": "partial",
-        "note": None}
-FINISHED = {"user": "Why?", "status": "done", "stats": {"title": "Reachability",
-            "input_tokens": 1234, "output_tokens": 56, "llm_calls": 2, "elapsed": 3.21},
-            "items": [{"kind": "text", "text": "Checking **now**."}, TOOL,
-                      {"kind": "error", "text": "PC3 console timed out"}]}
+ARGUMENTS = json.dumps(
+    {
+        "devices": [
+            {"device": "PC1", "commands": ["show ip"]},
+            {"device": "PC3", "commands": ["show ip"]},
+        ]
+    }
+)
+TOOL = {
+    "kind": "tool",
+    "id": "c1",
+    "name": "run_vpcs_commands",
+    "arguments": ARGUMENTS,
+    "complete": True,
+    "state": "done",
+    "progress": [],
+    "output": json.dumps(DEVICES),
+    "summary": "ran `show ip` on PC1, PC3 · 1 ok, 1 failed",
+    "outcome": "partial",
+    "note": None,
+}
+FINISHED = {
+    "user": "Why?",
+    "status": "done",
+    "stats": {
+        "title": "Reachability",
+        "input_tokens": 1234,
+        "output_tokens": 56,
+        "llm_calls": 2,
+        "elapsed": 3.21,
+    },
+    "items": [
+        {"kind": "text", "text": "Checking **now**."},
+        TOOL,
+        {"kind": "error", "text": "PC3 console timed out"},
+    ],
+}
 
 
 @pytest.fixture
@@ -106,24 +132,36 @@ def _stub_page(browser_context: Any) -> Iterator[Any]:
     page.on("pageerror", lambda error: errors.append(str(error)))
 
     def serve(route: Any, request: Any) -> None:
-        path = request.url[len(ORIGIN):]
+        path = request.url[len(ORIGIN) :]
         if path == "/":
             route.fulfill(body=PAGE, content_type="text/html")
         elif path in ("/widget.js", "/widget.css"):
             kind = "text/javascript" if path.endswith(".js") else "text/css"
             route.fulfill(body=(STATIC / path[1:]).read_text(), content_type=kind)
         elif path.endswith("/abort"):
-            page.abort_requests.append({"url": request.url, "method": request.method,
-                                        "headers": request.headers})
-            body = {"status": "aborting"} if page.abort_status < 400 else {
-                "error": {"message": "Session not found", "type": "SessionNotFound"}}
+            page.abort_requests.append(
+                {"url": request.url, "method": request.method, "headers": request.headers}
+            )
+            body = (
+                {"status": "aborting"}
+                if page.abort_status < 400
+                else {"error": {"message": "Session not found", "type": "SessionNotFound"}}
+            )
             route.fulfill(status=page.abort_status, json=body)
         elif "/approvals/" in path:
-            page.decisions.append({"url": request.url, "headers": request.headers,
-                                   "body": request.post_data_json})
-            body = {"status": "ok"} if page.decision_status < 400 else {
-                "error": {"message": "Approval 'ap1' was already decided.",
-                          "type": "AlreadyDecided"}}
+            page.decisions.append(
+                {"url": request.url, "headers": request.headers, "body": request.post_data_json}
+            )
+            body = (
+                {"status": "ok"}
+                if page.decision_status < 400
+                else {
+                    "error": {
+                        "message": "Approval 'ap1' was already decided.",
+                        "type": "AlreadyDecided",
+                    }
+                }
+            )
             route.fulfill(status=page.decision_status, json=body)
         else:
             route.fulfill(status=404)
@@ -143,12 +181,14 @@ def markdown(page: Any, text: str) -> str:
 
 # --- Safe Markdown (the library's output, sanitised, in a real browser) -------------------
 
+
 def test_markdown_renders_the_common_constructs(markdown_page: Any) -> None:
     html = markdown(markdown_page, "# Title\n\n**bold** and `x`, see https://gns3.com.")
     assert "<h1>Title</h1>" in html
     assert "<strong>bold</strong>" in html and "<code>x</code>" in html
-    assert ('<a href="https://gns3.com" target="_blank" rel="noopener noreferrer">'
-            "https://gns3.com</a>.") in html
+    assert (
+        '<a href="https://gns3.com" target="_blank" rel="noopener noreferrer">https://gns3.com</a>.'
+    ) in html
 
 
 @pytest.mark.parametrize(
@@ -171,9 +211,11 @@ def test_markdown_never_turns_text_into_markup(markdown_page: Any, text: str) ->
 
 # --- Rendering from state and from live messages ----------------------------------------------
 
+
 def render(page: Any, state: dict[str, Any]) -> Any:
-    page.evaluate("(state) => { window.m = window.gns3c.model(state); "
-                  "window.gns3c.render(window.m); }", state)
+    page.evaluate(
+        "(state) => { window.m = window.gns3c.model(state); window.gns3c.render(window.m); }", state
+    )
     return page.locator(".gns3c").last
 
 
@@ -197,7 +239,11 @@ def test_a_saved_conversation_renders_from_state_answer_first(stub: Any) -> None
     assert badge.inner_text() == "partial" and badge.get_attribute("data-tone") == "warn"
     assert widget.locator(".gns3c-error[role=alert]").inner_text() == "PC3 console timed out"
     assert widget.locator(".gns3c-footer").inner_text().split("\n") == [
-        "Reachability", "1,234 in / 56 out tokens", "2 model calls", "3.2 s"]
+        "Reachability",
+        "1,234 in / 56 out tokens",
+        "2 model calls",
+        "3.2 s",
+    ]
     assert widget.locator(".gns3c-session").inner_text() == "Reachability"
     assert not widget.locator(".gns3c-composer").is_visible()  # nobody to send to
     # A collapsed card is one line: the answer is close below the question.
@@ -216,25 +262,64 @@ def test_a_saved_conversation_renders_from_state_answer_first(stub: Any) -> None
 
 
 def test_a_stopped_turn_without_usage_says_tokens_were_not_reported(stub: Any) -> None:
-    stopped = {**FINISHED, "status": "aborted",
-               "stats": {"input_tokens": 0, "output_tokens": 0, "llm_calls": 1, "elapsed": 1.0}}
+    stopped = {
+        **FINISHED,
+        "status": "aborted",
+        "stats": {"input_tokens": 0, "output_tokens": 0, "llm_calls": 1, "elapsed": 1.0},
+    }
     widget = render(stub, {"turns": [stopped]})
     assert widget.locator(".gns3c-footer").inner_text().split("\n") == [
-        "tokens not reported", "1 model call", "1.0 s"]
+        "tokens not reported",
+        "1 model call",
+        "1.0 s",
+    ]
 
 
 def test_live_messages_stream_into_the_view_and_the_state_has_the_last_word(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
-    streaming = {**TOOL, "arguments": ARGUMENTS[:40], "complete": False, "state": "arguments",
-                 "output": None, "summary": None, "outcome": None}
-    emit(stub, {"type": "ops", "turn": 0, "batch": 0, "ops": [
-        {"op": "append", "index": 0, "text": "Check"},
-        {"op": "item", "index": 1, "item": streaming}]})
-    emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
-        {"op": "append", "index": 0, "text": "ing **now**."},
-        {"op": "item", "index": 1, "item": {**streaming, "arguments": ARGUMENTS,
-                                            "complete": True, "state": "running"}}]})
+    streaming = {
+        **TOOL,
+        "arguments": ARGUMENTS[:40],
+        "complete": False,
+        "state": "arguments",
+        "output": None,
+        "summary": None,
+        "outcome": None,
+    }
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 0,
+            "ops": [
+                {"op": "append", "index": 0, "text": "Check"},
+                {"op": "item", "index": 1, "item": streaming},
+            ],
+        },
+    )
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 1,
+            "ops": [
+                {"op": "append", "index": 0, "text": "ing **now**."},
+                {
+                    "op": "item",
+                    "index": 1,
+                    "item": {
+                        **streaming,
+                        "arguments": ARGUMENTS,
+                        "complete": True,
+                        "state": "running",
+                    },
+                },
+            ],
+        },
+    )
     stub.wait_for_function("() => document.querySelector('.gns3c-md strong')")
     head = widget.locator(".gns3c-tool-head")
     assert head.locator(".gns3c-tool-name").inner_text() == "run vpcs commands"
@@ -259,12 +344,27 @@ def test_live_messages_stream_into_the_view_and_the_state_has_the_last_word(stub
 def test_progress_lines_of_a_running_tool_keep_their_lines(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Ping"})
-    progress = [{"message": f"round {n}\nreply from 10.0.0.{n}", "elapsed": n / 2,
-                 "node": "PC1"} for n in range(3)]
-    running = {**TOOL, "state": "running", "output": None, "summary": None, "outcome": None,
-               "progress": progress}
-    emit(stub, {"type": "ops", "turn": 0, "batch": 0,
-                "ops": [{"op": "item", "index": 0, "item": running}]})
+    progress = [
+        {"message": f"round {n}\nreply from 10.0.0.{n}", "elapsed": n / 2, "node": "PC1"}
+        for n in range(3)
+    ]
+    running = {
+        **TOOL,
+        "state": "running",
+        "output": None,
+        "summary": None,
+        "outcome": None,
+        "progress": progress,
+    }
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 0,
+            "ops": [{"op": "item", "index": 0, "item": running}],
+        },
+    )
     widget.locator(".gns3c-tool-head").click()
     lines = widget.locator(".gns3c-progress li").all_inner_texts()
     assert lines == [f"PC1: round {n}\nreply from 10.0.0.{n} · {n / 2:.1f} s" for n in range(3)]
@@ -275,23 +375,44 @@ def test_a_view_opened_mid_turn_shows_what_already_streamed(stub: Any) -> None:
     stub.evaluate("() => { window.m = window.gns3c.model({}); }")
     set_turns(stub, [{"user": "Why?", "status": "running", "items": [], "stats": {}}])
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
-    emit(stub, {"type": "ops", "turn": 0, "batch": 0, "ops": [
-        {"op": "append", "index": 0, "text": "Already here."}]})
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 0,
+            "ops": [{"op": "append", "index": 0, "text": "Already here."}],
+        },
+    )
     stub.evaluate("() => window.gns3c.render(window.m)")
     widget = stub.locator(".gns3c").last
     assert widget.locator(".gns3c-md").inner_text() == "Already here."
-    emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
-        {"op": "append", "index": 0, "text": " And more."}]})
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 1,
+            "ops": [{"op": "append", "index": 0, "text": " And more."}],
+        },
+    )
     stub.wait_for_function(
-        "() => document.querySelector('.gns3c-md').textContent.trim() === "
-        "'Already here. And more.'")
+        "() => document.querySelector('.gns3c-md').textContent.trim() === 'Already here. And more.'"
+    )
 
 
 def test_a_missing_batch_waits_for_the_state(stub: Any) -> None:
     widget = render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
-    emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
-        {"op": "append", "index": 3, "text": "out of order"}]})
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 1,
+            "ops": [{"op": "append", "index": 3, "text": "out of order"}],
+        },
+    )
     assert "missed" in widget.locator(".gns3c-note").inner_text()
     assert widget.locator(".gns3c-md").count() == 0
     set_turns(stub, [FINISHED])
@@ -301,17 +422,27 @@ def test_a_missing_batch_waits_for_the_state(stub: Any) -> None:
 def test_a_view_taken_out_of_the_page_rebuilds_when_shown_again(stub: Any) -> None:
     render(stub, {})
     emit(stub, {"type": "begin", "turn": 0, "user": "Why?"})
-    stub.evaluate("() => { window.parked = document.getElementById('host'); "
-                  "window.parked.remove(); }")
-    emit(stub, {"type": "ops", "turn": 0, "batch": 0, "ops": [
-        {"op": "append", "index": 0, "text": "while away"}]})
+    stub.evaluate(
+        "() => { window.parked = document.getElementById('host'); window.parked.remove(); }"
+    )
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 0,
+            "ops": [{"op": "append", "index": 0, "text": "while away"}],
+        },
+    )
     set_turns(stub, [{**FINISHED, "items": [{"kind": "text", "text": "while away"}]}])
     stub.evaluate("() => document.body.append(window.parked)")
-    stub.wait_for_function("() => document.querySelector('.gns3c-md')?.textContent.trim() === "
-                           "'while away'")
+    stub.wait_for_function(
+        "() => document.querySelector('.gns3c-md')?.textContent.trim() === 'while away'"
+    )
 
 
 # --- Input box and Stop --------------------------------------------------------------------
+
 
 def test_enter_sends_and_shift_enter_breaks_the_line(stub: Any) -> None:
     widget = render(stub, {"can_send": True, "turns": [FINISHED]})
@@ -367,9 +498,15 @@ def test_a_refused_stop_says_why_and_can_be_retried(stub: Any) -> None:
     assert widget.locator("button.gns3c-stop").is_enabled()
 
 
-APPROVAL = {"kind": "approval", "approval_id": "ap1", "tool_call_id": "c1",
-            "tool_name": "create_nodes", "summary": "create PC3 (VPCS)", "state": "pending",
-            "comment": None}
+APPROVAL = {
+    "kind": "approval",
+    "approval_id": "ap1",
+    "tool_call_id": "c1",
+    "tool_name": "create_nodes",
+    "summary": "create PC3 (VPCS)",
+    "state": "pending",
+    "comment": None,
+}
 
 
 def _waiting_turn(page: Any) -> Any:
@@ -377,8 +514,15 @@ def _waiting_turn(page: Any) -> Any:
     running = {"user": "Add PC3", "status": "running", "items": [], "stats": {}}
     widget = render(page, {"turns": [running], "project_id": "proj 1", "session_id": "sess-1"})
     emit(page, {"type": "begin", "turn": 0, "user": "Add PC3"})
-    emit(page, {"type": "ops", "turn": 0, "batch": 0, "ops": [
-        {"op": "item", "index": 0, "item": APPROVAL}]})
+    emit(
+        page,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 0,
+            "ops": [{"op": "item", "index": 0, "item": APPROVAL}],
+        },
+    )
     widget.locator(".gns3c-approval-summary", has_text="create PC3 (VPCS)").wait_for()
     return widget
 
@@ -394,8 +538,15 @@ def test_approve_posts_the_approval_route_while_the_cell_waits(stub: Any) -> Non
     assert request["url"] == f"{ORIGIN}{BASE_URL}{path}"
     assert request["headers"]["x-xsrftoken"] == XSRF
     assert request["body"] == {"decision": "approve", "comment": None}
-    emit(stub, {"type": "ops", "turn": 0, "batch": 1, "ops": [
-        {"op": "item", "index": 0, "item": {**APPROVAL, "state": "approve"}}]})
+    emit(
+        stub,
+        {
+            "type": "ops",
+            "turn": 0,
+            "batch": 1,
+            "ops": [{"op": "item", "index": 0, "item": {**APPROVAL, "state": "approve"}}],
+        },
+    )
     widget.locator(".gns3c-approval-state", has_text="Approved").wait_for()
     assert not approve.is_visible()
 
@@ -418,6 +569,7 @@ def test_a_change_whose_cell_stopped_waiting_says_where_to_decide(stub: Any) -> 
 
 
 # --- A kernel that is gone -----------------------------------------------------------------
+
 
 def test_a_send_refused_by_a_closed_comm_says_run_the_cell_again(stub: Any) -> None:
     widget = render(stub, {"can_send": True, "turns": [FINISHED]})

@@ -90,11 +90,27 @@ _CONTRASTS = """([rootSelector, selectors]) => {
 # The kinds of text of a copilot output: answer, question, tool cards (opened), device
 # tables, badges, footer, notes.
 READABLE = [
-    ".gns3c-md p", ".gns3c-md a", ".gns3c-user-text", ".gns3c-tool-title", ".gns3c-tool-name",
-    ".gns3c-args code", ".gns3c-device-name", ".gns3c-status", ".gns3c-output",
-    ".gns3c-device-error", ".gns3c-device-blocked", ".gns3c-badge", ".gns3c-kv th",
-    ".gns3c-refusal", ".gns3c-footer span", ".gns3c-note", ".gns3c-brand", ".gns3c-header",
-    ".gns3c-saved-footer", ".gns3c-continue", ".gns3c-error",
+    ".gns3c-md p",
+    ".gns3c-md a",
+    ".gns3c-user-text",
+    ".gns3c-tool-title",
+    ".gns3c-tool-name",
+    ".gns3c-args code",
+    ".gns3c-device-name",
+    ".gns3c-status",
+    ".gns3c-output",
+    ".gns3c-device-error",
+    ".gns3c-device-blocked",
+    ".gns3c-badge",
+    ".gns3c-kv th",
+    ".gns3c-refusal",
+    ".gns3c-footer span",
+    ".gns3c-note",
+    ".gns3c-brand",
+    ".gns3c-header",
+    ".gns3c-saved-footer",
+    ".gns3c-continue",
+    ".gns3c-error",
 ]
 
 
@@ -112,7 +128,9 @@ def assert_readable(
 # Front-end settings of the test servers: no news pop-up over the screenshots.
 QUIET_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False},
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
 }
 
 
@@ -121,11 +139,15 @@ def configure_front_end(work: Path, settings: Mapping[str, Any] = QUIET_SETTINGS
     exposed to the page (`window.jupyterapp`), user settings (`settings`) and workspaces
     under `work`; returns the user settings directory."""
     settings_dir = work / "user-settings"
-    front_end = {"expose_app_in_browser": True, "user_settings_dir": str(settings_dir),
-                 "workspaces_dir": str(work / "workspaces")}
+    front_end = {
+        "expose_app_in_browser": True,
+        "user_settings_dir": str(settings_dir),
+        "workspaces_dir": str(work / "workspaces"),
+    }
     (work / "config").mkdir(parents=True, exist_ok=True)
-    (work / "config" / "jupyter_lab_config.json").write_text(json.dumps({
-        "LabApp": front_end, "JupyterNotebookApp": front_end}))
+    (work / "config" / "jupyter_lab_config.json").write_text(
+        json.dumps({"LabApp": front_end, "JupyterNotebookApp": front_end})
+    )
     for name, values in settings.items():
         path = settings_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +165,11 @@ class LabStack:
     project_id: str
 
     def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.server.url, timeout=10.0,
-                            headers={"Authorization": f"token {self.server.token}"})
+        return httpx.Client(
+            base_url=self.server.url,
+            timeout=10.0,
+            headers={"Authorization": f"token {self.server.token}"},
+        )
 
 
 def checkout_jupyter_path(base: Path) -> str:
@@ -177,8 +202,11 @@ def checkout_front_end(base: Path) -> Iterator[None]:
 def write_notebook(path: Path, cells: list[str]) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(notebook, path)
 
 
@@ -251,10 +279,12 @@ def wait_for_output(page: Any, index: int, marker: str, timeout_ms: int = CELL_T
 
 def set_theme(page: Any, dark: bool) -> None:
     theme = "JupyterLab Dark" if dark else "JupyterLab Light"
-    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', "
-                  "{theme})", theme)
-    page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light",
-                           arg="false" if dark else "true")
+    page.evaluate(
+        "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme
+    )
+    page.wait_for_function(
+        "(light) => document.body.dataset.jpThemeLight === light", arg="false" if dark else "true"
+    )
     page.wait_for_timeout(300)  # let the theme's CSS variables apply before screenshots
 
 
@@ -294,17 +324,14 @@ WATCH_WIDGET = """() => {
 }"""
 
 
-
 def cell(page: Any, index: int) -> Any:
     """The notebook's cell `index` (outputs are scoped by cell: each turn has its own)."""
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
-
 def live(page: Any, index: int) -> Any:
     """The live widget in cell `index` (only while its turn runs)."""
     return cell(page, index).locator(".gns3c")
-
 
 
 def saved(page: Any, index: int) -> Any:

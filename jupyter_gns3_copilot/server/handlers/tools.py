@@ -95,7 +95,7 @@ class ToolRunHandler(EventStreamHandler):
                 raise ErrorAnswer(
                     409,
                     f"This run changes the lab or a device and waits for your approval "
-                    f"({approval.summary}): send it with \"stream\": true, where the "
+                    f'({approval.summary}): send it with "stream": true, where the '
                     "approval arrives as approval_required and is decided on the "
                     "session's approval route.",
                     type="ApprovalNeeded",
