@@ -36,6 +36,7 @@ check: lint
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	cd $(FRONTEND) && npm run --silent typecheck
 
 # The documentation site (Sphinx + MyST, docs/) into docs/_build/html, as strict as the test

@@ -443,7 +443,8 @@ def effective_config(
             ignored.append("copilot_mode")
 
     on_admin_endpoint = base_url == admin.base_url
-    api_key, key_source = SecretStr(""), None
+    api_key = SecretStr("")
+    key_source: Source | None = None
     if user.api_key is not None and user.api_key.get_secret_value():
         api_key, key_source = user.api_key, "user"
     elif on_admin_endpoint and admin.api_key.get_secret_value():

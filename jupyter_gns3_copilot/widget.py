@@ -152,7 +152,7 @@ def _summary(stats: Mapping[str, Any], elapsed: float) -> TurnStats:
         summary["title"] = str(stats["title"])
     for key in ("input_tokens", "output_tokens", "llm_calls"):
         if stats.get(key) is not None:
-            summary[key] = int(stats[key])  # type: ignore[literal-required]
+            summary[key] = int(stats[key])
     return summary
 
 
@@ -236,7 +236,7 @@ class ChatWidget(anywidget.AnyWidget):
         self._user = user_message
         self._turn_started = time.monotonic()
         self._batch_number = 0  # nothing is pending: the previous turn's end flushed
-        self.turns = [*self.turns, self._builder.turn()]
+        self.turns = [*self.turns, dict(self._builder.turn())]
         self._refresh_displays()
         self.send({"type": "begin", "turn": len(self.turns) - 1, "user": user_message})
 
@@ -296,7 +296,7 @@ class ChatWidget(anywidget.AnyWidget):
         )
         if turn["stats"].get("title"):
             self.title = turn["stats"]["title"]
-        self.turns = [*self.turns[:-1], turn]
+        self.turns = [*self.turns[:-1], dict(turn)]
         self._refresh_displays()
         return turn["status"]
 
@@ -313,7 +313,7 @@ class ChatWidget(anywidget.AnyWidget):
             return
         error = ErrorItem(kind="error", text=text)
         turn = TurnRecord(user="", status="error", items=[error], stats={})
-        self.turns = [*self.turns, turn]
+        self.turns = [*self.turns, dict(turn)]
         self._refresh_displays()
 
     def flush(self) -> None:
@@ -349,7 +349,9 @@ class ChatWidget(anywidget.AnyWidget):
         }
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        data, metadata = super()._repr_mimebundle_(**kwargs)
+        bundle = super()._repr_mimebundle_(**kwargs)
+        assert bundle is not None  # anywidget gives none only to a widget without a view
+        data, metadata = bundle
         data["text/plain"] = self.transcript_text()
         data["text/markdown"] = self.transcript_markdown()
         return data, metadata
@@ -369,8 +371,9 @@ class ChatWidget(anywidget.AnyWidget):
             return
         from IPython.display import update_display
 
+        metadata: dict[str, Any] = {}
         if self._builder is None and self._on_send is None:
-            data, metadata = self.saved_bundle(), {}
+            data = self.saved_bundle()
         else:
             data, metadata = self._repr_mimebundle_()
         update_display(data, metadata=metadata, raw=True, display_id=self._display_id)

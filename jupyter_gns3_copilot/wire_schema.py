@@ -30,11 +30,12 @@ from pydantic_core import core_schema
 from .events import ChatEvent
 from .turns import TurnBundle
 
-SCHEMAS: dict[str, tuple[object, str]] = {
-    "events": (ChatEvent, "ChatEvent"),
-    "turns": (TurnBundle, "TurnBundle"),
+SCHEMAS: dict[str, tuple[TypeAdapter[ChatEvent] | TypeAdapter[TurnBundle], str]] = {
+    "events": (TypeAdapter(ChatEvent), "ChatEvent"),
+    "turns": (TypeAdapter(TurnBundle), "TurnBundle"),
 }
-"""Each schema's file name, its root type and the root's name in TypeScript."""
+"""Each schema's file name, its root type (as a pydantic adapter) and the root's name in
+TypeScript."""
 
 
 class WireSchema(GenerateJsonSchema):
@@ -57,7 +58,7 @@ class WireSchema(GenerateJsonSchema):
 def wire_schema(name: str) -> JsonSchemaValue:
     """The schema `name` of `SCHEMAS`: its root type, with every type it names in `$defs`."""
     root, title = SCHEMAS[name]
-    schema = TypeAdapter(root).json_schema(mode="serialization", schema_generator=WireSchema)
+    schema = root.json_schema(mode="serialization", schema_generator=WireSchema)
     return {**schema, "title": title}
 
 

@@ -52,7 +52,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from langchain_core.messages import (
     AIMessage,
@@ -63,7 +63,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.messages.tool import InvalidToolCall, ToolCall
+from langchain_core.messages.tool import InvalidToolCall, ToolCall, invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
@@ -272,6 +272,11 @@ class AgentContext:
         return {spec.name: spec for spec in self.specs}
 
 
+if TYPE_CHECKING:
+    CopilotGraph: TypeAlias = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
+    """The compiled copilot graph (`build_graph`)."""
+
+
 @functools.lru_cache(maxsize=64)
 def _tool_schema(spec: ToolSpec) -> dict[str, Any]:
     # Building a JSON schema from a pydantic model takes about a millisecond per tool:
@@ -422,12 +427,11 @@ def _checked_tool_calls(merged: AIMessageChunk) -> tuple[list[ToolCall], list[In
             calls.append(ToolCall(name=name, args=args, id=call_id, type="tool_call"))
         else:
             invalid.append(
-                InvalidToolCall(
+                invalid_tool_call(
                     name=name,
                     args=raw,
                     id=call_id,
                     error="the arguments are not a complete JSON object",
-                    type="invalid_tool_call",
                 )
             )
     return calls, invalid
@@ -802,11 +806,13 @@ def recursion_limit_continue(state: AgentState) -> str:
     return LLM_CALL
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CopilotGraph:
     """The compiled copilot graph, persisting to `checkpointer`."""
     graph = StateGraph(AgentState, context_schema=AgentContext)
-    graph.add_node(LLM_CALL, llm_call)
-    graph.add_node(TOOL_NODE, tool_node)
+    # These two nodes take both `runtime` and `config` (LangGraph passes each by its
+    # parameter name); LangGraph's add_node overloads type one or the other, not both.
+    graph.add_node(LLM_CALL, llm_call)  # type: ignore[call-overload]
+    graph.add_node(TOOL_NODE, tool_node)  # type: ignore[call-overload]
     graph.add_node(TITLE_NODE, title_generator_node)
     graph.add_node(ABORT_NODE, abort_handler_node)
     graph.add_edge(START, LLM_CALL)

@@ -12,6 +12,7 @@ import socket
 from collections import Counter
 
 import dpkt
+from dpkt.ethernet import Ethernet
 
 from .display_filter import Packet, compile_filter
 from .models import CaptureAnalysis, CaptureError, PacketRow
@@ -36,8 +37,6 @@ _ICMP6_TYPES = {
 _TCP_FLAGS = ((0x02, "SYN"), (0x10, "ACK"), (0x01, "FIN"), (0x04, "RST"), (0x08, "PSH"))
 _ETHERTYPES = {0x88CC: "LLDP", 0x9000: "LOOP", 0x8809: "Slow protocols"}
 _TRANSPORTS = ((dpkt.udp.UDP, "UDP"), (dpkt.tcp.TCP, "TCP"))
-
-Ethernet = dpkt.ethernet.Ethernet
 
 
 def decode_with_python(data: bytes, display_filter: str | None, limit: int) -> CaptureAnalysis:

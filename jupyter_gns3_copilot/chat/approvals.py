@@ -10,7 +10,7 @@ turn.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +87,7 @@ class ChatApprovals(TurnEngine):
         title_llm: ModelSettings | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
         objectives: TurnObjectives | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Decide a paused turn's approval with no stream attached (its client left, or
         the server restarted) and stream the rest of the turn: `approval_resolved`, then
         the turn's events, `done` last. A request past its time resolves as "timeout"

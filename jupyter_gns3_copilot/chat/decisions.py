@@ -39,8 +39,10 @@ class LiveDecisions:
         aborting = asyncio.ensure_future(abort.wait())
         closing = asyncio.ensure_future(self.closing.wait())
         try:
+            waited: set[asyncio.Future[ApprovalDecision] | asyncio.Task[bool]]
+            waited = {future, aborting, closing}
             await asyncio.wait(
-                {future, aborting, closing},
+                waited,
                 timeout=max(request.remaining(), 0.0),
                 return_when=asyncio.FIRST_COMPLETED,
             )

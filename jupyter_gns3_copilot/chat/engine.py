@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from ..agent.abort import AbortRegistry
 from ..agent.approval import DEFAULT_TIMEOUT, ApprovalDecision, ApprovalRequest
@@ -32,9 +32,10 @@ from .stream_events import as_event, custom_events, error_text, reply_events, re
 from .turn_context import agent_context
 
 if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import StreamMode
 
-    from ..agent.graph import AgentContext, TopologySource
+    from ..agent.graph import AgentContext, CopilotGraph, TopologySource
     from ..agent.llm_access import ModelSettings
     from ..gns3 import Project, Topology
     from ..objectives.hints import TurnObjectives
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HEARTBEAT_INTERVAL = 15.0
 """Seconds of silence after which a `heartbeat` event is sent."""
-STREAM_MODES = ["updates", "custom"]
+STREAM_MODES: list[StreamMode] = ["updates", "custom"]
 """The graph's stream modes; the model's replies come through `AgentContext.reply_sink`."""
 REPLY = "reply"
 """Queue items `(REPLY, chunk)` from the reply sink (None: a model call starts)."""
@@ -91,7 +92,7 @@ class TurnEngine:
         self.system_prompt = system_prompt
         self.default_mode = check_mode(default_mode or DEFAULT_MODE)
         self.turns = AbortRegistry()
-        self.graph: CompiledStateGraph = build_graph(store.checkpointer)
+        self.graph: CopilotGraph = build_graph(store.checkpointer)
         self._topology_reads: SingleFlight[str, Topology] = SingleFlight(
             lambda project_id: read_topology(lab.gns3, project_id, read_project)
         )
@@ -100,8 +101,8 @@ class TurnEngine:
         """Sessions whose last turn in this process left a valid history (no repair check
         needed before their next turn)."""
 
-    def _config(self, session_id: str, user_id: str | None = None) -> dict[str, Any]:
-        config: dict[str, Any] = {
+    def _config(self, session_id: str, user_id: str | None = None) -> RunnableConfig:
+        config: RunnableConfig = {
             "configurable": {"thread_id": session_id, "project_id": self.project_id}
         }
         if user_id is not None:
@@ -176,13 +177,13 @@ class TurnEngine:
     async def _stream_graph(
         self,
         inputs: Any,
-        config: dict[str, Any],
+        config: RunnableConfig,
         context: AgentContext,
         turn: RunningTurn,
         heartbeat_interval: float | None,
         time_limit: int | None = None,
         time_used: float = 0.0,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Run the graph from `inputs` and yield the turn's events (`service.py`).
 
         `time_limit` (None: none) bounds the turn's own work, `time_used` seconds of it
@@ -230,7 +231,8 @@ class TurnEngine:
                         stream_mode=STREAM_MODES,
                         durability="sync",
                     ):
-                        mode, data = item
+                        # With a list of stream modes LangGraph yields (mode, data) pairs.
+                        mode, data = cast("tuple[StreamMode, Any]", item)
                         if mode == "updates" and "__interrupt__" in data:
                             turn.waiting = ApprovalRequest.model_validate(
                                 data["__interrupt__"][0].value
@@ -333,7 +335,7 @@ class TurnEngine:
             return [as_event(ApprovalRequiredEvent(session_id=turn.session_id, **fields))]
         return []
 
-    async def _end_turn(self, config: dict[str, Any], turn: RunningTurn, unread: list[Any]) -> None:
+    async def _end_turn(self, config: RunnableConfig, turn: RunningTurn, unread: list[Any]) -> None:
         """Save what the statistics still owe; after an interrupted or failed run, repair
         the history first and count every message the turn left in it.
 

@@ -10,20 +10,21 @@ calls unanswered); a history read shows the same repair without writing it
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 
 if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
+    from langchain_core.runnables import RunnableConfig
 
+    from ..agent.graph import CopilotGraph
     from .running_turn import RunningTurn
 
 log = logging.getLogger(__name__)
 
 
 async def answer_unanswered_calls(
-    graph: CompiledStateGraph, config: dict[str, Any], turn: RunningTurn, *, interrupted: bool
+    graph: CopilotGraph, config: RunnableConfig, turn: RunningTurn, *, interrupted: bool
 ) -> None:
     """Answer the thread's unanswered tool calls: the result the turn saw, else the
     aborted placeholder (`interrupted`: this turn was stopped) or the interrupted one (a
@@ -54,7 +55,7 @@ async def answer_unanswered_calls(
 
 
 async def count_left_messages(
-    graph: CompiledStateGraph, config: dict[str, Any], turn: RunningTurn
+    graph: CopilotGraph, config: RunnableConfig, turn: RunningTurn
 ) -> None:
     """Count every message the turn left in the history after its user message (a run
     that stopped early streamed some of them unread)."""
@@ -67,9 +68,7 @@ async def count_left_messages(
     turn.count(messages[start + 1 :])
 
 
-async def keep_turn_errors(
-    graph: CompiledStateGraph, config: dict[str, Any], turn: RunningTurn
-) -> None:
+async def keep_turn_errors(graph: CopilotGraph, config: RunnableConfig, turn: RunningTurn) -> None:
     """Keep the errors the turn ended with in its thread's state (`turn_errors`, under
     its user message), so a read of the history shows them; not if the user message
     never reached the history."""

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,7 +139,7 @@ class AgentService(ChatSessions):
         topology: TopologySource | None = None,
         session: SessionRead | None = None,
         objectives: TurnObjectives | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
         `llm` says which model to call (with its API key, kept in memory), `title_llm` which
@@ -224,7 +224,7 @@ class AgentService(ChatSessions):
         auto_approve: bool,
         topology: TopologySource,
         objectives: TurnObjectives | None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         # LangChain is imported when the first service opens, not when the server loads.
         from ..agent.state import turn_input, user_message
 
@@ -261,7 +261,9 @@ class AgentService(ChatSessions):
             context = await self._context(
                 llm, title_llm, mode, limits.temperature, abort, topology, message_id, objectives
             )
-            turn.answer_filter = objectives.answer_filter() if context.answer_filter else None
+            turn.answer_filter = (
+                objectives.answer_filter() if objectives and context.answer_filter else None
+            )
             if auto_approve:
                 context.approval = NO_APPROVAL
             turn.stats.user_message()

@@ -40,7 +40,7 @@ import secrets
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, SecretStr
@@ -111,7 +111,8 @@ class CopilotHubService(Application):
 
     name = "jupyter-gns3-copilot-hub"
     description = "The GNS3 Copilot's JupyterHub service: model gateway and students' GNS3."
-    aliases: ClassVar[dict[str, Any]] = {"config": "CopilotHubService.config_file"}
+    # An instance attribute in traitlets' Application, given per class as traitlets does.
+    aliases: dict[str, Any] = {"config": "CopilotHubService.config_file"}  # noqa: RUF012
 
     config_file = Unicode(CONFIG_FILE, help="Configuration file to load.").tag(config=True)
 
@@ -247,6 +248,11 @@ class CopilotHubService(Application):
         if path.is_file():
             self.load_config_file(path.name, path=str(path.parent.resolve()))
         self.check()
+
+    def exit(self, exit_status: int | str | None = 0) -> NoReturn:
+        """traitlets' `exit` (it raises SystemExit), typed as never returning."""
+        super().exit(exit_status)
+        raise SystemExit(exit_status)
 
     def check(self) -> None:
         """Refuse to start with settings that cannot work (a readable SystemExit)."""
@@ -386,7 +392,12 @@ class CopilotHubService(Application):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        loop.add_signal_handler(signal.SIGHUP, lambda: (restart.append(True), stop.set()))
+
+        def restart_in_place() -> None:
+            restart.append(True)
+            stop.set()
+
+        loop.add_signal_handler(signal.SIGHUP, restart_in_place)
         kept: list[int] = []
         try:
             await stop.wait()

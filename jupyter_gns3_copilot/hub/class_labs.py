@@ -32,7 +32,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..console import ConsolePool
+from ..console import ConsolePool, ConsoleTransport
 from ..gns3.models import Project
 from ..objectives.errors import UnknownSelection
 from ..objectives.loader import LabDocument
@@ -48,7 +48,7 @@ from .grade_store import GradeStore, ObjectiveGrade
 from .lab_accounts import LabAccounts, lab_name
 from .usage import UsageStore, utc_now
 
-CONSOLE_TRANSPORT = "websocket"
+CONSOLE_TRANSPORT: ConsoleTransport = "websocket"
 """How the service reaches consoles: GNS3's console websocket, with its own token."""
 
 

@@ -481,9 +481,10 @@ class BudgetForm(_FormHandler):
     empty for the policy's budget."""
 
     async def perform(self) -> str:
-        kind, name, value = self.field("kind"), self.field("name"), self.field("daily_tokens")
-        if kind not in ("user", "group"):
+        given, name, value = self.field("kind"), self.field("name"), self.field("daily_tokens")
+        if given not in ("user", "group"):
             raise ActionError(400, "kind: user or group", "kind")
+        kind: OverrideKind = "user" if given == "user" else "group"
         if not name:
             raise ActionError(400, f"name: which {kind}?", "name")
         if not value:

@@ -116,7 +116,7 @@ class HubIdentity:
         """Redirect a browser with no login to the hub's OAuth authorization (PKCE and the
         state cookie as JupyterHub's `HubAuthenticated.get_login_url` makes them); back at
         `oauth_callback`, it returns to the page it asked for."""
-        oauth: HubOAuth = self.hub_auth  # type: ignore[assignment]
+        oauth: HubOAuth = self.hub_auth
         params: dict[str, Any] = {}
         verifier = None
         if getattr(oauth, "pkce_enabled", False):  # JupyterHub >= 6

@@ -277,6 +277,7 @@ class SqliteUsageStore:
             await self._conn.commit()
 
     async def tokens_used(self, day: date, user: str | None = None) -> int:
+        args: tuple[str, ...]
         if user is None:
             query, args = "SELECT SUM(tokens) FROM daily_usage WHERE day = ?", (day.isoformat(),)
         else:

@@ -250,10 +250,10 @@ def _module_paths(modules_dir: Path, wanted: Iterable[str]) -> list[Path] | None
             ordered.append(module)
 
     for name in wanted:
-        module = by_name.get(name)
-        if module is None or module.endswith(".zst"):
+        found = by_name.get(name)
+        if found is None or found.endswith(".zst"):
             return None
-        add(module)
+        add(found)
     return [modules_dir / module for module in ordered]
 
 

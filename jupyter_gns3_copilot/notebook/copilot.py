@@ -156,20 +156,21 @@ def turn_options(
     """One turn's `TurnOptions`: `options`, else built from `mode` and the limits (both at
     once is a `UsageError`), its mode named in full (teaching, lab or the full names). The
     values are checked by the server (its 400 names the field)."""
-    given = {
-        "max_iterations": max_iterations,
-        "max_tool_calls": max_tool_calls,
-        "max_execution_time_seconds": max_execution_time_seconds,
-        "temperature": temperature,
-    }
+    limits = (max_iterations, max_tool_calls, max_execution_time_seconds, temperature)
     if options is not None:
-        if mode is not None or any(value is not None for value in given.values()):
+        if mode is not None or any(value is not None for value in limits):
             raise UsageError(
                 "Give the turn's options either as `options` or as keyword arguments "
                 "(mode, the limits), not both."
             )
         return dataclasses.replace(options, mode=copilot_mode(options.mode))
-    return TurnOptions(mode=copilot_mode(mode), **given)
+    return TurnOptions(
+        mode=copilot_mode(mode),
+        max_iterations=max_iterations,
+        max_tool_calls=max_tool_calls,
+        max_execution_time_seconds=max_execution_time_seconds,
+        temperature=temperature,
+    )
 
 
 class Copilot:
@@ -194,7 +195,9 @@ class Copilot:
     ) -> None:
         self.autograding = Autograding.detect() if server is None and not url else None
         """The student nbgrader autogrades here (hub mode), else None."""
+        self._client: CopilotClient
         if self.autograding is not None:
+            # Stands in for the client: every use but close() is refused with a UsageError.
             self._client = _GradingOnly()  # type: ignore[assignment]
         else:
             if server is None:

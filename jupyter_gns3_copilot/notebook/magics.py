@@ -398,8 +398,12 @@ class CopilotMagics(Magics):
         else:
             widget = self._widget(project, session_id, options.mode)
             turn = self._widget_turn(widget, message, ask)
-        turn.shown_in_cell(self.shell.execution_count)
+        self._shown_in_this_cell(turn)
         return turn
+
+    def _shown_in_this_cell(self, turn: Turn) -> None:
+        assert self.shell is not None  # a registered magic has its shell
+        turn.shown_in_cell(self.shell.execution_count)
 
     def _widget(
         self,
@@ -731,7 +735,7 @@ class CopilotMagics(Magics):
         else:
             widget = self._widget(project, None, options.mode, direct_run=True)
             turn = self._widget_turn(widget, message, run)
-        turn.shown_in_cell(self.shell.execution_count)
+        self._shown_in_this_cell(turn)
         return turn
 
     # -- lab objectives ----------------------------------------------------------------------

@@ -318,7 +318,7 @@ class TurnRecorder:
         turn.errors = [i["text"] for i in record["items"] if i["kind"] == "error"]
         turn.tool_calls = [_call_record(i) for i in record["items"] if i["kind"] == "tool"]
         status = record["status"]
-        turn.status = "incomplete" if status in ("interrupted", "running") else status
+        turn.status = "incomplete" if status == "interrupted" or status == "running" else status
         stats = record["stats"]
         turn.statistics.input_tokens = stats.get("input_tokens")
         turn.statistics.output_tokens = stats.get("output_tokens")

@@ -93,7 +93,7 @@ class TurnObjectives:
         ]
         for objective in self.stage.objectives:
             result = self.results.get(objective.id)
-            status = STATUS_WORDS[result.status] if result else "not checked yet"
+            status = STATUS_WORDS[result.status] if result and result.status else "not checked yet"
             lines.append(f"- {objective.id}: {objective.text} ({status})")
         lines.append(
             "The check_objectives tool checks them on the devices. "
@@ -152,7 +152,7 @@ class ConfigurationFilter:
             shown = line
         else:
             prompted = _PROMPTED.match(body)
-            hidden = bool(prompted) and self.is_configuring(prompted.group("command"))
+            hidden = prompted is not None and self.is_configuring(prompted.group("command"))
             shown = _INLINE_CODE.sub(self._span, body) + ending
         if hidden:
             self.filtered += 1

@@ -207,8 +207,9 @@ def _record_lines(
                     )
                 )
             seen.add(key)
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            _record_lines(value_node, (*path, key), lines, problems, source)
+            key_path = (*path, key)
+            lines[key_path] = key_node.start_mark.line + 1
+            _record_lines(value_node, key_path, lines, problems, source)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record_lines(item, (*path, index), lines, problems, source)

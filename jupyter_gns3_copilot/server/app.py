@@ -32,7 +32,7 @@ import getpass
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -54,6 +54,7 @@ from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from ..chat.manager import ProjectAgentManager
+    from ..console import ConsoleTransport
     from ..gns3 import GNS3Client, Project
     from ..hub.service_client import HubServiceClient, HubSession
     from ..hub.student_labs import HubProjectLabs
@@ -328,6 +329,7 @@ class GNS3Copilot(ExtensionApp):
         self.settings["gns3_copilot"] = self
         self.project_users = ProjectUsers()
         package_log = logging.getLogger(PACKAGE_LOGGER)
+        assert self.serverapp is not None  # linked before its settings are initialized
         package_log.parent = self.serverapp.log
         package_log.setLevel(logging.NOTSET)  # also clears the loggers' cached levels
         self.config_problem = self.config_problem or find_problem(self, MODES, CONSOLE_TRANSPORTS)
@@ -441,7 +443,8 @@ class GNS3Copilot(ExtensionApp):
                 consoles=ConsolePool(),
                 policy=CommandPolicy(self.forbidden_commands_file or None),
                 skills=SkillsLibrary([self.skills_dir] if self.skills_dir else []),
-                console_transport=self.console_transport,  # checked by find_problem
+                # One of CONSOLE_TRANSPORTS: find_problem closes the routes otherwise.
+                console_transport=cast("ConsoleTransport", self.console_transport),
             )
         return self._lab
 
@@ -559,6 +562,10 @@ class GNS3Copilot(ExtensionApp):
 
                 self._hub_labs = HubProjectLabs(self.hub_client(), self.lab())
             return self._hub_labs
+        return self.local_project_labs()
+
+    def local_project_labs(self) -> ProjectLabs:
+        """Outside hub mode, `project_labs()`: the labs this server renders and checks."""
         if self._project_labs is None:
             from ..objectives.service import ProjectLabs
             from ..private_files import read_or_create_secret

@@ -473,7 +473,7 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
     }
 
     def schema_of(body: Body) -> Mapping[str, Any]:
-        if body == EVENTS:
+        if isinstance(body, str):  # EVENTS, the one body named by a string
             return {"$ref": REF_TEMPLATE.format(model=EVENTS)}
         if isinstance(body, Raw):
             return {**body.schema, "description": body.description}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -147,9 +147,9 @@ class ToolRuns:
         self._waiting[request.approval_id] = _Waiting(session_id, user_id, request, future)
         aborting = asyncio.ensure_future(abort.wait())
         try:
-            await asyncio.wait(
-                {future, aborting}, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            waited: set[asyncio.Future[ApprovalDecision] | asyncio.Task[bool]]
+            waited = {future, aborting}
+            await asyncio.wait(waited, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED)
             if future.done():
                 return future.result()
             if abort.is_set():
@@ -208,7 +208,7 @@ async def run_tool(
     approval: ApprovalRequest | None = None,
     runs: ToolRuns | None = None,
     user_id: str = "",
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any], None]:
     """The events of one direct tool call in `context` (module docstring): with
     `approval` (see `approval_request`), the call waits for the decision that `runs`
     receives for `user_id`'s run first. Closing the generator early cancels the tool."""

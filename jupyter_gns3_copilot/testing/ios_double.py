@@ -206,8 +206,13 @@ class IOSDouble:
         self._writers.clear()
 
     async def _shell(
-        self, reader: telnetlib3.TelnetReaderUnicode, writer: telnetlib3.TelnetWriterUnicode
+        self,
+        reader: telnetlib3.TelnetReader | telnetlib3.TelnetReaderUnicode,
+        writer: telnetlib3.TelnetWriter | telnetlib3.TelnetWriterUnicode,
     ) -> None:
+        # The server decodes text (`encoding` is set), so its streams are the Unicode ones.
+        assert isinstance(reader, telnetlib3.TelnetReaderUnicode)
+        assert isinstance(writer, telnetlib3.TelnetWriterUnicode)
         task = asyncio.current_task()
         assert task is not None
         self._shells.add(task)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 import uuid
@@ -272,7 +273,7 @@ def load_script(path: str | Path) -> list[Completion | ErrorReply | HtmlReply]:
     return parse_script(read_script_data(path), Path(path))
 
 
-def read_script_data(path: str | Path) -> Any:
+def read_script_data(path: str | os.PathLike[str]) -> Any:
     """A JSON script file's data, not yet checked against the script format."""
     path = Path(path)
     try:
@@ -283,7 +284,9 @@ def read_script_data(path: str | Path) -> Any:
         raise ScriptError(f"The model script {path} is not valid JSON: {exc}") from exc
 
 
-def parse_script(data: Any, source: str | Path) -> list[Completion | ErrorReply | HtmlReply]:
+def parse_script(
+    data: Any, source: str | os.PathLike[str]
+) -> list[Completion | ErrorReply | HtmlReply]:
     """The replies of a script's data (as read from the JSON file `source`)."""
     try:
         return list(_SCRIPT.validate_python(data).replies)

@@ -374,7 +374,7 @@ async def _configure(ctx: ToolContext, plan: _Plan, running: CommandOutputCallba
                             command,
                             timeout=timeout,
                             confirm=True,
-                            on_output=lambda output, c=command: running(target, c, output),
+                            on_output=partial(running, target, command),
                         )
                         results.append(await ctx.until_aborted(sent))
                 except (ConsoleError, ToolAborted) as exc:

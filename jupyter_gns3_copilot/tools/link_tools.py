@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -202,7 +202,7 @@ async def set_link_filter(ctx: ToolContext, args: LinkFilterArgs) -> dict[str, A
 
 async def _each_link(
     ctx: ToolContext,
-    requests: list[LinkEnds],
+    requests: Sequence[LinkEnds],
     action: Callable[[LinkEnds], Awaitable[dict[str, Any]]],
     done: str,
 ) -> dict[str, Any]:

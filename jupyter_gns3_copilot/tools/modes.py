@@ -7,12 +7,12 @@ the model is shown: a call outside the mode executes nothing and returns `refusa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 Mode = Literal["teaching_assistant", "lab_automation_assistant"]
 
-TEACHING = "teaching_assistant"
-LAB_AUTOMATION = "lab_automation_assistant"
+TEACHING: Final = "teaching_assistant"
+LAB_AUTOMATION: Final = "lab_automation_assistant"
 DEFAULT_MODE: Mode = TEACHING
 """The default mode: diagnose and teach, never configure devices."""
 

@@ -185,7 +185,7 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
 # -- start / stop / suspend / reload ------------------------------------------------------
 
 
-async def _resolve(ctx: ToolContext, names: Sequence[str]) -> list[Node | dict[str, Any]]:
+async def _resolve(ctx: ToolContext, names: Sequence[str]) -> Sequence[Node | dict[str, Any]]:
     """Each requested node in order (duplicates once), or a failure entry for unknown names.
 
     `["*"]` (or any `*` in the list) means every node of the project, in name order.

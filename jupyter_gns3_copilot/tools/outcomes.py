@@ -153,8 +153,8 @@ def _commands(tool: str, entries: Sequence[Any], mode: str | None) -> ToolReadin
     stopped = sum(1 for device in devices if _stopped(device))
     command_sets = {tuple(device.get("commands") or ()) for device in devices}
     what = "commands"
-    if len(command_sets) == 1 and (commands := next(iter(command_sets))):
-        what = _commands_text(commands)
+    if len(command_sets) == 1 and (same := next(iter(command_sets))):
+        what = _commands_text(same)
     summary = f"ran {what} on {_names(names)}"
     counted = {o: outcomes.count(o) for o in ("ok", "partial", "failed", "refused")}
     counted["failed"] -= stopped
@@ -172,7 +172,8 @@ def _addresses(
     if tool == "run_show_commands" or not devices:
         return None
     config = tool == "run_config_commands"
-    done, failed = [], []
+    done: list[str] = []
+    failed: list[str] = []
     for device, outcome in zip(devices, outcomes, strict=True):
         commands = [str(c) for c in device.get("commands") or []]
         what = addresses_set(commands, config=config)
@@ -259,6 +260,7 @@ def _refused_call(tool: str, mode: str, arguments: Mapping[str, Any]) -> ToolRea
     action = REFUSED_ACTIONS.get(tool, f"use {tool.replace('_', ' ')}")
     devices = _argument_commands(arguments)
     what = action
+    how: str | None
     if devices and tool in COMMAND_TOOLS:
         commands = [command for held in devices.values() for command in held]
         if tool == "run_vpcs_commands":

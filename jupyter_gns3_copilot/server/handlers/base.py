@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -257,7 +257,7 @@ class EventStreamHandler(CopilotHandler):
 
     async def relay(
         self,
-        events: AsyncIterator[dict[str, Any]],
+        events: AsyncGenerator[dict[str, Any], None],
         *,
         session_id: str,
         stream: bool,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
@@ -64,7 +64,7 @@ class LabHandler(CopilotHandler):
         if app.hub_mode:
             self.write_json(await app.hub_client().attach_lab(project_id, request))
             return
-        labs = app.project_labs()
+        labs = app.local_project_labs()
         await labs.attach(project_id, request.text, request.source)
         self.write_json(await labs.view(project_id, self.user_id))
 
@@ -109,7 +109,7 @@ class LabChecksHandler(EventStreamHandler):
             await self.opened_project(project_id)
             await self._check_through_hub(project_id, request)
             return
-        labs = app.project_labs()
+        labs = app.local_project_labs()
         if request.lab is not None:
             document = await labs.checked_against(project_id, request.lab, request.source)
             lab = labs.render(document, self.user_id)
@@ -186,7 +186,7 @@ class LabCatchUpHandler(CopilotHandler):
         if self.copilot.hub_mode:
             await self._catch_up_through_hub(project_id, stage, request)
             return
-        labs = self.copilot.project_labs()
+        labs = self.copilot.local_project_labs()
         plan = await labs.catch_up_plan(project_id, self.user_id, stage)
         if not request.confirm:
             raise ErrorAnswer(
@@ -248,7 +248,7 @@ async def _until_aborted(
 
 async def _events(
     run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary]
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any], None]:
     """The route's events: a `check_result` per result, `check_summary`, `done`."""
     from ...events import CheckResultEvent, CheckSummaryEvent, DoneEvent
     from ...objectives.results import ObjectiveResult

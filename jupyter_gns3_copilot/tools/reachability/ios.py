@@ -16,7 +16,16 @@ from __future__ import annotations
 import re
 
 from ..policy import spelled_out
-from .check import ADDRESS, Check, Problem, first_line, hop_addresses, trace_check, unreachable_mark
+from .check import (
+    ADDRESS,
+    Check,
+    CheckKind,
+    Problem,
+    first_line,
+    hop_addresses,
+    trace_check,
+    unreachable_mark,
+)
 
 _RATE = re.compile(r"Success rate is \d+ percent \((?P<received>\d+)/(?P<sent>\d+)\)")
 _MARKS = re.compile(r"^[!.UQM?&]+$", re.MULTILINE)
@@ -33,7 +42,7 @@ def read(command: str, output: str) -> Check | None:
     if not words or words[0] not in ("ping", "traceroute"):
         return None
     target = _target(words[1:])
-    kind = "ping" if words[0] == "ping" else "trace"
+    kind: CheckKind = "ping" if words[0] == "ping" else "trace"
     unresolved = first_line(_UNRESOLVED, output)
     if unresolved is not None:
         if kind == "trace":

@@ -21,6 +21,7 @@ import re
 from ..policy import spelled_out
 from .check import (
     Check,
+    CheckKind,
     Problem,
     argument,
     first_line,
@@ -74,7 +75,7 @@ def read(command: str, output: str) -> Check | None:
         words = words[1:]
     if not words or words[0] not in _PINGS | _TRACES:
         return None
-    kind = "ping" if words[0] in _PINGS else "trace"
+    kind: CheckKind = "ping" if words[0] in _PINGS else "trace"
     target = argument(words[1:], _OPTIONS_WITH_VALUES)
     own_error = first_line(_OWN_ERROR, output)
     cannot: Problem | None = None
