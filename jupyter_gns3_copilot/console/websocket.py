@@ -451,6 +451,7 @@ def _gns3_error(text: str) -> str | None:
         return None
     if isinstance(frame, dict) and frame.get("action") == "log.error":
         event = frame.get("event")
-        if isinstance(event, dict) and isinstance(event.get("message"), str):
-            return event["message"]
+        message = event.get("message") if isinstance(event, dict) else None
+        if isinstance(message, str):
+            return message
     return None
