@@ -12,6 +12,7 @@ validates the arguments and turns expected failures into results::
     content = json.dumps(outcome.result, ensure_ascii=False, indent=2)
 """
 
+from ..console import BlockedCommand
 from .base import (
     NoArguments,
     ProgressSink,
@@ -35,7 +36,6 @@ from .modes import (
 )
 from .policy import (
     DEFAULT_POLICY_FILE,
-    BlockedCommand,
     CommandPolicy,
     PolicyStatus,
     Screening,

@@ -40,6 +40,7 @@ from ..console import (
     DEFAULT_CONCURRENCY,
     DIALECTS,
     MAX_COMMAND_CHARS,
+    BlockedCommand,
     CommandResult,
     ConsoleError,
     ConsoleTarget,
@@ -53,7 +54,7 @@ from ..device_outcome import judge_device
 from ..gns3 import GNS3Error
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
-from .policy import BlockedCommand, CappedCommand, CommandContext, config_mode_action
+from .policy import CappedCommand, CommandContext, config_mode_action
 from .reachability import Check, read_check
 
 ToolKind = Literal["show", "config", "vpcs"]
