@@ -59,11 +59,12 @@ from langchain_core.messages import (
     AIMessageChunk,
     BaseMessage,
     HumanMessage,
+    InvalidToolCall,
     SystemMessage,
     ToolMessage,
 )
 from langchain_core.messages.ai import add_ai_message_chunks
-from langchain_core.messages.tool import InvalidToolCall, ToolCall, invalid_tool_call
+from langchain_core.messages.tool import ToolCall, invalid_tool_call
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
@@ -806,7 +807,7 @@ def recursion_limit_continue(state: AgentState) -> str:
     return LLM_CALL
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CopilotGraph:
+def build_graph(checkpointer: BaseCheckpointSaver[str] | None = None) -> CopilotGraph:
     """The compiled copilot graph, persisting to `checkpointer`."""
     graph = StateGraph(AgentState, context_schema=AgentContext)
     # These two nodes take both `runtime` and `config` (LangGraph passes each by its
