@@ -37,6 +37,7 @@ from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
 from jupyter_gns3_copilot.testing.scripted_llm import tool_calls as tool_replies
 from jupyter_gns3_copilot.testing.scripted_llm_script import ToolCall
 from jupyter_gns3_copilot.tools import LabAccess
+from jupyter_gns3_copilot.tools.modes import TEACHING_TOOLS
 
 pytestmark = pytest.mark.lab
 
@@ -505,9 +506,10 @@ async def test_teaching_mode_refuses_config_and_reports_blocked_commands(
     tmp_path: Path,
 ) -> None:
     """Given teaching mode and a model that insists on configuring PC1 (VPCS and config
-    tools, then an address change through the show tool); then both config calls are
-    refused and the `ip` command is reported blocked, `show ip` still runs, and PC1 really
-    has no address afterwards."""
+    tools, which it is not offered, then an address change through the show tool); then
+    the model was offered exactly the tools the mode allows, both config calls are refused
+    and the `ip` command is reported blocked, `show ip` still runs, and PC1 really has no
+    address afterwards."""
     await start_pcs(gns3_project, "PC1")
     set_ip = {"devices": [{"device": "PC1", "commands": ["ip 10.0.0.5/24"]}]}
     sneaky = {"devices": [{"device": "PC1", "commands": ["show ip", "ip 10.0.0.5/24"]}]}
@@ -530,6 +532,8 @@ async def test_teaching_mode_refuses_config_and_reports_blocked_commands(
     results = {
         e["tool_call_id"]: json.loads(e["tool_output"]) for e in events if e["type"] == "tool_end"
     }
+    offered = {tool["function"]["name"] for tool in scripted_llm.chat_requests[0].body["tools"]}
+    assert offered == TEACHING_TOOLS - {"check_objectives"}
     assert results["call_vpcs"]["status"] == "refused"
     assert results["call_config"]["status"] == "refused"
     (pc1,) = results["call_show"]

@@ -21,22 +21,20 @@ MAX_FILTER_CHARS = 300
 
 
 class CaptureArgs(ToolArguments):
-    link: LinkEnds = Field(description="The link, named by both ends as create_links names them.")
+    link: LinkEnds = Field(description="The link, by both ends.")
 
 
 class AnalyzeCaptureArgs(CaptureArgs):
     display_filter: str | None = Field(
         default=None,
         max_length=MAX_FILTER_CHARS,
-        description="Wireshark display filter, e.g. 'icmp', 'arp or icmp', "
-        "'ip.addr == 10.0.0.1'; omit for every packet.",
+        description="Wireshark display filter, e.g. 'arp or icmp'; omit for all.",
     )
     limit: int = Field(
         default=DEFAULT_PACKETS,
         ge=1,
         le=MAX_PACKETS,
-        description="Most packets listed (the first ones matching); the protocol counts "
-        "cover every matching packet.",
+        description="Most packets listed; counts cover all.",
     )
 
 
@@ -120,25 +118,19 @@ async def read_link_capture(ctx: ToolContext, link: Link) -> bytes:
 SPECS = [
     ToolSpec(
         name="start_capture",
-        description=(
-            "Start a packet capture on a link (like Wireshark on that cable). A node on the "
-            "link must be running. Read it with analyze_capture."
-        ),
+        description="Start a packet capture on a link (a node on it must run).",
         args_model=CaptureArgs,
         run=start_capture,
     ),
     ToolSpec(
         name="stop_capture",
-        description="Stop a link's packet capture; it stays readable with analyze_capture.",
+        description="Stop a link's capture; it stays readable.",
         args_model=CaptureArgs,
         run=stop_capture,
     ),
     ToolSpec(
         name="analyze_capture",
-        description=(
-            "Decode a link's capture (running or stopped) into a table: time (s since the "
-            "first packet), source, destination, protocol, info, plus counts per protocol."
-        ),
+        description="Decode a link's capture into a packet table and counts per protocol.",
         args_model=AnalyzeCaptureArgs,
         run=analyze_capture,
     ),

@@ -68,15 +68,11 @@ PROGRESS_OUTPUT_CHARS = 2000
 
 
 class DeviceCommandsArgs(ToolArguments):
-    device: str = Field(
-        min_length=1, max_length=200, description="Node name of the device, e.g. 'R1' or 'PC1'."
-    )
+    device: str = Field(min_length=1, max_length=200, description="Node name, e.g. 'R1'.")
     commands: list[str] = Field(
         min_length=1,
         max_length=MAX_COMMANDS_PER_DEVICE,
-        description="Commands to run on this device, in order, one command per item "
-        f"(multi-line items are split into lines; at most {MAX_COMMANDS_PER_DEVICE} lines, "
-        f"each at most {MAX_COMMAND_CHARS} characters).",
+        description="Commands in order, one per item.",
     )
 
     @field_validator("commands")
@@ -103,7 +99,7 @@ class ShowCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
         max_length=MAX_DEVICES_PER_CALL,
-        description="One entry per device; put every device to check into one call.",
+        description="Every device to check, in one call.",
     )
 
 
@@ -111,8 +107,7 @@ class ConfigCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
         max_length=MAX_DEVICES_PER_CALL,
-        description="One entry per device with its configuration lines, without "
-        "'configure terminal' or 'end' (the tool enters and leaves configuration mode).",
+        description="Each device's configuration lines.",
     )
 
 
@@ -120,8 +115,7 @@ class VpcsCommandsArgs(ToolArguments):
     devices: list[DeviceCommandsArgs] = Field(
         min_length=1,
         max_length=MAX_DEVICES_PER_CALL,
-        description="One entry per VPCS node with its VPCS commands, e.g. "
-        "['ip 10.0.0.1/24 10.0.0.254', 'save'].",
+        description="Each VPCS node's commands.",
     )
 
 
@@ -435,12 +429,9 @@ SPECS = [
     ToolSpec(
         name="run_show_commands",
         description=(
-            "Run diagnostic commands on device consoles, many devices at once: e.g. "
-            "'show ip interface brief', 'show ip route', 'ping 10.0.0.2' on routers, "
-            "'show ip', 'ping 10.0.0.2', 'trace 10.0.0.2', 'arp' on VPCS. Returns each "
-            "device's output in order. Commands the command policy refuses are not sent and "
-            "are listed in blocked_commands with the reason (teaching_assistant mode allows "
-            "diagnostics only; never configuration mode)."
+            "Run diagnostic commands on devices' consoles, e.g. 'show ip route', 'ping "
+            "10.0.0.2' on routers, 'show ip', 'trace 10.0.0.2' on VPCS. Refused commands are "
+            "listed in blocked_commands; no configuration."
         ),
         args_model=ShowCommandsArgs,
         run=run_show_commands,
@@ -449,11 +440,9 @@ SPECS = [
     ToolSpec(
         name="run_config_commands",
         description=(
-            "Configure IOS-like devices (routers, switches): the tool enters configuration "
-            "mode, types the lines in order, and leaves configuration mode. Send only "
-            "configuration lines (e.g. 'interface g0/0', 'ip address 10.0.0.254 "
-            "255.255.255.0', 'no shutdown'); no 'configure terminal', no chains of 'exit'. "
-            "Use 'do show ...' to check inside it. Returns each device's output."
+            "Configure IOS-like devices: send only configuration lines (e.g. 'interface "
+            "g0/0', 'no shutdown'), no 'configure terminal' or 'end': the tool enters and "
+            "leaves configuration mode. 'do show ...' checks inside it."
         ),
         args_model=ConfigCommandsArgs,
         run=run_config_commands,
@@ -462,9 +451,8 @@ SPECS = [
     ToolSpec(
         name="run_vpcs_commands",
         description=(
-            "Run commands on VPCS virtual PCs, many at once: 'ip ADDRESS/PREFIX GATEWAY' to "
-            "address them, 'dhcp', 'ip dns ADDRESS', 'save' to keep settings across restarts, "
-            "plus diagnostics ('show ip', 'ping ADDRESS -c 3', 'trace ADDRESS')."
+            "Run VPCS commands: 'ip ADDRESS/PREFIX GATEWAY', 'dhcp', 'save' (keeps settings "
+            "across restarts), and diagnostics ('show ip', 'ping ADDRESS -c 3')."
         ),
         args_model=VpcsCommandsArgs,
         run=run_vpcs_commands,

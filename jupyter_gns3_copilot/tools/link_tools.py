@@ -22,26 +22,22 @@ MAX_FILTER_VALUE = 32767
 # An existing link by both ends. No docstring (it would become schema text) and short
 # descriptions: this object recurs in seven tools' schemas, sent with every model call.
 class LinkEnds(ToolArguments):
-    a: str = Field(min_length=1, description="Node at one end, e.g. 'PC1'.")
-    a_port: str = Field(min_length=1, description="Its port, e.g. 'e0'.")
-    b: str = Field(min_length=1, description="Node at the other end.")
+    a: str = Field(min_length=1, description="Node, e.g. 'PC1'.")
+    a_port: str = Field(min_length=1, description="Port, e.g. 'e0'.")
+    b: str = Field(min_length=1, description="Other node.")
     b_port: str = Field(min_length=1, description="Its port.")
 
 
 class LinkToCreate(LinkEnds):
-    a: str = Field(min_length=1, description="Name of the node at one end, e.g. 'PC1'.")
-    a_port: str = Field(
-        min_length=1,
-        description="Port of node a, by GNS3 port name or short name, e.g. 'e0', "
-        "'Ethernet0', 'g0/0' (see get_topology or create_nodes for the ports).",
-    )
-    b: str = Field(min_length=1, description="Name of the node at the other end.")
-    b_port: str = Field(min_length=1, description="Port of node b, e.g. 'e0'.")
+    a: str = Field(min_length=1, description="Node, e.g. 'PC1'.")
+    a_port: str = Field(min_length=1, description="Port name or short name, e.g. 'e0', 'g0/0'.")
+    b: str = Field(min_length=1, description="Other node.")
+    b_port: str = Field(min_length=1, description="Its port.")
 
 
 class CreateLinksArgs(ToolArguments):
     links: list[LinkToCreate] = Field(
-        min_length=1, max_length=MAX_LINKS, description="The links to create, in order."
+        min_length=1, max_length=MAX_LINKS, description="Links to create."
     )
 
 
@@ -49,34 +45,27 @@ class LinksArgs(ToolArguments):
     links: list[LinkEnds] = Field(
         min_length=1,
         max_length=MAX_LINKS,
-        description="The links, each named by both ends as create_links names them.",
+        description="Links, each named by both ends.",
     )
 
 
 class LinkStateArgs(LinksArgs):
     state: Literal["up", "down"] = Field(
-        description="'down' suspends the links (no traffic crosses them, like a pulled "
-        "cable), 'up' resumes them."
+        description="'down' suspends the links (like a pulled cable), 'up' resumes them."
     )
 
 
 class LinkFilterArgs(ToolArguments):
-    link: LinkEnds = Field(description="The link, named by both ends.")
-    packet_loss: int = Field(
-        default=0, ge=0, le=100, description="Percent chance that a packet is lost (0 = off)."
-    )
-    delay_ms: int = Field(
-        default=0, ge=0, le=MAX_FILTER_VALUE, description="Added latency in ms (0 = off)."
-    )
+    link: LinkEnds = Field(description="The link, by both ends.")
+    packet_loss: int = Field(default=0, ge=0, le=100, description="Loss %.")
+    delay_ms: int = Field(default=0, ge=0, le=MAX_FILTER_VALUE, description="Delay ms.")
     jitter_ms: int = Field(
         default=0,
         ge=0,
         le=MAX_FILTER_VALUE,
-        description="Latency varies by up to +/- this many ms; needs delay_ms.",
+        description="Jitter ms (+/-); needs delay_ms.",
     )
-    corrupt: int = Field(
-        default=0, ge=0, le=100, description="Percent chance that a packet is corrupted (0 = off)."
-    )
+    corrupt: int = Field(default=0, ge=0, le=100, description="Corruption %.")
 
     @model_validator(mode="after")
     def _jitter_needs_delay(self) -> LinkFilterArgs:
@@ -228,27 +217,21 @@ async def _each_link(
 SPECS = [
     ToolSpec(
         name="create_links",
-        description=(
-            "Connect node ports with links, e.g. PC1 e0 to Switch1 e0. Each port takes one "
-            "link; a port already in use is reported with what it is linked to."
-        ),
+        description="Connect node ports, e.g. PC1 e0 to Switch1 e0; one link per port.",
         args_model=CreateLinksArgs,
         run=create_links,
         changes_lab=True,
     ),
     ToolSpec(
         name="delete_links",
-        description="Delete links, each named by both ends (e.g. PC1 e0 and Switch1 e0).",
+        description="Delete links, each named by both ends.",
         args_model=LinksArgs,
         run=delete_links,
         changes_lab=True,
     ),
     ToolSpec(
         name="set_link_state",
-        description=(
-            "Take links down (suspend: no traffic crosses, like a pulled cable) or bring "
-            "them up again, e.g. for a troubleshooting exercise."
-        ),
+        description="Take links down (like a pulled cable) or up again.",
         args_model=LinkStateArgs,
         run=set_link_state,
         changes_lab=True,
@@ -256,8 +239,8 @@ SPECS = [
     ToolSpec(
         name="set_link_filter",
         description=(
-            "Inject faults on a link: packet loss %, delay and jitter in ms, corruption %. "
-            "Replaces the link's filters; all 0 removes them."
+            "Set a link's faults (loss, delay, jitter, corruption), replacing its filters; "
+            "all 0 removes them."
         ),
         args_model=LinkFilterArgs,
         run=set_link_filter,

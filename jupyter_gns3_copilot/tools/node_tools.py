@@ -33,36 +33,30 @@ ACTION_CONCURRENCY = 8
 class NodeToCreate(ToolArguments):
     template: str = Field(
         min_length=1,
-        description="Template name or id to create the node from, e.g. 'VPCS' "
-        "(see list_templates).",
+        description="Template name or id, e.g. 'VPCS'.",
     )
     name: str | None = Field(
         default=None,
         min_length=1,
-        description="Name of the new node, unique in the project; omit to let GNS3 pick one "
-        "from the template (PC1, PC2...). GNS3 removes spaces from names.",
+        description="Unique name; omit for GNS3's (PC1, PC2...).",
     )
     x: int | None = Field(
         default=None,
-        description="Horizontal position in pixels; omit to place the node automatically "
-        "(where the topology drawing puts it, or on a free spot in a lab a person arranged).",
+        description="Position in pixels; omit to place automatically.",
     )
     y: int | None = Field(
-        default=None, description="Vertical position in pixels; omit to place automatically."
+        default=None, description="Position in pixels; omit to place automatically."
     )
 
 
 class CreateNodesArgs(ToolArguments):
-    nodes: list[NodeToCreate] = Field(
-        min_length=1, max_length=50, description="The nodes to create, in order."
-    )
+    nodes: list[NodeToCreate] = Field(min_length=1, max_length=50, description="Nodes to create.")
 
 
 class NodeNamesArgs(ToolArguments):
     nodes: list[str] = Field(
         min_length=1,
-        description="Names of the nodes, e.g. ['PC1', 'R1'], or ['*'] for every node of "
-        "the project.",
+        description="Node names, e.g. ['PC1', 'R1'], or ['*'] for all.",
     )
 
 
@@ -70,7 +64,7 @@ class DeleteNodesArgs(ToolArguments):
     nodes: list[str] = Field(
         min_length=1,
         max_length=50,
-        description="Names of the nodes to delete, e.g. ['PC3']; their links go with them.",
+        description="Node names, e.g. ['PC3'].",
     )
 
     @field_validator("nodes")
@@ -82,10 +76,8 @@ class DeleteNodesArgs(ToolArguments):
 
 
 class NodeRename(ToolArguments):
-    name: str = Field(min_length=1, description="Current name of the node.")
-    new_name: str = Field(
-        min_length=1, description="New name, unique in the project (spaces are removed)."
-    )
+    name: str = Field(min_length=1, description="Current name.")
+    new_name: str = Field(min_length=1, description="New unique name.")
 
     @field_validator("name", "new_name")
     @classmethod
@@ -94,7 +86,7 @@ class NodeRename(ToolArguments):
 
 
 class RenameNodesArgs(ToolArguments):
-    nodes: list[NodeRename] = Field(min_length=1, description="The renames to do, in order.")
+    nodes: list[NodeRename] = Field(min_length=1, description="Renames to do.")
 
 
 # -- create --------------------------------------------------------------------------------
@@ -366,9 +358,7 @@ SPECS = [
     ToolSpec(
         name="create_nodes",
         description=(
-            "Create nodes from templates (by template name or id), optionally named and "
-            "positioned; nodes without x/y are placed on free spots. Returns each node's "
-            "name, ports (for create_links) and console dialect. New nodes are stopped."
+            "Create nodes from templates; returns their names and ports. New nodes are stopped."
         ),
         args_model=CreateNodesArgs,
         run=create_nodes,
@@ -376,51 +366,42 @@ SPECS = [
     ),
     ToolSpec(
         name="start_nodes",
-        description=(
-            "Start nodes (['*'] = all) and wait until each console shows its prompt, so "
-            "commands can run right after. Reports per node whether the console is ready."
-        ),
+        description="Start nodes and wait until each console is ready for commands.",
         args_model=NodeNamesArgs,
         run=start_nodes,
         changes_lab=True,
     ),
     ToolSpec(
         name="stop_nodes",
-        description="Stop nodes (['*'] = all). A stopped VPCS loses unsaved settings.",
+        description="Stop nodes. A stopped VPCS loses unsaved settings.",
         args_model=NodeNamesArgs,
         run=stop_nodes,
         changes_lab=True,
     ),
     ToolSpec(
         name="suspend_nodes",
-        description="Suspend (pause) nodes (['*'] = all); VPCS nodes cannot be suspended.",
+        description="Suspend (pause) nodes; VPCS cannot be suspended.",
         args_model=NodeNamesArgs,
         run=suspend_nodes,
         changes_lab=True,
     ),
     ToolSpec(
         name="reload_nodes",
-        description=(
-            "Restart nodes (['*'] = all) and wait for each console's prompt. Unsaved "
-            "configuration is lost."
-        ),
+        description="Restart nodes and wait for their consoles. Unsaved configuration is lost.",
         args_model=NodeNamesArgs,
         run=reload_nodes,
         changes_lab=True,
     ),
     ToolSpec(
         name="rename_nodes",
-        description=(
-            "Rename nodes. GNS3 refuses to rename a started VPCS or router; such nodes "
-            "must be stopped first."
-        ),
+        description="Rename nodes; a started VPCS or router must be stopped first.",
         args_model=RenameNodesArgs,
         run=rename_nodes,
         changes_lab=True,
     ),
     ToolSpec(
         name="delete_nodes",
-        description="Delete nodes by name, with their links. Cannot be undone (see snapshots).",
+        description="Delete nodes and their links. Cannot be undone (see snapshots).",
         args_model=DeleteNodesArgs,
         run=delete_nodes,
         changes_lab=True,

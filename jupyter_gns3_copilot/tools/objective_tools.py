@@ -35,8 +35,7 @@ SPECS = [
     ToolSpec(
         name="check_objectives",
         description=(
-            "Check the lab's objectives on the devices (read-only): each objective's "
-            "status (pass, fail, error) and why. Use it to see what the student has left."
+            "Check the lab's objectives on the devices (read-only): each one's status and why."
         ),
         args_model=CheckObjectivesArgs,
         run=check_objectives,

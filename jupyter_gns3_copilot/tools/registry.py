@@ -71,6 +71,7 @@ TOOLS: dict[str, ToolSpec] = {name: _SPECS[name] for name in _CATALOGUE_ORDER}
 """Every tool by name, in catalogue order."""
 
 _FAILED_STATUSES = frozenset({"error", "refused", "failed", "aborted"})
+_UNSHOWN_KEYWORDS = frozenset({"title", "$defs", "minLength", "maxLength", "minItems", "maxItems"})
 
 
 def tools_for_mode(mode: str) -> list[ToolSpec]:
@@ -82,7 +83,10 @@ def tools_for_mode(mode: str) -> list[ToolSpec]:
 def openai_tool_schema(spec: ToolSpec) -> dict[str, Any]:
     """`spec` in the OpenAI tools format: `{"type": "function", "function": {name,
     description, parameters}}`. The parameters are the argument model's JSON schema with
-    references inlined, titles dropped and optional fields given their plain type.
+    references inlined, titles dropped, optional fields given their plain type and the
+    length and count bounds of strings and lists left out: the model reads this schema
+    with every call, and the argument model still enforces those bounds, naming the one
+    broken (numeric ranges stay: they say what a value means).
     """
     schema = spec.args_model.model_json_schema()
     parameters = _plain_schema(schema, schema.get("$defs", {}))
@@ -177,7 +181,7 @@ def _plain_schema(node: Any, defs: Mapping[str, Any]) -> Any:
         return _plain_schema({**referenced, **rest}, defs)
     plain: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("title", "$defs"):
+        if key in _UNSHOWN_KEYWORDS:
             continue
         if key == "properties":
             plain[key] = {prop: _plain_schema(sub, defs) for prop, sub in value.items()}

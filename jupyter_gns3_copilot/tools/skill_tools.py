@@ -13,13 +13,11 @@ from .base import ToolArguments, ToolContext, ToolSpec
 class DeviceSkillsArgs(ToolArguments):
     device_type: str | None = Field(
         default=None,
-        description="Device type such as 'vpcs' or 'cisco_ios', or a node name (its type is "
-        "looked up); omit to list every device type and its topics.",
+        description="'vpcs', 'cisco_ios'... or a node name; omit to list types.",
     )
     topic: str | None = Field(
         default=None,
-        description="Topic such as 'addressing', 'ospf', 'vlans', 'troubleshooting'; omit to "
-        "list the device type's topics with a summary of each.",
+        description="e.g. 'ospf', 'vlans'; omit to list topics.",
     )
 
 
@@ -44,9 +42,7 @@ SPECS = [
     ToolSpec(
         name="device_skills",
         description=(
-            "Look up guidance for a device type (vpcs, cisco_ios...) and topic (addressing, "
-            "ospf, vlans, troubleshooting...): without arguments it lists what exists, with "
-            "device_type the topics, with both the full text. Read it before configuring or "
+            "Guidance per device type and topic; read it before configuring or "
             "troubleshooting a device type you are unsure about."
         ),
         args_model=DeviceSkillsArgs,

@@ -16,7 +16,7 @@ MAX_NAME_CHARS = 100
 
 
 class SnapshotArgs(ToolArguments):
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="Name of the snapshot.")
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="Snapshot name.")
 
     @field_validator("name")
     @classmethod
@@ -78,24 +78,20 @@ def _pick(snapshots: list[Snapshot], name: str) -> Snapshot:
 SPECS = [
     ToolSpec(
         name="list_snapshots",
-        description="List the project's snapshots (saved lab states) with their times.",
+        description="List the lab's snapshots (saved states).",
         args_model=NoArguments,
         run=list_snapshots,
     ),
     ToolSpec(
         name="create_snapshot",
-        description=(
-            "Save the lab's current state as a named snapshot, to come back to later "
-            "(e.g. 'before OSPF'). Saves device configurations GNS3 keeps on disk."
-        ),
+        description="Save the lab's state as a named snapshot, e.g. 'before OSPF'.",
         args_model=SnapshotArgs,
         run=create_snapshot,
     ),
     ToolSpec(
         name="restore_snapshot",
         description=(
-            "Reset the lab to a named snapshot: nodes, links and saved configurations "
-            "come back as saved, changes since are lost; nodes come back stopped."
+            "Reset the lab to a snapshot; later changes are lost, nodes come back stopped."
         ),
         args_model=SnapshotArgs,
         run=restore_snapshot,

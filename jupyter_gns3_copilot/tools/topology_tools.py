@@ -81,9 +81,8 @@ SPECS = [
     ToolSpec(
         name="get_topology",
         description=(
-            "Read the current lab: every node (name, type, status started/stopped, console, "
-            "console dialect, port names, position) and every link as 'NODE PORT <-> NODE "
-            "PORT'. Use it before acting on devices, and to check what exists."
+            "Read the lab in full: nodes (type, status, console dialect, ports, position) "
+            "and links."
         ),
         args_model=NoArguments,
         run=get_topology,
@@ -91,8 +90,7 @@ SPECS = [
     ToolSpec(
         name="list_templates",
         description=(
-            "List the node templates nodes can be created from (name, id, type, category, "
-            "console dialect), e.g. 'VPCS' and 'Ethernet switch'."
+            "List the templates nodes are created from (name, id, type, console dialect)."
         ),
         args_model=NoArguments,
         run=list_templates,
