@@ -418,7 +418,9 @@ async def test_tools_catalogue_lists_schemas_and_modes(jp_fetch) -> None:
     ]
     assert tools["run_config_commands"]["modes"] == ["lab_automation_assistant"]
     assert tools["create_nodes"]["changes_lab"] is True
-    assert "devices" in tools["run_show_commands"]["parameters"]["properties"]
+    devices = tools["run_show_commands"]["parameters"]["properties"]["devices"]
+    # The catalogue shows the argument bounds the model's compact schema leaves out.
+    assert devices["minItems"] == 1 and "maxItems" in devices
 
 
 async def test_tool_run_refusals_before_anything_runs(jp_fetch) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,10 @@ def test_every_tool_has_a_described_openai_schema(name: str) -> None:
     text = json.dumps(schema)
     assert "$ref" not in text and "$defs" not in text and '"title"' not in text
     assert '"anyOf"' not in text
+    # The model's schema leaves the length and count bounds to the argument model.
+    assert not {"minLength", "maxLength", "minItems", "maxItems"} & set(
+        re.findall(r'"(\w+)":', text)
+    )
 
 
 def test_fixed_argument_shapes() -> None:

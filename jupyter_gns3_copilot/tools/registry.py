@@ -71,7 +71,8 @@ TOOLS: dict[str, ToolSpec] = {name: _SPECS[name] for name in _CATALOGUE_ORDER}
 """Every tool by name, in catalogue order."""
 
 _FAILED_STATUSES = frozenset({"error", "refused", "failed", "aborted"})
-_UNSHOWN_KEYWORDS = frozenset({"title", "$defs", "minLength", "maxLength", "minItems", "maxItems"})
+_UNSHOWN_KEYWORDS = frozenset({"title", "$defs"})
+_BOUND_KEYWORDS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
 
 
 def tools_for_mode(mode: str) -> list[ToolSpec]:
@@ -80,16 +81,18 @@ def tools_for_mode(mode: str) -> list[ToolSpec]:
     return [spec for name, spec in TOOLS.items() if name in allowed]
 
 
-def openai_tool_schema(spec: ToolSpec) -> dict[str, Any]:
+def openai_tool_schema(spec: ToolSpec, *, bounds: bool = False) -> dict[str, Any]:
     """`spec` in the OpenAI tools format: `{"type": "function", "function": {name,
     description, parameters}}`. The parameters are the argument model's JSON schema with
-    references inlined, titles dropped, optional fields given their plain type and the
-    length and count bounds of strings and lists left out: the model reads this schema
-    with every call, and the argument model still enforces those bounds, naming the one
-    broken (numeric ranges stay: they say what a value means).
+    references inlined, titles dropped and optional fields given their plain type. Unless
+    `bounds` (the tool catalogue route shows them), the length and count bounds of strings
+    and lists are left out: the model reads this schema with every call, and the argument
+    model still enforces those bounds, naming the one broken (numeric ranges stay: they
+    say what a value means).
     """
     schema = spec.args_model.model_json_schema()
-    parameters = _plain_schema(schema, schema.get("$defs", {}))
+    unshown = _UNSHOWN_KEYWORDS if bounds else _UNSHOWN_KEYWORDS | _BOUND_KEYWORDS
+    parameters = _plain_schema(schema, schema.get("$defs", {}), unshown)
     parameters.pop("description", None)
     return {
         "type": "function",
@@ -170,23 +173,23 @@ def _succeeded(result: ToolResult) -> bool:
     return not statuses or any(status not in _FAILED_STATUSES for status in statuses)
 
 
-def _plain_schema(node: Any, defs: Mapping[str, Any]) -> Any:
+def _plain_schema(node: Any, defs: Mapping[str, Any], unshown: frozenset[str]) -> Any:
     if isinstance(node, list):
-        return [_plain_schema(item, defs) for item in node]
+        return [_plain_schema(item, defs, unshown) for item in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
         referenced = defs[node["$ref"].rsplit("/", 1)[-1]]
         rest = {key: value for key, value in node.items() if key != "$ref"}
-        return _plain_schema({**referenced, **rest}, defs)
+        return _plain_schema({**referenced, **rest}, defs, unshown)
     plain: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _UNSHOWN_KEYWORDS:
+        if key in unshown:
             continue
         if key == "properties":
-            plain[key] = {prop: _plain_schema(sub, defs) for prop, sub in value.items()}
+            plain[key] = {prop: _plain_schema(sub, defs, unshown) for prop, sub in value.items()}
         else:
-            plain[key] = _plain_schema(value, defs)
+            plain[key] = _plain_schema(value, defs, unshown)
     options = plain.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         del plain["anyOf"]

@@ -22,7 +22,7 @@ class ToolsHandler(CopilotHandler):
 
         catalogue = []
         for name, spec in TOOLS.items():
-            function = openai_tool_schema(spec)["function"]
+            function = openai_tool_schema(spec, bounds=True)["function"]
             catalogue.append(
                 {
                     **function,
