@@ -308,11 +308,13 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
 
     run = execute(notebook_stack, "04-graded-lab", tmp_path)
 
-    [shown] = [
-        output.data["text/markdown"]
+    [data] = [
+        output.data
         for output in run.cell("%copilot lab").outputs
         if "text/markdown" in output.get("data", {})
     ]
+    shown = data["text/markdown"]
+    assert data["text/plain"] == shown  # a plain-text front end reads the list too
     assert f"PC1 has {pc1}/24 (LAN A)" in shown and f"PC3 has {pc3}/24 (LAN B)" in shown
     assert "R1 e0 <-> Switch1 e2" in run.text("%load_ext")
 

@@ -24,7 +24,7 @@ from typing import Any
 from IPython.core.error import StdinNotImplementedError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from ..events import AbortEvent, ApprovalRequiredEvent
 from .copilot import Copilot, EventCallback, ProjectInfo, SessionInfo, copilot_mode, turn_options
@@ -746,7 +746,9 @@ class CopilotMagics(Magics):
         if not words:
             text = lab_markdown(self.api.lab())
             if _in_kernel(self.shell):
-                display(Markdown(text))
+                # text/plain too: a plain-text front end (a console, nbconvert's text
+                # output) shows the list, not the display object's repr.
+                display({"text/markdown": text, "text/plain": text}, raw=True)
             else:
                 print(text)
             return None
