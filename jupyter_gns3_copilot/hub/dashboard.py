@@ -81,7 +81,7 @@ from .dashboard_data import (
     validation_error,
 )
 from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
-from .lab_handlers import lab_error
+from .lab_handlers import lab_file_error
 from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind, Question
@@ -218,8 +218,7 @@ class _ApiHandler(_DashboardHandler):
             self.send_json_error(exc.status, exc.message, "bad_request", exc.field)
             return
         except LabFileError as exc:
-            status, error = lab_error(exc) or (422, {})
-            self.send_json({"error": error}, status)
+            self.send_json({"error": lab_file_error(exc)}, 422)
             return
         except ValueError as exc:
             self.send_json_error(400, str(exc), "bad_request")

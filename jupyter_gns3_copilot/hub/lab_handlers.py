@@ -53,18 +53,26 @@ STREAMED = object()
 """What a route's action returns when it answered as a stream itself."""
 
 
+def lab_file_error(exc: LabFileError) -> dict[str, Any]:
+    """The `error` object of a 422 for a lab file that cannot be used: each problem's
+    source, line, field and message."""
+    return {
+        "message": str(exc),
+        "type": type(exc).__name__,
+        "field": exc.first.field or None,
+        "errors": [
+            {"source": p.source, "line": p.line, "field": p.field, "message": p.message}
+            for p in exc.problems
+        ],
+    }
+
+
 def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
     """The status and the `error` object of a lab route's expected failure (None: not
     one of them)."""
-    name = type(exc).__name__
-    error: dict[str, Any] = {"message": str(exc), "type": name}
     if isinstance(exc, LabFileError):
-        error["field"] = exc.first.field or None
-        error["errors"] = [
-            {"source": p.source, "line": p.line, "field": p.field, "message": p.message}
-            for p in exc.problems
-        ]
-        return 422, error
+        return 422, lab_file_error(exc)
+    error: dict[str, Any] = {"message": str(exc), "type": type(exc).__name__}
     if isinstance(exc, NoLab | GNS3NotFound):
         return 404, error
     if isinstance(exc, UnknownSelection | KeyError):
