@@ -2,7 +2,8 @@
 
 The default lab lives in ``<cache>/lab`` (one named default lab); ``--instance-dir``
 selects another. ``start`` returns once the server answers and keeps it running after
-the command exits; ``stop`` ends it and every process it started; ``status`` prints JSON
+the command exits (``--computes N`` adds N computes to its controller); ``stop`` ends it,
+its computes and every process it started; ``status`` prints JSON (computes included)
 and exits 0 when the lab runs, 1 when it does not; ``provision`` only installs what a
 lab needs (gns3-server's venv, a check for VPCS), so CI pays for it outside any test.
 """
@@ -43,6 +44,8 @@ def _print_lab(lab: LabServer, headline: str) -> None:
     print(f"  password: {lab.password}")
     print(f"  env file: {lab.env_file}  (load it: set -a; . {env_file}; set +a)")
     print(f"  pid:      {lab.pid}")
+    for compute in lab.computes:
+        print(f"  compute:  {compute.name} at {compute.url} (id {compute.compute_id})")
     print(
         f"Stop it with: gns3-copilot-lab stop --instance-dir {shlex.quote(str(lab.instance_dir))}"
     )
@@ -52,8 +55,15 @@ def _start(args: argparse.Namespace) -> int:
     running = _attached(args)
     if running is not None and running.is_running():
         _print_lab(running, "The GNS3 lab is already running.")
+        if len(running.computes) != args.computes:
+            print(f"It has {len(running.computes)} extra computes: stop it to change that.")
         return 0
-    lab = LabServer(port=args.port, cache_dir=args.cache_dir, instance_dir=_instance_dir(args))
+    lab = LabServer(
+        port=args.port,
+        cache_dir=args.cache_dir,
+        instance_dir=_instance_dir(args),
+        computes=args.computes,
+    )
     began = time.monotonic()
     lab.start(timeout=args.timeout)
     _print_lab(lab, f"GNS3 lab started in {time.monotonic() - began:.1f} s.")
@@ -107,6 +117,14 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--instance-dir", help="the lab's directory (default: <cache>/lab)")
         if name == "start":
             command.add_argument("--port", type=int, help="TCP port (default: a free one)")
+            command.add_argument(
+                "--computes",
+                type=int,
+                default=0,
+                metavar="N",
+                help="also run N gns3-server processes as computes of the lab's controller "
+                "(named compute-1...; default: 0, nodes only on the controller's own compute)",
+            )
             command.add_argument(
                 "--timeout",
                 type=float,

@@ -2,8 +2,9 @@
 
 ``gns3_server.conf`` (0600), the controller database and JWT secret gns3-server writes
 next to it, projects/images/... folders, ``bin/`` (helper scripts), ``server.log``,
-``lab.env`` (0600: GNS3_URL, GNS3_USER, GNS3_PASSWORD) and ``lab-state.json`` (how
-another process finds the running lab).
+``lab.env`` (0600: GNS3_URL, GNS3_USER, GNS3_PASSWORD), ``lab-state.json`` (how
+another process finds the running lab) and ``computes/<compute_id>/`` (one directory like
+this per extra compute, ``computes.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import shlex
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .executables import HelperPaths
 from .ports import PortBlock
@@ -27,6 +28,18 @@ SERVER_LOG = "server.log"
 CONSOLE_LOG = "server-console.log"
 DATABASE_FILE = "gns3_controller.db"
 INSTANCE_FOLDERS = ("projects", "images", "appliances", "symbols", "configs")
+
+
+class ComputeState(BaseModel):
+    """What the state file records about one of the lab's extra computes (no secrets)."""
+
+    compute_id: str
+    name: str
+    pid: int
+    port: int
+    url: str
+    instance_dir: Path
+    ports: PortBlock
 
 
 class LabState(BaseModel):
@@ -42,6 +55,7 @@ class LabState(BaseModel):
     started_at: float
     ports: PortBlock
     gns3_server_version: str = GNS3_SERVER_VERSION
+    computes: list[ComputeState] = Field(default_factory=list)
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -17,8 +17,18 @@ from types import TracebackType
 import httpx
 from pydantic import BaseModel
 
+from .computes import (
+    ComputeStatus,
+    adopt_block,
+    check_compute_count,
+    compute_status,
+    launch_compute,
+    register_computes,
+    release_compute,
+    wait_compute_answers,
+)
 from .errors import LabError, LabNotRunning
-from .executables import write_helpers
+from .executables import HelperPaths, write_helpers
 from .instance import (
     CONFIG_FILE,
     CONSOLE_LOG,
@@ -26,6 +36,7 @@ from .instance import (
     ENV_FILE,
     SERVER_LOG,
     STATE_FILE,
+    ComputeState,
     LabState,
     log_tail,
     read_env_file,
@@ -64,6 +75,7 @@ class LabStatus(BaseModel):
     console_ports: str | None = None
     udp_ports: str | None = None
     processes: int = 0
+    computes: list[ComputeStatus] = []
 
 
 def _validate_credential(kind: str, value: str) -> None:
@@ -80,6 +92,8 @@ class LabServer:
     ``password``: default: the one recorded in ``instance_dir/lab.env`` when its
     database was created with the same username, else a new random one. The admin
     account lives in the controller database, so new credentials recreate that database.
+    ``computes``: how many extra gns3-server processes to start as computes of this
+    lab's controller (``computes.py``; ids ``compute-1``...), besides its own ``local``.
 
     The server outlives this object and this process unless ``stop()`` is called; use it
     as a context manager to be sure. ``from_instance()`` finds a lab another process
@@ -93,8 +107,10 @@ class LabServer:
         instance_dir: str | os.PathLike[str] | None = None,
         username: str = "admin",
         password: str | None = None,
+        computes: int = 0,
     ) -> None:
         _validate_credential("username", username)
+        check_compute_count(computes)
         if password is not None:
             _validate_credential("password", password)
         if port is not None and not 0 < port < 65536:
@@ -105,6 +121,7 @@ class LabServer:
         self._owns_instance_dir = instance_dir is None
         self._username = username
         self._password = password
+        self._compute_count = computes
         self._process: subprocess.Popen[bytes] | None = None
         self._state: LabState | None = None
         self.router_problem: str | None = None
@@ -177,6 +194,11 @@ class LabServer:
         """``{"GNS3_URL", "GNS3_USER", "GNS3_PASSWORD"}`` for clients of this lab."""
         return {"GNS3_URL": self.url, "GNS3_USER": self.username, "GNS3_PASSWORD": self.password}
 
+    @property
+    def computes(self) -> list[ComputeState]:
+        """The lab's extra computes (none unless started with ``computes=N``)."""
+        return list(self._require_state().computes)
+
     def is_running(self) -> bool:
         """True while the gns3server process of this lab is alive."""
         return self._state is not None and has_marker(self._state.pid, self._state.lab_id)
@@ -206,6 +228,7 @@ class LabServer:
             console_ports=f"{state.ports.console_start}-{state.ports.console_end}",
             udp_ports=f"{state.ports.udp_start}-{state.ports.udp_end}",
             processes=len(lab_processes(state.lab_id)),
+            computes=[compute_status(compute, state.lab_id) for compute in state.computes],
         )
 
     # life cycle
@@ -234,6 +257,7 @@ class LabServer:
             self._settle_credentials(instance)
             lab_id = secrets.token_hex(8)
             block = claim_port_block(lab_id)
+            computes: list[tuple[ComputeState, str]] = []
             try:
                 helpers = write_helpers(instance / "bin", vpcs)
                 write_config(instance, port, block, helpers, (self.username, self.password))
@@ -246,6 +270,7 @@ class LabServer:
                     },
                 )
                 self._launch(gns3server, instance, port, lab_id)
+                self._launch_computes(gns3server, instance, lab_id, helpers, computes)
                 assert self._process is not None
                 self._state = LabState(
                     lab_id=lab_id,
@@ -257,18 +282,24 @@ class LabServer:
                     env_file=instance / ENV_FILE,
                     started_at=time.time(),
                     ports=block,
+                    computes=[state for state, _ in computes],
                 )
+                began = time.monotonic()
                 self._wait_ready(timeout)
                 self.router_problem = self._install_router()
+                self._register_computes(computes, began + timeout)
             except BaseException:
-                self._abort(lab_id, block)
+                self._abort(lab_id, block, [state for state, _ in computes])
                 raise
             set_block_owner(block, lab_id, self._state.pid)
+            for compute, _ in computes:
+                adopt_block(compute, lab_id)
             (instance / STATE_FILE).write_text(self._state.model_dump_json(indent=2))
         return self
 
     def stop(self, timeout: float = 20.0) -> None:
-        """Stop the server and every process of this lab (nodes, stand-ins); idempotent.
+        """Stop the server, its computes and every process of this lab (nodes, stand-ins);
+        idempotent.
 
         SIGTERM first (gns3-server then stops its nodes), SIGKILL after ``timeout``
         seconds, then any process still carrying the lab marker is ended by PID. Raises
@@ -281,6 +312,8 @@ class LabServer:
             self._end_child(self._process, timeout)
         else:
             terminate([state.pid], state.lab_id, timeout)
+        # After the controller, which closes its projects on the computes as it stops.
+        terminate([compute.pid for compute in state.computes], state.lab_id, timeout)
         survivors = terminate(lab_processes(state.lab_id), state.lab_id, 3.0)
         if survivors:
             raise LabError(
@@ -288,6 +321,8 @@ class LabServer:
                 "end them by hand (kill -9 PID)"
             )
         release_port_block(state.ports, state.lab_id)
+        for compute in state.computes:
+            release_compute(compute, state.lab_id)
         with contextlib.suppress(OSError):
             (state.instance_dir / STATE_FILE).unlink()
         self._state = None
@@ -323,6 +358,8 @@ class LabServer:
             )
         terminate(lab_processes(previous.lab_id), previous.lab_id, 3.0)
         release_port_block(previous.ports, previous.lab_id)
+        for compute in previous.computes:
+            release_compute(compute, previous.lab_id)
         (instance / STATE_FILE).unlink(missing_ok=True)
 
     def _settle_credentials(self, instance: Path) -> None:
@@ -378,6 +415,32 @@ class LabServer:
             )
         log.info("gns3-server starting on http://127.0.0.1:%d (pid %d)", port, self._process.pid)
 
+    def _launch_computes(
+        self,
+        gns3server: Path,
+        instance: Path,
+        lab_id: str,
+        helpers: HelperPaths,
+        started: list[tuple[ComputeState, str]],
+    ) -> None:
+        """Start the extra computes, appending each to ``started`` as it is launched (so a
+        failure part way still stops the ones that run)."""
+        for number in range(1, self._compute_count + 1):
+            started.append(launch_compute(gns3server, instance, number, lab_id, helpers))
+
+    def _register_computes(self, computes: list[tuple[ComputeState, str]], deadline: float) -> None:
+        """Wait for each compute, then register them all with the controller (which also
+        forgets computes of an earlier start of this lab that no longer run)."""
+        assert self._state is not None
+        for state, _ in computes:
+            wait_compute_answers(state, self._state.lab_id, deadline)
+        credentials = {"username": self.username, "password": self.password}
+        with httpx.Client(base_url=self._state.url, timeout=30, trust_env=False) as client:
+            login = client.post("/v3/access/users/authenticate", json=credentials)
+            login.raise_for_status()
+            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+            register_computes(client, computes, deadline)
+
     def _wait_ready(self, timeout: float) -> None:
         assert self._process is not None and self._state is not None
         deadline = time.monotonic() + timeout
@@ -424,12 +487,14 @@ class LabServer:
                 return str(exc)
         return None
 
-    def _abort(self, lab_id: str, block: PortBlock) -> None:
+    def _abort(self, lab_id: str, block: PortBlock, computes: list[ComputeState]) -> None:
         """Undo a failed start: no process, no port claim, no state left."""
         if self._process is not None:
             self._end_child(self._process, 5.0)
         terminate(lab_processes(lab_id), lab_id, 3.0)
         release_port_block(block, lab_id)
+        for compute in computes:
+            release_compute(compute, lab_id)
         self._process = None
         self._state = None
 

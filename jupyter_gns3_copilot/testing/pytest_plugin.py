@@ -3,13 +3,18 @@
 Fixtures (all synchronous, so plain ``async def`` tests can use them too):
 
 - ``gns3_lab`` (session): a ``LabServer`` started once per test run in a temporary
-  instance directory and stopped, with every process it started, at the end. To use an
+  instance directory, with two extra computes (``TEST_LAB_COMPUTES``) beside the
+  controller's own ``local`` one, and stopped, with every process it started, at the
+  end. Nodes go to ``local`` unless a test asks for a compute. To use an
   already running GNS3 server instead, set ``GNS3_COPILOT_TEST_LAB_URL`` (and
   ``GNS3_COPILOT_TEST_LAB_USER`` / ``GNS3_COPILOT_TEST_LAB_PASSWORD``, default
   admin/admin): the fixture then yields an ``ExternalLab`` with the same ``url``,
   ``username``, ``password`` and ``env()``, and starts nothing.
 - ``gns3_http`` (session): a synchronous ``httpx.Client`` whose base URL is the lab URL
   and which sends a bearer token (authenticated once); paths start with ``/v3/``.
+- ``gns3_computes`` (session): the lab's two extra computes as ``LabCompute`` (id and
+  name), for tests placing nodes on several computes; skipped with an external server
+  that has fewer than two.
 - ``gns3_project`` (function): a new, opened project with a unique name, as a
   ``GNS3Project``; closed (its nodes stop) and deleted after the test, even if the test
   deleted it already.
@@ -38,6 +43,7 @@ LAB_URL_ENV = "GNS3_COPILOT_TEST_LAB_URL"
 LAB_USER_ENV = "GNS3_COPILOT_TEST_LAB_USER"
 LAB_PASSWORD_ENV = "GNS3_COPILOT_TEST_LAB_PASSWORD"
 LAB_START_TIMEOUT = 180.0
+TEST_LAB_COMPUTES = 2
 HTTP_TIMEOUT = 60.0
 
 
@@ -51,6 +57,14 @@ class ExternalLab:
 
     def env(self) -> dict[str, str]:
         return {"GNS3_URL": self.url, "GNS3_USER": self.username, "GNS3_PASSWORD": self.password}
+
+
+@dataclass(frozen=True)
+class LabCompute:
+    """A compute of the test lab other than the controller's own ``local``."""
+
+    compute_id: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -93,7 +107,7 @@ def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | E
         return
     from jupyter_gns3_copilot.labkit import LabServer
 
-    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"))
+    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"), computes=TEST_LAB_COMPUTES)
     lab.start(timeout=LAB_START_TIMEOUT)
     try:
         yield lab
@@ -114,6 +128,24 @@ def gns3_http(gns3_lab: LabServer | ExternalLab) -> Iterator[httpx.Client]:
         _expect(response, f"login as {gns3_lab.username!r} at {gns3_lab.url}", (200,))
         client.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
         yield client
+
+
+@pytest.fixture(scope="session")
+def gns3_computes(gns3_lab: LabServer | ExternalLab, gns3_http: httpx.Client) -> list[LabCompute]:
+    """The lab's extra computes (see the module docstring)."""
+    if isinstance(gns3_lab, ExternalLab):
+        answer = gns3_http.get("/v3/computes")
+        _expect(answer, "listing the computes", (200,))
+        computes = [
+            LabCompute(compute_id=str(entry["compute_id"]), name=str(entry["name"]))
+            for entry in answer.json()
+            if entry["compute_id"] != "local"
+        ]
+    else:
+        computes = [LabCompute(c.compute_id, c.name) for c in gns3_lab.computes]
+    if len(computes) < TEST_LAB_COMPUTES:
+        pytest.skip(f"the GNS3 server at {gns3_lab.url} has fewer than two extra computes")
+    return computes[:TEST_LAB_COMPUTES]
 
 
 @pytest.fixture
