@@ -4,6 +4,7 @@ Nothing here imports Jupyter.
 """
 
 from .client import GNS3Client
+from .computes import LOCAL_COMPUTE, Compute, ComputeLoad
 from .errors import (
     GNS3APIError,
     GNS3AuthError,
@@ -17,6 +18,9 @@ from .models import Drawing, Link, LinkEnd, Node, Port, Project, Snapshot, Templ
 from .topology import Connection, ConnectionEnd, Topology
 
 __all__ = [
+    "LOCAL_COMPUTE",
+    "Compute",
+    "ComputeLoad",
     "Connection",
     "ConnectionEnd",
     "Drawing",

@@ -6,8 +6,8 @@
 
 `GNS3Client` is composed of one part per resource: `connection.py` (HTTP, authentication,
 errors), `projects.py` (projects, their files and drawings), `nodes.py` (templates and
-nodes), `links.py`, `captures.py` and `snapshots.py`; GNS3's access control is
-`access.py`'s `GNS3Access`, over a client.
+nodes), `links.py`, `captures.py`, `snapshots.py` and `computes.py` (where nodes run);
+GNS3's access control is `access.py`'s `GNS3Access`, over a client.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 
 from .captures import CaptureCalls
+from .computes import ComputeCalls
 from .snapshots import SnapshotCalls
 from .topology import Topology
 
 
-class GNS3Client(CaptureCalls, SnapshotCalls):
+class GNS3Client(CaptureCalls, SnapshotCalls, ComputeCalls):
     """Async client for one GNS3 server; use as `async with GNS3Client(...) as gns3:`.
 
     `url` is the server's base URL (e.g. "http://127.0.0.1:3080"; a trailing "/v3" and a

@@ -1,13 +1,15 @@
 """Extra GNS3 computes for a lab: more gns3-server processes its controller places nodes on.
 
-Each compute is a real gns3-server on 127.0.0.1 with its own TCP port, its own block of
+Each compute is a real gns3-server on a loopback address of its own (compute N on
+127.0.0.N+1: GNS3 tunnels a link between two computes only when their addresses differ,
+and every address of 127.0.0.0/8 stays on this machine), with its own TCP port, block of
 console and UDP ports (``ports.py``), its own directory ``<lab>/computes/<name>``
 (``gns3_server.conf`` 0600, projects, images, logs) and the lab's helper executables.
 Computes are named ``compute-1``, ``compute-2``...; their ids (UUIDs, as GNS3's database
 wants) are derived from the name, so a project's nodes find their compute again after the
-lab restarts. The compute password is generated at every start and kept only where
-gns3-server reads it (the compute's 0600 config) and in the controller's database (sent
-by the registration); nothing else records it.
+lab restarts. The compute password (one per lab, generated at every start) is kept only
+where gns3-server reads it (the 0600 configs of the controller and its computes) and in
+the controller's database (sent by the registration); nothing else records it.
 
 Every compute process carries the lab's marker (``processes.py``), so stopping the lab
 ends them too, whatever happened to the controller.
@@ -15,7 +17,6 @@ ends them too, whatever happened to the controller.
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import logging
 import os
@@ -38,7 +39,7 @@ from .instance import (
     log_tail,
     write_config,
 )
-from .ports import PortBlock, claim_port_block, free_tcp_port, release_port_block, set_block_owner
+from .ports import claim_port_block, free_tcp_port, release_port_block, set_block_owner
 from .processes import LAB_ID_ENV, has_marker
 
 log = logging.getLogger(__name__)
@@ -100,26 +101,14 @@ def compute_status(state: ComputeState, lab_id: str) -> ComputeStatus:
     )
 
 
+def compute_host(number: int) -> str:
+    """The loopback address of the lab's ``number``-th compute."""
+    return f"127.0.0.{number + 1}"
+
+
 def block_owner(lab_id: str, name: str) -> str:
     """The owner name of a compute's port block claim."""
     return f"{lab_id}/{name}"
-
-
-def _write_compute_config(
-    directory: Path, port: int, block: PortBlock, helpers: HelperPaths, password: str
-) -> None:
-    """The lab's config for a compute, plus its compute credentials. Its own controller
-    (every gns3-server has one) is never used: its admin gets a password nobody keeps."""
-    write_config(directory, port, block, helpers, ("admin", secrets.token_urlsafe(16)))
-    path = directory / CONFIG_FILE
-    config = configparser.ConfigParser(interpolation=None)
-    config.read(path)
-    config["Server"]["compute_username"] = COMPUTE_USER
-    config["Server"]["compute_password"] = password
-    config["Server"]["name"] = directory.name
-    with path.open("w") as out:
-        config.write(out)
-    path.chmod(0o600)
 
 
 def launch_compute(
@@ -128,8 +117,13 @@ def launch_compute(
     number: int,
     lab_id: str,
     helpers: HelperPaths,
-) -> tuple[ComputeState, str]:
-    """Start the lab's ``number``-th compute; return its state and its new password.
+    password: str,
+) -> ComputeState:
+    """Start the lab's ``number``-th compute with the lab's compute ``password``.
+
+    GNS3 3.0.6's controller forwards a console websocket to a compute with its OWN
+    compute credentials, not the ones the compute was registered with: every compute of
+    a lab therefore uses the controller's compute user and password.
 
     The compute's port block is claimed for the caller's process until
     ``set_block_owner`` hands it to the compute (``adopt_block``). Raises LabError when the
@@ -138,18 +132,22 @@ def launch_compute(
     name = compute_name(number)
     directory = lab_dir / COMPUTES_FOLDER / name
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    port = free_tcp_port()
+    host = compute_host(number)
+    port = free_tcp_port(host)
     block = claim_port_block(block_owner(lab_id, name))
-    password = secrets.token_urlsafe(18)
     try:
-        _write_compute_config(directory, port, block, helpers, password)
+        # Its own controller (every gns3-server has one) is never used: its admin gets a
+        # password nobody keeps.
+        admin = ("admin", secrets.token_urlsafe(16))
+        compute = (COMPUTE_USER, password)
+        write_config(directory, port, block, helpers, admin, compute, host=host, name=name)
         (directory / SERVER_LOG).unlink(missing_ok=True)
         command = [
             str(gns3server),
             "--config",
             str(directory / CONFIG_FILE),
             "--host",
-            "127.0.0.1",
+            host,
             "--port",
             str(port),
             "--logfile",
@@ -168,17 +166,17 @@ def launch_compute(
     except BaseException:
         release_port_block(block, block_owner(lab_id, name))
         raise
-    log.info("GNS3 compute %s starting on 127.0.0.1:%d (pid %d)", name, port, process.pid)
-    state = ComputeState(
+    log.info("GNS3 compute %s starting on %s:%d (pid %d)", name, host, port, process.pid)
+    return ComputeState(
         compute_id=compute_id(number),
         name=name,
+        host=host,
         pid=process.pid,
         port=port,
-        url=f"http://127.0.0.1:{port}",
+        url=f"http://{host}:{port}",
         instance_dir=directory,
         ports=block,
     )
-    return state, password
 
 
 def adopt_block(state: ComputeState, lab_id: str) -> None:
@@ -212,14 +210,14 @@ def wait_compute_answers(state: ComputeState, lab_id: str, deadline: float) -> N
 
 
 def register_computes(
-    controller: httpx.Client, computes: list[tuple[ComputeState, str]], deadline: float
+    controller: httpx.Client, computes: list[ComputeState], password: str, deadline: float
 ) -> None:
     """Register (or update) each compute with the controller, remove the lab's computes
     that no longer run, and wait until the controller is connected to every one.
 
     ``controller`` is an authenticated client of the controller.
     """
-    wanted = {state.compute_id for state, _ in computes}
+    wanted = {state.compute_id for state in computes}
     known = controller.get("/v3/computes")
     _check(known, "listing the controller's computes")
     for entry in known.json():
@@ -227,10 +225,10 @@ def register_computes(
         if is_lab_compute(identifier) and identifier not in wanted:
             _check(controller.delete(f"/v3/computes/{identifier}"), f"removing {identifier}")
     registered = {str(entry.get("compute_id")) for entry in known.json()}
-    for state, password in computes:
+    for state in computes:
         body = {
             "protocol": "http",
-            "host": "127.0.0.1",
+            "host": state.host,
             "port": state.port,
             "user": COMPUTE_USER,
             "password": password,
@@ -241,7 +239,7 @@ def register_computes(
         else:
             answer = controller.post("/v3/computes", json={**body, "compute_id": state.compute_id})
         _check(answer, f"registering the compute {state.name}")
-    for state, _ in computes:
+    for state in computes:
         _wait_connected(controller, state, deadline)
 
 

@@ -35,6 +35,7 @@ class ComputeState(BaseModel):
 
     compute_id: str
     name: str
+    host: str
     pid: int
     port: int
     url: str
@@ -106,14 +107,19 @@ def write_config(
     block: PortBlock,
     helpers: HelperPaths,
     credentials: tuple[str, str],
+    compute_credentials: tuple[str, str],
+    host: str = "127.0.0.1",
+    name: str | None = None,
 ) -> None:
-    """Write ``gns3_server.conf`` (0600) for 127.0.0.1:port, the block's port ranges, the
-    helper executables and the admin ``(username, password)``; create its folders."""
+    """Write ``gns3_server.conf`` (0600) for host:port (a loopback address), the block's
+    port ranges, the helper executables, the admin ``(username, password)`` and the
+    compute ``(username, password)`` its controller uses with its computes; create its
+    folders. ``name``: the server's name (GNS3's default is the host name)."""
     for folder in INSTANCE_FOLDERS:
         (instance / folder).mkdir(exist_ok=True)
     config = configparser.ConfigParser(interpolation=None)
     config["Server"] = {
-        "host": "127.0.0.1",
+        "host": host,
         "port": str(port),
         "report_errors": "False",
         **{f"{folder}_path": str(instance / folder) for folder in INSTANCE_FOLDERS},
@@ -125,6 +131,9 @@ def write_config(
         "enable_builtin_templates": "True",
         "install_builtin_appliances": "False",
         "auto_discover_images": "False",
+        "compute_username": compute_credentials[0],
+        "compute_password": compute_credentials[1],
+        **({"name": name} if name else {}),
     }
     config["Controller"] = {
         "default_admin_username": credentials[0],

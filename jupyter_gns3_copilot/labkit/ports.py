@@ -57,10 +57,11 @@ def default_registry_dir() -> Path:
     return Path(base) / f"jupyter_gns3_copilot-{os.getuid()}" / "port-blocks"
 
 
-def free_tcp_port() -> int:
-    """A TCP port that is free on 127.0.0.1 right now (chosen by the kernel)."""
+def free_tcp_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` (a local address) right now (chosen by the
+    kernel)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 

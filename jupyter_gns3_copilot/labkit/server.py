@@ -18,6 +18,7 @@ import httpx
 from pydantic import BaseModel
 
 from .computes import (
+    COMPUTE_USER,
     ComputeStatus,
     adopt_block,
     check_compute_count,
@@ -257,10 +258,18 @@ class LabServer:
             self._settle_credentials(instance)
             lab_id = secrets.token_hex(8)
             block = claim_port_block(lab_id)
-            computes: list[tuple[ComputeState, str]] = []
+            computes: list[ComputeState] = []
+            compute_password = secrets.token_urlsafe(18)
             try:
                 helpers = write_helpers(instance / "bin", vpcs)
-                write_config(instance, port, block, helpers, (self.username, self.password))
+                write_config(
+                    instance,
+                    port,
+                    block,
+                    helpers,
+                    (self.username, self.password),
+                    (COMPUTE_USER, compute_password),
+                )
                 write_env_file(
                     instance / ENV_FILE,
                     {
@@ -270,7 +279,9 @@ class LabServer:
                     },
                 )
                 self._launch(gns3server, instance, port, lab_id)
-                self._launch_computes(gns3server, instance, lab_id, helpers, computes)
+                self._launch_computes(
+                    gns3server, instance, lab_id, helpers, compute_password, computes
+                )
                 assert self._process is not None
                 self._state = LabState(
                     lab_id=lab_id,
@@ -282,17 +293,17 @@ class LabServer:
                     env_file=instance / ENV_FILE,
                     started_at=time.time(),
                     ports=block,
-                    computes=[state for state, _ in computes],
+                    computes=list(computes),
                 )
                 began = time.monotonic()
                 self._wait_ready(timeout)
                 self.router_problem = self._install_router()
-                self._register_computes(computes, began + timeout)
+                self._register_computes(computes, compute_password, began + timeout)
             except BaseException:
-                self._abort(lab_id, block, [state for state, _ in computes])
+                self._abort(lab_id, block, computes)
                 raise
             set_block_owner(block, lab_id, self._state.pid)
-            for compute, _ in computes:
+            for compute in computes:
                 adopt_block(compute, lab_id)
             (instance / STATE_FILE).write_text(self._state.model_dump_json(indent=2))
         return self
@@ -421,25 +432,28 @@ class LabServer:
         instance: Path,
         lab_id: str,
         helpers: HelperPaths,
-        started: list[tuple[ComputeState, str]],
+        password: str,
+        started: list[ComputeState],
     ) -> None:
         """Start the extra computes, appending each to ``started`` as it is launched (so a
         failure part way still stops the ones that run)."""
         for number in range(1, self._compute_count + 1):
-            started.append(launch_compute(gns3server, instance, number, lab_id, helpers))
+            started.append(launch_compute(gns3server, instance, number, lab_id, helpers, password))
 
-    def _register_computes(self, computes: list[tuple[ComputeState, str]], deadline: float) -> None:
+    def _register_computes(
+        self, computes: list[ComputeState], password: str, deadline: float
+    ) -> None:
         """Wait for each compute, then register them all with the controller (which also
         forgets computes of an earlier start of this lab that no longer run)."""
         assert self._state is not None
-        for state, _ in computes:
+        for state in computes:
             wait_compute_answers(state, self._state.lab_id, deadline)
         credentials = {"username": self.username, "password": self.password}
         with httpx.Client(base_url=self._state.url, timeout=30, trust_env=False) as client:
             login = client.post("/v3/access/users/authenticate", json=credentials)
             login.raise_for_status()
             client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
-            register_computes(client, computes, deadline)
+            register_computes(client, computes, password, deadline)
 
     def _wait_ready(self, timeout: float) -> None:
         assert self._process is not None and self._state is not None

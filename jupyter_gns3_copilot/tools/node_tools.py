@@ -9,6 +9,7 @@ bad name never hides what happened to the others.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
@@ -17,6 +18,7 @@ from pydantic import Field, field_validator
 
 from ..console import ConsoleAborted, ConsoleError, ConsoleTargetError, DialectError
 from ..gns3 import GNS3Error, Node
+from ..gns3.computes import LOCAL_COMPUTE, Compute, busiest_compute, find_compute
 from ..gns3.topology import natural_key
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec, summary_status
 from .placement import follows_layout, relayout
@@ -46,6 +48,11 @@ class NodeToCreate(ToolArguments):
     )
     y: int | None = Field(
         default=None, description="Position in pixels; omit to place automatically."
+    )
+    compute: str | None = Field(
+        default=None,
+        min_length=1,
+        description="GNS3 compute name or id; omit for the lab's usual one.",
     )
 
 
@@ -125,7 +132,11 @@ def free_spot(
 async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any]:
     """Create each node from its template, placing those without a position on free spots;
     in a lab that follows the drawing's layout (`placement`) and when no position was
-    asked for, every node then goes to its layout position."""
+    asked for, every node then goes to its layout position.
+
+    A node goes on the compute it names (by name or id, checked against the controller's
+    computes), else on the project's compute: the one most of its nodes are on, `local`
+    for an empty project (`busiest_compute`)."""
     report = ctx.reporter("create_nodes")
     before = await ctx.gns3.get_topology(ctx.project_id)
     ctx.remember_nodes(before.nodes)
@@ -133,6 +144,14 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
         request.x is None and request.y is None for request in args.nodes
     )
     taken = [(node.x, node.y) for node in before.nodes]
+    usual_compute = busiest_compute(before.nodes)
+    computes: list[Compute] = []
+
+    async def known_computes() -> list[Compute]:
+        if not computes:
+            computes.extend(await ctx.gns3.list_computes())
+        return computes
+
     results: list[dict[str, Any]] = []
     for request in args.nodes:
         asked = {"template": request.template, **({"name": request.name} if request.name else {})}
@@ -141,9 +160,14 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
             continue
         x, y = free_spot(taken, request.x, request.y)
         try:
+            compute_id = usual_compute
+            if request.compute is not None:
+                compute_id = find_compute(await known_computes(), request.compute).compute_id
             template = await ctx.until_aborted(ctx.gns3.find_template(request.template))
             node = await ctx.until_aborted(
-                ctx.gns3.create_node_from_template(ctx.project_id, template, request.name, x=x, y=y)
+                ctx.gns3.create_node_from_template(
+                    ctx.project_id, template, request.name, x=x, y=y, compute_id=compute_id
+                )
             )
         except ToolAborted:
             results.append({**asked, "status": "aborted", "error": "not created: aborted"})
@@ -163,6 +187,11 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
             "ports": [port.short_name for port in node.ports],
             "dialect": node_dialect(node, template.notes),
         }
+        if node.compute_id not in (None, LOCAL_COMPUTE):
+            created["compute"] = node.compute_id
+            with contextlib.suppress(GNS3Error):
+                names = {c.compute_id: c.name for c in await known_computes()}
+                created["compute"] = names.get(node.compute_id, node.compute_id)
         if request.name and node.name != request.name:
             created["note"] = f"GNS3 stored the name as {node.name!r}"
         results.append(created)

@@ -11,11 +11,13 @@ final line: ``100-<text>`` on success (``100-OK`` when there is nothing to say) 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
+LOOPBACK = "127.0.0.1"
 ERR_PARSING = 200
 ERR_UNKNOWN_MODULE = 201
 ERR_UNKNOWN_COMMAND = 202
@@ -54,12 +56,23 @@ def format_reply(reply: Reply) -> str:
     return "".join(f"101 {line}\r\n" for line in reply) + "100-OK\r\n"
 
 
-def listen_port(argv: Sequence[str]) -> int:
-    """The TCP port from ``-H [host:]port``; the host part is ignored (we bind 127.0.0.1)."""
+def listen_address(argv: Sequence[str]) -> tuple[str, int]:
+    """The host and TCP port from ``-H [host:]port``. The host is kept when it is an IPv4
+    loopback address (a lab compute's own, e.g. 127.0.0.2); anything else is replaced by
+    127.0.0.1: a stand-in never listens beyond this machine."""
     for index, arg in enumerate(argv):
         if arg == "-H" and index + 1 < len(argv):
-            return int(argv[index + 1].rsplit(":", 1)[-1])
+            host, _, port = argv[index + 1].rpartition(":")
+            return (host if _is_loopback_v4(host) else LOOPBACK), int(port)
     raise SystemExit("usage: -H [host:]port  (run as a hypervisor listening on 127.0.0.1:port)")
+
+
+def _is_loopback_v4(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.version == 4 and address.is_loopback
 
 
 def log(message: str) -> None:
@@ -68,7 +81,8 @@ def log(message: str) -> None:
 
 
 class HypervisorServer:
-    """Serve the line protocol on 127.0.0.1 with the given ``module command`` handlers.
+    """Serve the line protocol on a loopback address with the given ``module command``
+    handlers.
 
     The ``hypervisor`` module (version, close, stop, reset, working_dir, save_config,
     module_list, cmd_list) is built in; ``reset`` calls the ``reset`` callback.
@@ -83,10 +97,10 @@ class HypervisorServer:
         self._reset = reset
         self._stopped = asyncio.Event()
 
-    async def run(self, port: int) -> None:
-        """Listen on 127.0.0.1:port until a client sends ``hypervisor stop``."""
-        server = await asyncio.start_server(self._serve_client, "127.0.0.1", port)
-        log(f"hypervisor listening on 127.0.0.1:{port}")
+    async def run(self, host: str, port: int) -> None:
+        """Listen on host:port until a client sends ``hypervisor stop``."""
+        server = await asyncio.start_server(self._serve_client, host, port)
+        log(f"hypervisor listening on {host}:{port}")
         async with server:
             await self._stopped.wait()
         self._reset()
@@ -171,11 +185,16 @@ class HypervisorServer:
 
 
 class UdpNio(asyncio.DatagramProtocol):
-    """A UDP NIO: Ethernet frames arrive on 127.0.0.1:lport and leave towards rhost:rport.
+    """A UDP NIO: Ethernet frames arrive on lport of each of ``BIND_HOSTS`` and leave
+    towards rhost:rport.
 
     Each received datagram (one frame) is passed to ``on_frame``; until something
     attaches a callback, frames are dropped. Counters feed ``get_stats`` commands.
     """
+
+    BIND_HOSTS: tuple[str, ...] = (LOOPBACK,)
+    """127.0.0.1, where the node's own processes send, and the hypervisor's host when it
+    is another loopback address: a lab compute's, where other computes' tunnels send."""
 
     def __init__(self, name: str, lport: int, rhost: str, rport: int) -> None:
         self.name = name
@@ -184,15 +203,23 @@ class UdpNio(asyncio.DatagramProtocol):
         self.on_frame: FrameCallback | None = None
         self.packets_in = self.packets_out = self.bytes_in = self.bytes_out = 0
         self._transport: asyncio.DatagramTransport | None = None
+        self._extra: list[asyncio.BaseTransport] = []
 
     @classmethod
     async def open(cls, name: str, lport: int, rhost: str, rport: int) -> UdpNio:
-        """Bind 127.0.0.1:lport; a busy port raises CommandError."""
+        """Bind lport on every ``BIND_HOSTS`` address; a busy port raises CommandError."""
         nio = cls(name, lport, rhost, rport)
         loop = asyncio.get_running_loop()
         try:
-            await loop.create_datagram_endpoint(lambda: nio, local_addr=("127.0.0.1", lport))
+            first, *others = cls.BIND_HOSTS
+            await loop.create_datagram_endpoint(lambda: nio, local_addr=(first, lport))
+            for host in others:
+                extra, _ = await loop.create_datagram_endpoint(
+                    lambda: _Receiver(nio), local_addr=(host, lport)
+                )
+                nio._extra.append(extra)
         except OSError as error:
+            nio.close()
             raise CommandError(f"cannot bind UDP port {lport} for NIO {name}: {error}") from error
         return nio
 
@@ -222,14 +249,32 @@ class UdpNio(asyncio.DatagramProtocol):
         if self._transport is not None:
             self._transport.close()
             self._transport = None
+        for extra in self._extra:
+            extra.close()
+        self._extra.clear()
+
+
+class _Receiver(asyncio.DatagramProtocol):
+    """Frames arriving on a NIO's other address go to the NIO itself."""
+
+    def __init__(self, nio: UdpNio) -> None:
+        self.nio = nio
+
+    def datagram_received(self, data: bytes, addr: tuple[str | int, ...]) -> None:
+        self.nio.datagram_received(data, addr)
+
+    def error_received(self, exc: Exception) -> None:
+        pass
 
 
 def run(server: HypervisorServer, argv: Sequence[str]) -> int:
-    """Run ``server`` on the ``-H`` port from ``argv`` until ``hypervisor stop``."""
-    port = listen_port(argv)
+    """Run ``server`` on the ``-H`` address from ``argv`` until ``hypervisor stop``."""
+    host, port = listen_address(argv)
+    if host != LOOPBACK:
+        UdpNio.BIND_HOSTS = (LOOPBACK, host)
     try:
-        asyncio.run(server.run(port))
+        asyncio.run(server.run(host, port))
     except OSError as error:
-        print(f"cannot listen on 127.0.0.1:{port}: {error}", file=sys.stderr)
+        print(f"cannot listen on {host}:{port}: {error}", file=sys.stderr)
         return 1
     return 0
