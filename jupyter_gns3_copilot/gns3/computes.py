@@ -3,18 +3,24 @@
 GNS3 3.0's `GET /computes` lists the computes registered in the controller's database:
 never its own `local` compute (always there), and without their load. The load comes
 from `GET /statistics`, which asks every connected compute, `local` included.
+`move_closed_project` puts a fresh copy of a project on one compute.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from .connection import GNS3Connection, names_text
-from .errors import GNS3NotFound
-from .models import Node
+from .errors import GNS3Conflict, GNS3NotFound
+from .models import Node, Project
+
+if TYPE_CHECKING:
+    from .client import GNS3Client
 
 LOCAL_COMPUTE = "local"
 """The id of the controller's own compute."""
@@ -105,3 +111,22 @@ class ComputeCalls(GNS3Connection):
                 )
             )
         return loads
+
+
+async def move_closed_project(gns3: GNS3Client, project: Project, compute_id: str) -> int:
+    """Put every node of the CLOSED `project` on the compute `compute_id`; the number of
+    nodes. GNS3 has no call to move a node, so the project's topology file is rewritten:
+    the nodes are made on that compute when the project is next opened. Node files (e.g.
+    saved startup configurations) stay with the controller: use this for fresh copies.
+    Raises `GNS3Conflict` for an opened project.
+    """
+    if project.status == "opened":
+        raise GNS3Conflict(f"Project {project.name} is open; close it to move its nodes.")
+    filename = project.filename or f"{project.name}.gns3"
+    topology = json.loads(await gns3.read_project_file(project.project_id, filename))
+    nodes = topology.get("topology", {}).get("nodes", [])
+    for node in nodes:
+        node["compute_id"] = compute_id
+    content = json.dumps(topology, indent=4).encode()
+    await gns3.write_project_file(project.project_id, filename, content)
+    return len(nodes)
