@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, SecretStr
-from traitlets import Bool, Dict, Int, List, Unicode, default
+from traitlets import Bool, Dict, Int, List, Unicode, Union, default
 from traitlets.config import Application
 
 from ..objectives import SALT_ENV, SALT_FILE
@@ -158,6 +158,13 @@ class CopilotHubService(Application):
         config=True
     )
     max_projects_per_student = Int(10, help="GNS3 projects a student may create.").tag(config=True)
+    placement = Union(
+        [Unicode(), Dict(value_trait=Unicode())],
+        default_value="template",
+        help="The GNS3 compute a student's assigned copy of a lab goes on: 'template' "
+        "(where the template's nodes are), 'least_loaded' (the compute using the least "
+        "memory) or a mapping of hub group to compute name.",
+    ).tag(config=True)
     log_questions = Bool(
         False, help="Keep a log of students' questions for the staff (students are told)."
     ).tag(config=True)
@@ -270,6 +277,12 @@ class CopilotHubService(Application):
             BudgetPolicy.model_validate(self.budgets)
         except ValueError as exc:
             problems.append(f"budgets: {exc}")
+        from .placement import check_rule
+
+        try:
+            check_rule(self.placement)
+        except ValueError as exc:
+            problems.append(str(exc))
         if problems:
             self.log.critical("The copilot hub service cannot start: %s", "; ".join(problems))
             self.exit(1)
@@ -315,6 +328,7 @@ class CopilotHubService(Application):
         from .grade_store import GradeStore
         from .hub_auth import HubIdentity, oauth_callback_route
         from .lab_accounts import LabAccounts
+        from .placement import check_rule
         from .usage import SqliteUsageStore
 
         prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{SERVICE_NAME}/")
@@ -361,6 +375,7 @@ class CopilotHubService(Application):
             log_questions=settings.log_questions,
             hub_url=hub_auth.hub_prefix,
             labs=labs,
+            placement=check_rule(self.placement),
         )
         runtime = HubRuntime(
             settings, accounts, identity, gateway, store, dashboard=dashboard, labs=labs

@@ -82,6 +82,7 @@ from .dashboard_data import (
 )
 from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
 from .lab_handlers import lab_file_error
+from .placement import describe_placement
 from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind, Question
@@ -407,6 +408,7 @@ class _PageHandler(_DashboardHandler):
                 questions=questions,
                 notice=notice,
                 problem=problem,
+                placement_text=describe_placement(self.deps.placement),
                 xsrf_form_html=self.xsrf_form_html(),
             )
         )

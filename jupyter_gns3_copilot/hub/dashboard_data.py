@@ -25,11 +25,13 @@ from pydantic import (
 )
 
 from ..gns3.client import GNS3Client
+from ..gns3.computes import LOCAL_COMPUTE
 from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import Project
 from .budgets import BudgetPolicy, DailyTokens
 from .caller import Caller
 from .lab_accounts import LabAccounts
+from .placement import TEMPLATE, ComputePlacement, PlacementError, PlacementRule
 from .usage import OverrideKind, UsageStore, UserUsage, utc_now
 
 if TYPE_CHECKING:
@@ -68,6 +70,8 @@ class DashboardDeps:
     labs: ClassLabs | None = None
     """The service's lab checks and grades (`class_labs.py`, `grades.py`); None: no lab
     progress on the dashboard."""
+    placement: PlacementRule = TEMPLATE
+    """Where assigned copies of a lab go (`placement.py`)."""
 
 
 def may_use_dashboard(caller: Caller | None, instructor_groups: frozenset[str]) -> bool:
@@ -133,6 +137,7 @@ class NodeView(BaseModel):
     name: str
     node_type: str
     status: str
+    compute_id: str | None = None
 
 
 class ProjectView(BaseModel):
@@ -173,6 +178,18 @@ class TemplateView(BaseModel):
     """Made on the dashboard (in the templates pool): it may be replaced or deleted here."""
 
 
+class ComputeView(BaseModel):
+    """A GNS3 compute: the load it reports (None: it did not answer) and the nodes of
+    students' opened projects on it."""
+
+    compute_id: str
+    name: str
+    cpu_usage_percent: float | None = None
+    memory_usage_percent: float | None = None
+    students: list[str] = Field(default_factory=list)
+    nodes: int = 0
+
+
 class Overview(BaseModel):
     """`GET api/students`."""
 
@@ -186,6 +203,7 @@ class Overview(BaseModel):
     questions_logged: bool
     gns3_error: str | None = None
     """Why the GNS3 part is missing (GNS3 unreachable...), else None."""
+    computes: list[ComputeView] = Field(default_factory=list)
 
 
 def _template_of(project: Project, user: str, templates: Sequence[TemplateView]) -> str | None:
@@ -201,7 +219,7 @@ async def _project_view(gns3: GNS3Client, project: Project) -> ProjectView:
     if project.status == "opened":
         nodes = await gns3.list_nodes(project.project_id)
         view.nodes = [
-            NodeView(name=n.name, node_type=n.node_type, status=n.status)
+            NodeView(name=n.name, node_type=n.node_type, status=n.status, compute_id=n.compute_id)
             for n in sorted(nodes, key=lambda n: n.name)
         ]
     return view
@@ -227,14 +245,37 @@ async def _gns3_side(
     return views, templates
 
 
+async def _computes(gns3: GNS3Client, projects: dict[str, list[ProjectView]]) -> list[ComputeView]:
+    """Each compute with its load and the students' nodes on it (opened projects)."""
+    computes, loads = await asyncio.gather(gns3.list_computes(), gns3.compute_loads())
+    reported = {load.compute_id: load for load in loads}
+    views = {c.compute_id: ComputeView(compute_id=c.compute_id, name=c.name) for c in computes}
+    for compute_id, view in views.items():
+        if compute_id in reported:
+            view.cpu_usage_percent = reported[compute_id].cpu_usage_percent
+            view.memory_usage_percent = reported[compute_id].memory_usage_percent
+    for user, mine in projects.items():
+        for project in mine:
+            for node in project.nodes or []:
+                host = views.get(node.compute_id or LOCAL_COMPUTE)
+                if host is None:
+                    continue
+                host.nodes += 1
+                if user not in host.students:
+                    host.students.append(user)
+    return list(views.values())
+
+
 async def overview(deps: DashboardDeps) -> Overview:
     """Everything the page shows (GNS3's part left out, with the reason, if GNS3 fails)."""
     day = deps.clock().date()
     usage: dict[str, UserUsage] = {u.user: u for u in await deps.usage.user_usage(day)}
     overrides = await deps.usage.overrides()
     gns3_error = None
+    computes: list[ComputeView] = []
     try:
         projects, templates = await _gns3_side(deps)
+        computes = await _computes(deps.gns3, projects)
     except GNS3Error as exc:
         gns3_error, projects, templates = str(exc), {}, []
     students = []
@@ -281,6 +322,7 @@ async def overview(deps: DashboardDeps) -> Overview:
         course_tokens_today=await deps.usage.tokens_used(day),
         questions_logged=deps.log_questions,
         gns3_error=gns3_error,
+        computes=computes,
     )
 
 
@@ -332,7 +374,18 @@ async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView
             raise ActionError(400, f"group: {none}", "group")
         students += [m for m in members if m not in students]
     template = await template_project(deps, body.template)
-    copies = await deps.accounts.assign_lab(template.project_id, students)
+    placement = ComputePlacement(deps.gns3, deps.placement)
+    day = deps.clock().date()
+    seen_groups = {u.user: u.groups for u in await deps.usage.user_usage(day)}
+
+    async def compute_for(user: str) -> str | None:
+        groups = [body.group] if body.group is not None else []
+        return await placement.compute_for([*groups, *seen_groups.get(user, [])])
+
+    try:
+        copies = await deps.accounts.assign_lab(template.project_id, students, compute_for)
+    except PlacementError as exc:
+        raise ActionError(409, str(exc)) from None
     if deps.labs is not None:  # the lab starts now for each student (hints are counted since)
         for user in copies:
             await deps.labs.grades.start(user, template.name, deps.clock())

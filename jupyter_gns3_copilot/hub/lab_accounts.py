@@ -73,13 +73,14 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from ..gns3.access import AccessToken, GNS3Access
 from ..gns3.client import GNS3Client
+from ..gns3.computes import move_closed_project
 from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
 
@@ -104,6 +105,9 @@ STUDENT_PRIVILEGES = frozenset(
     }
 )
 """What a student does in their own projects with the copilot or the GNS3 web UI."""
+
+ComputeChoice = Callable[[str], Awaitable[str | None]]
+"""A hub user -> the compute id their new copy of a lab goes on (None: the template's)."""
 
 DEFAULT_PREFIX = "hub-"
 DEFAULT_GROUP = "hub-students"
@@ -452,9 +456,23 @@ class LabAccounts:
             raise
 
     async def _copy(
-        self, template: Project, pools: Sequence[ResourcePool], student: LabStudent, name: str
+        self,
+        template: Project,
+        pools: Sequence[ResourcePool],
+        student: LabStudent,
+        name: str,
+        compute_id: str | None = None,
     ) -> Project:
+        """Duplicate `template` as `name` into the student's pool; with `compute_id`, its
+        nodes are put on that compute (`move_closed_project`)."""
         copy = await self.access.duplicate_project(template.project_id, name)
+        if compute_id is not None:
+            try:
+                await move_closed_project(self.admin, copy, compute_id)
+            except GNS3Error:
+                with contextlib.suppress(GNS3Error):
+                    await self.admin.delete_project(copy.project_id)
+                raise
         await self._into_pool(copy, student.pool_id, pools)
         return copy
 
@@ -526,11 +544,16 @@ class LabAccounts:
             await self._delete(template, pool.resource_pool_id)
 
     async def assign_lab(
-        self, template_project: str, hub_users: Sequence[str]
+        self,
+        template_project: str,
+        hub_users: Sequence[str],
+        compute_for: ComputeChoice | None = None,
     ) -> dict[str, Project]:
         """Give each student a copy of the template project (id or name) in their pool,
         named `lab_name(template, hub user)`; a student who already has that copy keeps it
-        (use `reset_lab` to start over). Returns each hub user's copy."""
+        (use `reset_lab` to start over). `compute_for(hub user)` says on which compute a
+        new copy's nodes go (None, or no function: where the template's are). Returns
+        each hub user's copy."""
         template = await self.admin.resolve_project(template_project)
         template_pools = await self.access.pools_of(template.project_id)
         copies: dict[str, Project] = {}
@@ -539,10 +562,12 @@ class LabAccounts:
                 student = await self._ensure(hub_user)
                 name = lab_name(template.name, hub_user)
                 existing = [p for p in await self.student_projects(hub_user) if p.name == name]
-                copies[hub_user] = (
-                    existing[0]
-                    if existing
-                    else await self._copy(template, template_pools, student, name)
+                if existing:
+                    copies[hub_user] = existing[0]
+                    continue
+                compute_id = await compute_for(hub_user) if compute_for else None
+                copies[hub_user] = await self._copy(
+                    template, template_pools, student, name, compute_id
                 )
         return copies
 

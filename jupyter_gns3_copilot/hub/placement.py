@@ -49,6 +49,17 @@ def check_rule(rule: object) -> PlacementRule:
     )
 
 
+def describe_placement(rule: PlacementRule) -> str:
+    """Where copies go, as the dashboard says it ("... go <this>.")."""
+    if rule == TEMPLATE:
+        return "where the template's devices are"
+    if rule == LEAST_LOADED:
+        return "to the compute using the least memory"
+    assert isinstance(rule, Mapping)
+    groups = "; ".join(f"group {group} to {compute}" for group, compute in rule.items())
+    return f"by hub group ({groups}; anyone else where the template's devices are)"
+
+
 def least_loaded(loads: Sequence[ComputeLoad], placed: Counter[str]) -> str | None:
     """The compute id `least_loaded` chooses (module docstring); None when no compute
     reported its load."""

@@ -35,6 +35,7 @@ from jupyter_gns3_copilot.hub.dashboard import (
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.grade_store import GradeStore
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.placement import TEMPLATE, PlacementRule
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext, execute_tool
@@ -93,9 +94,11 @@ async def dashboard_service(
     upstream: ScriptedLLM | None = None,
     log_questions: bool = False,
     lab_salt: str | None = None,
+    placement: PlacementRule = TEMPLATE,
 ) -> AsyncIterator[Service]:
     """The dashboard with `gns3` as the admin client (and the gateway if `upstream`; the
-    service's lab checks and grades with the class salt `lab_salt`)."""
+    service's lab checks and grades with the class salt `lab_salt`; assigned copies placed
+    by `placement`)."""
     store = await SqliteUsageStore.open(data_dir)
     accounts = LabAccounts(
         gns3,
@@ -114,6 +117,7 @@ async def dashboard_service(
         log_questions=log_questions,
         clock=lambda: NOW,
         labs=labs,
+        placement=placement,
     )
     routes = dashboard_handlers(DASHBOARD, deps)
     gateway = None

@@ -1,0 +1,150 @@
+"""Where the hub service puts students' copies of a lab (`placement`), and the dashboard's
+view of the GNS3 computes.
+
+On the real lab with two extra computes (`gns3_computes`) and the real dashboard service
+(tests/support/dashboard.py, whose caller lookup is the one stand-in): a group mapping
+puts each student's copy on their group's compute, where its node starts; `least_loaded`
+spreads a class over the computes (all of them on this one host report the same memory,
+so the copies already given decide); a mapping naming a compute GNS3 lacks is refused
+with the valid ones; the overview lists each compute's load, students and devices.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.dashboard import dashboard_service, record_usage
+
+from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3.computes import LOCAL_COMPUTE, ComputeLoad
+from jupyter_gns3_copilot.hub.placement import check_rule, describe_placement, least_loaded
+
+
+def _load(compute_id: str, memory: float, cpu: float) -> ComputeLoad:
+    return ComputeLoad(
+        compute_id=compute_id, name=compute_id, cpu_usage_percent=cpu, memory_usage_percent=memory
+    )
+
+
+def test_least_loaded_weighs_memory_then_copies_given_then_cpu() -> None:
+    loads = [_load("a", 41, 90), _load("b", 48, 10), _load("c", 70, 0)]
+    assert least_loaded(loads, Counter()) == "b", "41% and 48% are one step: less CPU wins"
+    assert least_loaded(loads, Counter({"b": 1})) == "a"
+    assert least_loaded([_load("a", 35, 0), *loads], Counter({"a": 5})) == "a"
+    assert least_loaded([], Counter()) is None
+
+
+def test_the_placement_setting_is_checked_and_described() -> None:
+    assert check_rule("least_loaded") == "least_loaded"
+    assert check_rule({"tas": "compute-2"}) == {"tas": "compute-2"}
+    for wrong in ("busiest", {"tas": ""}, {"tas": 2}, ["compute-1"]):
+        with pytest.raises(ValueError, match="placement must be 'template', 'least_loaded'"):
+            check_rule(wrong)
+    assert describe_placement("template") == "where the template's devices are"
+    assert "group tas to compute-2" in describe_placement({"tas": "compute-2"})
+
+
+async def _template(gns3: GNS3Client, name: str) -> str:
+    template = await gns3.create_project(name)
+    await gns3.create_node_from_template(template.project_id, "VPCS", "PC1")
+    await gns3.close_project(template.project_id)
+    return template.name
+
+
+async def _node_compute(gns3: GNS3Client, project_id: str) -> str | None:
+    await gns3.open_project(project_id)
+    (node,) = await gns3.list_nodes(project_id)
+    return node.compute_id
+
+
+@pytest.mark.lab
+async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_computes(
+    gns3_lab: Any, gns3_computes: Any, prefix: str, tmp_path: Path
+) -> None:
+    first, second = gns3_computes
+    gns3 = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    rule = {"tas": second.compute_id, "students": first.name}
+    async with (
+        gns3,
+        dashboard_service(tmp_path, gns3, account_prefix=prefix, placement=rule) as service,
+    ):
+        await record_usage(service.store, "alice", 100, "turn-a1")  # alice is in "students"
+        template = await _template(gns3, f"{prefix}placed")
+        async with service.client() as api:
+            alices = await api.post(
+                "api/labs/assign", json={"template": template, "students": ["alice"]}
+            )
+            assert alices.status_code == 200, alices.text
+            bobs = await api.post(
+                "api/labs/assign", json={"template": template, "students": ["bob"], "group": "tas"}
+            )
+            assert bobs.status_code == 200, bobs.text
+            alice_copy = alices.json()["alice"]["project_id"]
+            bob_copy = bobs.json()["bob"]["project_id"]
+            assert await _node_compute(gns3, alice_copy) == first.compute_id
+            assert await _node_compute(gns3, bob_copy) == second.compute_id
+            (node,) = await gns3.list_nodes(alice_copy)
+            await gns3.start_node(alice_copy, node.node_id)
+            assert (await gns3.get_node(alice_copy, node.node_id)).status == "started"
+
+            overview = (await api.get("api/students")).json()
+            computes = {c["name"]: c for c in overview["computes"]}
+            assert list(computes) == [LOCAL_COMPUTE, first.name, second.name]
+            assert (computes[first.name]["students"], computes[first.name]["nodes"]) == (
+                ["alice"],
+                1,
+            )
+            assert (computes[second.name]["students"], computes[second.name]["nodes"]) == (
+                ["bob"],
+                1,
+            )
+            assert all(0 <= c["memory_usage_percent"] <= 100 for c in computes.values())
+            page = await api.get("")
+            assert 'id="computes"' in page.text and "group tas to" in page.text
+
+    wrong = {"tas": "nowhere"}
+    admin = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    async with (
+        admin,
+        dashboard_service(
+            tmp_path / "wrong", admin, account_prefix=prefix, placement=wrong
+        ) as service,
+    ):
+        async with service.client() as api:
+            refused = await api.post(
+                "api/labs/assign",
+                json={"template": template, "students": ["carol"], "group": "tas"},
+            )
+        assert refused.status_code == 409
+        assert refused.json()["error"]["message"] == (
+            f"placement: No compute named 'nowhere'. Computes: {first.name}, {second.name}, local."
+        )
+        assert await service.deps.accounts.student_projects("carol") == []
+
+
+@pytest.mark.lab
+async def test_least_loaded_spreads_a_class_over_the_computes(
+    gns3_lab: Any, gns3_computes: Any, prefix: str, tmp_path: Path
+) -> None:
+    gns3 = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    async with (
+        gns3,
+        dashboard_service(
+            tmp_path, gns3, account_prefix=prefix, placement="least_loaded"
+        ) as service,
+    ):
+        template = await _template(gns3, f"{prefix}spread")
+        async with service.client() as api:
+            assigned = await api.post(
+                "api/labs/assign",
+                json={"template": template, "students": ["alice", "bob", "carol"]},
+            )
+            assert assigned.status_code == 200, assigned.text
+            placed = [
+                await _node_compute(gns3, copy["project_id"]) for copy in assigned.json().values()
+            ]
+        everywhere = {LOCAL_COMPUTE, *(c.compute_id for c in gns3_computes)}
+        assert set(placed) == everywhere
