@@ -33,12 +33,13 @@ def parse_args(parser: argparse.ArgumentParser, **smallest: Any) -> argparse.Nam
 
 
 @contextlib.contextmanager
-def gns3_lab(instance_dir: Path) -> Iterator[LabServer | ExternalLab]:
-    """A new local GNS3 lab in `instance_dir`, stopped afterwards; or the running one that
-    GNS3_COPILOT_TEST_LAB_URL (with _USER and _PASSWORD) names, as for the tests."""
+def gns3_lab(instance_dir: Path, computes: int = 0) -> Iterator[LabServer | ExternalLab]:
+    """A new local GNS3 lab in `instance_dir` with `computes` extra computes, stopped
+    afterwards; or the running one that GNS3_COPILOT_TEST_LAB_URL (with _USER and
+    _PASSWORD) names, as for the tests (the test run's lab has two extra computes)."""
     external = external_lab()
     if external is not None:
         yield external
         return
-    with LabServer(instance_dir=instance_dir) as lab:
+    with LabServer(instance_dir=instance_dir, computes=computes) as lab:
         yield lab

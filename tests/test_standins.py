@@ -17,7 +17,12 @@ import pytest
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.labkit.standins.dynamips import Dynamips
 from jupyter_gns3_copilot.labkit.standins.pcap import PcapWriter, read_pcap
-from jupyter_gns3_copilot.labkit.standins.protocol import Handler, HypervisorServer
+from jupyter_gns3_copilot.labkit.standins.protocol import (
+    Handler,
+    HypervisorServer,
+    UdpNio,
+    listen_address,
+)
 from jupyter_gns3_copilot.labkit.standins.switch import EthernetHub, EthernetSwitch, PortMode
 from jupyter_gns3_copilot.labkit.standins.ubridge import UBridge
 
@@ -401,3 +406,39 @@ def test_version_output_matches_what_gns3_server_parses(
     match = re.search(pattern, result.stdout)
     assert match is not None, result.stdout
     assert tuple(int(x) for x in match.group(1).split(".")) >= minimum
+
+
+def test_a_hypervisor_listens_on_its_computes_loopback_address_only() -> None:
+    assert listen_address(["-H", "127.0.0.3:4000"]) == ("127.0.0.3", 4000)
+    assert listen_address(["-H", "4001"]) == ("127.0.0.1", 4001)
+    for beyond in ("0.0.0.0", "10.1.2.3", "gns3.example"):
+        assert listen_address(["-H", f"{beyond}:4002"]) == ("127.0.0.1", 4002)
+    with pytest.raises(SystemExit, match="usage"):
+        listen_address(["-v"])
+
+
+async def test_a_nio_of_a_compute_receives_on_both_of_its_addresses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compute's NIO gets frames from its own node (127.0.0.1) and from the UDP tunnel
+    of another compute (sent to this compute's address)."""
+    monkeypatch.setattr(UdpNio, "BIND_HOSTS", ("127.0.0.1", "127.0.0.3"))
+    peer = Node()
+    lport = free_tcp_port()
+    nio = await UdpNio.open("tunnel", lport, "127.0.0.1", peer.port)
+    got: list[bytes] = []
+    nio.on_frame = lambda _nio, data: got.append(data)
+    try:
+        for host, data in (("127.0.0.1", b"from-node"), ("127.0.0.3", b"from-tunnel")):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+                sender.sendto(data, (host, lport))
+        for _ in range(50):
+            if len(got) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert sorted(got) == [b"from-node", b"from-tunnel"]
+        nio.send(b"back")
+        assert await peer.receive() == b"back"
+    finally:
+        nio.close()
+        peer.close()

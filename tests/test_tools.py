@@ -144,6 +144,7 @@ def test_fixed_argument_shapes() -> None:
         "name",
         "x",
         "y",
+        "compute",
     }
     assert set(properties("create_links")["links"]["items"]["properties"]) == {
         "a",

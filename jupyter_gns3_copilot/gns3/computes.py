@@ -33,6 +33,9 @@ class Compute(BaseModel):
 
     compute_id: str
     name: str
+    host: str | None = None
+    """Where the controller reaches it (None for `local`)."""
+    port: int | None = None
 
 
 class ComputeLoad(BaseModel):

@@ -97,7 +97,7 @@ class HypervisorServer:
         self._reset = reset
         self._stopped = asyncio.Event()
 
-    async def run(self, host: str, port: int) -> None:
+    async def run(self, port: int, host: str = LOOPBACK) -> None:
         """Listen on host:port until a client sends ``hypervisor stop``."""
         server = await asyncio.start_server(self._serve_client, host, port)
         log(f"hypervisor listening on {host}:{port}")
@@ -273,7 +273,7 @@ def run(server: HypervisorServer, argv: Sequence[str]) -> int:
     if host != LOOPBACK:
         UdpNio.BIND_HOSTS = (LOOPBACK, host)
     try:
-        asyncio.run(server.run(host, port))
+        asyncio.run(server.run(port, host))
     except OSError as error:
         print(f"cannot listen on {host}:{port}: {error}", file=sys.stderr)
         return 1
