@@ -3,7 +3,8 @@ view of the GNS3 computes.
 
 On the real lab with two extra computes (`gns3_computes`) and the real dashboard service
 (tests/support/dashboard.py, whose caller lookup is the one stand-in): a group mapping
-puts each student's copy on their group's compute, where its node starts; `least_loaded`
+puts each student's copy on their group's compute, where its node starts, and a reset
+copy goes back to the same compute; `least_loaded`
 spreads a class over the computes (all of them on this one host report the same memory,
 so the copies already given decide); a mapping naming a compute GNS3 lacks is refused
 with the valid ones; the overview lists each compute's load, students and devices.
@@ -104,6 +105,13 @@ async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_compute
             assert all(0 <= c["memory_usage_percent"] <= 100 for c in computes.values())
             page = await api.get("")
             assert 'id="computes"' in page.text and "group tas to" in page.text
+
+            reset = await api.post(
+                "api/labs/reset",
+                json={"student": "alice", "project": alice_copy, "template": template},
+            )
+            assert reset.status_code == 200, reset.text
+            assert await _node_compute(gns3, reset.json()["project_id"]) == first.compute_id
 
     wrong = {"tas": "nowhere"}
     admin = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)

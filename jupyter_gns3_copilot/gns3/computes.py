@@ -3,7 +3,8 @@
 GNS3 3.0's `GET /computes` lists the computes registered in the controller's database:
 never its own `local` compute (always there), and without their load. The load comes
 from `GET /statistics`, which asks every connected compute, `local` included.
-`move_closed_project` puts a fresh copy of a project on one compute.
+`move_closed_project` puts a fresh copy of a project on one compute; `project_compute`
+says where a project's nodes are.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -72,7 +73,11 @@ def find_compute(computes: Sequence[Compute], wanted: str) -> Compute:
 def busiest_compute(nodes: Iterable[Node]) -> str:
     """The id of the compute most of `nodes` are on; `local` when there are none. A tie
     goes to `local`, then to the smallest id, so the answer never depends on order."""
-    counts = Counter(node.compute_id or LOCAL_COMPUTE for node in nodes)
+    return _most_common(node.compute_id or LOCAL_COMPUTE for node in nodes)
+
+
+def _most_common(compute_ids: Iterable[str]) -> str:
+    counts = Counter(compute_ids)
     if not counts:
         return LOCAL_COMPUTE
     return min(counts, key=lambda cid: (-counts[cid], cid != LOCAL_COMPUTE, cid))
@@ -116,6 +121,19 @@ class ComputeCalls(GNS3Connection):
         return loads
 
 
+async def _topology_nodes(gns3: GNS3Client, project: Project) -> tuple[str, dict[str, Any]]:
+    filename = project.filename or f"{project.name}.gns3"
+    return filename, json.loads(await gns3.read_project_file(project.project_id, filename))
+
+
+async def project_compute(gns3: GNS3Client, project: Project) -> str:
+    """The compute most of `project`'s nodes are on (`busiest_compute`), read from its
+    topology file, so that it works for a closed project too."""
+    _, topology = await _topology_nodes(gns3, project)
+    nodes = topology.get("topology", {}).get("nodes", [])
+    return _most_common(str(node.get("compute_id") or LOCAL_COMPUTE) for node in nodes)
+
+
 async def move_closed_project(gns3: GNS3Client, project: Project, compute_id: str) -> int:
     """Put every node of the CLOSED `project` on the compute `compute_id`; the number of
     nodes. GNS3 has no call to move a node, so the project's topology file is rewritten:
@@ -125,8 +143,7 @@ async def move_closed_project(gns3: GNS3Client, project: Project, compute_id: st
     """
     if project.status == "opened":
         raise GNS3Conflict(f"Project {project.name} is open; close it to move its nodes.")
-    filename = project.filename or f"{project.name}.gns3"
-    topology = json.loads(await gns3.read_project_file(project.project_id, filename))
+    filename, topology = await _topology_nodes(gns3, project)
     nodes = topology.get("topology", {}).get("nodes", [])
     for node in nodes:
         node["compute_id"] = compute_id

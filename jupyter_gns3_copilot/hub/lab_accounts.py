@@ -80,7 +80,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from ..gns3.access import AccessToken, GNS3Access
 from ..gns3.client import GNS3Client
-from ..gns3.computes import move_closed_project
+from ..gns3.computes import move_closed_project, project_compute
 from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
 
@@ -582,8 +582,9 @@ class LabAccounts:
         """Bring one of the student's projects (id or name) back to a known state.
 
         `template=` (id or name of the template project): the project is deleted and the
-        template duplicated again under the same name, into the student's pool: a new
-        project id, and everything the student made (snapshots included) is gone.
+        template duplicated again under the same name, into the student's pool, on the
+        compute the project's nodes were on: a new project id, and everything the student
+        made (snapshots included) is gone.
         `snapshot=` (name or id of one of the project's snapshots, e.g. one the template
         carried): the project is opened if needed and restored in place: same project id,
         other snapshots kept, node ids change. Give exactly one of the two.
@@ -597,8 +598,9 @@ class LabAccounts:
             source = await self.admin.resolve_project(template or "")
             pools = await self.access.pools_of(source.project_id)
             student = await self._ensure(hub_user)
+            compute_id = await project_compute(self.admin, current)
             await self._delete(current, student.pool_id)
-            return await self._copy(source, pools, student, current.name)
+            return await self._copy(source, pools, student, current.name, compute_id)
 
     async def _restore(self, project: Project, snapshot: str) -> Project:
         if project.status != "opened":
