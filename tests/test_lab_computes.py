@@ -4,7 +4,8 @@ On the real lab (`gns3_lab`, a controller plus two computes): the kit starts, li
 registers and stops real compute processes; `create_nodes` places nodes on a compute
 named by the request or on the project's usual one; two VPCS on two different computes
 ping each other through their cross-compute link (GNS3's UDP tunnel) over telnet and
-over the console websocket, a capture on that link sees the pings, a link filter drops
+over the console websocket, a capture on that link sees the pings (and, once stopped,
+is said to be out of reach: GNS3 keeps it on the compute), a link filter drops
 them, and a snapshot is taken while the project is stopped (as GNS3 wants with remote
 computes). Restoring it needs the controller and the computes on different networks,
 which one machine cannot give (docs/instructor/computes.md).
@@ -167,7 +168,13 @@ async def test_two_vpcs_on_two_computes_ping_capture_filter_and_snapshot(
         analysed = await call(ctx, "analyze_capture", {"link": ends, "display_filter": "icmp"})
         assert analysed.ok, analysed.result
         assert analysed.result["protocols"].get("ICMP", 0) >= 4, analysed.result
-        assert (await call(ctx, "stop_capture", {"link": ends})).ok
+        stopped = await call(ctx, "stop_capture", {"link": ends})
+        assert "analyze_capture cannot read it" in stopped.result["note"]
+        unread = await call(ctx, "analyze_capture", {"link": ends})
+        assert unread.result["error"] == (
+            "The stopped capture of PC1 e0 <-> PC2 e0 stays on its GNS3 compute, out of reach; "
+            "start the capture again and analyze it while it runs."
+        )
 
         dropped = await call(ctx, "set_link_filter", {"link": ends, "packet_loss": 100})
         assert dropped.ok, dropped.result

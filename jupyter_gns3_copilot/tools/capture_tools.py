@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from ..capture import MAX_CAPTURE_BYTES, CaptureError, analyze_pcap
-from ..gns3 import GNS3Error, GNS3NotFound, Link
+from ..gns3 import LOCAL_COMPUTE, GNS3Error, GNS3NotFound, Link
 from .base import ToolArguments, ToolContext, ToolError, ToolSpec
 from .link_tools import LinkEnds, find_link, link_text
 
@@ -53,13 +53,19 @@ async def start_capture(ctx: ToolContext, args: CaptureArgs) -> dict[str, Any]:
 
 
 async def stop_capture(ctx: ToolContext, args: CaptureArgs) -> dict[str, Any]:
-    """Stop the link's capture; what was captured stays readable by analyze_capture."""
+    """Stop the link's capture; what was captured stays readable by analyze_capture,
+    unless the link is on a remote compute (then the result says so)."""
     link = await find_link(ctx, args.link)
     text = await link_text(ctx, link)
     if not link.capturing:
         raise ToolError(f"{text} is not being captured.")
     await ctx.until_aborted(ctx.gns3.stop_capture(ctx.project_id, link.link_id))
-    return {"status": "success", "link": text}
+    result = {"status": "success", "link": text}
+    if await _on_remote_compute(ctx, link):
+        result["note"] = (
+            "the capture stays on the link's GNS3 compute: analyze_capture cannot read it"
+        )
+    return result
 
 
 async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[str, Any]:
@@ -71,6 +77,11 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     except GNS3NotFound as exc:
         if exc.kind != "capture":
             raise
+        if link.capture_file_name and await _on_remote_compute(ctx, link):
+            raise ToolError(
+                f"The stopped capture of {text} stays on its GNS3 compute, out of reach; "
+                "start the capture again and analyze it while it runs."
+            ) from None
         raise ToolError(f"{text} has no packet capture; call start_capture first.") from None
     try:
         analysis, cut = await ctx.until_aborted(
@@ -97,6 +108,17 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     if cut:
         result["note"] = "only the first part of the capture was analysed (size bound)"
     return result
+
+
+async def _on_remote_compute(ctx: ToolContext, link: Link) -> bool:
+    """True when a node of `link` is on a compute other than the controller's own (GNS3
+    keeps a stopped capture on the compute; only `local`'s are in the project's files)."""
+    ends = {end.node_id for end in link.nodes}
+    return any(
+        node.compute_id not in (None, LOCAL_COMPUTE)
+        for node in await ctx.nodes()
+        if node.node_id in ends
+    )
 
 
 async def read_link_capture(ctx: ToolContext, link: Link) -> bytes:
