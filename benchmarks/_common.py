@@ -35,9 +35,9 @@ def parse_args(parser: argparse.ArgumentParser, **smallest: Any) -> argparse.Nam
 @contextlib.contextmanager
 def gns3_lab(instance_dir: Path, computes: int = 0) -> Iterator[LabServer | ExternalLab]:
     """A new local GNS3 lab in `instance_dir` with `computes` extra computes, stopped
-    afterwards; or the running one that GNS3_COPILOT_TEST_LAB_URL (with _USER and
-    _PASSWORD) names, as for the tests (the test run's lab has two extra computes)."""
-    external = external_lab()
+    afterwards; without computes, the running one that GNS3_COPILOT_TEST_LAB_URL (with
+    _USER and _PASSWORD) names, as for the tests, if set (the test run's lab has none)."""
+    external = external_lab() if computes == 0 else None
     if external is not None:
         yield external
         return

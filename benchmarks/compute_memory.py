@@ -1,13 +1,12 @@
 """The memory each kind of node takes on a GNS3 compute, for sizing computes for a class.
 
-On a lab with extra computes (a new local one with one compute, or the test run's), a
+On a new local lab with one extra compute (it starts its own: the test run's has none), a
 project places NODES VPCS, one Ethernet switch and (unless `--no-router`) one Linux
 router on the compute `compute-1` and starts them. A node's memory is the RSS
 (`/proc/PID/status` VmRSS) of the processes working in its directory on the compute
 (`project-files/<type>/<node id>`: VPCS with its uBridge, QEMU for the router; the
 switch's Dynamips hypervisor works in the project's `project-files/dynamips`); the
-compute's own is its gns3-server's. Processes are found through `/proc`, so the lab must
-run on this machine.
+compute's own is its gns3-server's, found through `/proc`.
 
 The last line: `memory per node on a compute: VPCS X MB, Ethernet switch Y MB, Linux
 router Z MB; the compute itself W MB`.

@@ -21,7 +21,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `lab` every test whose fixtures start the GNS3 lab, so that `-m "not lab"`
     (`make check`) never starts it, whether or not the test's author marked it."""
     for item in items:
-        if "gns3_lab" in getattr(item, "fixturenames", ()):
+        if {"gns3_lab", "gns3_computes_lab"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lab)
 
 

@@ -1,7 +1,7 @@
 """Where the hub service puts students' copies of a lab (`placement`), and the dashboard's
 view of the GNS3 computes.
 
-On the real lab with two extra computes (`gns3_computes`) and the real dashboard service
+On a real lab with two extra computes (`gns3_computes_lab`) and the real dashboard service
 (tests/support/dashboard.py, whose caller lookup is the one stand-in): a group mapping
 puts each student's copy on their group's compute, where its node starts, and a reset
 copy goes back to the same compute; `least_loaded`
@@ -12,6 +12,7 @@ with the valid ones; the overview lists each compute's load, students and device
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,11 @@ async def _node_compute(gns3: GNS3Client, project_id: str) -> str | None:
 
 @pytest.mark.lab
 async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_computes(
-    gns3_lab: Any, gns3_computes: Any, prefix: str, tmp_path: Path
+    gns3_computes_lab: Any, gns3_computes: Any, tmp_path: Path
 ) -> None:
     first, second = gns3_computes
-    gns3 = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    lab, prefix = gns3_computes_lab, f"t{uuid.uuid4().hex[:6]}-"
+    gns3 = GNS3Client(lab.url, username=lab.username, password=lab.password)
     rule = {"tas": second.compute_id, "students": first.name}
     async with (
         gns3,
@@ -114,7 +116,7 @@ async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_compute
             assert await _node_compute(gns3, reset.json()["project_id"]) == first.compute_id
 
     wrong = {"tas": "nowhere"}
-    admin = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    admin = GNS3Client(lab.url, username=lab.username, password=lab.password)
     async with (
         admin,
         dashboard_service(
@@ -135,9 +137,10 @@ async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_compute
 
 @pytest.mark.lab
 async def test_least_loaded_spreads_a_class_over_the_computes(
-    gns3_lab: Any, gns3_computes: Any, prefix: str, tmp_path: Path
+    gns3_computes_lab: Any, gns3_computes: Any, tmp_path: Path
 ) -> None:
-    gns3 = GNS3Client(gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password)
+    lab, prefix = gns3_computes_lab, f"t{uuid.uuid4().hex[:6]}-"
+    gns3 = GNS3Client(lab.url, username=lab.username, password=lab.password)
     async with (
         gns3,
         dashboard_service(

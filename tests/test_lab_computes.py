@@ -1,6 +1,6 @@
 """Labs on several GNS3 computes: the lab kit's extra computes and the copilot's tools on them.
 
-On the real lab (`gns3_lab`, a controller plus two computes): the kit starts, lists,
+On a real lab with a controller plus two computes (`gns3_computes_lab`): the kit starts, lists,
 registers and stops real compute processes; `create_nodes` places nodes on a compute
 named by the request or on the project's usual one; two VPCS on two different computes
 ping each other through their cross-compute link (GNS3's UDP tunnel) over telnet and
@@ -14,14 +14,16 @@ which one machine cannot give (docs/instructor/computes.md).
 from __future__ import annotations
 
 import stat
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from support.tools import call, client_for
+from support.tools import call
 
 from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.computes import LOCAL_COMPUTE, busiest_compute
 from jupyter_gns3_copilot.gns3.models import Node
 from jupyter_gns3_copilot.labkit import LabError, LabServer
@@ -29,6 +31,7 @@ from jupyter_gns3_copilot.labkit.cli import main as lab_cli
 from jupyter_gns3_copilot.labkit.computes import MAX_COMPUTES
 from jupyter_gns3_copilot.labkit.instance import CONFIG_FILE, ENV_FILE, STATE_FILE
 from jupyter_gns3_copilot.labkit.processes import has_marker
+from jupyter_gns3_copilot.testing.pytest_plugin import LabCompute
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext
 
 
@@ -90,13 +93,24 @@ def test_the_kit_starts_lists_and_stops_its_computes(tmp_path: Path) -> None:
 
 @pytest.mark.lab
 async def test_two_vpcs_on_two_computes_ping_capture_filter_and_snapshot(
-    gns3_project: Any, gns3_computes: Any
+    gns3_computes_lab: Any, gns3_computes: Any
 ) -> None:
     first, second = gns3_computes
-    async with client_for(gns3_project) as gns3, ConsolePool() as pool:
-        ctx = ToolContext(
-            gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
-        )
+    lab = gns3_computes_lab
+    async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
+        project = await gns3.create_project(f"pytest-computes-{uuid.uuid4().hex[:8]}")
+        try:
+            await _two_vpcs_on_two_computes(gns3, project.project_id, first, second)
+        finally:
+            await gns3.close_project(project.project_id)
+            await gns3.delete_project(project.project_id)
+
+
+async def _two_vpcs_on_two_computes(
+    gns3: GNS3Client, project_id: str, first: LabCompute, second: LabCompute
+) -> None:
+    async with ConsolePool() as pool:
+        ctx = ToolContext(gns3=gns3, project_id=project_id, consoles=pool, mode=LAB_AUTOMATION)
         refused = await call(
             ctx, "create_nodes", {"nodes": [{"template": "VPCS", "compute": "nowhere"}]}
         )
@@ -123,7 +137,7 @@ async def test_two_vpcs_on_two_computes_ping_capture_filter_and_snapshot(
             },
         )
         assert [n.get("compute") for n in created.result["nodes"]] == [second.name, first.name]
-        placed = {n.name: n.compute_id for n in await gns3.list_nodes(gns3_project.project_id)}
+        placed = {n.name: n.compute_id for n in await gns3.list_nodes(project_id)}
         assert placed == {
             "PC1": first.compute_id,
             "PC2": second.compute_id,

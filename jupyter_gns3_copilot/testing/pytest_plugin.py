@@ -3,18 +3,20 @@
 Fixtures (all synchronous, so plain ``async def`` tests can use them too):
 
 - ``gns3_lab`` (session): a ``LabServer`` started once per test run in a temporary
-  instance directory, with two extra computes (``TEST_LAB_COMPUTES``) beside the
-  controller's own ``local`` one, and stopped, with every process it started, at the
-  end. Nodes go to ``local`` unless a test asks for a compute. To use an
+  instance directory and stopped, with every process it started, at the end. To use an
   already running GNS3 server instead, set ``GNS3_COPILOT_TEST_LAB_URL`` (and
   ``GNS3_COPILOT_TEST_LAB_USER`` / ``GNS3_COPILOT_TEST_LAB_PASSWORD``, default
   admin/admin): the fixture then yields an ``ExternalLab`` with the same ``url``,
   ``username``, ``password`` and ``env()``, and starts nothing.
 - ``gns3_http`` (session): a synchronous ``httpx.Client`` whose base URL is the lab URL
   and which sends a bearer token (authenticated once); paths start with ``/v3/``.
-- ``gns3_computes`` (session): the lab's two extra computes as ``LabCompute`` (id and
-  name), for tests placing nodes on several computes; skipped with an external server
-  that has fewer than two.
+- ``gns3_computes_lab`` (session): another ``LabServer``, whose controller has two extra
+  computes (``TEST_LAB_COMPUTES``) beside its own ``local``, for the tests of labs on
+  several computes; started only when such a test runs. It is a lab of its own because
+  GNS3 3.0.6 restores a snapshot by dealing the nodes out over every compute, which
+  would break the other tests' snapshots. With ``GNS3_COPILOT_TEST_LAB_URL`` set, that
+  server is used (the tests are skipped when it has fewer than two extra computes).
+- ``gns3_computes`` (session): those two computes as ``LabCompute`` (id and name).
 - ``gns3_project`` (function): a new, opened project with a unique name, as a
   ``GNS3Project``; closed (its nodes stop) and deleted after the test, even if the test
   deleted it already.
@@ -107,7 +109,7 @@ def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | E
         return
     from jupyter_gns3_copilot.labkit import LabServer
 
-    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"), computes=TEST_LAB_COMPUTES)
+    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"))
     lab.start(timeout=LAB_START_TIMEOUT)
     try:
         yield lab
@@ -131,21 +133,54 @@ def gns3_http(gns3_lab: LabServer | ExternalLab) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture(scope="session")
-def gns3_computes(gns3_lab: LabServer | ExternalLab, gns3_http: httpx.Client) -> list[LabCompute]:
-    """The lab's extra computes (see the module docstring)."""
-    if isinstance(gns3_lab, ExternalLab):
-        answer = gns3_http.get("/v3/computes")
+def gns3_computes_lab(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LabServer | ExternalLab]:
+    """A GNS3 lab with two extra computes (see the module docstring)."""
+    external = external_lab()
+    if external is not None:
+        yield external
+        return
+    from jupyter_gns3_copilot.labkit import LabServer
+
+    lab = LabServer(
+        instance_dir=tmp_path_factory.mktemp("gns3-computes-lab"), computes=TEST_LAB_COMPUTES
+    )
+    lab.start(timeout=LAB_START_TIMEOUT)
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+@pytest.fixture(scope="session")
+def gns3_computes(gns3_computes_lab: LabServer | ExternalLab) -> list[LabCompute]:
+    """The extra computes of ``gns3_computes_lab`` (see the module docstring)."""
+    if isinstance(gns3_computes_lab, ExternalLab):
+        computes = _registered_computes(gns3_computes_lab)
+    else:
+        computes = [LabCompute(c.compute_id, c.name) for c in gns3_computes_lab.computes]
+    if len(computes) < TEST_LAB_COMPUTES:
+        pytest.skip(f"the GNS3 server at {gns3_computes_lab.url} has fewer than two extra computes")
+    return computes[:TEST_LAB_COMPUTES]
+
+
+def _registered_computes(lab: ExternalLab) -> list[LabCompute]:
+    import httpx
+
+    with httpx.Client(base_url=lab.url, timeout=HTTP_TIMEOUT, trust_env=False) as client:
+        login = client.post(
+            "/v3/access/users/authenticate",
+            json={"username": lab.username, "password": lab.password},
+        )
+        _expect(login, f"login as {lab.username!r} at {lab.url}", (200,))
+        client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+        answer = client.get("/v3/computes")
         _expect(answer, "listing the computes", (200,))
-        computes = [
+        return [
             LabCompute(compute_id=str(entry["compute_id"]), name=str(entry["name"]))
             for entry in answer.json()
-            if entry["compute_id"] != "local"
         ]
-    else:
-        computes = [LabCompute(c.compute_id, c.name) for c in gns3_lab.computes]
-    if len(computes) < TEST_LAB_COMPUTES:
-        pytest.skip(f"the GNS3 server at {gns3_lab.url} has fewer than two extra computes")
-    return computes[:TEST_LAB_COMPUTES]
 
 
 @pytest.fixture
