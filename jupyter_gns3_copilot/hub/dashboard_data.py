@@ -275,9 +275,13 @@ async def overview(deps: DashboardDeps) -> Overview:
     computes: list[ComputeView] = []
     try:
         projects, templates = await _gns3_side(deps)
-        computes = await _computes(deps.gns3, projects)
     except GNS3Error as exc:
         gns3_error, projects, templates = str(exc), {}, []
+    else:
+        try:
+            computes = await _computes(deps.gns3, projects)
+        except GNS3Error as exc:  # the labs are still worth showing
+            log.warning("dashboard: GNS3 did not list its computes: %s", exc)
     students = []
     for name in sorted(set(usage) | set(projects), key=str.lower):
         used = usage.get(name) or UserUsage(user=name)
