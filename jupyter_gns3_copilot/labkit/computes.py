@@ -118,16 +118,18 @@ def launch_compute(
     lab_id: str,
     helpers: HelperPaths,
     password: str,
-) -> ComputeState:
-    """Start the lab's ``number``-th compute with the lab's compute ``password``.
+) -> tuple[ComputeState, subprocess.Popen[bytes]]:
+    """Start the lab's ``number``-th compute with the lab's compute ``password``; its
+    state and process.
 
     GNS3 3.0.6's controller forwards a console websocket to a compute with its OWN
     compute credentials, not the ones the compute was registered with: every compute of
     a lab therefore uses the controller's compute user and password.
 
     The compute's port block is claimed for the caller's process until
-    ``set_block_owner`` hands it to the compute (``adopt_block``). Raises LabError when the
-    process exits at once; the caller cleans up (``stop_compute``) on any later failure.
+    ``set_block_owner`` hands it to the compute (``adopt_block``). The caller waits for it
+    (``wait_compute_answers``) and, on any failure, ends it and releases its block
+    (``release_compute``).
     """
     name = compute_name(number)
     directory = lab_dir / COMPUTES_FOLDER / name
@@ -167,7 +169,7 @@ def launch_compute(
         release_port_block(block, block_owner(lab_id, name))
         raise
     log.info("GNS3 compute %s starting on %s:%d (pid %d)", name, host, port, process.pid)
-    return ComputeState(
+    state = ComputeState(
         compute_id=compute_id(number),
         name=name,
         host=host,
@@ -177,6 +179,7 @@ def launch_compute(
         instance_dir=directory,
         ports=block,
     )
+    return state, process
 
 
 def adopt_block(state: ComputeState, lab_id: str) -> None:

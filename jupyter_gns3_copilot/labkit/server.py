@@ -94,7 +94,7 @@ class LabServer:
     database was created with the same username, else a new random one. The admin
     account lives in the controller database, so new credentials recreate that database.
     ``computes``: how many extra gns3-server processes to start as computes of this
-    lab's controller (``computes.py``; ids ``compute-1``...), besides its own ``local``.
+    lab's controller (``computes.py``; named ``compute-1``...), besides its own ``local``.
 
     The server outlives this object and this process unless ``stop()`` is called; use it
     as a context manager to be sure. ``from_instance()`` finds a lab another process
@@ -124,6 +124,7 @@ class LabServer:
         self._password = password
         self._compute_count = computes
         self._process: subprocess.Popen[bytes] | None = None
+        self._compute_processes: list[subprocess.Popen[bytes]] = []
         self._state: LabState | None = None
         self.router_problem: str | None = None
         """Why the lab has no Linux router template (`router.py`), None when it has one."""
@@ -325,6 +326,7 @@ class LabServer:
             terminate([state.pid], state.lab_id, timeout)
         # After the controller, which closes its projects on the computes as it stops.
         terminate([compute.pid for compute in state.computes], state.lab_id, timeout)
+        self._reap_computes()
         survivors = terminate(lab_processes(state.lab_id), state.lab_id, 3.0)
         if survivors:
             raise LabError(
@@ -438,7 +440,9 @@ class LabServer:
         """Start the extra computes, appending each to ``started`` as it is launched (so a
         failure part way still stops the ones that run)."""
         for number in range(1, self._compute_count + 1):
-            started.append(launch_compute(gns3server, instance, number, lab_id, helpers, password))
+            state, process = launch_compute(gns3server, instance, number, lab_id, helpers, password)
+            started.append(state)
+            self._compute_processes.append(process)
 
     def _register_computes(
         self, computes: list[ComputeState], password: str, deadline: float
@@ -509,8 +513,16 @@ class LabServer:
         release_port_block(block, lab_id)
         for compute in computes:
             release_compute(compute, lab_id)
+        self._reap_computes()
         self._process = None
         self._state = None
+
+    def _reap_computes(self) -> None:
+        """Collect the exit status of the compute processes this object started (ended)."""
+        for process in self._compute_processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(1.0)
+        self._compute_processes.clear()
 
     @staticmethod
     def _end_child(process: subprocess.Popen[bytes], timeout: float) -> None:
