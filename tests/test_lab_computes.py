@@ -14,6 +14,8 @@ which one machine cannot give (docs/instructor/computes.md).
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,13 +28,18 @@ from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.computes import LOCAL_COMPUTE, busiest_compute
 from jupyter_gns3_copilot.gns3.models import Node
-from jupyter_gns3_copilot.labkit import LabError, LabServer
-from jupyter_gns3_copilot.labkit.cli import main as lab_cli
+from jupyter_gns3_copilot.labkit import LabError, LabServer, LabStatus
 from jupyter_gns3_copilot.labkit.computes import MAX_COMPUTES
 from jupyter_gns3_copilot.labkit.instance import CONFIG_FILE, ENV_FILE, STATE_FILE
 from jupyter_gns3_copilot.labkit.processes import has_marker
 from jupyter_gns3_copilot.testing.pytest_plugin import LabCompute
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext
+
+
+def lab_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`gns3-copilot-lab ARGS` in a process of its own, as a person runs it."""
+    command = [sys.executable, "-m", "jupyter_gns3_copilot.labkit", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=240)
 
 
 def _node(name: str, compute_id: str | None) -> Node:
@@ -47,11 +54,12 @@ def test_the_projects_compute_is_where_most_of_its_nodes_are() -> None:
     assert busiest_compute([*nodes[:2], _node("d", None)]) == LOCAL_COMPUTE
 
 
-def test_a_lab_refuses_a_compute_count_it_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_lab_refuses_a_compute_count_it_cannot_run() -> None:
     with pytest.raises(LabError, match=f"between 0 and {MAX_COMPUTES}"):
         LabServer(computes=MAX_COMPUTES + 1)
-    assert lab_cli(["start", "--computes", "-1", "--instance-dir", "/nonexistent"]) == 1
-    assert "--computes must be between 0" in capsys.readouterr().err
+    refused = lab_cli("start", "--computes", "-1", "--instance-dir", "/nonexistent")
+    assert refused.returncode == 1
+    assert "--computes must be between 0" in refused.stderr
 
 
 @pytest.mark.lab
@@ -59,10 +67,14 @@ def test_the_kit_starts_lists_and_stops_its_computes(tmp_path: Path) -> None:
     """`start --computes 1` runs a registered compute with its own ports and private config;
     `status` lists it; `stop` ends it with the lab; no password is in the state file."""
     instance = str(tmp_path / "lab")
-    assert lab_cli(["start", "--computes", "1", "--instance-dir", instance]) == 0
+    started = lab_cli("start", "--computes", "1", "--instance-dir", instance)
+    assert started.returncode == 0, started.stderr
+    assert "compute:  compute-1 at http://127.0.0.2:" in started.stdout
     lab = LabServer.from_instance(instance)
     try:
-        status = lab.status()
+        shown = lab_cli("status", "--instance-dir", instance)
+        assert shown.returncode == 0, shown.stderr
+        status = LabStatus.model_validate_json(shown.stdout)
         [compute] = status.computes
         assert compute.running and compute.name == "compute-1"
         assert compute.console_ports != status.console_ports
@@ -86,7 +98,7 @@ def test_the_kit_starts_lists_and_stops_its_computes(tmp_path: Path) -> None:
             assert listed == {compute.compute_id: "compute-1"}
             assert client.post(f"/v3/computes/{compute.compute_id}/connect").status_code == 204
     finally:
-        assert lab_cli(["stop", "--instance-dir", instance]) == 0
+        assert lab_cli("stop", "--instance-dir", instance).returncode == 0
     assert not lab.status().running
     assert not has_marker(compute.pid, str(status.lab_id)), "the compute outlived its lab"
 
