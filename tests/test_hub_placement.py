@@ -3,8 +3,9 @@ view of the GNS3 computes.
 
 On a real lab with two extra computes (`gns3_computes_lab`) and the real dashboard service
 (tests/support/dashboard.py, whose caller lookup is the one stand-in): a group mapping
-puts each student's copy on their group's compute, where its node starts, and a reset
-copy goes back to the same compute; `least_loaded`
+puts each student's copy on their group's compute, where the student's own copilot (her
+GNS3 token, consoles through the controller's websocket as in hub mode) adds a PC that
+lands on the same compute and pings, and a reset copy goes back to the same compute; `least_loaded`
 spreads a class over the computes (all of them on this one host report the same memory,
 so the copies already given decide); a mapping naming a compute GNS3 lacks is refused
 with the valid ones; the overview lists each compute's load, students and devices.
@@ -19,10 +20,14 @@ from typing import Any
 
 import pytest
 from support.dashboard import dashboard_service, record_usage
+from support.tools import by_device, call
 
+from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3.access import AccessToken
 from jupyter_gns3_copilot.gns3.computes import LOCAL_COMPUTE, ComputeLoad
 from jupyter_gns3_copilot.hub.placement import check_rule, describe_placement, least_loaded
+from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext
 
 
 def _load(compute_id: str, memory: float, cpu: float) -> ComputeLoad:
@@ -62,6 +67,37 @@ async def _node_compute(gns3: GNS3Client, project_id: str) -> str | None:
     return node.compute_id
 
 
+async def _alices_copilot_works_on_her_compute(
+    url: str, token: AccessToken, project_id: str, compute: str
+) -> None:
+    """Alice's copilot, with her own GNS3 token and consoles through the controller's
+    websocket as in hub mode, adds a PC to her placed lab (it goes on her lab's compute),
+    links and starts both, and they ping."""
+    async with (
+        GNS3Client(url, token=token.token.get_secret_value()) as mine,
+        ConsolePool() as pool,
+    ):
+        ctx = ToolContext(
+            gns3=mine,
+            project_id=project_id,
+            consoles=pool,
+            mode=LAB_AUTOMATION,
+            console_transport="websocket",
+        )
+        created = await call(ctx, "create_nodes", {"nodes": [{"template": "VPCS", "name": "PC2"}]})
+        assert created.result["nodes"][0]["compute"] == compute, created.result
+        link = {"a": "PC1", "a_port": "e0", "b": "PC2", "b_port": "e0"}
+        assert (await call(ctx, "create_links", {"links": [link]})).ok
+        started = await call(ctx, "start_nodes", {"nodes": ["*"]})
+        assert started.result["status"] == "success", started.result
+        addresses = {"PC1": "10.8.0.1/24", "PC2": "10.8.0.2/24"}
+        devices = [{"device": d, "commands": [f"ip {a}"]} for d, a in addresses.items()]
+        assert (await call(ctx, "run_vpcs_commands", {"devices": devices})).ok
+        ping = [{"device": "PC2", "commands": ["ping 10.8.0.1 -c 2"]}]
+        ran = await call(ctx, "run_show_commands", {"devices": ping})
+        assert "10.8.0.1 icmp_seq=1 ttl=64" in by_device(ran.result)["PC2"]["output"], ran.result
+
+
 @pytest.mark.lab
 async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_computes(
     gns3_computes_lab: Any, gns3_computes: Any, tmp_path: Path
@@ -89,16 +125,15 @@ async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_compute
             bob_copy = bobs.json()["bob"]["project_id"]
             assert await _node_compute(gns3, alice_copy) == first.compute_id
             assert await _node_compute(gns3, bob_copy) == second.compute_id
-            (node,) = await gns3.list_nodes(alice_copy)
-            await gns3.start_node(alice_copy, node.node_id)
-            assert (await gns3.get_node(alice_copy, node.node_id)).status == "started"
+            token = await service.deps.accounts.student_token("alice")
+            await _alices_copilot_works_on_her_compute(lab.url, token, alice_copy, first.name)
 
             overview = (await api.get("api/students")).json()
             computes = {c["name"]: c for c in overview["computes"]}
             assert list(computes) == [LOCAL_COMPUTE, first.name, second.name]
             assert (computes[first.name]["students"], computes[first.name]["nodes"]) == (
                 ["alice"],
-                1,
+                2,
             )
             assert (computes[second.name]["students"], computes[second.name]["nodes"]) == (
                 ["bob"],
