@@ -31,6 +31,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,16 +101,18 @@ def _expect(response: httpx.Response, what: str, accepted: tuple[int, ...]) -> N
         )
 
 
-@pytest.fixture(scope="session")
-def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | ExternalLab]:
-    """One GNS3 lab for the whole test run (see the module docstring)."""
+def _session_lab(
+    tmp_path_factory: pytest.TempPathFactory, name: str, computes: int = 0
+) -> Iterator[LabServer | ExternalLab]:
+    """The external lab when one is named, else a new local one (with ``computes`` extra
+    computes) in a temporary directory ``name``, stopped afterwards."""
     external = external_lab()
     if external is not None:
         yield external
         return
     from jupyter_gns3_copilot.labkit import LabServer
 
-    lab = LabServer(instance_dir=tmp_path_factory.mktemp("gns3-lab"))
+    lab = LabServer(instance_dir=tmp_path_factory.mktemp(name), computes=computes)
     lab.start(timeout=LAB_START_TIMEOUT)
     try:
         yield lab
@@ -117,18 +120,31 @@ def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | E
         lab.stop()
 
 
+@contextmanager
+def _admin_http(lab: LabServer | ExternalLab) -> Iterator[httpx.Client]:
+    """A sync httpx client for ``lab``, logged in as its administrator."""
+    import httpx
+
+    with httpx.Client(base_url=lab.url, timeout=HTTP_TIMEOUT, trust_env=False) as client:
+        response = client.post(
+            "/v3/access/users/authenticate",
+            json={"username": lab.username, "password": lab.password},
+        )
+        _expect(response, f"login as {lab.username!r} at {lab.url}", (200,))
+        client.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
+        yield client
+
+
+@pytest.fixture(scope="session")
+def gns3_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer | ExternalLab]:
+    """One GNS3 lab for the whole test run (see the module docstring)."""
+    yield from _session_lab(tmp_path_factory, "gns3-lab")
+
+
 @pytest.fixture(scope="session")
 def gns3_http(gns3_lab: LabServer | ExternalLab) -> Iterator[httpx.Client]:
     """A sync httpx client for the lab, authenticated once per test run."""
-    import httpx
-
-    with httpx.Client(base_url=gns3_lab.url, timeout=HTTP_TIMEOUT, trust_env=False) as client:
-        response = client.post(
-            "/v3/access/users/authenticate",
-            json={"username": gns3_lab.username, "password": gns3_lab.password},
-        )
-        _expect(response, f"login as {gns3_lab.username!r} at {gns3_lab.url}", (200,))
-        client.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
+    with _admin_http(gns3_lab) as client:
         yield client
 
 
@@ -137,50 +153,25 @@ def gns3_computes_lab(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LabServer | ExternalLab]:
     """A GNS3 lab with two extra computes (see the module docstring)."""
-    external = external_lab()
-    if external is not None:
-        yield external
-        return
-    from jupyter_gns3_copilot.labkit import LabServer
-
-    lab = LabServer(
-        instance_dir=tmp_path_factory.mktemp("gns3-computes-lab"), computes=TEST_LAB_COMPUTES
-    )
-    lab.start(timeout=LAB_START_TIMEOUT)
-    try:
-        yield lab
-    finally:
-        lab.stop()
+    yield from _session_lab(tmp_path_factory, "gns3-computes-lab", TEST_LAB_COMPUTES)
 
 
 @pytest.fixture(scope="session")
 def gns3_computes(gns3_computes_lab: LabServer | ExternalLab) -> list[LabCompute]:
     """The extra computes of ``gns3_computes_lab`` (see the module docstring)."""
     if isinstance(gns3_computes_lab, ExternalLab):
-        computes = _registered_computes(gns3_computes_lab)
+        with _admin_http(gns3_computes_lab) as client:
+            answer = client.get("/v3/computes")
+        _expect(answer, "listing the computes", (200,))
+        computes = [
+            LabCompute(compute_id=str(entry["compute_id"]), name=str(entry["name"]))
+            for entry in answer.json()
+        ]
     else:
         computes = [LabCompute(c.compute_id, c.name) for c in gns3_computes_lab.computes]
     if len(computes) < TEST_LAB_COMPUTES:
         pytest.skip(f"the GNS3 server at {gns3_computes_lab.url} has fewer than two extra computes")
     return computes[:TEST_LAB_COMPUTES]
-
-
-def _registered_computes(lab: ExternalLab) -> list[LabCompute]:
-    import httpx
-
-    with httpx.Client(base_url=lab.url, timeout=HTTP_TIMEOUT, trust_env=False) as client:
-        login = client.post(
-            "/v3/access/users/authenticate",
-            json={"username": lab.username, "password": lab.password},
-        )
-        _expect(login, f"login as {lab.username!r} at {lab.url}", (200,))
-        client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
-        answer = client.get("/v3/computes")
-        _expect(answer, "listing the computes", (200,))
-        return [
-            LabCompute(compute_id=str(entry["compute_id"]), name=str(entry["name"]))
-            for entry in answer.json()
-        ]
 
 
 @pytest.fixture
