@@ -128,6 +128,9 @@ class GNS3Connection:
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             transport=transport,
             verify=shared_tls_context(),
+            # Every connection kept for reuse (httpx keeps 20): a class's turns at once
+            # open dozens, and each one closed is a new TCP connection on the next burst.
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
         )
 
     async def __aenter__(self: _Connection) -> _Connection:
