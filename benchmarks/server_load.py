@@ -47,7 +47,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _common import gns3_lab, parse_args
@@ -63,6 +63,8 @@ SHOW_IP = {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
 WARM_UP = 2
 """Turns per project and server before measuring (imports, the database, the console)."""
 TICKS = os.sysconf("SC_CLK_TCK")
+IDLE_SECONDS = 5.0
+"""How long each process's CPU use without turns is measured, to leave it out."""
 
 
 def write_script(path: Path, turns: int) -> None:
@@ -123,10 +125,21 @@ class Phase:
     errors: list[str]
     machine: float
     """How busy the whole machine was meanwhile (every process, every CPU), 0-1."""
+    idle: dict[str, float] = field(default_factory=dict)
+    """Process label -> its CPU use without turns (share of a core), left out of
+    `per_turn`: consoles kept open, a lab's nodes, timers."""
+
+    def cpu_share(self) -> dict[str, float]:
+        """Process label -> its CPU use meanwhile, as a share of a core."""
+        return {label: cpu / self.seconds for label, cpu in self.cpu.items()}
+
+    def per_turn(self, label: str) -> float:
+        """Seconds of CPU process `label` spent per turn, its idle use left out."""
+        return (self.cpu[label] - self.idle.get(label, 0.0) * self.seconds) / self.turns
 
     def line(self) -> str:
         per_turn = "  ".join(
-            f"{label} {cpu / self.turns * 1000:5.1f} ms ({cpu / self.seconds:4.0%})"
+            f"{label} {self.per_turn(label) * 1000:5.1f} ms ({cpu / self.seconds:4.0%})"
             for label, cpu in self.cpu.items()
         )
         return (
@@ -162,7 +175,7 @@ def profiled(pid: int, output: str | None) -> Iterator[None]:
         return
     py_spy = str(Path(sys.executable).with_name("py-spy"))
     command = [py_spy, "record", "--pid", str(pid), "--format", "raw", "--threads", "--gil"]
-    process = subprocess.Popen([*command, "--nonblocking", "--output", output])
+    process = subprocess.Popen([*command, "--rate", "250", "--output", output])
     time.sleep(1.0)  # py-spy attaches
     try:
         yield
@@ -201,8 +214,10 @@ async def measure(
     servers: dict[str, RunningServer],
     pids: dict[str, int],
     args: argparse.Namespace,
-) -> dict[str, dict[str, Phase]]:
+) -> tuple[dict[str, dict[str, Phase]], dict[str, Phase]]:
+    """Each server's phases, and its minutes without turns (before the phases)."""
     results: dict[str, dict[str, Phase]] = {label: {} for label in servers}
+    idle: dict[str, Phase] = {}
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
         projects = []
         try:
@@ -217,19 +232,23 @@ async def measure(
                         run = await one_chat(url, server.token, QUESTION)
                         if run.errors:
                             raise RuntimeError(f"warm-up turn on {label}: {run.errors}")
+            for label, server in servers.items():
+                resting = functools.partial(asyncio.sleep, IDLE_SECONDS, [])
+                idle[label] = await timed_phase({**pids, "jupyter": server.pid}, resting)
             for phase in ("1 user", f"{args.users} users"):
                 for label, server in servers.items():
                     turns = functools.partial(
                         sequential if phase == "1 user" else waves, server, projects, args
                     )
                     output = f"{args.profile}.{phase.split()[0]}" if args.profile else None
+                    each = {**pids, "jupyter": server.pid}
                     with profiled(server.pid, output if label == "this tree" else None):
-                        each = {**pids, "jupyter": server.pid}
                         results[label][phase] = await timed_phase(each, turns)
+                    results[label][phase].idle = idle[label].cpu_share()
         finally:
             for project_id in projects:
                 await gns3.delete_project(project_id)
-    return results
+    return results, idle
 
 
 def main() -> None:
@@ -260,8 +279,10 @@ def main() -> None:
         if args.compare:
             other = jupyter_server(lab, model_url, work / "compare", pythonpath=args.compare)
             servers[args.compare] = stack.enter_context(other)
-        results = asyncio.run(measure(lab, servers, pids, args))
+        results, idle = asyncio.run(measure(lab, servers, pids, args))
     for label, phases in results.items():
+        shares = "  ".join(f"{name} {share:.1%}" for name, share in idle[label].cpu_share().items())
+        print(f"{label:>20} no turns: CPU (share of a core, left out below) {shares}")
         for name, phase in phases.items():
             print(f"{label:>20} {name:>9}: {phase.line()}")
             for error in sorted(set(phase.errors))[:5]:
@@ -270,8 +291,8 @@ def main() -> None:
     ours = results["this tree"]
     waves, alone = ours[f"{args.users} users"], ours["1 user"]
     print(f"turns per second at {args.users} users: {waves.turns / waves.seconds:.1f}")
-    print(f"server CPU per one-tool turn: {alone.cpu['jupyter'] / alone.turns * 1000:.0f} ms")
-    gns3 = f"{alone.cpu['GNS3'] / alone.turns * 1000:.0f} ms" if "GNS3" in alone.cpu else "unknown"
+    print(f"server CPU per one-tool turn: {alone.per_turn('jupyter') * 1000:.0f} ms")
+    gns3 = f"{alone.per_turn('GNS3') * 1000:.0f} ms" if "GNS3" in alone.cpu else "unknown"
     print(f"GNS3 CPU per turn: {gns3}")
 
 
