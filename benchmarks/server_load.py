@@ -190,6 +190,12 @@ def user_urls(server: RunningServer, projects: list[str], users: int) -> Iterato
         yield f"{server.url}copilot/projects/{projects[user % len(projects)]}/chat/stream"
 
 
+async def resting() -> list[ChatRun]:
+    """No turns for `IDLE_SECONDS`."""
+    await asyncio.sleep(IDLE_SECONDS)
+    return []
+
+
 async def sequential(
     server: RunningServer, projects: list[str], args: argparse.Namespace
 ) -> list[ChatRun]:
@@ -219,26 +225,28 @@ async def measure(
     results: dict[str, dict[str, Phase]] = {label: {} for label in servers}
     idle: dict[str, Phase] = {}
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
-        projects = []
+        # Each server its own projects: a console two servers keep open shows each one the
+        # other's commands, and a kept console that printed meanwhile is checked first.
+        trees: dict[str, list[str]] = {label: [] for label in servers}
         try:
-            for _ in range(args.projects):
-                project = await gns3.create_project(f"bench-load-{uuid.uuid4().hex[:6]}")
-                projects.append(project.project_id)
-                await gns3.create_node_from_template(project.project_id, "VPCS", "PC1")
-                await gns3.start_all(project.project_id)
+            for projects in trees.values():
+                for _ in range(args.projects):
+                    project = await gns3.create_project(f"bench-load-{uuid.uuid4().hex[:6]}")
+                    projects.append(project.project_id)
+                    await gns3.create_node_from_template(project.project_id, "VPCS", "PC1")
+                    await gns3.start_all(project.project_id)
             for label, server in servers.items():
-                for url in user_urls(server, projects, args.projects):
+                for url in user_urls(server, trees[label], args.projects):
                     for _ in range(WARM_UP):
                         run = await one_chat(url, server.token, QUESTION)
                         if run.errors:
                             raise RuntimeError(f"warm-up turn on {label}: {run.errors}")
             for label, server in servers.items():
-                resting = functools.partial(asyncio.sleep, IDLE_SECONDS, [])
                 idle[label] = await timed_phase({**pids, "jupyter": server.pid}, resting)
             for phase in ("1 user", f"{args.users} users"):
                 for label, server in servers.items():
                     turns = functools.partial(
-                        sequential if phase == "1 user" else waves, server, projects, args
+                        sequential if phase == "1 user" else waves, server, trees[label], args
                     )
                     output = f"{args.profile}.{phase.split()[0]}" if args.profile else None
                     each = {**pids, "jupyter": server.pid}
@@ -246,8 +254,9 @@ async def measure(
                         results[label][phase] = await timed_phase(each, turns)
                     results[label][phase].idle = idle[label].cpu_share()
         finally:
-            for project_id in projects:
-                await gns3.delete_project(project_id)
+            for projects in trees.values():
+                for project_id in projects:
+                    await gns3.delete_project(project_id)
     return results, idle
 
 
