@@ -20,8 +20,8 @@ server, with each one's share of one core while the phase ran (a process near 10
 one that serializes).
 
 `--compare SRC` starts a second Jupyter server with `PYTHONPATH=SRC` (another checkout of
-the copilot, e.g. the main branch) and runs each phase on it right after this tree's, on
-the same projects, lab and model server.
+the copilot, e.g. the main branch) and runs the same phases on it after this tree's, with
+the same lab and model server and projects of its own.
 
 The last lines are this tree's figures:
 `turns per second at 30 users: X`, `server CPU per one-tool turn: Y ms` (sequential) and
@@ -222,39 +222,37 @@ async def measure(
     args: argparse.Namespace,
 ) -> tuple[dict[str, dict[str, Phase]], dict[str, Phase]]:
     """Each server's phases, and its minutes without turns (before the phases)."""
-    results: dict[str, dict[str, Phase]] = {label: {} for label in servers}
+    results: dict[str, dict[str, Phase]] = {}
     idle: dict[str, Phase] = {}
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
-        # Each server its own projects: a console two servers keep open shows each one the
-        # other's commands, and a kept console that printed meanwhile is checked first.
-        trees: dict[str, list[str]] = {label: [] for label in servers}
-        try:
-            for projects in trees.values():
+        # One server after the other, each on its own projects: a console two servers keep
+        # open shows each one the other's commands (and a kept console that printed
+        # meanwhile is checked before use), and the lab has consoles for 30-odd nodes.
+        for label, server in servers.items():
+            projects: list[str] = []
+            try:
                 for _ in range(args.projects):
                     project = await gns3.create_project(f"bench-load-{uuid.uuid4().hex[:6]}")
                     projects.append(project.project_id)
                     await gns3.create_node_from_template(project.project_id, "VPCS", "PC1")
                     await gns3.start_all(project.project_id)
-            for label, server in servers.items():
-                for url in user_urls(server, trees[label], args.projects):
+                for url in user_urls(server, projects, args.projects):
                     for _ in range(WARM_UP):
                         run = await one_chat(url, server.token, QUESTION)
                         if run.errors:
                             raise RuntimeError(f"warm-up turn on {label}: {run.errors}")
-            for label, server in servers.items():
-                idle[label] = await timed_phase({**pids, "jupyter": server.pid}, resting)
-            for phase in ("1 user", f"{args.users} users"):
-                for label, server in servers.items():
+                each = {**pids, "jupyter": server.pid}
+                idle[label] = await timed_phase(each, resting)
+                results[label] = {}
+                for phase in ("1 user", f"{args.users} users"):
                     turns = functools.partial(
-                        sequential if phase == "1 user" else waves, server, trees[label], args
+                        sequential if phase == "1 user" else waves, server, projects, args
                     )
                     output = f"{args.profile}.{phase.split()[0]}" if args.profile else None
-                    each = {**pids, "jupyter": server.pid}
                     with profiled(server.pid, output if label == "this tree" else None):
                         results[label][phase] = await timed_phase(each, turns)
                     results[label][phase].idle = idle[label].cpu_share()
-        finally:
-            for projects in trees.values():
+            finally:
                 for project_id in projects:
                     await gns3.delete_project(project_id)
     return results, idle
