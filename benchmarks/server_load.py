@@ -17,7 +17,12 @@ and p95 turn time (request sent -> `done`), and the CPU time per turn, read from
 `/proc/<pid>/stat` before and after, of the Jupyter server, the GNS3 server (the lab's
 `gns3server`; unknown for a lab given by GNS3_COPILOT_TEST_LAB_URL) and the scripted model
 server, with each one's share of one core while the phase ran (a process near 100% is the
-one that serializes).
+one that serializes), less each one's CPU use in 5 s without turns measured first (kept
+consoles, the lab's nodes); and how busy the whole machine was (on a shared machine, other
+work slows every figure but the CPU per turn).
+
+`--profile PROFILE` samples each Jupyter server with py-spy (the thread holding the GIL,
+so what runs Python) during each phase and writes collapsed stacks next to PROFILE.
 
 `--compare SRC` starts a second Jupyter server with `PYTHONPATH=SRC` (another checkout of
 the copilot, e.g. the main branch) and runs the same phases on it after this tree's, with
@@ -28,7 +33,7 @@ The last lines are this tree's figures:
 `GNS3 CPU per turn: Z ms` (sequential).
 
     .venv/bin/python benchmarks/server_load.py [--users 30] [--waves 5] [--sequential 30]
-        [--projects 30] [--compare /path/to/main]
+        [--projects 30] [--compare /path/to/main] [--profile /tmp/load]
 """
 
 from __future__ import annotations
@@ -248,8 +253,9 @@ async def measure(
                     turns = functools.partial(
                         sequential if phase == "1 user" else waves, server, projects, args
                     )
-                    output = f"{args.profile}.{phase.split()[0]}" if args.profile else None
-                    with profiled(server.pid, output if label == "this tree" else None):
+                    tree = "this" if label == "this tree" else "compare"
+                    output = f"{args.profile}.{tree}.{phase.split()[0]}" if args.profile else None
+                    with profiled(server.pid, output):
                         results[label][phase] = await timed_phase(each, turns)
                     results[label][phase].idle = idle[label].cpu_share()
             finally:
@@ -267,8 +273,8 @@ def main() -> None:
     parser.add_argument("--compare", help="another copilot source tree, run after this one")
     parser.add_argument(
         "--profile",
-        help="py-spy's collapsed stacks of this tree's server, to PROFILE.1 (one user) "
-        "and PROFILE.<users> (the waves)",
+        help="py-spy's collapsed stacks of each server, to PROFILE.this.1 (one user), "
+        "PROFILE.this.<users> (the waves), PROFILE.compare.* (the --compare tree)",
     )
     args = parse_args(parser, users=2, waves=1, sequential=2, projects=1)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
