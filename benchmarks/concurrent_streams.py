@@ -64,13 +64,14 @@ def write_script(path: Path, chats: int, pieces: int) -> None:
     path.write_text(json.dumps({"replies": [answer] * chats + [title] * chats}))
 
 
-async def one_chat(url: str, token: str) -> ChatRun:
-    """One chat on its own connection, read with a minimal HTTP/1.1 client: fifty httpx
-    streams in this process would spend more CPU than the server does, and on a machine
-    with few cores the figures would measure the client."""
+async def one_chat(url: str, token: str, message: str = PROMPT) -> ChatRun:
+    """One chat (a new session asking `message`) on its own connection, read with a
+    minimal HTTP/1.1 client: fifty httpx streams in this process would spend more CPU
+    than the server does, and on a machine with few cores the figures would measure the
+    client."""
     run = ChatRun()
     target = httpx.URL(url)
-    body = json.dumps({"message": PROMPT}).encode()
+    body = json.dumps({"message": message}).encode()
     head = (
         f"POST {target.raw_path.decode()} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
         f"Authorization: token {token}\r\nContent-Type: application/json\r\n"

@@ -9,10 +9,12 @@ system-deps`).
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
 import socket
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from jupyter_gns3_copilot.tools import (
     execute_tool,
     tools_for_mode,
 )
+from jupyter_gns3_copilot.tools.template_cache import TemplateCache
 
 MAC1, MAC2 = bytes.fromhex("005079666800"), bytes.fromhex("005079666801")
 PC1_PC2 = {"a": "PC1", "a_port": "e0", "b": "PC2", "b_port": "e0"}
@@ -469,3 +472,33 @@ async def test_a_teaching_chat_turn_captures_a_ping_and_the_model_sees_icmp(
     assert rows.count(("10.0.0.1", "10.0.0.2", "ICMP")) == 2
     assert rows.count(("10.0.0.2", "10.0.0.1", "ICMP")) == 2
     assert all("Echo (ping)" in row[5] for row in result["rows"])
+
+
+# -- the template list shared by turns -------------------------------------------------------
+
+
+@pytest.mark.lab
+async def test_the_template_list_is_read_once_for_many_turns(gns3_project: Any) -> None:
+    """Given GNS3's real template list behind a `TemplateCache`; when templates are asked
+    for again and again; then GNS3 is asked once, again only for a template id the copy
+    lacks or once the copy is older than its maximum age, and readers at once share one
+    read."""
+    now = [0.0]
+    async with client_for(gns3_project) as gns3:
+        asked: list[str] = []
+
+        async def record(request: Any) -> None:
+            if request.url.path.endswith("/templates"):
+                asked.append(request.url.path)
+
+        gns3._http.event_hooks["request"].append(record)
+        cache = TemplateCache(gns3, max_age=60.0, clock=lambda: now[0])
+        vpcs = await gns3.find_template("VPCS")
+        asked.clear()
+        found = await asyncio.gather(*(cache.get(vpcs.template_id) for _ in range(5)))
+        assert [t.name if t else None for t in found] == ["VPCS"] * 5 and len(asked) == 1
+        now[0] = 59.0
+        assert await cache.get(vpcs.template_id) is not None and len(asked) == 1
+        assert await cache.get(str(uuid.uuid4())) is None and len(asked) == 2
+        now[0] = 59.0 + 60.0
+        assert await cache.get(vpcs.template_id) is not None and len(asked) == 3

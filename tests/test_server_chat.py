@@ -472,6 +472,18 @@ async def test_a_closed_project_is_409_saying_how_to_open_it(
     assert reply.body["message"] == "Hello."
 
 
+def gns3_requests(jp_serverapp: Any) -> list[str]:
+    """The requests this server sends to the real GNS3 lab from now on ("GET /v3/..."),
+    recorded by an httpx event hook on its GNS3 client."""
+    asked: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        asked.append(f"{request.method} {request.url.path}")
+
+    copilot_app(jp_serverapp).gns3_client()._http.event_hooks["request"].append(record)
+    return asked
+
+
 async def test_a_turn_asks_gns3_for_project_nodes_and_links_once_each(
     jp_fetch, jp_serverapp, gns3_project, gns3_http, scripted_llm
 ) -> None:
@@ -479,13 +491,7 @@ async def test_a_turn_asks_gns3_for_project_nodes_and_links_once_each(
     stream = chat_path(gns3_project, "stream")
     scripted_llm.add(text("Hello."), text("T", when=TITLE_REPLY), text("Again."))
     first = await call(jp_fetch, *stream, method="POST", body={"message": "hi", "stream": False})
-    asked: list[str] = []
-
-    async def record(request: httpx.Request) -> None:
-        asked.append(f"{request.method} {request.url.path}")
-
-    # Counts the requests this server sends to the real GNS3 lab (an httpx event hook).
-    copilot_app(jp_serverapp).gns3_client()._http.event_hooks["request"].append(record)
+    asked = gns3_requests(jp_serverapp)
     body = {"message": "again", "stream": False, "session_id": first.body["session_id"]}
     second = await call(jp_fetch, *stream, method="POST", body=body)
     assert second.body["message"] == "Again."
@@ -500,6 +506,33 @@ async def test_a_turn_asks_gns3_for_project_nodes_and_links_once_each(
     scripted_llm.add(text("Open again."))
     reopened = await call(jp_fetch, *stream, method="POST", body=body)
     assert reopened.body["message"] == "Open again."
+
+
+async def test_a_one_command_turn_reads_the_lab_from_gns3_once(
+    jp_fetch, jp_serverapp, gns3_project, scripted_llm
+) -> None:
+    """Given a started VPCS; when a turn runs `show ip` on it; then the tool finds the
+    device in the turn's own topology read (project, nodes and links asked once each) and
+    the template list read by an earlier turn is not asked again."""
+    await add_pcs(gns3_project, "PC1")
+    show = {"devices": [{"device": "PC1", "commands": ["show ip"]}]}
+    scripted_llm.add(
+        tool_reply("start_nodes", {"nodes": ["PC1"]}),
+        text("Started."),
+        text("T", when=TITLE_REPLY),
+        tool_reply("run_show_commands", show),
+        text("PC1 has no address."),
+    )
+    stream = chat_path(gns3_project, "stream")
+    first = await call(jp_fetch, *stream, method="POST", body={"message": "go", "stream": False})
+    assert first.body["message"] == "Started."
+    asked = gns3_requests(jp_serverapp)
+    body = {"message": "address?", "stream": False, "session_id": first.body["session_id"]}
+    second = await call(jp_fetch, *stream, method="POST", body=body)
+    [tool] = second.body["tool_calls"]
+    assert "IP/MASK" in tool["output"] and second.body["message"] == "PC1 has no address."
+    project = f"GET /v3/projects/{gns3_project.project_id}"
+    assert sorted(asked) == [project, f"{project}/links", f"{project}/nodes"]
 
 
 async def test_model_errors_arrive_as_error_events(jp_fetch, gns3_project, scripted_llm) -> None:

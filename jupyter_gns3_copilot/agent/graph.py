@@ -69,7 +69,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
 
-from ..gns3 import GNS3Client, Project, Topology
+from ..gns3 import GNS3Client, Node, Project, Topology
 from ..tools import (
     ToolAborted,
     ToolContext,
@@ -131,14 +131,16 @@ ABORT_GRACE = 2.0
 
 
 class TopologySource:
-    """The lab topology as text for the system prompt: fetched once, again when stale.
+    """The turn's one read of the lab topology: the system prompt's text and the nodes
+    the tools look devices up in; read once, again when stale.
 
     `fetch` returns the project's `Topology`. `prefetch()` starts fetching in the
     background (the service calls it as a turn starts, so the fetch overlaps the
-    session bookkeeping); `text()` waits for it; `invalidate()` marks it stale after a
-    tool changed the lab, and calls `on_lab_changed` (the service then stops sharing
-    reads begun before the change with other turns). A failed or slow fetch yields None
-    (the prompt then says no topology is available) and is logged.
+    session bookkeeping); `text()` and `nodes()` wait for it; `invalidate()` marks it
+    stale after a tool changed the lab, and calls `on_lab_changed` (the service then
+    stops sharing reads begun before the change with other turns). A failed or slow
+    fetch yields None (the prompt then says no topology is available, the tools read the
+    nodes themselves) and is logged.
     """
 
     def __init__(
@@ -151,29 +153,38 @@ class TopologySource:
         self._fetch = fetch
         self._timeout = timeout
         self._on_lab_changed = on_lab_changed
-        self._task: asyncio.Task[str | None] | None = None
+        self._task: asyncio.Task[tuple[Topology, str] | None] | None = None
 
-    async def _load(self) -> str | None:
+    async def _load(self) -> tuple[Topology, str] | None:
         try:
             topology = await asyncio.wait_for(self._fetch(), self._timeout)
         except Exception as exc:
             log.warning("Could not read the lab topology: %s", exc)
             return None
-        return topology.to_text()
+        return topology, topology.to_text()
 
     def prefetch(self) -> None:
         """Start fetching unless a fetch is under way or done."""
         if self._task is None:
             self._task = asyncio.ensure_future(self._load())
 
-    async def text(self) -> str | None:
-        """The topology text (None if it could not be fetched)."""
+    async def _read(self) -> tuple[Topology, str] | None:
         self.prefetch()
         assert self._task is not None
         return await asyncio.shield(self._task)
 
+    async def text(self) -> str | None:
+        """The topology text (None if it could not be fetched)."""
+        read = await self._read()
+        return None if read is None else read[1]
+
+    async def nodes(self) -> list[Node] | None:
+        """The project's nodes (None if the topology could not be fetched)."""
+        read = await self._read()
+        return None if read is None else read[0].nodes
+
     def invalidate(self) -> None:
-        """Fetch again on the next `text()` (a tool changed the lab)."""
+        """Fetch again on the next `text()` or `nodes()` (a tool changed the lab)."""
         self._task = None
         if self._on_lab_changed is not None:
             self._on_lab_changed()

@@ -35,8 +35,9 @@ async def agent_context(
     approval: ApprovalPolicy,
     approval_timeout: float,
 ) -> AgentContext:
-    """The context of a turn (or of its resumption after an approval) run with `tools`;
-    `prompt_template` replaces the built-in system prompt. With `objectives`, the tool
+    """The context of a turn (or of its resumption after an approval) run with `tools`,
+    which look devices up in the turn's `topology` read; `prompt_template` replaces the
+    built-in system prompt. With `objectives`, the tool
     context reaches them, the model is offered `check_objectives`, and in teaching mode
     it reads the current stage and its `nudge` answers are filtered."""
     # LangGraph and the model client are imported when the first service opens.
@@ -44,6 +45,7 @@ async def agent_context(
     from ..agent.llm_access import shared_chat_model
 
     prompt = system_prompt(mode, prompt_template)
+    tools.read_nodes = topology.nodes
     answer_filter = None
     if objectives is not None:
         tools.objectives = objectives

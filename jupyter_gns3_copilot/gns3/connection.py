@@ -44,6 +44,12 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take (starting many nodes or restoring a snapshot takes a while)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for the TCP connection itself."""
+MAX_REQUESTS_IN_FLIGHT = 8
+"""Requests one client sends to GNS3 at once (until their answer's headers); more wait
+their turn. httpx's connection pool looks at every pooled connection for every waiting
+request each time a request starts or ends, so fifty requests at once (a class pressing
+Enter together) cost it quadratic time on the event loop, which capped a server's turns
+per second. GNS3 serves requests on one CPU anyway."""
 
 TokenProvider = Callable[[bool], Awaitable[str]]
 """`provider(force)` -> a GNS3 JWT; `force=True` after GNS3 refused the last one."""
@@ -129,6 +135,7 @@ class GNS3Connection:
             transport=transport,
             verify=shared_tls_context(),
         )
+        self._slots = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)
 
     async def __aenter__(self: _Connection) -> _Connection:
         return self
@@ -175,7 +182,8 @@ class GNS3Connection:
             request = self._http.build_request(
                 method, path, json=json, content=content, headers=headers
             )
-            return await self._http.send(request, stream=stream)
+            async with self._slots:
+                return await self._http.send(request, stream=stream)
         except httpx.ConnectTimeout as exc:
             raise GNS3Unreachable(
                 f"Cannot reach the GNS3 server at {self.url} (no answer to the connection "

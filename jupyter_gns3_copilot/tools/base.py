@@ -28,11 +28,12 @@ from ..console import (
     ConsoleTransport,
 )
 from ..console.pool import abortable
-from ..gns3 import GNS3Client, GNS3Error, Node, Template
+from ..gns3 import GNS3Client, Node
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
 from .policy import CommandPolicy
 from .skills import SkillsLibrary
+from .template_cache import TemplateCache
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +129,13 @@ class ToolContext:
     - `objectives`: the student's lab objectives in this turn (None: the project has no
       lab file), for `check_objectives`.
 
-    Keeps a cache of the project's nodes, dropped after every tool that changes the lab,
-    and of the templates (read when a node's dialect is first needed).
+    - `read_nodes`: the turn's shared read of the topology (`TopologySource.nodes`,
+      None when it failed): the node cache is filled from it rather than by a GNS3 read of
+      its own, so a turn reads its lab once (again after a tool changed it).
+    - `templates`: GNS3's templates, for the dialect hints of node consoles; shared by
+      every turn when given (`LabAccess` does), else read once for this context.
+
+    Keeps a cache of the project's nodes, dropped after every tool that changes the lab.
     """
 
     gns3: GNS3Client
@@ -147,11 +153,14 @@ class ToolContext:
     command_timeout: float = 30.0
     max_output_chars: int = 12_000
     objectives: LabObjectives | None = None
+    read_nodes: Callable[[], Awaitable[Sequence[Node] | None]] | None = None
+    templates: TemplateCache | None = None
     _nodes: list[Node] | None = field(default=None, init=False, repr=False)
-    _templates: dict[str, Template] | None = field(default=None, init=False, repr=False)
+    _templates: TemplateCache = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.mode = check_mode(self.mode)
+        self._templates = self.templates or TemplateCache(self.gns3)
 
     @property
     def aborted(self) -> bool:
@@ -161,7 +170,12 @@ class ToolContext:
     # -- nodes ---------------------------------------------------------------------------
 
     async def nodes(self, *, refresh: bool = False) -> list[Node]:
-        """The project's nodes (cached until `forget_nodes` or `refresh`)."""
+        """The project's nodes (cached until `forget_nodes` or `refresh`; first taken from
+        `read_nodes` when there is one)."""
+        if self._nodes is None and not refresh and self.read_nodes is not None:
+            shared = await self.until_aborted(self.read_nodes())
+            if shared is not None:
+                self._nodes = list(shared)
         if self._nodes is None or refresh:
             self._nodes = await self.until_aborted(self.gns3.list_nodes(self.project_id))
         return self._nodes
@@ -182,7 +196,7 @@ class ToolContext:
         """
         if not names:
             return {}
-        cached = self._nodes is not None
+        cached = self._nodes is not None or self.read_nodes is not None
         found = _match_names(names, await self.nodes())
         if cached and len(found) < len(set(names)):
             found = _match_names(names, await self.nodes(refresh=True))
@@ -217,18 +231,11 @@ class ToolContext:
         )
 
     async def template_notes(self, node: Node) -> list[str]:
-        """The tags and usage notes of `node`'s template (templates read once per
-        context); [] when it has none or GNS3 does not list templates."""
+        """The tags and usage notes of `node`'s template (see `TemplateCache`); [] when it
+        has none or GNS3 does not list templates."""
         if node.template_id is None:
             return []
-        if self._templates is None:
-            try:
-                listed = await self.until_aborted(self.gns3.list_templates())
-            except GNS3Error as exc:
-                log.info("Templates not read for dialect hints: %s", exc)
-                listed = []
-            self._templates = {template.template_id: template for template in listed}
-        template = self._templates.get(node.template_id)
+        template = await self.until_aborted(self._templates.get(node.template_id))
         return template.notes if template is not None else []
 
     # -- waiting and progress ------------------------------------------------------------

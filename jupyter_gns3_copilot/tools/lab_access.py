@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .base import ToolContext
+from .template_cache import TemplateCache
 
 if TYPE_CHECKING:
     from ..console import ConsoleCredentials, ConsolePool, ConsoleTransport
@@ -23,7 +24,8 @@ class LabAccess:
     `policy` and `skills` the command policy and skills library (hot-reloadable),
     `console_credentials` the device login secrets, if any, `console_transport` how
     consoles are reached (`telnet` to their ports, or `websocket`: GNS3's console websocket
-    with the GNS3 client's token; see `ToolContext`).
+    with the GNS3 client's token; see `ToolContext`). `templates` is GNS3's template list
+    shared by every turn (`TemplateCache`).
     """
 
     gns3: GNS3Client
@@ -32,6 +34,10 @@ class LabAccess:
     skills: SkillsLibrary | None = None
     console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
     console_transport: ConsoleTransport = "telnet"
+    templates: TemplateCache = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.templates = TemplateCache(self.gns3)
 
     def tool_context(self, project_id: str, mode: str, abort: asyncio.Event) -> ToolContext:
         """The tool context of one turn."""
@@ -48,5 +54,6 @@ class LabAccess:
             abort=abort,
             console_credentials=self.console_credentials,
             console_transport=self.console_transport,
+            templates=self.templates,
             **extra,
         )
