@@ -40,7 +40,8 @@ What 3.0.6 gets wrong, and the workarounds here:
 - A login hashes with bcrypt inside GNS3's request handler (about 0.4 s of its event
   loop, during which GNS3 answers nobody): 30 students' first tokens took 20 s on two
   busy cores, the next ones come from the cache (1.5 ms for 30). Hence the long-lived,
-  cached tokens rather than a login per request.
+  cached tokens rather than a login per request, kept across restarts of the service
+  (encrypted, `hub/token_store.py`).
 - Duplicate ACEs are accepted: `ensure_student` looks first, and after creating, keeps
   the entry with the smallest id and deletes the others, so racing services converge.
 - `duplicate` puts the copy in the original's pools; removing a project from one pool
@@ -75,6 +76,7 @@ import re
 import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
@@ -82,6 +84,9 @@ from ..gns3.access import AccessToken, GNS3Access
 from ..gns3.client import GNS3Client
 from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
+
+if TYPE_CHECKING:
+    from .token_store import TokenStore
 
 STUDENT_PRIVILEGES = frozenset(
     {
@@ -164,8 +169,11 @@ class LabAccounts:
     `secret` derives the students' passwords (keep it in the service's secrets; changing
     it makes the next `student_token` reset each password). `prefix` starts every account
     and pool name; `group` is the class's GNS3 group. Tokens are renewed `renew_before`
-    their expiry. One lock per hub user serialises this instance's work on that student;
-    GNS3 itself settles races between instances (see the module docstring).
+    their expiry. With `token_store`, the tokens outlive the process: those kept for the
+    same GNS3 server and prefix and still fresh are loaded here, and the set is saved
+    whenever a token is issued or dropped. One lock per hub user serialises this
+    instance's work on that student; GNS3 itself settles races between instances (see
+    the module docstring).
     """
 
     def __init__(
@@ -177,6 +185,7 @@ class LabAccounts:
         group: str = DEFAULT_GROUP,
         renew_before: timedelta = DEFAULT_RENEW_BEFORE,
         clock: Callable[[], datetime] = _utcnow,
+        token_store: TokenStore | None = None,
     ) -> None:
         key = secret.get_secret_value().encode() if isinstance(secret, SecretStr) else secret
         if not key:
@@ -192,7 +201,12 @@ class LabAccounts:
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._templates_lock = asyncio.Lock()
+        self._token_store = token_store
+        self._token_scope = f"{admin.url} {prefix}"
         self._tokens: dict[str, AccessToken] = {}
+        if token_store is not None:
+            kept = token_store.load(self._token_scope, now=clock())
+            self._tokens = {user: t for user, t in kept.items() if self._fresh(t)}
         self._role: Role | None = None
 
     # -- identities ----------------------------------------------------------------------
@@ -328,7 +342,7 @@ class LabAccounts:
                     kind="user",
                     name=username,
                 )
-            self._tokens.pop(hub_user, None)
+            self._drop_token(hub_user)
             await self.access.update_user(user.user_id, is_active=active)
 
     # -- tokens --------------------------------------------------------------------------
@@ -336,14 +350,23 @@ class LabAccounts:
     def forget_token(self, hub_user: str) -> None:
         """Drop the cached token of `hub_user`: the next `student_token` logs in again
         (after GNS3 refused the cached one, e.g. its JWT secret changed)."""
-        self._tokens.pop(hub_user, None)
+        self._drop_token(hub_user)
+
+    def _drop_token(self, hub_user: str) -> None:
+        if self._tokens.pop(hub_user, None) is not None:
+            self._keep_tokens()
+
+    def _keep_tokens(self) -> None:
+        if self._token_store is not None:
+            self._token_store.save(self._token_scope, self._tokens)
 
     def _fresh(self, token: AccessToken) -> bool:
         return token.expires_at is None or self._clock() < token.expires_at - self.renew_before
 
     async def student_token(self, hub_user: str) -> AccessToken:
         """The student's own GNS3 JWT and its expiry, cached and renewed `renew_before`
-        it expires. The first call in this process also runs `ensure_student`.
+        it expires. A call with no token cached (none issued in this process nor kept
+        from an earlier one) also runs `ensure_student`.
 
         `GNS3AuthError` for a disabled account (GNS3 would issue a token that it then
         refuses on every call).
@@ -368,6 +391,7 @@ class LabAccounts:
                 await self.access.update_user(student.user_id, password=self._password(hub_user))
                 token = await self.access.authenticate(username, self._password(hub_user))
             self._tokens[hub_user] = token
+            self._keep_tokens()
             return token
 
     # -- projects ------------------------------------------------------------------------
