@@ -49,6 +49,9 @@ What 3.0.6 gets wrong, and the workarounds here:
   row in its pools. `assign_lab`/`reset_lab` take the copy out of the template's pools
   before adding it to the student's, and drop the stale row after a delete;
   `student_projects` lists only projects that exist.
+- Two duplicates of one project at once fail ("Cannot duplicate project": both write the
+  source's `<name>.gns3.tmp`), so this instance makes one copy of a project at a time
+  (`_duplicate`); copies of different projects still go in parallel.
 - `duplicate` renames silently when the name is taken, so copies are named
   "<template> - <hub user>" and `assign_lab` keeps a student's existing copy.
 - Renaming a project (`PUT /projects/{id}` with a new name) leaves its `.gns3` file under
@@ -201,6 +204,7 @@ class LabAccounts:
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._templates_lock = asyncio.Lock()
+        self._copying: dict[str, asyncio.Lock] = {}
         self._token_store = token_store
         self._token_scope = f"{admin.url} {prefix}"
         self._tokens: dict[str, AccessToken] = {}
@@ -478,9 +482,15 @@ class LabAccounts:
     async def _copy(
         self, template: Project, pools: Sequence[ResourcePool], student: LabStudent, name: str
     ) -> Project:
-        copy = await self.access.duplicate_project(template.project_id, name)
+        copy = await self._duplicate(template.project_id, name)
         await self._into_pool(copy, student.pool_id, pools)
         return copy
+
+    async def _duplicate(self, project_id: str, name: str) -> Project:
+        """A copy of the project `project_id` named `name`, one copy of it at a time (see
+        the module docstring)."""
+        async with self._copying.setdefault(project_id, asyncio.Lock()):
+            return await self.access.duplicate_project(project_id, name)
 
     async def _delete(self, project: Project, pool_id: str) -> None:
         """Delete a project, and the row GNS3 keeps of it in its pool `pool_id`."""
@@ -518,7 +528,7 @@ class LabAccounts:
             await self.admin.close_project(made.project_id)
             leave: list[ResourcePool] = []
         else:
-            made = await self.access.duplicate_project(source.project_id, name)
+            made = await self._duplicate(source.project_id, name)
             leave = await self.access.pools_of(made.project_id)
         await self._into_pool(made, pool.resource_pool_id, leave)
         return await self.admin.get_project(made.project_id)
