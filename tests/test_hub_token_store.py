@@ -292,6 +292,9 @@ def test_the_real_service_keeps_tokens_across_a_restart_in_place(
     finally:
         for user in gns3.get("/access/users").json():
             if user["username"] == f"hub-{student}":
+                for ace in gns3.get("/access/acl").json():
+                    if ace["user_id"] == user["user_id"]:
+                        gns3.delete(f"/access/acl/{ace['ace_id']}")
                 gns3.delete(f"/access/users/{user['user_id']}")
         for pool in gns3.get("/pools").json():
             if pool["name"] == f"hub-{student}":
