@@ -29,7 +29,6 @@ import asyncio
 import os
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from _classroom import (
