@@ -110,8 +110,19 @@ def listening_pid(port: int) -> int:
     raise RuntimeError(f"no process of this machine listens on port {port}")
 
 
+def machine_cpu() -> tuple[float, float]:
+    """This machine's (busy, idle) CPU seconds since boot, all cores (`/proc/stat`)."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    hertz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - idle) / hertz, idle / hertz
+
+
 class CpuMeter:
-    """CPU seconds spent by named processes between `start()` and `stop()`."""
+    """CPU seconds spent by named processes between `start()` and `stop()`, and by the
+    whole machine (`MACHINE`: every process, the other users of the machine included)."""
+
+    MACHINE = "machine"
 
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
@@ -120,9 +131,11 @@ class CpuMeter:
 
     def start(self) -> None:
         self._began = {name: self._now(pid) for name, pid in self.pids.items()}
+        self._began[self.MACHINE] = machine_cpu()[0]
 
     def stop(self) -> dict[str, float]:
         self.spent = {name: self._now(pid) - self._began[name] for name, pid in self.pids.items()}
+        self.spent[self.MACHINE] = machine_cpu()[0] - self._began[self.MACHINE]
         return self.spent
 
     @staticmethod
@@ -175,14 +188,13 @@ class StudentServer:
         self.gns3: GNS3Client | None = None
         self._lab_access = LabAccess
         self.lab: Any = None
+        self._model: Any = None
 
     async def turn(self, marker: str) -> Turn:
         """One chat turn with one device command (see the module docstring)."""
         from langchain_core.messages import AIMessageChunk, HumanMessage, ToolMessage
 
-        from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
-        from jupyter_gns3_copilot.tools import TEACHING, execute_tool, openai_tool_schema
-        from jupyter_gns3_copilot.tools.registry import tools_for_mode
+        from jupyter_gns3_copilot.tools import TEACHING, execute_tool
 
         result = Turn()
         began = time.perf_counter()
@@ -192,15 +204,7 @@ class StudentServer:
             if self.gns3 is None:
                 self.gns3 = GNS3Client(session.gns3_url, token_provider=self.hub.gns3_token)
                 self.lab = self._lab_access(self.gns3, self.consoles, console_transport="websocket")
-            settings = ModelSettings(
-                base_url=session.model_base_url,
-                api_key=self.student.hub_token,
-                model=session.model,
-                max_retries=0,
-                timeout=300,
-            )
-            tools = [openai_tool_schema(spec) for spec in tools_for_mode(TEACHING)]
-            model = make_chat_model(settings).bind_tools(tools)
+            model = self._chat_model(session.model_base_url, session.model)
             messages: list[Any] = [HumanMessage(marker)]
             asked: AIMessageChunk | None = None
             async for chunk in model.astream(messages):
@@ -224,6 +228,25 @@ class StudentServer:
         result.total = time.perf_counter() - began
         return result
 
+    def _chat_model(self, base_url: str, name: str) -> Any:
+        """The chat model through the gateway with teaching mode's tools, made once (as a
+        student's server keeps its model between turns)."""
+        if self._model is None:
+            from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
+            from jupyter_gns3_copilot.tools import TEACHING, openai_tool_schema
+            from jupyter_gns3_copilot.tools.registry import tools_for_mode
+
+            settings = ModelSettings(
+                base_url=base_url,
+                api_key=self.student.hub_token,
+                model=name,
+                max_retries=0,
+                timeout=300,
+            )
+            tools = [openai_tool_schema(spec) for spec in tools_for_mode(TEACHING)]
+            self._model = make_chat_model(settings).bind_tools(tools)
+        return self._model
+
     async def aclose(self) -> None:
         await self.consoles.aclose()
         if self.gns3 is not None:
@@ -231,18 +254,23 @@ class StudentServer:
         await self.hub.aclose()
 
 
-async def direct_first_piece(base_url: str, marker: str) -> float:
-    """Seconds to the first content piece of one model call straight to `base_url`."""
+async def first_piece(base_url: str, marker: str, api_key: str = "") -> float:
+    """Seconds to the first content piece of one model call (no tools) to `base_url`:
+    the gateway with a student's hub token, or the scripted model itself."""
     from langchain_core.messages import HumanMessage
+    from pydantic import SecretStr
 
     from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 
-    model = make_chat_model(ModelSettings(base_url=base_url, model=MODEL, max_retries=0))
+    settings = ModelSettings(
+        base_url=base_url, api_key=SecretStr(api_key), model=MODEL, max_retries=0, timeout=300
+    )
+    model = make_chat_model(settings)
     began = time.perf_counter()
     async for chunk in model.astream([HumanMessage(marker)]):
         if chunk.content:
             return time.perf_counter() - began
-    raise RuntimeError("the direct answer had no content")
+    raise RuntimeError("the answer had no content")
 
 
 @dataclass

@@ -6,7 +6,9 @@ copilot hub service: gateway, accounts, tokens; `_classroom.Classroom`) on a GNS
 (`gns3_lab`, or a new one with `--computes N` extra computes once the lab kit starts
 them), with the scripted model server (TEST DOUBLE of the OpenAI API, its own process) as
 the gateway's upstream. The service gives every student their GNS3 account and a copy of
-a one-PC template (the dashboard's `api/labs/assign`); each student starts their PC.
+a one-PC template (the dashboard's `api/labs/assign`); each student starts their PC. GNS3
+gives a running VPCS two TCP ports of its server's console range, and the lab kit's range
+is 100 ports: one lab server holds 50 students' PCs, more need `--computes`.
 
 Each student is a student's server's copilot reduced to its client parts, all in this
 process (`_classroom.StudentServer`): the hub service client (session, GNS3 token), the
@@ -16,11 +18,13 @@ gateway. The copilot's own per-turn work in a student's server (the agent graph,
 SQLite store) is not here: each student's server is their own process, elsewhere; what
 is measured is what the class shares.
 
-For each N, ROUNDS waves of N turns started at once, then N model calls at once straight
-to the scripted model (the gateway's reference). Per N: turns, errors, p50/p95/max turn
+For each N, ROUNDS waves of N turns started at once, then N model calls at once through
+the gateway and N straight to the scripted model. Per N: turns, errors, p50/p95/max turn
 time, each process's CPU per turn (the service, GNS3, the hub, the scripted model, and
-this process: the N students' clients), and what the gateway adds to the answer's first
-piece (median through the gateway minus median direct, both N at once). The last line:
+this process: the N students' clients) and the cores each kept busy during the waves
+(1.00: one core all the time, the most a single-threaded process such as GNS3's
+controller can use) beside the whole machine's, and what the gateway adds to the first
+piece (median through the gateway minus median direct, N calls at once). The last line:
 `classroom <N> students: p95 turn X s, errors E` for the largest N. Goals: 0 errors; p95
 at 100 students at most 3x one student's turn.
 
@@ -46,7 +50,7 @@ from _classroom import (
     Classroom,
     CpuMeter,
     Wave,
-    direct_first_piece,
+    first_piece,
     listening_pid,
     percentile,
     student_servers,
@@ -82,11 +86,13 @@ def class_lab(directory: Path, computes: int) -> Iterator[Any]:
 def markers(sizes: list[int], rounds: int) -> tuple[list[str], list[str]]:
     turns = ["warm-up s0"]
     turns += [f"turn n{n} r{r} s{i}" for n in sizes for r in range(rounds) for i in range(n)]
-    direct = [f"direct n{n} s{i}" for n in sizes for i in range(n)]
+    direct = [f"{way} n{n} s{i}" for n in sizes for way in ("gateway", "direct") for i in range(n)]
     return turns, direct
 
 
-def report(n: int, waves: list[Wave], direct: list[float]) -> tuple[float, int]:
+def report(
+    n: int, waves: list[Wave], through: list[float], direct: list[float]
+) -> tuple[float, int]:
     """Print N's figures; (p95 turn seconds, errors)."""
     turns = [t for w in waves for t in w.turns]
     ok = [t.total for t in turns if not t.error]
@@ -102,17 +108,29 @@ def report(n: int, waves: list[Wave], direct: list[float]) -> tuple[float, int]:
     for w in waves:
         for name, spent in w.cpu.items():
             cpu[name] = cpu.get(name, 0.0) + spent
+    machine = cpu.pop(CpuMeter.MACHINE)
+    wall = sum(w.wall for w in waves)
     print(
         "        CPU per turn: "
         + ", ".join(f"{name} {1000 * spent / len(turns):.0f} ms" for name, spent in cpu.items())
     )
+    print(
+        "        cores busy during the waves: "
+        + ", ".join(f"{name} {spent / wall:.2f}" for name, spent in cpu.items())
+        + f"; the whole machine {machine / wall:.2f} of {os.cpu_count()}"
+    )
     pieces = [t.first_piece for t in turns if t.first_piece is not None]
-    if pieces and direct:
-        through, straight = statistics.median(pieces), statistics.median(direct)
+    if pieces:
         print(
-            f"        first piece of the answer: {1000 * through:.1f} ms through the gateway, "
-            f"{1000 * straight:.1f} ms direct (N at once): the gateway adds "
-            f"{1000 * (through - straight):.1f} ms"
+            f"        first piece of the turn's answer (through the gateway, in the wave): "
+            f"median {1000 * statistics.median(pieces):.1f} ms"
+        )
+    if through and direct:
+        added = statistics.median(through) - statistics.median(direct)
+        print(
+            f"        {n} model calls at once, first piece: {1000 * statistics.median(through):.1f}"
+            f" ms through the gateway, {1000 * statistics.median(direct):.1f} ms direct: the "
+            f"gateway adds {1000 * added:.1f} ms"
         )
     for error in sorted(set(errors))[:5]:
         print(f"        error ({errors.count(error)}x): {error}")
@@ -136,10 +154,18 @@ async def measure(room: Classroom, model_url: str, sizes: list[int], rounds: int
             # Their servers started before the class: each has its session already.
             await asyncio.gather(*(s.hub.session() for s in servers))
             waves = [await wave(servers, f"turn n{n} r{r}", meter) for r in range(rounds)]
+            gateway = servers[0].hub.cached
+            assert gateway is not None
+            through = await asyncio.gather(
+                *(
+                    first_piece(gateway.model_base_url, f"gateway n{n} s{i}", s.student.hub_token)
+                    for i, s in enumerate(servers)
+                )
+            )
         direct = await asyncio.gather(
-            *(direct_first_piece(model_url, f"direct n{n} s{i}") for i in range(n))
+            *(first_piece(model_url, f"direct n{n} s{i}") for i in range(n))
         )
-        results[n] = report(n, waves, list(direct))
+        results[n] = report(n, waves, list(through), list(direct))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     largest = max(sizes)
     p95, errors = results[largest]
