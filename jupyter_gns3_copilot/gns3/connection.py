@@ -44,6 +44,11 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take (starting many nodes or restoring a snapshot takes a while)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for the TCP connection itself."""
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is kept for reuse: less than the 5 s after which GNS3's HTTP
+server (uvicorn) closes it. With httpx's default, also 5 s, a request sent on a connection
+idle for just under 5 s could meet GNS3 closing it ("Server disconnected without sending
+a response"): a class's turns at once hit that."""
 
 TokenProvider = Callable[[bool], Awaitable[str]]
 """`provider(force)` -> a GNS3 JWT; `force=True` after GNS3 refused the last one."""
@@ -128,6 +133,7 @@ class GNS3Connection:
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             transport=transport,
             verify=shared_tls_context(),
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
         )
 
     async def __aenter__(self: _Connection) -> _Connection:
