@@ -39,7 +39,7 @@ from urllib.parse import urlparse
 import httpx
 from hub_restart import proxy_command
 
-from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
 from jupyter_gns3_copilot.hub.restart import PID_FILE
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
 
@@ -153,6 +153,10 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 # -- a student's server -----------------------------------------------------------------
+
+
+class ConsolePortsExhausted(RuntimeError):
+    """GNS3 cannot start one more student's PC: its console port range is used up."""
 
 
 @dataclass
@@ -435,6 +439,14 @@ class Classroom:
                     ) as g:
                         await g.open_project(student.project_id)
                         await g.start_all(student.project_id)
+                except GNS3Conflict as exc:
+                    if "free port" not in str(exc):
+                        raise
+                    raise ConsolePortsExhausted(
+                        f"GNS3 has no console port left for {student.name}'s PC: a running "
+                        "VPCS takes two ports of its server's console range, and a lab kit "
+                        "server has 100 (50 students). Use --computes, or fewer students."
+                    ) from exc
                 finally:
                     await server.aclose()
 

@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 
 from _classroom import (
     Classroom,
+    ConsolePortsExhausted,
     CpuMeter,
     Wave,
     first_piece,
@@ -194,7 +195,10 @@ def main() -> None:
         scripted_server(work / "script.json", quiet=True) as model_url,
         Classroom(lab, work / "srv", model_url) as room,
     ):
-        asyncio.run(measure(room, model_url, sizes, args.rounds))
+        try:
+            asyncio.run(measure(room, model_url, sizes, args.rounds))
+        except ConsolePortsExhausted as exc:
+            raise SystemExit(str(exc)) from None
 
 
 if __name__ == "__main__":
