@@ -310,9 +310,11 @@ class Classroom:
     """The recipe hub on `lab` with the scripted model at `model_url` (see the module
     docstring); a context manager that removes the class from GNS3 afterwards."""
 
-    def __init__(self, lab: Any, directory: Path, model_url: str) -> None:
+    def __init__(self, lab: Any, directory: Path, model_url: str, service_config: str = "") -> None:
         self.lab = lab
         self.directory = directory
+        self.service_config = service_config
+        """Lines of the service's configuration file (its working directory's)."""
         self.tag = f"c{uuid.uuid4().hex[:4]}"
         values = {
             "GNS3_URL": lab.url,
@@ -335,6 +337,9 @@ class Classroom:
         )
         answer.raise_for_status()
         self._gns3.headers["Authorization"] = f"Bearer {answer.json()['access_token']}"
+        if self.service_config:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            (self.directory / "jupyter_gns3_copilot_hub_config.py").write_text(self.service_config)
         self.hub.__enter__()
         return self
 
@@ -358,10 +363,12 @@ class Classroom:
         return int((self.data_dir / PID_FILE).read_text())
 
     def pids(self) -> dict[str, int]:
-        """The processes whose CPU the benchmarks report: the hub service, GNS3, the hub."""
+        """The processes whose CPU the benchmarks report: the hub service, GNS3 (and the
+        lab's extra computes, if any), the hub."""
         return {
             "service": self.service_pid,
             "gns3": listening_pid(urlparse(self.lab.url).port or 80),
+            **{f"compute {c.compute_id}": c.pid for c in getattr(self.lab, "computes", [])},
             "hub": int((self.directory / "hub.pid").read_text()),
         }
 

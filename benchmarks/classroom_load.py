@@ -4,7 +4,7 @@ on the real hub service, GNS3 and the scripted model; for N = 1 (the reference),
 Runs the instructor guide's JupyterHub recipe as written (the real JupyterHub, proxy and
 copilot hub service: gateway, accounts, tokens; `_classroom.Classroom`) on a GNS3 lab
 (`gns3_lab`, or a new one with `--computes N` extra computes once the lab kit starts
-them), with the scripted model server (TEST DOUBLE of the OpenAI API, its own process) as
+them, and then the service's `placement` set to `least_loaded`), with the scripted model server (TEST DOUBLE of the OpenAI API, its own process) as
 the gateway's upstream. The service gives every student their GNS3 account and a copy of
 a one-PC template (the dashboard's `api/labs/assign`); each student starts their PC. GNS3
 gives a running VPCS two TCP ports of its server's console range, and the lab kit's range
@@ -82,6 +82,12 @@ def class_lab(directory: Path, computes: int) -> Iterator[Any]:
         ) from None
     with server as lab:
         yield lab
+
+
+def service_config(computes: int) -> str:
+    """The service's settings: with extra computes, each student's copy goes on the least
+    loaded compute (the service's `placement`)."""
+    return 'c.CopilotHubService.placement = "least_loaded"\n' if computes else ""
 
 
 def markers(sizes: list[int], rounds: int) -> tuple[list[str], list[str]]:
@@ -193,7 +199,7 @@ def main() -> None:
     with (
         class_lab(work / "gns3", args.computes) as lab,
         scripted_server(work / "script.json", quiet=True) as model_url,
-        Classroom(lab, work / "srv", model_url) as room,
+        Classroom(lab, work / "srv", model_url, service_config(args.computes)) as room,
     ):
         try:
             asyncio.run(measure(room, model_url, sizes, args.rounds))
