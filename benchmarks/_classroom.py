@@ -118,23 +118,47 @@ def machine_cpu() -> tuple[float, float]:
     return (sum(ticks) - idle) / hertz, idle / hertz
 
 
-class CpuMeter:
-    """CPU seconds spent by named processes between `start()` and `stop()`, and by the
-    whole machine (`MACHINE`: every process, the other users of the machine included)."""
+def children_named(parents: Sequence[int], name: str) -> list[int]:
+    """The processes called `name` descending from one of `parents` through processes of
+    that name (a VPCS forks a second process of its own)."""
+    named: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            text = stat.read_text()
+            if text[text.index("(") + 1 : text.rindex(")")] == name:
+                named[int(stat.parent.name)] = int(text.rsplit(")", 1)[1].split()[1])
+    found = {pid for pid, parent in named.items() if parent in parents}
+    while more := {pid for pid, parent in named.items() if parent in found} - found:
+        found |= more
+    return sorted(found)
 
+
+class CpuMeter:
+    """CPU seconds spent by named processes between `start()` and `stop()`; by the
+    devices (`DEVICES`: the VPCS processes of the GNS3 servers `device_parents`, as they
+    are at `start()`); and by the whole machine (`MACHINE`: every process, the other
+    users of the machine included)."""
+
+    DEVICES = "devices"
     MACHINE = "machine"
 
-    def __init__(self, pids: dict[str, int]) -> None:
+    def __init__(self, pids: dict[str, int], device_parents: Sequence[int] = ()) -> None:
         self.pids = pids
+        self.device_parents = list(device_parents)
+        self._devices: list[int] = []
         self._began: dict[str, float] = {}
         self.spent: dict[str, float] = {}
 
     def start(self) -> None:
+        self._devices = children_named(self.device_parents, "vpcs")
         self._began = {name: self._now(pid) for name, pid in self.pids.items()}
+        self._began[self.DEVICES] = sum(cpu_seconds(pid) for pid in self._devices)
         self._began[self.MACHINE] = machine_cpu()[0]
 
     def stop(self) -> dict[str, float]:
         self.spent = {name: self._now(pid) - self._began[name] for name, pid in self.pids.items()}
+        devices = sum(cpu_seconds(pid) for pid in self._devices)
+        self.spent[self.DEVICES] = devices - self._began[self.DEVICES]
         self.spent[self.MACHINE] = machine_cpu()[0] - self._began[self.MACHINE]
         return self.spent
 
@@ -368,7 +392,7 @@ class Classroom:
         return {
             "service": self.service_pid,
             "gns3": listening_pid(urlparse(self.lab.url).port or 80),
-            **{f"compute {c.compute_id}": c.pid for c in getattr(self.lab, "computes", [])},
+            **{f"compute {c.name}": c.pid for c in getattr(self.lab, "computes", [])},
             "hub": int((self.directory / "hub.pid").read_text()),
         }
 

@@ -4,11 +4,13 @@ on the real hub service, GNS3 and the scripted model; for N = 1 (the reference),
 Runs the instructor guide's JupyterHub recipe as written (the real JupyterHub, proxy and
 copilot hub service: gateway, accounts, tokens; `_classroom.Classroom`) on a GNS3 lab
 (`gns3_lab`, or a new one with `--computes N` extra computes once the lab kit starts
-them, and then the service's `placement` set to `least_loaded`), with the scripted model server (TEST DOUBLE of the OpenAI API, its own process) as
-the gateway's upstream. The service gives every student their GNS3 account and a copy of
-a one-PC template (the dashboard's `api/labs/assign`); each student starts their PC. GNS3
-gives a running VPCS two TCP ports of its server's console range, and the lab kit's range
-is 100 ports: one lab server holds 50 students' PCs, more need `--computes`.
+them, and then the service's `placement` set to `least_loaded`), with the scripted model
+server (TEST DOUBLE of the OpenAI API, its own process) as the gateway's upstream. The
+service gives every student their GNS3 account and a copy of a one-PC template (the
+dashboard's `api/labs/assign`); each student starts their PC. GNS3 gives a running VPCS
+two TCP ports of its server's console range, and the lab kit's range is 100 ports: one
+lab server holds 50 students' PCs, more need `--computes`. Before the turns, the CPU the
+running PCs take with nobody asking anything is measured (5 s).
 
 Each student is a student's server's copilot reduced to its client parts, all in this
 process (`_classroom.StudentServer`): the hub service client (session, GNS3 token), the
@@ -64,6 +66,8 @@ from stream_overhead import scripted_server
 from jupyter_gns3_copilot.labkit import LabServer
 
 GOAL_RATIO = 3.0
+IDLE_SAMPLE = 5.0
+"""Seconds of the class's CPU measured with every PC running and no turn."""
 
 
 @contextlib.contextmanager
@@ -151,10 +155,20 @@ async def measure(room: Classroom, model_url: str, sizes: list[int], rounds: int
         "model": listening_pid(urlparse(model_url).port or 80),
         "clients": os.getpid(),
     }
-    meter = CpuMeter(pids)
+    gns3 = [pid for name, pid in pids.items() if name == "gns3" or name.startswith("compute ")]
+    meter = CpuMeter(pids, device_parents=gns3)
     async with student_servers(room.service_url, room.students[:1]) as servers:
         await wave(servers, "warm-up", meter)  # this process's imports, the first connections
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.2f}")
+    meter.start()
+    await asyncio.sleep(IDLE_SAMPLE)
+    idle = meter.stop()
+    print(
+        f"{len(room.students)} students' PCs running, nobody asking ({IDLE_SAMPLE:g} s): "
+        f"their VPCS processes keep {idle[CpuMeter.DEVICES] / IDLE_SAMPLE:.2f} cores busy, "
+        f"GNS3 {idle['gns3'] / IDLE_SAMPLE:.2f}, the whole machine "
+        f"{idle[CpuMeter.MACHINE] / IDLE_SAMPLE:.2f} of {os.cpu_count()}"
+    )
     results: dict[int, tuple[float, int]] = {}
     for n in sizes:
         async with student_servers(room.service_url, room.students[:n]) as servers:
