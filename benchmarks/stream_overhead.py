@@ -68,9 +68,12 @@ def write_script(path: Path, runs: int, chunks: int) -> None:
 
 
 @contextmanager
-def url_printing_child(command: list[str], what: str) -> Iterator[str]:
-    """`command` in a child process that prints its base URL first; yields that URL."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+def url_printing_child(command: list[str], what: str, *, quiet: bool = False) -> Iterator[str]:
+    """`command` in a child process that prints its base URL first; yields that URL.
+    `quiet`: its standard error (a scripted model's line per request) is dropped."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL if quiet else None, text=True
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline().strip()
@@ -82,11 +85,13 @@ def url_printing_child(command: list[str], what: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def scripted_server(script: Path) -> AbstractContextManager[str]:
-    """The scripted model CLI in a child process; yields its base URL."""
+def scripted_server(script: Path, *, quiet: bool = False) -> AbstractContextManager[str]:
+    """The scripted model CLI in a child process; yields its base URL (`quiet`: without
+    its line per request)."""
     return url_printing_child(
         [sys.executable, "-m", "jupyter_gns3_copilot.testing.scripted_llm", str(script)],
         "scripted model server",
+        quiet=quiet,
     )
 
 

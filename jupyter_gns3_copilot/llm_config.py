@@ -43,6 +43,7 @@ from .agent.llm_access import (
     default_context_limit,
 )
 from .endpoint_policy import refused_endpoint
+from .private_files import write_private
 from .status import ModelStatus, context_limit_status
 from .tools.modes import MODE_NAMES, MODE_TOOLS, TEACHING
 
@@ -501,21 +502,6 @@ def effective_config(
     )
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically, readable and writable by this user only."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 class LLMConfigStore:
     """The users' model settings under `data_dir`, encrypted at rest (see module docstring).
 
@@ -581,7 +567,7 @@ class LLMConfigStore:
                 record["user_id"] = user_id
                 token = self._cipher().encrypt(json.dumps(record).encode("utf-8"))
                 self.users_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-                _write_private(path, token)
+                write_private(path, token)
             self._cache[user_id] = settings
 
     def delete(self, user_id: str) -> None:

@@ -1,9 +1,11 @@
-"""Secrets kept in files of their own: created once, readable by this user only."""
+"""Secrets kept in files of their own: created once, readable by this user only; and
+private files written atomically (`write_private`)."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import threading
 from pathlib import Path
 
 
@@ -19,3 +21,18 @@ def read_or_create_secret(path: Path) -> str:
     with os.fdopen(fd, "w") as file:
         file.write(value)
     return value
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically, readable and writable by this user only."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -15,7 +15,12 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 TIMEOUT = 240.0
-NEEDS = {"hub_restart": pytest.mark.hub, "render_cost": pytest.mark.browser}
+NEEDS = {
+    "classroom_load": pytest.mark.hub,
+    "hub_restart": pytest.mark.hub,
+    "hub_restart_tokens": pytest.mark.hub,
+    "render_cost": pytest.mark.browser,
+}
 """Benchmarks needing more than GNS3 (all are marked `slow`; those using `gns3_lab`, `lab`)."""
 
 

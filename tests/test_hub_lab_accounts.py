@@ -273,6 +273,30 @@ async def test_assign_lab_copies_the_template_into_each_pool(gns3_lab: Any, pref
 
 
 @pytest.mark.lab
+async def test_labs_assigned_at_once_to_several_groups_all_get_their_copy(
+    gns3_lab: Any, prefix: str
+) -> None:
+    # GNS3 fails two duplicates of one project at once (both write its .gns3.tmp): two
+    # instructors assigning the same lab to their groups together must still both succeed.
+    async with admin_client(gns3_lab) as admin:
+        accounts = accounts_for(admin, prefix)
+        template = await admin.create_project(f"{prefix}rip")
+        await admin.create_node_from_template(template.project_id, "VPCS", "PC1")
+        await admin.close_project(template.project_id)
+        groups = [[f"g{g}s{s}" for s in range(2)] for g in range(4)]
+        assigned = await asyncio.gather(
+            *(accounts.assign_lab(template.name, group) for group in groups)
+        )
+        for group, copies in zip(groups, assigned, strict=True):
+            assert sorted(copies) == group
+            for who, copy in copies.items():
+                assert copy.name == lab_name(template.name, who)
+                assert [p.project_id for p in await accounts.student_projects(who)] == [
+                    copy.project_id
+                ]
+
+
+@pytest.mark.lab
 async def test_reset_lab_from_the_template_or_a_snapshot(gns3_lab: Any, prefix: str) -> None:
     async with admin_client(gns3_lab) as admin:
         accounts = accounts_for(admin, prefix)

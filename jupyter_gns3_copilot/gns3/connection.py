@@ -50,6 +50,11 @@ their turn. httpx's connection pool looks at every pooled connection for every w
 request each time a request starts or ends, so fifty requests at once (a class pressing
 Enter together) cost it quadratic time on the event loop, which capped a server's turns
 per second. GNS3 serves requests on one CPU anyway."""
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is kept for reuse: less than the 5 s after which GNS3's HTTP
+server (uvicorn) closes it. With httpx's default, also 5 s, a request sent on a connection
+idle for just under 5 s could meet GNS3 closing it ("Server disconnected without sending
+a response"): a class's turns at once hit that."""
 
 TokenProvider = Callable[[bool], Awaitable[str]]
 """`provider(force)` -> a GNS3 JWT; `force=True` after GNS3 refused the last one."""
@@ -134,6 +139,7 @@ class GNS3Connection:
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             transport=transport,
             verify=shared_tls_context(),
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY),
         )
         self._slots = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)
 

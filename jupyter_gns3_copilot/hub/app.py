@@ -176,11 +176,13 @@ class CopilotHubService(Application):
 
     # -- data ------------------------------------------------------------------------------
     data_dir = Unicode(
-        help="Usage database and account secret (env GNS3_COPILOT_HUB_DATA_DIR)."
+        help="Usage and grade databases, account secret, kept GNS3 tokens (env "
+        "GNS3_COPILOT_HUB_DATA_DIR)."
     ).tag(config=True)
     account_secret = Unicode(
-        help="Derives students' GNS3 passwords (env GNS3_COPILOT_HUB_SECRET; default: "
-        "generated once into data_dir/account.secret, mode 0600)."
+        help="Derives students' GNS3 passwords and the key of their kept GNS3 tokens "
+        "(data_dir/gns3-tokens.enc) (env GNS3_COPILOT_HUB_SECRET; default: generated once "
+        "into data_dir/account.secret, mode 0600)."
     ).tag(config=True)
     lab_salt = Unicode(
         help="Makes each student's lab parameter values; never shown to students (env "
@@ -329,6 +331,7 @@ class CopilotHubService(Application):
         from .hub_auth import HubIdentity, oauth_callback_route
         from .lab_accounts import LabAccounts
         from .placement import check_rule
+        from .token_store import TOKENS_FILE, TokenStore
         from .usage import SqliteUsageStore
 
         prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{SERVICE_NAME}/")
@@ -361,7 +364,8 @@ class CopilotHubService(Application):
             identity.authenticate,
             log_questions=settings.log_questions,
         )
-        accounts = LabAccounts(admin, secret)
+        tokens = TokenStore(Path(self.data_dir) / TOKENS_FILE, secret)
+        accounts = LabAccounts(admin, secret, token_store=tokens)
         labs = ClassLabs(accounts, grades, store, salt)
         dashboard = DashboardDeps(
             accounts=accounts,

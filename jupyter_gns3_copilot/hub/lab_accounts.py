@@ -40,7 +40,8 @@ What 3.0.6 gets wrong, and the workarounds here:
 - A login hashes with bcrypt inside GNS3's request handler (about 0.4 s of its event
   loop, during which GNS3 answers nobody): 30 students' first tokens took 20 s on two
   busy cores, the next ones come from the cache (1.5 ms for 30). Hence the long-lived,
-  cached tokens rather than a login per request.
+  cached tokens rather than a login per request, kept across restarts of the service
+  (encrypted, `hub/token_store.py`).
 - Duplicate ACEs are accepted: `ensure_student` looks first, and after creating, keeps
   the entry with the smallest id and deletes the others, so racing services converge.
 - `duplicate` puts the copy in the original's pools; removing a project from one pool
@@ -48,6 +49,9 @@ What 3.0.6 gets wrong, and the workarounds here:
   row in its pools. `assign_lab`/`reset_lab` take the copy out of the template's pools
   before adding it to the student's, and drop the stale row after a delete;
   `student_projects` lists only projects that exist.
+- Two duplicates of one project at once fail ("Cannot duplicate project": both write the
+  source's `<name>.gns3.tmp`), so this instance makes one copy of a project at a time
+  (`_duplicate`); copies of different projects still go in parallel.
 - `duplicate` renames silently when the name is taken, so copies are named
   "<template> - <hub user>" and `assign_lab` keeps a student's existing copy.
 - Renaming a project (`PUT /projects/{id}` with a new name) leaves its `.gns3` file under
@@ -75,6 +79,7 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
@@ -83,6 +88,9 @@ from ..gns3.client import GNS3Client
 from ..gns3.computes import move_closed_project, project_compute
 from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
+
+if TYPE_CHECKING:
+    from .token_store import TokenStore
 
 STUDENT_PRIVILEGES = frozenset(
     {
@@ -168,8 +176,11 @@ class LabAccounts:
     `secret` derives the students' passwords (keep it in the service's secrets; changing
     it makes the next `student_token` reset each password). `prefix` starts every account
     and pool name; `group` is the class's GNS3 group. Tokens are renewed `renew_before`
-    their expiry. One lock per hub user serialises this instance's work on that student;
-    GNS3 itself settles races between instances (see the module docstring).
+    their expiry. With `token_store`, the tokens outlive the process: those kept for the
+    same GNS3 server and prefix and still fresh are loaded here, and the set is saved
+    whenever a token is issued or dropped. One lock per hub user serialises this
+    instance's work on that student; GNS3 itself settles races between instances (see
+    the module docstring).
     """
 
     def __init__(
@@ -181,6 +192,7 @@ class LabAccounts:
         group: str = DEFAULT_GROUP,
         renew_before: timedelta = DEFAULT_RENEW_BEFORE,
         clock: Callable[[], datetime] = _utcnow,
+        token_store: TokenStore | None = None,
     ) -> None:
         key = secret.get_secret_value().encode() if isinstance(secret, SecretStr) else secret
         if not key:
@@ -196,7 +208,13 @@ class LabAccounts:
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._templates_lock = asyncio.Lock()
+        self._copying: dict[str, asyncio.Lock] = {}
+        self._token_store = token_store
+        self._token_scope = f"{admin.url} {prefix}"
         self._tokens: dict[str, AccessToken] = {}
+        if token_store is not None:
+            kept = token_store.load(self._token_scope, now=clock())
+            self._tokens = {user: t for user, t in kept.items() if self._fresh(t)}
         self._role: Role | None = None
 
     # -- identities ----------------------------------------------------------------------
@@ -332,7 +350,7 @@ class LabAccounts:
                     kind="user",
                     name=username,
                 )
-            self._tokens.pop(hub_user, None)
+            self._drop_token(hub_user)
             await self.access.update_user(user.user_id, is_active=active)
 
     # -- tokens --------------------------------------------------------------------------
@@ -340,14 +358,23 @@ class LabAccounts:
     def forget_token(self, hub_user: str) -> None:
         """Drop the cached token of `hub_user`: the next `student_token` logs in again
         (after GNS3 refused the cached one, e.g. its JWT secret changed)."""
-        self._tokens.pop(hub_user, None)
+        self._drop_token(hub_user)
+
+    def _drop_token(self, hub_user: str) -> None:
+        if self._tokens.pop(hub_user, None) is not None:
+            self._keep_tokens()
+
+    def _keep_tokens(self) -> None:
+        if self._token_store is not None:
+            self._token_store.save(self._token_scope, self._tokens)
 
     def _fresh(self, token: AccessToken) -> bool:
         return token.expires_at is None or self._clock() < token.expires_at - self.renew_before
 
     async def student_token(self, hub_user: str) -> AccessToken:
         """The student's own GNS3 JWT and its expiry, cached and renewed `renew_before`
-        it expires. The first call in this process also runs `ensure_student`.
+        it expires. A call with no token cached (none issued in this process nor kept
+        from an earlier one) also runs `ensure_student`.
 
         `GNS3AuthError` for a disabled account (GNS3 would issue a token that it then
         refuses on every call).
@@ -372,6 +399,7 @@ class LabAccounts:
                 await self.access.update_user(student.user_id, password=self._password(hub_user))
                 token = await self.access.authenticate(username, self._password(hub_user))
             self._tokens[hub_user] = token
+            self._keep_tokens()
             return token
 
     # -- projects ------------------------------------------------------------------------
@@ -465,7 +493,7 @@ class LabAccounts:
     ) -> Project:
         """Duplicate `template` as `name` into the student's pool; with `compute_id`, its
         nodes are put on that compute (`move_closed_project`)."""
-        copy = await self.access.duplicate_project(template.project_id, name)
+        copy = await self._duplicate(template.project_id, name)
         if compute_id is not None:
             try:
                 await move_closed_project(self.admin, copy, compute_id)
@@ -475,6 +503,12 @@ class LabAccounts:
                 raise
         await self._into_pool(copy, student.pool_id, pools)
         return copy
+
+    async def _duplicate(self, project_id: str, name: str) -> Project:
+        """A copy of the project `project_id` named `name`, one copy of it at a time (see
+        the module docstring)."""
+        async with self._copying.setdefault(project_id, asyncio.Lock()):
+            return await self.access.duplicate_project(project_id, name)
 
     async def _delete(self, project: Project, pool_id: str) -> None:
         """Delete a project, and the row GNS3 keeps of it in its pool `pool_id`."""
@@ -512,7 +546,7 @@ class LabAccounts:
             await self.admin.close_project(made.project_id)
             leave: list[ResourcePool] = []
         else:
-            made = await self.access.duplicate_project(source.project_id, name)
+            made = await self._duplicate(source.project_id, name)
             leave = await self.access.pools_of(made.project_id)
         await self._into_pool(made, pool.resource_pool_id, leave)
         return await self.admin.get_project(made.project_id)
