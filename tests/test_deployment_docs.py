@@ -58,10 +58,13 @@ def chart_services(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def service_started_with(
-    environment: dict[str, str], monkeypatch: pytest.MonkeyPatch, directory: Path
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    directory: Path,
+    argv: list[str] | None = None,
 ) -> CopilotHubService:
-    """The service initialized with exactly `environment` (as the hub gives it) in
-    `directory`; a setting that cannot work exits."""
+    """The service initialized with exactly `environment` (as the hub gives it) and the
+    command line arguments `argv` in `directory`; a setting that cannot work exits."""
     for name in list(os.environ):
         if name.startswith(("GNS3_", "OPENAI_")):
             monkeypatch.delenv(name)
@@ -69,14 +72,14 @@ def service_started_with(
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(directory)
     app = CopilotHubService()
-    app.initialize([])
+    app.initialize(argv or [])
     return app
 
 
 def test_the_service_roles_and_ports_agree(values: dict[str, Any]) -> None:
     hub, singleuser = values["hub"], values["singleuser"]
     service = hub["services"][SERVICE_NAME]
-    assert service["command"][-2:] == ["-m", "jupyter_gns3_copilot.hub"]
+    assert service["command"][1:3] == ["-m", "jupyter_gns3_copilot.hub"]
     assert service["oauth_no_confirm"] is True
     port = urlparse(service["url"]).port
     assert port and [p["port"] for p in hub["service"]["extraPorts"]] == [port]
@@ -119,6 +122,9 @@ def test_the_network_policy_opens_gns3_to_students_and_nothing_else_of_its_host(
     ]
     # Only the API: consoles go through its authenticated websocket in hub mode.
     assert {(p["port"], p.get("endPort")) for p in to_gns3} == {(gns3.port, None)}
+    # Only the controller: devices on other GNS3 computes are reached through it.
+    addresses = [to["ipBlock"] for rule in egress for to in rule["to"] if "ipBlock" in to]
+    assert addresses == [{"cidr": f"{gns3.hostname}/32"}]
     to_hub = [rule for rule in egress if any("podSelector" in to for to in rule["to"])]
     assert [p["port"] for rule in to_hub for p in rule["ports"]] == [
         urlparse(values["hub"]["services"][SERVICE_NAME]["url"]).port
@@ -146,8 +152,9 @@ def test_the_extra_config_hands_the_secrets_to_the_service_and_it_would_start(
     environment = service["environment"]
     assert {name: environment[name] for name in SECRETS if name in environment} == secrets
 
-    # The service, started with exactly that environment, takes its settings from it.
-    app = service_started_with(environment, monkeypatch, tmp_path)
+    # The service, started with exactly that environment and its command's arguments,
+    # takes its settings from them.
+    app = service_started_with(environment, monkeypatch, tmp_path, service["command"][3:])
     assert (app.gns3_url, app.ip, app.llm_model) == (
         environment["GNS3_URL"],
         "0.0.0.0",
@@ -156,6 +163,7 @@ def test_the_extra_config_hands_the_secrets_to_the_service_and_it_would_start(
     assert app.gns3_password == secrets["GNS3_PASSWORD"]
     assert app.llm_api_key == secrets["OPENAI_API_KEY"]
     assert app.account_secret == secrets.get(ACCOUNT_SECRET, "")  # "": made at start
+    assert app.placement == "least_loaded"
     policy = BudgetPolicy.model_validate(app.budgets)
     assert (policy.group_daily_tokens["students"], policy.max_concurrent_calls) == (50_000, 4)
 
