@@ -70,7 +70,7 @@ def write_script(path: Path, runs: int, chunks: int) -> None:
     bare, and over HTTP (+ the answer after the tool, + its title)."""
     long_reply = {"content": [f"w{i} " for i in range(chunks)]}
     title = {"when": {"last_message": "^User: "}, "content": "Benchmark"}
-    devices = [{"device_name": f"PC{n}", "commands": ["show ip"]} for n in range(DEVICES)]
+    devices = [{"device": f"PC{n}", "commands": ["show ip"]} for n in range(DEVICES)]
     call = {"name": "run_show_commands", "arguments": {"devices": devices}}
     tool_reply = {"tool_calls": [{**call, "id": "call_bench", "chunks": TOOL_FRAGMENTS}]}
     after_tool = {"content": "Done."}
