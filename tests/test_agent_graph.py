@@ -15,7 +15,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
-from support.agent import CountingTransport, agent_context, custom, run_turn
+from support.agent import agent_context, custom, run_turn
+from support.http_counting import CountingTransport
 
 from jupyter_gns3_copilot.agent import graph as agent_graph
 from jupyter_gns3_copilot.agent import tokens

@@ -10,8 +10,8 @@ import socket
 import xml.etree.ElementTree as ET
 from typing import Any
 
-import httpx
 import pytest
+from support.http_counting import CountingTransport
 
 from jupyter_gns3_copilot.gns3 import (
     GNS3AuthError,
@@ -36,21 +36,6 @@ def client_for(server: Any, **kwargs: Any) -> GNS3Client:
     }
     options.update(kwargs)
     return GNS3Client(server.url, **options)
-
-
-class CountingTransport(httpx.AsyncHTTPTransport):
-    """httpx's real transport, recording the path of every request it sends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return await super().handle_async_request(request)
-
-    def count(self, path: str) -> int:
-        return sum(1 for p in self.paths if p.endswith(path))
 
 
 async def build_small_lab(gns3: GNS3Client, project_id: str) -> dict[str, Link]:

@@ -15,9 +15,9 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
+from support.http_counting import CountingTransport
 from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
@@ -33,19 +33,6 @@ from jupyter_gns3_copilot.hub.lab_accounts import (
 
 SECRET = SecretStr("service-secret-for-tests")
 READ_TIMEOUT = 20.0
-
-
-class CountingTransport(httpx.AsyncHTTPTransport):
-    """httpx's real transport, counting logins."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.logins = 0
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/access/users/authenticate"):
-            self.logins += 1
-        return await super().handle_async_request(request)
 
 
 def admin_client(lab: Any, **kwargs: Any) -> GNS3Client:

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
+from support.http_counting import CountingTransport
 from support.hub import proxy_command
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -99,19 +100,6 @@ def test_an_empty_secret_is_refused(tmp_path: Path) -> None:
 
 
 # -- LabAccounts on the real GNS3 ---------------------------------------------------------
-
-
-class CountingTransport(httpx.AsyncHTTPTransport):
-    """httpx's real transport, counting logins."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.logins = 0
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/access/users/authenticate"):
-            self.logins += 1
-        return await super().handle_async_request(request)
 
 
 @pytest.mark.lab

@@ -19,12 +19,12 @@ import pytest
 from langchain_core.messages import AIMessage
 from support.agent import (
     USER,
-    CountingTransport,
     assert_tool_call_contract,
     collect,
     copilot,
     tool_call_runs,
 )
+from support.http_counting import CountingTransport
 
 from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT

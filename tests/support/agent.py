@@ -1,7 +1,7 @@
 """The agent and the chat service run directly, against the scripted model:
 `agent_context` / `run_turn` (the graph with its tool context), `copilot` / `collect` (an
-`AgentService` and a turn's events), `CountingTransport` (counts HTTP requests), and the
-checks of a tool call's streamed events (`tool_call_runs`, `assert_tool_call_contract`)."""
+`AgentService` and a turn's events), and the checks of a tool call's streamed events
+(`tool_call_runs`, `assert_tool_call_contract`)."""
 
 from __future__ import annotations
 
@@ -123,21 +123,6 @@ async def run_turn(
 
 def custom(items: list[tuple[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [data for mode, data in items if mode == "custom" and data["type"] == kind]
-
-
-class CountingTransport(httpx.AsyncBaseTransport):
-    """httpx's transport, counting requests by path (instrumentation, not a mock)."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.paths: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 USER = "student1"
