@@ -1,7 +1,8 @@
-"""`agent.completions.MessagesAsGiven`: the model client sends the messages LangChain built
-without the openai SDK's per-message walk, and the endpoint receives exactly the body a
-plain `ChatOpenAI` sends. The endpoint is the scripted model server (a TEST DOUBLE of the
-OpenAI API, a real HTTP server) recording each request's JSON body.
+"""`agent.completions.DirectCompletions`: the copilot's model client sends streamed calls
+itself (and other calls through the SDK without its per-message walk), and the endpoint
+receives exactly the body a plain `ChatOpenAI` sends. The endpoint is the scripted model
+server (a TEST DOUBLE of the OpenAI API, a real HTTP server) recording each request's
+JSON body.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import openai
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
-from jupyter_gns3_copilot.agent.completions import MessagesAsGiven
+from jupyter_gns3_copilot.agent.completions import DirectCompletions
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY, ScriptedLLM, text
 
@@ -55,7 +56,7 @@ def settings(server: ScriptedLLM) -> ModelSettings:
 def plain_model(server: ScriptedLLM, *, streaming: bool) -> ChatOpenAI:
     """The `ChatOpenAI` `make_chat_model` builds, with the SDK's own client."""
     model = make_chat_model(settings(server), streaming=streaming)
-    assert isinstance(model.async_client, MessagesAsGiven)
+    assert isinstance(model.async_client, DirectCompletions)
     model.async_client = model.root_async_client.chat.completions
     return model
 
@@ -107,5 +108,5 @@ def test_other_attributes_are_the_wrapped_resources() -> None:
     completions = openai.AsyncOpenAI(
         api_key="unused", base_url="http://127.0.0.1:9"
     ).chat.completions
-    wrapped = MessagesAsGiven(completions)
+    wrapped = DirectCompletions(completions, http=None, api_key="unused")
     assert wrapped.with_streaming_response.create == completions.with_streaming_response.create

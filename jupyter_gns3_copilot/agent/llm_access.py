@@ -214,11 +214,13 @@ def make_chat_model(
     for gpt-5 reasoning models (not gpt-5-chat), which accept no other value.
 
     The model makes one attempt per call: retrying is the caller's (`ModelRetries`), so
-    `settings.max_retries` is not given to the openai client. Its client sends the
-    messages as LangChain built them (`completions.MessagesAsGiven`: the SDK's walk of
-    each message through its types costs ~0.35 ms per message per call), over the
-    process's one TLS context for models (`tls.model_tls_context`: the SDK's client
-    otherwise loads the CA store for every model, ~1 MB and 40-60 ms each).
+    `settings.max_retries` is not given to the openai client. Streamed calls are sent by
+    `completions.DirectCompletions` (the SDK's request building and typed chunks cost
+    more CPU than the call; others go through the SDK with LangChain's messages as
+    given), over the process's one TLS context for models (`tls.model_tls_context`: the
+    SDK's client otherwise loads the CA store for every model, ~1 MB and 40-60 ms each).
+    No per-chunk timer is set (`stream_chunk_timeout`, a task per chunk): `timeout`
+    already bounds the wait for each part of an answer, and the turn has its own limit.
     """
     if temperature is not None and not 0.0 <= temperature <= 2.0:
         raise ValueError(f"temperature must be between 0.0 and 2.0, got {temperature}")
@@ -226,28 +228,31 @@ def make_chat_model(
     from langchain_openai import ChatOpenAI
 
     from ..tls import model_tls_context
-    from .completions import MessagesAsGiven
+    from .completions import DirectCompletions
 
     tls = model_tls_context()
+    api_key = settings.api_key.get_secret_value() or NO_API_KEY
+    http = openai.DefaultAsyncHttpxClient(verify=tls)
     model = ChatOpenAI(
         model=settings.model,
         base_url=settings.base_url,
-        api_key=settings.api_key if settings.api_key.get_secret_value() else SecretStr(NO_API_KEY),
+        api_key=SecretStr(api_key),
         temperature=settings.temperature if temperature is None else temperature,
         timeout=settings.timeout,
         max_retries=0,
         streaming=streaming,
         stream_usage=True,
+        stream_chunk_timeout=None,
         tiktoken_model_name=tiktoken_model_name(settings.model),
         # Its own connection pool: langchain-openai otherwise shares one per base URL across
         # the whole process, and pooled connections break in any event loop but their own.
-        http_async_client=openai.DefaultAsyncHttpxClient(verify=tls),
+        http_async_client=http,
         # Never used (the copilot calls the model asynchronously only), but built anyway:
         # given, it takes the shared context instead of langchain-openai caching a client
         # with a context of its own per base URL for the life of the process.
         http_client=openai.DefaultHttpxClient(verify=tls),
     )
-    model.async_client = MessagesAsGiven(model.async_client)
+    model.async_client = DirectCompletions(model.async_client, http=http, api_key=api_key)
     return model
 
 
