@@ -7,14 +7,16 @@ JSON body.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import openai
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from support.tiny_server import TinyServer, sse_route
 
 from jupyter_gns3_copilot.agent.completions import DirectCompletions
-from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings, make_chat_model
 from jupyter_gns3_copilot.testing.scripted_llm import DEFAULT_TEST_API_KEY, ScriptedLLM, text
 
 TOOLS = [
@@ -110,3 +112,53 @@ def test_other_attributes_are_the_wrapped_resources() -> None:
     ).chat.completions
     wrapped = DirectCompletions(completions, http=None, api_key="unused")
     assert wrapped.with_streaming_response.create == completions.with_streaming_response.create
+
+
+def chunk(**fields: Any) -> str:
+    """One chat.completion.chunk event's JSON."""
+    return json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o", **fields})
+
+
+async def test_a_streamed_answer_is_read_by_the_event_stream_rules() -> None:
+    """Given an endpoint streaming with CRLF line ends, a comment, an event of another
+    name, one event's data over two lines, and bytes after `[DONE]`; when the copilot's
+    model is streamed twice; then both answers are the content and usage sent, the key and
+    the turn header travel, and the second call reuses the first one's connection (the
+    answer was read to its end)."""
+    delta = chunk(choices=[{"index": 0, "delta": {"content": "world"}, "finish_reason": None}])
+    events = [
+        "data: "
+        + chunk(choices=[{"index": 0, "delta": {"role": "assistant", "content": "Hello "}}])
+        + "\r\n\r\n",
+        ": keep-alive\r\n\r\n",
+        'event: ping\r\ndata: {"note": "not a chunk"}\r\n\r\n',
+        # One JSON object over two data lines (joined with a line feed).
+        "data: " + delta.replace(", ", ",\r\ndata: ", 1) + "\r\n\r\n",
+        "data: " + chunk(choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]) + "\n\n",
+        "data: "
+        + chunk(choices=[], usage={"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9})
+        + "\n\n",
+        "data: [DONE]\n\n",
+        'data: {"after": "done"}\n\n',
+    ]
+    server = TinyServer().start()
+    try:
+        server.routes[("POST", "/a%40b/v1/chat/completions")] = sse_route(events)
+        model = make_chat_model(
+            ModelSettings(base_url=f"{server.url}v1", api_key="sk-test-0123", model="gpt-4o")
+        ).bind(extra_headers={TURN_HEADER: "turn-1"})
+        for _ in range(2):
+            reply = None
+            async for piece in model.astream(HISTORY):
+                reply = piece if reply is None else reply + piece
+            assert reply is not None
+            assert reply.content == "Hello world"
+            assert reply.usage_metadata is not None
+            assert reply.usage_metadata["total_tokens"] == 9
+    finally:
+        server.stop()
+    first, second = server.requests
+    assert first["headers"]["Authorization"] == "Bearer sk-test-0123"
+    assert first["headers"][TURN_HEADER] == "turn-1"
+    assert json.loads(first["body"])["stream"] is True
+    assert second["client"] == first["client"]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from typing import Any
 
 SDK_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
@@ -152,16 +152,17 @@ class EventStream:
         done = False
         try:
             # Read to the end, past `[DONE]`, so the connection can serve the next call.
-            async for event, data in self._events():
-                if done or (event is not None and event != "error"):
-                    continue
-                if data.startswith("[DONE]"):
-                    done = True
-                    continue
-                chunk = json.loads(data)
-                if isinstance(chunk, Mapping) and chunk.get("error"):
-                    raise self._error_event(chunk["error"])
-                yield chunk
+            async with aclosing(self._events()) as events:
+                async for event, data in events:
+                    if done or (event is not None and event != "error"):
+                        continue
+                    if data.startswith("[DONE]"):
+                        done = True
+                        continue
+                    chunk = json.loads(data)
+                    if isinstance(chunk, Mapping) and chunk.get("error"):
+                        raise self._error_event(chunk["error"])
+                    yield chunk
         finally:
             await self.response.aclose()
 

@@ -15,7 +15,8 @@ Route = Callable[[BaseHTTPRequestHandler, bytes], None]
 
 class TinyServer:
     """TEST DOUBLE: an HTTP/1.1 server on 127.0.0.1 answering scripted routes
-    (`routes[(method, path)]`); it records each request's path, headers and body."""
+    (`routes[(method, path)]`); it records each request's path, headers, body and client
+    address (the same address: the same connection)."""
 
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], Route] = {}
@@ -38,6 +39,7 @@ class TinyServer:
                         "path": self.path,
                         "headers": dict(self.headers),
                         "body": body,
+                        "client": self.client_address,
                     }
                 )
                 route = outer.routes.get((self.command, path))
