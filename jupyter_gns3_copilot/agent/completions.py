@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import aclosing, contextmanager
 from typing import Any
 
@@ -166,7 +166,7 @@ class EventStream:
         finally:
             await self.response.aclose()
 
-    async def _events(self) -> AsyncIterator[tuple[str | None, str]]:
+    async def _events(self) -> AsyncGenerator[tuple[str | None, str], None]:
         """(event name, data) per server-sent event with data, as the SSE rules read them."""
         event: str | None = None
         data: list[str] = []
