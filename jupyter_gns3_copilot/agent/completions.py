@@ -8,8 +8,9 @@ langchain-openai turns straight back into a dict. With thirty students on one Ju
 server that was about a third of the server's time.
 
 `DirectCompletions.create(stream=True, ...)` sends the same JSON body over the same httpx
-client (`http_async_client`, the process's model TLS context) and yields each event's JSON
-object as a dict, which langchain-openai reads as it is. What callers depend on is kept:
+client (`http_async_client`, the process's model TLS context), reads the events with
+httpx-sse (as the copilot's other event streams are read) and yields each one's JSON object
+as a dict, which langchain-openai reads as it is. What callers depend on is kept:
 
 - a failed request raises what the SDK raises: the SDK's own status error for an HTTP
   error (`RateLimitError` for 429, ... with `status_code`, `body`, `code` and the response
@@ -30,11 +31,15 @@ resource's.
 
 from __future__ import annotations
 
+import functools
 import json
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import aclosing, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from httpx_sse import ServerSentEvent
 
 SDK_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
 """`create` parameters that shape the request rather than its body."""
@@ -44,6 +49,11 @@ def _given(value: Any) -> bool:
     import openai
 
     return not isinstance(value, (openai.NotGiven, openai.Omit))
+
+
+def _given_only(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` without the SDK's "not given" and "omit" markers."""
+    return {key: value for key, value in values.items() if _given(value)}
 
 
 @contextmanager
@@ -88,25 +98,15 @@ class DirectCompletions:
         import httpx2
 
         client = self._completions._client
-        body = {key: value for key, value in params.items() if key not in SDK_OPTIONS}
-        body.update(params.get("extra_body") or {})
-        body = {key: value for key, value in body.items() if _given(value)}
-        headers = {
-            key: value
-            for key, value in {
-                **client.default_headers,
-                **(params.get("extra_headers") or {}),
-            }.items()
-            if _given(value)
-        }
-        headers["Authorization"] = f"Bearer {self._api_key}"
-        headers["Accept"] = "text/event-stream"
+        merged = {**params, **(params.get("extra_body") or {})}
+        body = {key: value for key, value in merged.items() if key not in SDK_OPTIONS}
+        headers = {**self._headers, **(params.get("extra_headers") or {})}
         timeout = params.get("timeout")
         request = self._http.build_request(
             "POST",
             f"{client.base_url}chat/completions",
-            content=json.dumps(body, ensure_ascii=False).encode(),
-            headers=headers,
+            content=json.dumps(_given_only(body), ensure_ascii=False).encode(),
+            headers=_given_only(headers),
             params=params.get("extra_query"),
             timeout=timeout if timeout is not None and _given(timeout) else client.timeout,
         )
@@ -123,6 +123,15 @@ class DirectCompletions:
             # of the request without its key, so only the chain tells what to scrub.
             raise client._make_status_error_from_response(response) from exc
         return EventStream(response)
+
+    @functools.cached_property
+    def _headers(self) -> dict[str, Any]:
+        """The SDK client's default headers (fixed for its life), the key and `Accept`."""
+        return {
+            **self._completions._client.default_headers,
+            "Authorization": f"Bearer {self._api_key}",
+            "Accept": "text/event-stream",
+        }
 
     @property
     def with_raw_response(self) -> DirectCompletions:
@@ -150,42 +159,31 @@ class EventStream:
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         done = False
-        try:
-            # Read to the end, past `[DONE]`, so the connection can serve the next call.
-            async with aclosing(self._events()) as events:
-                async for event, data in events:
-                    if done or (event is not None and event != "error"):
-                        continue
-                    if data.startswith("[DONE]"):
-                        done = True
-                        continue
-                    chunk = json.loads(data)
-                    if isinstance(chunk, Mapping) and chunk.get("error"):
-                        raise self._error_event(chunk["error"])
-                    yield chunk
-        finally:
-            await self.response.aclose()
-
-    async def _events(self) -> AsyncGenerator[tuple[str | None, str], None]:
-        """(event name, data) per server-sent event with data, as the SSE rules read them."""
-        event: str | None = None
-        data: list[str] = []
-        with _as_sdk_errors(self.response.request):
-            async for line in self.response.aiter_lines():
-                if not line:
-                    if data:
-                        yield event, "\n".join(data)
-                    event, data = None, []
+        # Read to the end, past `[DONE]`, so the connection can serve the next call.
+        async with aclosing(self._events()) as events:
+            async for event in events:
+                if done or event.event not in ("message", "error"):
                     continue
-                field, _, value = line.partition(":")
-                if value.startswith(" "):
-                    value = value[1:]
-                if field == "data":
-                    data.append(value)
-                elif field == "event":
-                    event = value
-        if data:
-            yield event, "\n".join(data)
+                if event.data.startswith("[DONE]"):
+                    done = True
+                    continue
+                chunk = json.loads(event.data)
+                if isinstance(chunk, Mapping) and chunk.get("error"):
+                    raise self._error_event(chunk["error"])
+                yield chunk
+
+    async def _events(self) -> AsyncGenerator[ServerSentEvent, None]:
+        """The answer's server-sent events (httpx-sse's reading). A body that is not an
+        event stream (a web page answered with 200) holds none, as the SDK reads it."""
+        from httpx_sse import EventSource
+
+        with _as_sdk_errors(self.response.request):
+            if "text/event-stream" not in self.response.headers.get("content-type", ""):
+                await self.response.aread()
+                return
+            async with aclosing(EventSource(self.response).aiter_sse()) as events:
+                async for event in events:
+                    yield event
 
     def _error_event(self, error: Any) -> Exception:
         import openai
