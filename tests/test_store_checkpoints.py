@@ -8,7 +8,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from support.store import PROJECT, run_turn
 
 from jupyter_gns3_copilot.store import ProjectStore
@@ -94,3 +96,52 @@ async def test_forgetting_an_earlier_prefetch_keeps_a_later_one(tmp_path: Path) 
         later = store.checkpointer.prefetch(thread)
         store.checkpointer.forget(thread, earlier)
         assert await store.checkpointer.aget_tuple(latest(thread)) is await later
+
+
+async def test_each_read_and_write_is_one_hand_over_to_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given a store whose connection counts what it hands to its worker thread; when a
+    turn runs (checkpoints and pending writes) and a session is made, updated and read;
+    then each call of the saver and of the repository was one hand-over, and LangGraph's
+    own asynchronous saver reads back exactly what the turn stored."""
+    thread = str(uuid.uuid4())
+    async with await ProjectStore.open(tmp_path, PROJECT) as store:
+        saver = store.checkpointer
+        handed: list[object] = []
+        queue = saver.conn._execute
+
+        async def counted(work: Any, *args: Any, **kwargs: Any) -> Any:
+            handed.append(work)
+            return await queue(work, *args, **kwargs)
+
+        monkeypatch.setattr(saver.conn, "_execute", counted)
+        calls: list[str] = []
+        for name in ("aget_tuple", "aput", "aput_writes"):
+            method = getattr(saver, name)
+
+            def spy(*args: Any, _method: Any = method, _name: str = name, **kwargs: Any) -> Any:
+                calls.append(_name)
+                return _method(*args, **kwargs)
+
+            monkeypatch.setattr(saver, name, spy)
+
+        await run_turn(store, thread)
+        assert {"aget_tuple", "aput", "aput_writes"} <= set(calls)
+        assert len(handed) == len(calls)
+
+        handed.clear()
+        await store.sessions.create_session(thread, "u1")  # the insert, then its row
+        await store.sessions.update_session(thread, title="Ping R1")
+        session = await store.sessions.get_session_by_thread(thread)
+        assert session is not None and session.title == "Ping R1"
+        assert len(handed) == 4
+
+        ours = await saver.aget_tuple(latest(thread))
+        langgraphs = await AsyncSqliteSaver(saver.conn).aget_tuple(latest(thread))
+        assert ours is not None and langgraphs is not None
+        assert ours.config == langgraphs.config
+        assert ours.checkpoint == langgraphs.checkpoint
+        assert ours.metadata == langgraphs.metadata
+        assert ours.pending_writes == langgraphs.pending_writes
+        assert message_count(ours) == 2

@@ -20,6 +20,7 @@ import asyncio
 import csv
 import io
 import json
+import sqlite3
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Literal, Protocol
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validat
 
 from ..store.database import open_private_database
 from ..store.schema import ensure_tables
+from ..store.worker_thread import first_row, run_on_worker
 from .budgets import BudgetOverrides, DailyTokens, Override
 
 CallStatus = Literal["ok", "refused", "error"]
@@ -246,35 +248,8 @@ class SqliteUsageStore:
         return cls(path, conn, overrides)
 
     async def record(self, call: ModelCall) -> None:
-        day = call.day.isoformat()
         async with self._write_lock:
-            await self._conn.execute(
-                "INSERT INTO model_calls (hub_user, hub_groups, model, day, started_at, ended_at, "
-                "status, prompt_tokens, completion_tokens, usage_reported, detail, turn_id, "
-                "question) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    call.user,
-                    json.dumps(sorted(call.groups)),
-                    call.model,
-                    day,
-                    _timestamp(call.started_at),
-                    _timestamp(call.ended_at),
-                    call.status,
-                    call.prompt_tokens,
-                    call.completion_tokens,
-                    int(call.usage_reported),
-                    call.detail,
-                    call.turn_id,
-                    call.question,
-                ),
-            )
-            await self._conn.execute(
-                "INSERT INTO daily_usage (day, hub_user, tokens) VALUES (?, ?, ?) "
-                "ON CONFLICT (day, hub_user) DO UPDATE SET tokens = tokens + excluded.tokens",
-                (day, call.user, call.total_tokens),
-            )
-            await self._conn.commit()
+            await run_on_worker(self._conn, _insert_call, call)
 
     async def tokens_used(self, day: date, user: str | None = None) -> int:
         args: tuple[str, ...]
@@ -283,8 +258,7 @@ class SqliteUsageStore:
         else:
             query = "SELECT tokens FROM daily_usage WHERE day = ? AND hub_user = ?"
             args = (day.isoformat(), user)
-        async with self._conn.execute(query, args) as cursor:
-            row = await cursor.fetchone()
+        row = await run_on_worker(self._conn, first_row, query, args)
         return int(row[0]) if row and row[0] is not None else 0
 
     async def user_usage(self, day: date) -> list[UserUsage]:
@@ -392,6 +366,43 @@ class SqliteUsageStore:
         self._closed = True
         async with self._write_lock:
             await self._conn.close()
+
+
+def _insert_call(connection: sqlite3.Connection, call: ModelCall) -> None:
+    """`record`'s two statements and their commit (rolled back if one fails), in one
+    hand-over to the connection's worker thread."""
+    day = call.day.isoformat()
+    try:
+        connection.execute(
+            "INSERT INTO model_calls (hub_user, hub_groups, model, day, started_at, ended_at, "
+            "status, prompt_tokens, completion_tokens, usage_reported, detail, turn_id, "
+            "question) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                call.user,
+                json.dumps(sorted(call.groups)),
+                call.model,
+                day,
+                _timestamp(call.started_at),
+                _timestamp(call.ended_at),
+                call.status,
+                call.prompt_tokens,
+                call.completion_tokens,
+                int(call.usage_reported),
+                call.detail,
+                call.turn_id,
+                call.question,
+            ),
+        )
+        connection.execute(
+            "INSERT INTO daily_usage (day, hub_user, tokens) VALUES (?, ?, ?) "
+            "ON CONFLICT (day, hub_user) DO UPDATE SET tokens = tokens + excluded.tokens",
+            (day, call.user, call.total_tokens),
+        )
+        connection.commit()
+    except BaseException:
+        connection.rollback()
+        raise
 
 
 def _override_name(kind: OverrideKind, name: str) -> str:

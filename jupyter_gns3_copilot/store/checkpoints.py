@@ -10,12 +10,19 @@ prefetch began (a write of the thread's previous turn still finishing, a deletio
 otherwise the checkpoint is read again, as it would be without prefetching. Writes are
 untouched: every step is still committed before the next one runs.
 
+Each read and write of a checkpoint is one hand-over to the connection's worker thread
+(`worker_thread.run_on_worker`): LangGraph's synchronous `SqliteSaver`, on the same
+sqlite3 connection there, runs the statements, the fetch and the commit that the
+asynchronous saver hands over one by one (three to six thread switches each, about 50 of
+them in a one-tool turn). Same SQL, same serializer, same tables.
+
 Loaded only where LangGraph is (`ProjectStore.open`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,19 +33,42 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from .worker_thread import run_on_worker
 
 _Prefetched = tuple[int, "asyncio.Future[CheckpointTuple | None]"]
 
 
 class ProjectSaver(AsyncSqliteSaver):
-    """`AsyncSqliteSaver` plus `prefetch` / `forget` of a thread's latest checkpoint."""
+    """`AsyncSqliteSaver` plus `prefetch` / `forget` of a thread's latest checkpoint, with
+    a checkpoint's read, write, pending writes and a thread's deletion each one hand-over
+    to the connection's worker thread."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._writes: dict[str, int] = {}
         """Writes (checkpoints, pending writes, deletions) per thread through this saver."""
         self._prefetched: dict[str, _Prefetched] = {}
+        self._on_worker: SqliteSaver | None = None
+
+    def _sqlite(self, connection: sqlite3.Connection) -> SqliteSaver:
+        """The synchronous saver on the worker thread's sqlite3 connection (made there at
+        first use, on the tables `setup()` made)."""
+        if self._on_worker is None:
+            saver = SqliteSaver(connection, serde=self.serde)
+            saver.is_setup = True
+            saver._has_task_path = self._has_task_path
+            self._on_worker = saver
+        return self._on_worker
+
+    async def _read(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self.setup()
+        async with self.lock:
+            return await run_on_worker(
+                self.conn, lambda connection: self._sqlite(connection).get_tuple(config)
+            )
 
     def prefetch(
         self, thread_id: str, *, new: bool = False
@@ -54,7 +84,7 @@ class ProjectSaver(AsyncSqliteSaver):
             empty.set_result(None)
             reading = empty
         else:
-            reading = asyncio.ensure_future(super().aget_tuple(_latest(thread_id)))
+            reading = asyncio.ensure_future(self._read(_latest(thread_id)))
         self._prefetched[thread_id] = (self._writes.get(thread_id, 0), reading)
         return reading
 
@@ -85,7 +115,7 @@ class ProjectSaver(AsyncSqliteSaver):
                     pass  # read again below: a failure is reported by the real read
         elif prefetched is not None and not prefetched[1].done():
             prefetched[1].cancel()
-        return await super().aget_tuple(config)
+        return await self._read(config)
 
     def _wrote(self, thread_id: object) -> None:
         # Counted when the write has ended: a prefetch begun while it was in progress
@@ -100,8 +130,15 @@ class ProjectSaver(AsyncSqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        await self.setup()
         try:
-            return await super().aput(config, checkpoint, metadata, new_versions)
+            async with self.lock:
+                return await run_on_worker(
+                    self.conn,
+                    lambda connection: self._sqlite(connection).put(
+                        config, checkpoint, metadata, new_versions
+                    ),
+                )
         finally:
             self._wrote(config["configurable"]["thread_id"])
 
@@ -112,15 +149,27 @@ class ProjectSaver(AsyncSqliteSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        await self.setup()
         try:
-            await super().aput_writes(config, writes, task_id, task_path)
+            async with self.lock:
+                await run_on_worker(
+                    self.conn,
+                    lambda connection: self._sqlite(connection).put_writes(
+                        config, writes, task_id, task_path
+                    ),
+                )
         finally:
             self._wrote(config["configurable"]["thread_id"])
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.forget(str(thread_id))
+        await self.setup()
         try:
-            await super().adelete_thread(thread_id)
+            async with self.lock:
+                await run_on_worker(
+                    self.conn,
+                    lambda connection: self._sqlite(connection).delete_thread(thread_id),
+                )
         finally:
             self._wrote(thread_id)
 

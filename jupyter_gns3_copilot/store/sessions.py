@@ -1,8 +1,9 @@
 """Chat sessions of one project: the `ChatSession` model and its repository.
 
 Every write runs under the project's write lock (shared with the checkpointer, which uses
-the same connection), commits before releasing it, and is shielded from cancellation: a
-caller that goes away mid-write does not leave half a transaction behind. Counters are
+the same connection), is run and committed on the connection's worker thread in one
+hand-over (`worker_thread.run_on_worker`), and is shielded from cancellation: a caller
+that goes away mid-write does not leave half a transaction behind. Counters are
 added in SQL (`message_count = message_count + ?`), never read, changed and written back.
 Only the table's columns are stored; metadata that looks like a credential is refused.
 """
@@ -20,6 +21,7 @@ import aiosqlite
 from pydantic import BaseModel, Field, field_validator
 
 from .errors import InvalidTitle, SecretInMetadata, SessionExists
+from .worker_thread import first_row, run_on_worker, write_committed
 
 TITLE_MAX_LENGTH = 255
 DEFAULT_LIST_LIMIT = 100
@@ -169,21 +171,14 @@ class ChatSessionsRepository:
 
     async def _write_now(self, sql: str, params: tuple[Any, ...]) -> int:
         async with self._lock:
-            try:
-                cursor = await self._conn.execute(sql, params)
-                await self._conn.commit()
-            except BaseException:
-                await self._conn.rollback()
-                raise
-            return cursor.rowcount
+            return await run_on_worker(self._conn, write_committed, sql, params)
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> int:
         """Run one statement in its own transaction; returns the changed row count."""
         return await asyncio.shield(self._write_now(sql, params))
 
     async def _fetch_one(self, where: str, params: tuple[Any, ...]) -> ChatSession | None:
-        async with self._conn.execute(f"{_SELECT} WHERE {where}", params) as cursor:
-            row = await cursor.fetchone()
+        row = await run_on_worker(self._conn, first_row, f"{_SELECT} WHERE {where}", params)
         return ChatSession.from_row(tuple(row)) if row else None
 
     @staticmethod
