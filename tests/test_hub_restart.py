@@ -5,8 +5,12 @@ service (no hub is needed for `api/health`, which takes no login; GNS3 at a clos
 Given the service answering and a client asking `api/health` without pause; when the
 service gets SIGHUP; then it is the same process afterwards (the hub's poll sees nothing),
 its configuration file was read again, and no connection was refused: those made during
-the restart waited in the listening socket's backlog. `tests/test_hub_service.py` does the
-same through a real hub, as the instructor's guide says.
+the restart waited in the listening socket's backlog. A request in progress when the
+signal comes is answered before the restart. `tests/test_hub_service.py` does the same
+through a real hub, as the instructor's guide says.
+
+The hub's API is a TEST DOUBLE (`support.tiny_server`): the service asks it who owns a
+token, and it answers "nobody", when the test lets it.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from support.tiny_server import TinyServer, json_route
 
 from jupyter_gns3_copilot.hub.restart import PID_FILE
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
@@ -48,8 +54,43 @@ def wait_until(check: object, what: str, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@dataclass
+class HubApi:
+    """The hub's API as the service sees it: `GET /hub/api/user` (who owns a token)
+    answers 403 once `answer` is set (10 s at most)."""
+
+    server: TinyServer
+    answer: threading.Event
+
+    @property
+    def url(self) -> str:
+        return f"{self.server.origin}/hub/api"
+
+    def asked(self) -> bool:
+        return any(r["path"].startswith("/hub/api/user") for r in self.server.requests)
+
+
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[RunningService]:
+def hub_api() -> Iterator[HubApi]:
+    answer = threading.Event()
+    server = TinyServer()
+    refuse = json_route(403, {"message": "no such token"})
+
+    def slowly(handler: Any, body: bytes) -> None:
+        answer.wait(10)
+        refuse(handler, body)
+
+    server.routes[("GET", "/hub/api/user")] = slowly
+    server.start()
+    try:
+        yield HubApi(server, answer)
+    finally:
+        answer.set()
+        server.stop()
+
+
+@pytest.fixture
+def service(tmp_path: Path, hub_api: HubApi) -> Iterator[RunningService]:
     port = free_tcp_port()
     data_dir = tmp_path / "data"
     config = tmp_path / "jupyter_gns3_copilot_hub_config.py"
@@ -59,7 +100,7 @@ def service(tmp_path: Path) -> Iterator[RunningService]:
         "JUPYTERHUB_SERVICE_NAME": "gns3-copilot",
         "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}",
         "JUPYTERHUB_SERVICE_PREFIX": PREFIX,
-        "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api",
+        "JUPYTERHUB_API_URL": hub_api.url,
         "JUPYTERHUB_API_TOKEN": "service-token",
         "JUPYTERHUB_CLIENT_ID": "service-gns3-copilot",
         "GNS3_URL": "http://127.0.0.1:9",
@@ -140,6 +181,44 @@ def test_sighup_restarts_the_service_in_place_and_refuses_no_connection(
     first, second = log.split("SIGHUP: restarting in place")
     assert "model scripted-model at" in first and "model the-new-model at" in second
     assert "Traceback" not in log
+
+
+def test_a_request_in_progress_at_sighup_is_answered_before_the_restart(
+    service: RunningService, hub_api: HubApi
+) -> None:
+    """Given a request the service is answering (it waits for the hub to say who owns the
+    student's token); when SIGHUP comes meanwhile and the hub answers 0.5 s later; then
+    the request gets its answer (401: nobody), not a closed connection, and the service
+    restarts once it has been answered."""
+    url = service.health.replace("api/health", "api/session")
+    answers: list[int | str] = []
+
+    def ask() -> None:
+        try:
+            response = httpx.get(
+                url, headers={"Authorization": "token student-token"}, timeout=30, trust_env=False
+            )
+            answers.append(response.status_code)
+        except httpx.HTTPError as exc:
+            answers.append(type(exc).__name__)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    try:
+        wait_until(hub_api.asked, "the service asking the hub about the token")
+        os.kill(service.process.pid, signal.SIGHUP)
+        wait_until(lambda: "SIGHUP: restarting in place" in service.log.read_text(), "SIGHUP")
+        time.sleep(0.5)
+        assert service.log.read_text().count(START_LINE) == 1  # still answering
+        hub_api.answer.set()
+        asker.join(timeout=30)
+    finally:
+        hub_api.answer.set()
+        asker.join(timeout=30)
+    assert answers == [401]
+    wait_until(lambda: service.log.read_text().count(START_LINE) == 2, "the restart")
+    assert _answers(service.health)
+    assert "still in progress are cut" not in service.log.read_text()
 
 
 def test_sigterm_stops_the_service_and_removes_its_pid_file(service: RunningService) -> None:

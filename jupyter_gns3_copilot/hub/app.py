@@ -316,9 +316,9 @@ class CopilotHubService(Application):
 
     async def serve(self) -> list[int]:
         """Run until SIGTERM or SIGINT (then close everything and return []) or SIGHUP
-        (close everything but the listening sockets, whose kept descriptors are returned
-        for `restart.exec_again`: a restart in place, see `hub/restart.py`)."""
-        import tornado.httpserver
+        (let the requests in progress end, `DrainingHTTPServer.drain`, then close
+        everything but the listening sockets, whose kept descriptors are returned for
+        `restart.exec_again`: a restart in place, see `hub/restart.py`)."""
         import tornado.web
         from jupyterhub.services.auth import HubOAuth
 
@@ -326,6 +326,7 @@ class CopilotHubService(Application):
         from .class_labs import ClassLabs
         from .dashboard import dashboard_settings
         from .dashboard_data import DashboardDeps
+        from .draining_server import DrainingHTTPServer
         from .gateway import ModelGateway, UpstreamSettings
         from .grade_store import GradeStore
         from .hub_auth import HubIdentity, oauth_callback_route
@@ -391,7 +392,7 @@ class CopilotHubService(Application):
             cookie_secret=secrets.token_bytes(32),
             **dashboard_settings(prefix),
         )
-        server = tornado.httpserver.HTTPServer(app, xheaders=True)
+        server = DrainingHTTPServer(app, xheaders=True)
         sockets = listening_sockets(url.port or 80, self.ip or url.hostname or "127.0.0.1")
         server.add_sockets(sockets)
         pid_file = write_pid_file(self.data_dir)
@@ -427,6 +428,10 @@ class CopilotHubService(Application):
                 pid_file.unlink(missing_ok=True)
         finally:
             server.stop()
+            if restart:
+                cut = await server.drain()
+                if cut:
+                    self.log.warning("SIGHUP: %d request(s) still in progress are cut", cut)
             await server.close_all_connections()
             await gateway.aclose()
             await admin.aclose()

@@ -7,7 +7,8 @@ takes none of the hub's configuration), so a service that stops is gone for up t
 itself again with `exec` (same pid, so the hub sees nothing), handing the listening
 sockets over through `LISTEN_FDS_ENV`. Connections that arrive meanwhile wait in the
 kernel's backlog and are answered by the new process; none is refused. Requests in
-progress at that moment are cut.
+progress at that moment are answered first (`draining_server.DrainingHTTPServer.drain`,
+up to `DRAIN_SECONDS`); only those still running then are cut.
 
     sockets = listening_sockets(port, address)       # inherited after a restart, else bound
     ...

@@ -55,8 +55,13 @@ class TinyServer:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
+    def origin(self) -> str:
+        """`http://127.0.0.1:<port>`."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/a%40b/"
+        return f"{self.origin}/a%40b/"
 
     def start(self) -> TinyServer:
         self._thread.start()
