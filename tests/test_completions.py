@@ -8,9 +8,11 @@ JSON body.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import openai
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from support.tiny_server import TinyServer, sse_route
@@ -162,3 +164,39 @@ async def test_a_streamed_answer_is_read_by_the_event_stream_rules() -> None:
     assert first["headers"][TURN_HEADER] == "turn-1"
     assert json.loads(first["body"])["stream"] is True
     assert second["client"] == first["client"]
+
+
+async def test_a_proxy_set_in_the_environment_carries_the_model_calls(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Given a school network's proxy in the environment (`HTTP_PROXY`, here a TEST DOUBLE
+    answering as the model); when the copilot's model is made and streamed; then the call
+    goes through the proxy (the request names the model's URL in full), and langchain-openai
+    logs no warning that the proxy is shadowed (its socket options, which would shadow it,
+    are for clients of its own, and the copilot gives it its own)."""
+    from langchain_openai.chat_models import _client_utils
+
+    events = [
+        "data: "
+        + chunk(choices=[{"index": 0, "delta": {"role": "assistant", "content": "via proxy"}}])
+        + "\n\n",
+        "data: " + chunk(choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]) + "\n\n",
+        "data: [DONE]\n\n",
+    ]
+    proxy = TinyServer().start()
+    try:
+        proxy.routes[("POST", "http://models.invalid/v1/chat/completions")] = sse_route(events)
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        monkeypatch.setattr(_client_utils, "_proxy_env_warning_emitted", False)
+        with caplog.at_level(logging.INFO, logger="langchain_openai"):
+            model = make_chat_model(
+                ModelSettings(base_url="http://models.invalid/v1", api_key="sk-x", model="gpt-4o")
+            )
+            reply = await model.ainvoke(HISTORY)
+    finally:
+        proxy.stop()
+    assert reply.content == "via proxy"
+    assert [r["path"] for r in proxy.requests] == ["http://models.invalid/v1/chat/completions"]
+    assert not [r.getMessage() for r in caplog.records if "proxy" in r.getMessage()]

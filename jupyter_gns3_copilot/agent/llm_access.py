@@ -251,6 +251,10 @@ def make_chat_model(
         # given, it takes the shared context instead of langchain-openai caching a client
         # with a context of its own per base URL for the life of the process.
         http_client=openai.DefaultHttpxClient(verify=tls),
+        # Its socket options are for clients it builds itself, never these two; left as
+        # they are, it logs a warning that a proxy set in the environment is shadowed,
+        # when these clients do go through it.
+        http_socket_options=(),
     )
     model.async_client = DirectCompletions(model.async_client, http=http, api_key=api_key)
     return model
