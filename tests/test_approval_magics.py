@@ -175,3 +175,75 @@ async def _add_pc3(project: Any) -> None:
         async with ConsolePool() as pool:
             for node in await gns3.list_nodes(project.project_id):
                 await pool.wait_ready(ConsoleTarget.from_node(node, server_host="127.0.0.1"))
+
+
+async def _statuses_and_snapshots(project: Any) -> tuple[dict[str, str], list[str]]:
+    async with GNS3Client(project.url, token=project.token) as gns3:
+        nodes = await gns3.list_nodes(project.project_id)
+        snapshots = await gns3.list_snapshots(project.project_id)
+    return {n.name: n.status for n in nodes}, [s.name for s in snapshots]
+
+
+def test_a_snapshot_of_the_running_lab_asks_to_stop_and_restart_it(
+    shell: InteractiveShell,
+    gns3_project: Any,
+    scripted_llm: Any,
+    capsys: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Given PC3 running; when `%copilot snapshot create` runs, then nothing is saved and
+    the card says PC3 runs and what to do (no approval asked: it changes nothing); with
+    `--stop` in lab mode the run asks first with a plan saying the lab stops and starts
+    again, and a rejection changes nothing; approved (on the console, then through the
+    model's call and the approval event), PC3 is stopped, the snapshot taken and PC3
+    running again."""
+    asyncio.run(_add_pc3(gns3_project))
+    copilot = shell.magics_manager.registry["CopilotMagics"].api
+    copilot.use(gns3_project.project_id)
+    plan = (
+        "stop PC3 (the lab stops; what was not saved on a device (VPCS `save`, IOS `write "
+        "memory`) is lost when it stops), save snapshot '{}', then start PC3 again"
+    )
+
+    capsys.readouterr()
+    held = shell.run_cell('%copilot snapshot create "before" --mode lab --quiet')
+    out = capsys.readouterr().out
+    [call] = held.result.tool_calls
+    assert (call.outcome, call.output["running"]) == ("refused", ["PC3"])
+    assert "<- snapshot not saved · PC3 running" in out and "waiting for your approval" not in out
+    assert "`%copilot snapshot create before --stop --mode lab`" in out
+
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    rejected = shell.run_cell('%copilot snapshot create "before" --stop --mode lab --quiet')
+    out = capsys.readouterr().out
+    assert f"[waiting for your approval] {plan.format('before')}" in out
+    assert rejected.result.tool_calls[0].outcome == "refused"
+    assert asyncio.run(_statuses_and_snapshots(gns3_project)) == ({"PC3": "started"}, [])
+
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    approved = shell.run_cell('%copilot snapshot create "before" --stop --mode lab --quiet')
+    out = capsys.readouterr().out
+    [call] = approved.result.tool_calls
+    assert call.outcome == "ok" and call.arguments == {"name": "before", "stop_running": True}
+    assert "<- saved snapshot 'before' · PC3 stopped for it and started again" in out
+    assert asyncio.run(_statuses_and_snapshots(gns3_project)) == ({"PC3": "started"}, ["before"])
+
+    scripted_llm.add(
+        tool_call("create_snapshot", {"name": "by the model", "stop_running": True}, id="s1"),
+        text("Saved.", when={"last_message": "started_again"}),
+        text("Snapshot", when=TITLE_REPLY),
+    )
+    plans: list[str] = []
+
+    def approve_when_asked(event: Any) -> None:
+        if isinstance(event, ApprovalRequiredEvent):
+            plans.append(event.summary)
+            copilot.approve(session=event.session_id)
+
+    turn = copilot.ask("Save the lab as 'by the model'", mode="lab", on_event=approve_when_asked)
+    assert plans == [plan.format("by the model")]
+    assert turn.status == "done" and turn.tool_calls[0].outcome == "ok"
+    statuses, snapshots = asyncio.run(_statuses_and_snapshots(gns3_project))
+    assert statuses == {"PC3": "started"} and snapshots == ["before", "by the model"]
+    shown = copilot.run("PC3", "show ip", tool="show", mode="lab")
+    assert shown.tool_results["PC3"].ok

@@ -114,3 +114,5 @@ def test_a_student_captures_and_snapshots_without_the_model(
         shell.run_line_magic("copilot", "capture start PC1 e0")
     with pytest.raises(UsageError, match="Name the snapshot"):
         shell.run_line_magic("copilot", "snapshot create")
+    with pytest.raises(UsageError, match="--stop goes with `%copilot snapshot create"):
+        shell.run_line_magic("copilot", "snapshot restore before the change --stop")

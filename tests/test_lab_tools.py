@@ -37,6 +37,8 @@ from jupyter_gns3_copilot.tools import (
     execute_tool,
     tools_for_mode,
 )
+from jupyter_gns3_copilot.tools.changes import PlannedChange, planned_change
+from jupyter_gns3_copilot.tools.outcomes import read_result
 from jupyter_gns3_copilot.tools.template_cache import TemplateCache
 
 MAC1, MAC2 = bytes.fromhex("005079666800"), bytes.fromhex("005079666801")
@@ -355,6 +357,88 @@ async def test_snapshot_restore_brings_back_a_deleted_node(gns3_project: Any) ->
         removed = await call(ctx, "delete_links", {"links": [{**PC1_PC2, "a": "PC2", "b": "PC1"}]})
         assert removed.result["links"][0]["link"] in ("PC1 e0 <-> PC2 e0", "PC2 e0 <-> PC1 e0")
         assert "<->" not in (await call(ctx, "get_topology", {})).result["text"]
+
+
+@pytest.mark.lab
+async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
+    gns3_project: Any,
+) -> None:
+    """Given PC1 - PC2 running (GNS3 snapshots a stopped lab only); when a snapshot is
+    asked without `stop_running`, then nothing is saved and the result names the running
+    nodes and what to do (lab and teaching mode alike, each with its advice); teaching
+    mode refuses `stop_running` (stopping nodes is lab mode's) and stops nothing; in lab
+    mode it is a change to approve whose plan names the nodes, and it stops them, saves
+    the snapshot and starts them again: running, their consoles answering, the snapshot
+    listed."""
+    async with client_for(gns3_project) as gns3, ConsolePool() as pool:
+        ctx = ToolContext(
+            gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
+        )
+        await two_pcs(ctx)
+
+        held = await call(ctx, "create_snapshot", {"name": "running"})
+        assert not held.ok and not held.changed_lab
+        assert held.result["status"] == "refused" and held.result["running"] == ["PC1", "PC2"]
+        assert held.result["error"].startswith(
+            "No snapshot was taken: GNS3 saves a snapshot of a stopped lab only, and PC1, "
+            "PC2 are running. Ask the user whether to stop them"
+        )
+        reading = read_result("create_snapshot", json.dumps(held.result), mode=LAB_AUTOMATION)
+        assert (reading.summary, reading.outcome) == (
+            "snapshot not saved · PC1, PC2 running",
+            "refused",
+        )
+        assert reading.note is not None
+        assert "`%copilot snapshot create NAME --stop --mode lab`" in reading.note
+        assert "in GNS3, right-click PC1, PC2 and choose Stop" in reading.note
+        assert (await planned_change(ctx, "create_snapshot", {"name": "x"})) == PlannedChange()
+
+        ctx.mode = TEACHING
+        stopping = {"name": "running", "stop_running": True}
+        refused = await call(ctx, "create_snapshot", stopping)
+        assert refused.result["status"] == "refused" and "stop_nodes" in refused.result["error"]
+        assert not refused.changed_lab
+        assert await planned_change(ctx, "create_snapshot", stopping) is None
+        reading = read_result("create_snapshot", json.dumps(refused.result), arguments=stopping)
+        assert reading.note == (
+            "Teaching mode: I can't stop the running nodes for a snapshot; here is how you "
+            "would do it: in GNS3, right-click the running nodes and choose Stop, then save "
+            "the snapshot."
+        )
+        advised = await call(ctx, "create_snapshot", {"name": "running"})
+        assert "ask the instructor for lab mode" in advised.result["error"]
+        reading = read_result("create_snapshot", json.dumps(advised.result), mode=TEACHING)
+        assert reading.note is not None and reading.note.startswith(
+            "Teaching mode: I can't stop nodes, and GNS3 saves a snapshot of a stopped lab only"
+        )
+        statuses = {n.name: n.status for n in await gns3.list_nodes(gns3_project.project_id)}
+        assert statuses == {"PC1": "started", "PC2": "started"}
+
+        ctx.mode = LAB_AUTOMATION
+        planned = await planned_change(ctx, "create_snapshot", stopping)
+        assert planned is not None and planned.changes
+        assert planned.plan == (
+            "stop PC1, PC2 (the lab stops; what was not saved on a device (VPCS `save`, "
+            "IOS `write memory`) is lost when it stops), save snapshot 'running', then "
+            "start PC1, PC2 again"
+        )
+        saved = await call(ctx, "create_snapshot", stopping)
+        assert saved.ok and saved.changed_lab, saved.result
+        assert saved.result["snapshot"]["name"] == "running"
+        assert saved.result["stopped"] == saved.result["started_again"] == ["PC1", "PC2"]
+        reading = read_result("create_snapshot", json.dumps(saved.result), mode=LAB_AUTOMATION)
+        assert (reading.summary, reading.outcome) == (
+            "saved snapshot 'running' · PC1, PC2 stopped for it and started again",
+            "ok",
+        )
+        statuses = {n.name: n.status for n in await gns3.list_nodes(gns3_project.project_id)}
+        assert statuses == {"PC1": "started", "PC2": "started"}
+        listed = await call(ctx, "list_snapshots", {})
+        assert [s["name"] for s in listed.result["snapshots"]] == ["running"]
+        shown = await call(
+            ctx, "run_show_commands", {"devices": [{"device": "PC2", "commands": ["show ip"]}]}
+        )
+        assert shown.result[0]["status"] == "success" and "NAME" in shown.result[0]["output"]
 
 
 @pytest.mark.lab

@@ -33,6 +33,7 @@ from jupyter_gns3_copilot.tools import (
 )
 from jupyter_gns3_copilot.tools.node_tools import SPACING, free_spot
 from jupyter_gns3_copilot.tools.placement import follows_layout
+from jupyter_gns3_copilot.tools.registry import call_changes_lab, changes_lab_with, unallowed_work
 
 CATALOGUE = [
     "get_topology",
@@ -103,6 +104,24 @@ def test_the_catalogue_and_its_modes() -> None:
         "set_link_state",
         "set_link_filter",
     }
+
+
+def test_a_snapshot_that_stops_the_lab_is_a_lab_change_of_lab_mode() -> None:
+    """`create_snapshot` changes nothing, unless it may stop and restart running nodes:
+    then it does what stop_nodes and start_nodes do (a lab change, run alone in its
+    reply), which teaching mode does not allow."""
+    spec = TOOLS["create_snapshot"]
+    plain = spec.args_model.model_validate({"name": "before"})
+    stopping = spec.args_model.model_validate({"name": "before", "stop_running": True})
+    assert not changes_lab_with(spec, plain) and changes_lab_with(spec, stopping)
+    assert unallowed_work(TEACHING, spec, plain) is None
+    assert unallowed_work(TEACHING, spec, stopping) == "stop_nodes"
+    assert unallowed_work(LAB_AUTOMATION, spec, stopping) is None
+    assert not call_changes_lab("create_snapshot", {"name": "before"})
+    assert call_changes_lab("create_snapshot", '{"name": "before", "stop_running": true}')
+    assert not call_changes_lab("create_snapshot", {"name": "before", "stop_running": "x"})
+    assert call_changes_lab("start_nodes", {}) and call_changes_lab("no_such_tool", {})
+    assert not call_changes_lab("run_show_commands", {})
 
 
 def _undescribed(schema: dict[str, Any], where: str) -> list[str]:

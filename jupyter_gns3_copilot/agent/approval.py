@@ -85,17 +85,19 @@ def new_request(
     time_limit: int | None = None,
     time_used: float | None = None,
     configuring: Mapping[str, Sequence[str]] | None = None,
+    plan: str | None = None,
 ) -> ApprovalRequest:
     """The request for one call, asked now (`time_used`: seconds of the turn's
     `time_limit` used so far; `configuring`: the command lines that change each device,
-    which the plan names, see `summarize`)."""
+    which the plan names, see `summarize`; `plan`: the tool's own words for what the
+    call would do, `ToolSpec.plans`, shown instead)."""
     args = dict(tool_input) if isinstance(tool_input, Mapping) else {"arguments": tool_input}
     return ApprovalRequest(
         approval_id=approval_id_for(session_id, tool_call_id),
         tool_call_id=tool_call_id,
         tool_name=tool_name,
         tool_input=args,
-        summary=summarize(tool_name, args, configuring),
+        summary=_clip(plan) if plan else summarize(tool_name, args, configuring),
         asked_at=datetime.now(timezone.utc),
         timeout=timeout,
         mode=mode,
@@ -149,6 +151,10 @@ def summarize(
         text = f"{tool_name} {json.dumps(dict(args), ensure_ascii=False, separators=(',', ':'))}"
     else:
         text = "; ".join(step for step in steps if step)
+    return _clip(text)
+
+
+def _clip(text: str) -> str:
     return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
 
 

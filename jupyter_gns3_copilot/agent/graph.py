@@ -79,6 +79,7 @@ from ..tools import (
     tools_for_mode,
 )
 from ..tools.changes import PlannedChange, planned_change
+from ..tools.registry import call_changes_lab
 from .approval import DEFAULT_TIMEOUT, ApprovalDecision, declined_result, new_request
 from .approval_policy import NO_APPROVAL, ApprovalPolicy
 from .clock import TurnClock
@@ -577,7 +578,9 @@ class _ToolRunner:
 
     async def run_all(self, calls: list[_Call]) -> None:
         specs = self.ctx.specs_by_name
-        changes_lab = any(call.name not in specs or specs[call.name].changes_lab for call in calls)
+        changes_lab = any(
+            call.name not in specs or call_changes_lab(call.name, call.args) for call in calls
+        )
         if changes_lab:
             for call in calls:
                 await self.run_one(call)
@@ -645,6 +648,7 @@ def _ask_approvals(
             time_limit=ctx.clock.limit if ctx.clock is not None else None,
             time_used=ctx.clock.used() if ctx.clock is not None else None,
             configuring=change.devices or None,
+            plan=change.plan,
         )
         answer = interrupt(request.model_dump(mode="json"))
         try:

@@ -111,6 +111,12 @@ def canonical_port_name(text: str) -> str:
     return folded
 
 
+_PROCESS_NODE_TYPES = frozenset(
+    {"vpcs", "dynamips", "qemu", "iou", "docker", "vmware", "virtualbox"}
+)
+"""Node types GNS3 does not count as always running (its `Node.is_always_running`)."""
+
+
 class Node(GNS3Model):
     """A node of a project.
 
@@ -138,6 +144,14 @@ class Node(GNS3Model):
     compute_id: str | None = None
     template_id: str | None = None
     project_id: str | None = None
+
+    @property
+    def blocks_snapshots(self) -> bool:
+        """Whether GNS3 refuses to take a snapshot of (or export) the project while this
+        node is as it is: a node that runs a process of its own (VPCS, Dynamips, QEMU,
+        IOU, Docker, VMware, VirtualBox) and is not stopped (started or suspended). The
+        builtin switches, hubs and clouds count as always running and never block."""
+        return self.status != "stopped" and self.node_type in _PROCESS_NODE_TYPES
 
     @property
     def console_endpoint(self) -> str | None:

@@ -49,7 +49,7 @@ VALUE_OPTIONS = frozenset(
         "--filter",
     }
 )
-FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "--confirm", "-h", "--help"})
+FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "--confirm", "--stop", "-h", "--help"})
 RUN_DECISION_HINT = "Answer y to approve it, anything else to reject it (nothing changes)."
 """How a direct run's change is decided with text output: on the console (the run ends
 when its cell is interrupted)."""
@@ -92,7 +92,7 @@ Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete 
 Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn waits for)
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
-Snapshots:  %copilot snapshot list | create <name> | restore <name>
+Snapshots:  %copilot snapshot list | create <name> [--stop] | restore <name>
 Lab:        %copilot lab | lab attach <lab.yaml> | lab stage <stage>|auto | check [<stage>]
             %copilot catch-up <stage> [--confirm]
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
@@ -271,6 +271,11 @@ class CopilotMagics(Magics):
     @argument("--force", action="store_true", help="export: overwrite an existing file")
     @argument("--confirm", action="store_true", help="catch-up: restore the stage's snapshot")
     @argument(
+        "--stop",
+        action="store_true",
+        help="snapshot create: stop the running nodes for it and start them again (lab mode)",
+    )
+    @argument(
         "words",
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
@@ -307,6 +312,8 @@ class CopilotMagics(Magics):
                                      "PC1 e0 - Switch1 e0"; show: --filter F, --limit N)
           snapshot list|create|restore NAME
                                      the project's snapshots, without the model
+                                     (GNS3 needs the nodes stopped: create --stop
+                                     stops them and starts them again, lab mode)
           lab                        the lab's stages and objectives (your values)
           lab attach PATH            make a lab.yaml the project's lab (lab mode)
           lab stage STAGE|auto       the stage you work on (the copilot's hints follow it)
@@ -694,21 +701,27 @@ class CopilotMagics(Magics):
         )
 
     def _snapshot(self, tail: str, argv: list[str]) -> Any:
-        """`%copilot snapshot list|create NAME|restore NAME`, without the model."""
+        """`%copilot snapshot list|create NAME [--stop]|restore NAME`, without the model
+        (`--stop`: the running nodes are stopped for the snapshot and started again)."""
         options, words = self._subcommand_options(argv, tail)
         action = words[0].lower() if words else ""
         if action not in SNAPSHOT_TOOLS:
             return _NOT_A_SUBCOMMAND
         name = " ".join(words[1:]).strip()
+        if options.stop and action != "create":
+            raise UsageError("--stop goes with `%copilot snapshot create <name>` only.")
         if action == "list":
             if name:
                 return _NOT_A_SUBCOMMAND
             return self._tool_turn(SNAPSHOT_TOOLS[action], {}, "snapshot list", options)
         if not name:
             raise UsageError(f"Name the snapshot: `%copilot snapshot {action} <name>`.")
-        return self._tool_turn(
-            SNAPSHOT_TOOLS[action], {"name": name}, f"snapshot {action} {name}", options
-        )
+        arguments: dict[str, Any] = {"name": name}
+        message = f"snapshot {action} {name}"
+        if options.stop:
+            arguments["stop_running"] = True
+            message += " --stop"
+        return self._tool_turn(SNAPSHOT_TOOLS[action], arguments, message, options)
 
     def _tool_turn(
         self, tool: str, arguments: dict[str, Any], message: str, options: Namespace

@@ -194,6 +194,7 @@ async def approval_request(
         mode=context.mode,
         temperature=None,
         configuring=change.devices or None,
+        plan=change.plan,
     )
 
 

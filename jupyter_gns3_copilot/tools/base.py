@@ -85,6 +85,13 @@ class ToolSpec:
     console command tools) says which command lines of a call (its validated arguments)
     would change a device's configuration, by device; what asks for a person's approval
     (`tools.changes`).
+
+    A tool that with some arguments also does another tool's work (`create_snapshot`
+    with `stop_running` stops and starts nodes) names those tools in `also_does` (for a
+    call's validated arguments): the mode must allow each of them too, and the call
+    changes the lab when one of them does. Its `plans` says what such a call would do in
+    the lab as it is, in words for the person asked to approve it (None: it changes
+    nothing).
     """
 
     name: str
@@ -93,6 +100,8 @@ class ToolSpec:
     run: Callable[[ToolContext, Any], Awaitable[ToolResult]]
     changes_lab: bool = False
     configures: Callable[[ToolContext, Any], Awaitable[dict[str, list[str]]]] | None = None
+    also_does: Callable[[Any], frozenset[str]] | None = None
+    plans: Callable[[ToolContext, Any], Awaitable[str | None]] | None = None
 
 
 @dataclass(frozen=True)

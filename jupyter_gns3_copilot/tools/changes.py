@@ -8,7 +8,10 @@ the command policy judges it in the device's dialect (`Screening.configuring`): 
 `ip`, `set`, `clear`, `save`, `load`, `dhcp`; every IOS configuration-mode line and exec
 commands such as `write memory` or `clear counters`; Linux `ip addr add`, `ifconfig` with
 settings, a redirection into a file. `show`, `ping`, `trace` / `traceroute` and the other
-diagnostics change nothing.
+diagnostics change nothing. A tool that changes the lab only with some arguments or in
+some states of the lab says so itself (`ToolSpec.plans`): `create_snapshot` with
+`stop_running` changes it when nodes are running (it stops them and starts them again),
+and its plan names them.
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from pydantic import ValidationError
 
 from .base import ToolContext
 from .modes import mode_allows
-from .registry import TOOLS
+from .registry import TOOLS, unallowed_work
 
 
 @dataclass(frozen=True)
 class PlannedChange:
     """What a call would change: the lab (`lab`), and the configuring command lines of
-    each device (`devices`, command tools only; devices with none left out)."""
+    each device (`devices`, command tools only; devices with none left out); `plan`: the
+    tool's own words for it, when it has some (`ToolSpec.plans`)."""
 
     lab: bool = False
     devices: Mapping[str, list[str]] = field(default_factory=dict)
+    plan: str | None = None
 
     @property
     def changes(self) -> bool:
@@ -42,8 +47,9 @@ async def planned_change(
     ctx: ToolContext, name: str, arguments: Mapping[str, Any] | Any
 ) -> PlannedChange | None:
     """What a call of `name` with `arguments` would change in `ctx.mode`; None when it
-    would not run at all (an unknown tool, one the mode does not allow, invalid
-    arguments: `execute_tool` refuses it without running anything)."""
+    would not run at all (an unknown tool, one the mode does not allow, or whose other
+    tools' work with these arguments it does not allow, invalid arguments: `execute_tool`
+    refuses it without running anything)."""
     spec = TOOLS.get(name)
     if spec is None or not mode_allows(ctx.mode, name) or not isinstance(arguments, Mapping):
         return None
@@ -51,5 +57,10 @@ async def planned_change(
         args = spec.args_model.model_validate(arguments)
     except ValidationError:
         return None
+    if unallowed_work(ctx.mode, spec, args) is not None:
+        return None
     devices = await spec.configures(ctx, args) if spec.configures is not None else {}
+    if spec.plans is not None:
+        plan = await spec.plans(ctx, args)
+        return PlannedChange(lab=spec.changes_lab or plan is not None, plan=plan)
     return PlannedChange(lab=spec.changes_lab, devices=devices)

@@ -79,15 +79,19 @@ def mode_allows(mode: str, tool: str) -> bool:
     return tool in MODE_TOOLS.get(mode, frozenset())
 
 
-def refusal(mode: str, tool: str) -> dict[str, Any]:
-    """The tool result for a call of `tool` that `mode` does not allow (nothing was run)."""
-    needs = next((m for m, tools in MODE_TOOLS.items() if tool in tools), LAB_AUTOMATION)
+def refusal(mode: str, tool: str, doing: str | None = None) -> dict[str, Any]:
+    """The tool result for a call of `tool` that `mode` does not allow (nothing was run);
+    `doing`: the other tool whose work the call would also do, which `mode` does not
+    allow (`ToolSpec.also_does`)."""
+    blocked = doing or tool
+    needs = next((m for m, tools in MODE_TOOLS.items() if blocked in tools), LAB_AUTOMATION)
+    what = tool if doing is None else f"{tool} with these arguments does what {doing} does; that"
     return {
         "status": "refused",
         "tool": tool,
         "mode": mode,
         "error": (
-            f"{tool} is not allowed in {mode} mode ({MODE_DESCRIPTIONS.get(mode, mode)}); "
+            f"{what} is not allowed in {mode} mode ({MODE_DESCRIPTIONS.get(mode, mode)}); "
             f"nothing was executed. Explain to the user what the step would do and how to "
             f"do it by hand, or ask the instructor to switch to {needs} mode."
         ),

@@ -54,6 +54,7 @@ REFUSED_ACTIONS = {
     "set_link_state": "take links down or up",
     "set_link_filter": "put faults on links",
     "restore_snapshot": "restore a snapshot",
+    "create_snapshot": "stop the running nodes for a snapshot",
 }
 NODE_MENU = {
     "start_nodes": "Start",
@@ -92,6 +93,10 @@ def read_result(
     `arguments` (the call's, when known) say what a refused call would have done."""
     value = _parse(output)
     status = value.get("status") if isinstance(value, dict) else None
+    if tool == "create_snapshot" and isinstance(value, dict):
+        reading = _snapshot(value, mode, arguments or {})
+        if reading is not None:
+            return reading
     if status == "refused":
         return _refused_call(tool, str(value.get("mode") or mode or ""), arguments or {})
     if status == "declined":
@@ -294,7 +299,52 @@ def _gns3_how(tool: str, arguments: Mapping[str, Any]) -> str | None:
         return f"in GNS3, right-click the link {_names(links)} and choose Packet filters"
     if tool == "restore_snapshot" and arguments.get("name"):
         return f"in GNS3, open Edit > Manage snapshots, pick {arguments['name']} and restore it"
+    if tool == "create_snapshot":
+        return "in GNS3, right-click the running nodes and choose Stop, then save the snapshot"
     return None
+
+
+# -- snapshots -------------------------------------------------------------------------------
+
+
+def _snapshot(
+    value: Mapping[str, Any], mode: str | None, arguments: Mapping[str, Any]
+) -> ToolReading | None:
+    """A `create_snapshot` result: saved (and the nodes stopped and started again for it),
+    or nothing saved because nodes run (with what the student can do); None for the
+    other results (errors, the mode's refusal), read as any tool's."""
+    running = [str(name) for name in value.get("running") or []]
+    if value.get("status") == "refused" and running:
+        names = _names(running)
+        why = (
+            f"GNS3 saves a snapshot of a stopped lab only, and {names} "
+            f"{'is' if len(running) == 1 else 'are'} running"
+        )
+        stop_by_hand = f"in GNS3, right-click {names} and choose Stop"
+        if (value.get("mode") or mode) == TEACHING:
+            note = f"{MODE_NAMES[TEACHING]}: I can't stop nodes, and {why}. Stop them yourself: "
+            note += f"{stop_by_hand}, then save the snapshot again."
+        else:
+            name = str(arguments.get("name") or "NAME")
+            note = (
+                f"Nothing was saved: {why}. Stop them first ({stop_by_hand}), or ask me to "
+                "stop them and start them again "
+                f"(`%copilot snapshot create {name} --stop --mode lab`). "
+                "What was not saved on a device is lost when it stops."
+            )
+        return ToolReading(f"snapshot not saved · {names} running", "refused", note)
+    saved = value.get("snapshot")
+    if not isinstance(saved, Mapping) or value.get("status") not in ("success", "partial_success"):
+        return None
+    parts = [f"saved snapshot {saved.get('name')!r}"]
+    stopped = [str(name) for name in value.get("stopped") or []]
+    again = [str(name) for name in value.get("started_again") or []]
+    if stopped and len(again) == len(stopped):
+        parts.append(f"{_names(stopped)} stopped for it and started again")
+    elif stopped:
+        parts.append(f"{_names(stopped)} stopped for it")
+        parts.append(f"not started again: {_names([n for n in stopped if n not in again])}")
+    return ToolReading(" · ".join(parts), "ok" if len(again) == len(stopped) else "partial")
 
 
 def _failed_call(tool: str, value: Mapping[str, Any]) -> ToolReading:

@@ -122,6 +122,10 @@ async def execute_tool(ctx: ToolContext, name: str, raw_args: Any) -> ToolOutcom
         args = spec.args_model.model_validate(_arguments(raw_args))
     except (ValidationError, ValueError) as exc:
         return _failed({"status": "error", "tool": name, "error": _argument_problem(name, exc)})
+    unallowed = unallowed_work(ctx.mode, spec, args)
+    if unallowed is not None:
+        return _failed(refusal(ctx.mode, name, unallowed))
+    changes_lab = changes_lab_with(spec, args)
     try:
         result: ToolResult = await spec.run(ctx, args)
     except ToolAborted as exc:
@@ -133,9 +137,38 @@ async def execute_tool(ctx: ToolContext, name: str, raw_args: Any) -> ToolOutcom
         error = f"{name} failed unexpectedly ({type(exc).__name__}: {exc})."
         result = {"status": "error", "tool": name, "error": error}
     finally:
-        if spec.changes_lab:
+        if changes_lab:
             ctx.forget_nodes()
-    return ToolOutcome(result=result, changed_lab=spec.changes_lab, ok=_succeeded(result))
+    return ToolOutcome(result=result, changed_lab=changes_lab, ok=_succeeded(result))
+
+
+def unallowed_work(mode: str, spec: ToolSpec, args: Any) -> str | None:
+    """The first tool whose work a call of `spec` with the validated `args` also does
+    (`ToolSpec.also_does`) that `mode` does not allow; None when the mode allows it all."""
+    also = spec.also_does(args) if spec.also_does is not None else frozenset()
+    return next((name for name in sorted(also) if not mode_allows(mode, name)), None)
+
+
+def changes_lab_with(spec: ToolSpec, args: Any) -> bool:
+    """Whether a call of `spec` with the validated `args` changes the lab: the tool does,
+    or a tool whose work the call also does (`ToolSpec.also_does`)."""
+    also = spec.also_does(args) if spec.also_does is not None else frozenset()
+    return spec.changes_lab or any(TOOLS[name].changes_lab for name in also)
+
+
+def call_changes_lab(name: str, raw_args: Any) -> bool:
+    """Whether a call of `name` with `raw_args` (not validated yet) may change the lab:
+    True for an unknown tool; arguments its model refuses change nothing."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return True
+    if spec.changes_lab or spec.also_does is None:
+        return spec.changes_lab
+    try:
+        args = spec.args_model.model_validate(_arguments(raw_args))
+    except (ValidationError, ValueError):
+        return False
+    return changes_lab_with(spec, args)
 
 
 def _failed(result: dict[str, Any]) -> ToolOutcome:
