@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .device_outcome import device_outcome
+from .mode_labels import mode_label
 
 __all__ = ["device_results", "format_stats", "render_markdown", "render_plain"]
 
@@ -79,9 +80,16 @@ def format_stats(stats: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def render_plain(turns: Sequence[Mapping[str, Any]], *, project: str = "", title: str = "") -> str:
-    """The conversation as plain text, tool results as indented per-device blocks."""
-    lines = [_heading(project, title)]
+def render_plain(
+    turns: Sequence[Mapping[str, Any]],
+    *,
+    project: str = "",
+    title: str = "",
+    mode: str | None = None,
+) -> str:
+    """The conversation as plain text, tool results as indented per-device blocks;
+    `mode` (a mode id, None: not known) is named in the heading as people say it."""
+    lines = [_heading(project, title, mode)]
     if not turns:
         lines.append("(no messages yet)")
     for turn in turns:
@@ -101,10 +109,15 @@ def render_plain(turns: Sequence[Mapping[str, Any]], *, project: str = "", title
 
 
 def render_markdown(
-    turns: Sequence[Mapping[str, Any]], *, project: str = "", title: str = ""
+    turns: Sequence[Mapping[str, Any]],
+    *,
+    project: str = "",
+    title: str = "",
+    mode: str | None = None,
 ) -> str:
-    """The conversation as Markdown, tool results as per-device tables and code blocks."""
-    blocks = [f"**{_escape_text(_heading(project, title))}**"]
+    """The conversation as Markdown, tool results as per-device tables and code blocks;
+    `mode` as for `render_plain`."""
+    blocks = [f"**{_escape_text(_heading(project, title, mode))}**"]
     if not turns:
         blocks.append("*No messages yet.*")
     for turn in turns:
@@ -124,12 +137,14 @@ def render_markdown(
     return "\n\n".join(blocks) + "\n"
 
 
-def _heading(project: str, title: str) -> str:
+def _heading(project: str, title: str, mode: str | None) -> str:
     heading = "GNS3 Copilot"
     if project:
         heading += f" · project {project}"
     if title:
         heading += f" · {title}"
+    if mode:
+        heading += f" · {mode_label(mode)}"
     return heading
 
 

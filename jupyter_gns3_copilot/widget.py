@@ -176,6 +176,9 @@ class ChatWidget(anywidget.AnyWidget):
     can_send = traitlets.Bool(False).tag(sync=True)
     instance_id = traitlets.Unicode("").tag(sync=True)  # keys the browser's live-turn store
     direct_run = traitlets.Bool(False).tag(sync=True)
+    mode = traitlets.Unicode(None, allow_none=True).tag(sync=True)
+    """The copilot mode id of the turns shown (the header and the saved bundle name it as
+    people say it; None: the default, not named)."""
     """Commands run without the model (`%copilot run`): tool cards show opened, and the
     saved bundle names no session (the session id only names the run, for Stop)."""
 
@@ -197,9 +200,8 @@ class ChatWidget(anywidget.AnyWidget):
             title=title or "",
             instance_id=uuid.uuid4().hex,
             direct_run=direct_run,
+            mode=mode,
         )
-        self.mode = mode
-        """The copilot mode of the turns shown (saved in the bundle; None: the default)."""
         self._builder: TurnBuilder | None = None
         self._user = ""
         """The running turn's message (the reducer `follow` takes may name it otherwise)."""
@@ -322,11 +324,13 @@ class ChatWidget(anywidget.AnyWidget):
 
     def transcript_markdown(self) -> str:
         """The conversation as Markdown (what nbconvert shows without widget state)."""
-        return render_markdown(self.turns, project=self.project_name, title=self.title)
+        return render_markdown(
+            self.turns, project=self.project_name, title=self.title, mode=self.mode
+        )
 
     def transcript_text(self) -> str:
         """The conversation as plain text (what terminal IPython shows)."""
-        return render_plain(self.turns, project=self.project_name, title=self.title)
+        return render_plain(self.turns, project=self.project_name, title=self.title, mode=self.mode)
 
     def bundle(self) -> TurnBundle:
         """The turns shown, with their project and session (`turns.TurnBundle`)."""

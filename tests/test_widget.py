@@ -16,6 +16,8 @@ import pydantic
 import pytest
 
 from jupyter_gns3_copilot.events import parse_event
+from jupyter_gns3_copilot.mode_labels import mode_label
+from jupyter_gns3_copilot.notebook.reports import status_text
 from jupyter_gns3_copilot.notebook.transcript import TextStream
 from jupyter_gns3_copilot.notebook.turn import TurnRecorder
 from jupyter_gns3_copilot.render_text import (
@@ -467,6 +469,9 @@ def test_a_finished_turn_is_saved_as_a_turn_bundle_with_its_done_statistics() ->
     assert turn == widget.turns[0] and turn["status"] == "done"
     assert json.loads(json.dumps(bundle)) == bundle, "JSON as saved in the notebook"
     assert widget.title == "PC3 check"
+    for transcript in (saved["text/plain"], saved["text/markdown"]):
+        assert "GNS3 Copilot · project OSPF lab · PC3 check · Teaching mode" in transcript
+        assert "teaching_assistant" not in transcript
 
 
 def test_a_direct_runs_saved_bundle_names_no_session_to_continue() -> None:
@@ -607,6 +612,26 @@ def test_plain_transcript_lists_devices_with_their_output() -> None:
     assert "    PC1: ok\n      | PC1> show ip\n      | IP/MASK : 10.0.0.1/24" in text
     assert "    PC3: failed - Connection timeout" in text
     assert "[PC reachability · 8,500 in / 1,200 out tokens · 2 model calls · 4.2 s]" in text
+
+
+def test_every_view_names_the_mode_as_people_say_it_and_the_wire_keeps_the_id() -> None:
+    """The mode id stays in the widget's state and the saved bundle; the live header (the
+    `mode` trait the browser names), the transcripts and `%copilot status` say "Lab mode" /
+    "Teaching mode", as the docs do."""
+    for mode, word, label in (
+        ("lab_automation_assistant", "lab", "Lab mode"),
+        ("teaching_assistant", "teaching", "Teaching mode"),
+    ):
+        assert mode_label(mode) == mode_label(word) == label
+        widget, _ = make_widget(mode=mode)
+        assert widget.get_state()["mode"] == mode and widget.bundle()["mode"] == mode
+        for text in (widget.transcript_text(), widget.transcript_markdown()):
+            assert text.splitlines()[0].strip("*").endswith(f" · {label}") and mode not in text
+        report = {"model": {"model": "m", "base_url": "u", "copilot_mode": mode}}
+        assert f"Model: m at u (no key), {label} - NOT configured" in status_text(report, "s")
+    assert mode_label("expert") == "expert"
+    assert make_widget()[0].get_state()["mode"] is None
+    assert render_plain([]).splitlines()[0] == "GNS3 Copilot"
 
 
 def test_markdown_transcript_is_safe_to_render_as_html() -> None:

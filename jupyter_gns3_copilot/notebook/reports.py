@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..mode_labels import mode_label
+
 Column = tuple[str, Callable[[Any], object]]
 
 
@@ -82,7 +84,7 @@ def status_text(report: Mapping[str, Any], server: str) -> str:
         configured = "" if model.get("configured") else " - NOT configured"
         lines.append(
             f"Model: {model.get('model') or '(none)'} at {model.get('base_url')} ({key}), "
-            f"mode {model.get('copilot_mode')}{configured}"
+            f"{mode_label(str(model.get('copilot_mode')))}{configured}"
         )
         lines += [f"  {problem}" for problem in model.get("problems") or []]
         context = model.get("context") or {}

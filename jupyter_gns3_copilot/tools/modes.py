@@ -7,12 +7,14 @@ the model is shown: a call outside the mode executes nothing and returns `refusa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Literal
+
+from ..mode_labels import LAB_AUTOMATION as LAB_AUTOMATION
+from ..mode_labels import MODE_NAMES as MODE_NAMES
+from ..mode_labels import TEACHING as TEACHING
 
 Mode = Literal["teaching_assistant", "lab_automation_assistant"]
 
-TEACHING: Final = "teaching_assistant"
-LAB_AUTOMATION: Final = "lab_automation_assistant"
 DEFAULT_MODE: Mode = TEACHING
 """The default mode: diagnose and teach, never configure devices."""
 
@@ -54,8 +56,6 @@ MODE_TOOLS: Mapping[str, frozenset[str]] = {
     TEACHING: TEACHING_TOOLS,
     LAB_AUTOMATION: LAB_AUTOMATION_TOOLS,
 }
-MODE_NAMES: Mapping[str, str] = {TEACHING: "teaching", LAB_AUTOMATION: "lab"}
-"""What people call each mode (and what `%copilot --mode` takes)."""
 MODE_DESCRIPTIONS: Mapping[str, str] = {
     TEACHING: "diagnose and teach: read the lab, build it, start nodes, run diagnostic "
     "commands, capture packets, save snapshots; never change a device's configuration",

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..device_outcome import Outcome, combine, device_outcome
+from ..mode_labels import MODE_LABELS
 from .address_summary import addresses_set, saves
-from .modes import LAB_AUTOMATION, TEACHING
+from .modes import TEACHING
 
 COMMAND_TOOLS = frozenset({"run_show_commands", "run_config_commands", "run_vpcs_commands"})
 NODE_VERBS = {
@@ -64,7 +65,6 @@ NODE_MENU = {
     "delete_nodes": "Delete",
 }
 """The GNS3 context-menu entry that does what a refused node tool would have done."""
-MODE_NAMES = {TEACHING: "Teaching mode", LAB_AUTOMATION: "Lab mode"}
 LIMIT_TEXT = "Tool call limit reached"
 """How the result of a call beyond `max_tool_calls` starts (plain text)."""
 MAX_NAMES = 6
@@ -261,7 +261,7 @@ def _typing_how(tool: str, by_device: Mapping[str, Sequence[str]]) -> str:
 
 def _refused_call(tool: str, mode: str, arguments: Mapping[str, Any]) -> ToolReading:
     """A call the mode does not allow: nothing ran."""
-    who = MODE_NAMES.get(mode, "The copilot's mode")
+    who = MODE_LABELS.get(mode, "The copilot's mode")
     action = REFUSED_ACTIONS.get(tool, f"use {tool.replace('_', ' ')}")
     devices = _argument_commands(arguments)
     what = action
@@ -322,7 +322,7 @@ def _snapshot(
         )
         stop_by_hand = f"in GNS3, right-click {names} and choose Stop"
         if (value.get("mode") or mode) == TEACHING:
-            note = f"{MODE_NAMES[TEACHING]}: I can't stop nodes, and {why}. Stop them yourself: "
+            note = f"{MODE_LABELS[TEACHING]}: I can't stop nodes, and {why}. Stop them yourself: "
             note += f"{stop_by_hand}, then save the snapshot again."
         else:
             name = str(arguments.get("name") or "NAME")

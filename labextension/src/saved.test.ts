@@ -9,8 +9,17 @@ describe('the saved-turn renderer', () => {
     const turns = loadFixtures().map(f => f.turn);
     const root = renderBundle({ version: 1, project_id: 'p1', project_name: 'OSPF lab', session_id: '3f2c9a10-5b7e', mode: 'teaching', turns });
     expect(root.querySelectorAll('.jp-gns3-copilot-turn')).toHaveLength(turns.length);
-    expect(root.querySelector('.gns3c-saved-footer')?.textContent).toBe('GNS3 Copilot · OSPF lab · session 3f2c9a10 · teaching · saved answer');
+    expect(root.querySelector('.gns3c-saved-footer')?.textContent).toBe('GNS3 Copilot · OSPF lab · session 3f2c9a10 · Teaching mode · saved answer');
     expect(root.textContent).not.toContain('Explain to the user');
+  });
+
+  it('names the mode as people say it, whichever way the bundle holds it', () => {
+    const turns = loadFixtures().map(f => f.turn);
+    const footer = (mode: string | null) =>
+      renderBundle({ version: 1, project_id: 'p1', project_name: 'Lab', session_id: 's1', mode, turns }).querySelector('.gns3c-saved-footer')?.textContent;
+    expect(footer('lab_automation_assistant')).toBe('GNS3 Copilot · Lab · session s1 · Lab mode · saved answer');
+    expect(footer('teaching_assistant')).toBe('GNS3 Copilot · Lab · session s1 · Teaching mode · saved answer');
+    expect(footer(null)).toBe('GNS3 Copilot · Lab · session s1 · saved answer');
   });
 
   it('says so when the data holds no turns', () => {

@@ -7,6 +7,7 @@
  */
 import { continueButton } from './continue';
 import { h } from './dom';
+import { modeName } from './modes';
 import type { TurnBundle, TurnRecord } from './turn/types';
 import { TurnView } from './turn/view';
 
@@ -35,7 +36,7 @@ export function renderBundle(bundle: unknown, options: RenderOptions = {}): HTML
     root.append(view.node);
   }
   const session = direct ? 'commands run without the model' : data.session_id ? `session ${data.session_id.slice(0, 8)}` : '';
-  const where = [data.project_name || data.project_id, session, data.mode ?? '']
+  const where = [data.project_name || data.project_id, session, data.mode ? modeName(data.mode) : '']
     .filter(Boolean)
     .join(' · ');
   const footer = h('footer', { class: 'gns3c-saved-footer' }, h('span', { text: `GNS3 Copilot${where ? ` · ${where}` : ''} · saved ${direct ? 'output' : 'answer'}` }));

@@ -96,7 +96,7 @@ def test_a_saved_notebook_renders_its_answers_without_widget_state(
     assert "HTTP 401" in turns.nth(3).locator(".gns3c-error").inner_text()
     footer = saved.locator(".gns3c-saved-footer")
     assert footer.locator("span").first.inner_text() == (
-        "GNS3 Copilot · OSPF lab · session 3f2c9a10 · teaching · saved answer"
+        "GNS3 Copilot · OSPF lab · session 3f2c9a10 · Teaching mode · saved answer"
     )
     assert footer.locator("button.gns3c-continue").inner_text() == (
         "Continue in the Copilot sidebar"

@@ -411,8 +411,19 @@ def test_sidebar_in_jupyterlab(stack: SidebarStack, page: Any, screenshots: Path
 
 def test_sidebar_in_notebook7(stack: SidebarStack, page: Any, screenshots: Path) -> None:
     """Given Notebook 7's notebook page; when the copilot is opened through its command
-    and asked; then the left area shows the sidebar and the turn streams to its end."""
+    and asked; then the left area shows the sidebar, its mode named "Teaching mode", and
+    the turn streams to its end."""
     sidebar = open_sidebar(page, stack, "notebook", NOTEBOOK)
+    # The mode as the docs name it; the selector's values stay the mode ids.
+    badge = sidebar.locator(".jp-gns3-copilot-sidebar-mode-badge")
+    assert badge.inner_text() == "Teaching mode"
+    assert badge.get_attribute("data-mode") == "teaching_assistant"
+    options = sidebar.locator("select.jp-gns3-copilot-sidebar-mode option")
+    assert options.all_inner_texts() == ["Teaching mode", "Lab mode"]
+    assert [options.nth(i).get_attribute("value") for i in range(2)] == [
+        "teaching_assistant",
+        "lab_automation_assistant",
+    ]
     turn = ask(page, sidebar, NOTEBOOK7_QUESTION)
     wait_idle(page)
     assert turn.get_attribute("data-status") == "done"

@@ -24,7 +24,8 @@ import { cellsFromNotebook, type ExportCell } from './export';
 import { turnEvents, turnsFromHistory } from './history';
 import { SessionList } from './session-list';
 import { ObjectivesPanel } from './objectives';
-import { modeLabel, statusParts } from './status';
+import { modeName } from '../modes';
+import { statusParts } from './status';
 
 export interface SidebarOptions {
   api?: CopilotApi;
@@ -474,7 +475,7 @@ export class CopilotSidebar extends Widget {
     const modes = this.allowedModes.length ? this.allowedModes : preferred ? [preferred] : [];
     this.modeSelect.replaceChildren(
       ...modes.map(mode => {
-        const option = element('option', '', modeLabel(mode));
+        const option = element('option', '', modeName(mode));
         option.value = mode;
         return option;
       })
@@ -488,7 +489,7 @@ export class CopilotSidebar extends Widget {
 
   private renderBadge(): void {
     const mode = this.modeSelect.value;
-    this.modeBadge.textContent = mode ? modeLabel(mode) : '';
+    this.modeBadge.textContent = mode ? modeName(mode) : '';
     this.modeBadge.dataset.mode = mode;
   }
 

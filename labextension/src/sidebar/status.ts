@@ -43,14 +43,3 @@ export function statusParts(report: StatusReport): StatusPart[] {
   }
   return parts;
 }
-
-/** The badge text of a copilot mode. */
-export function modeLabel(mode: string): string {
-  if (mode === 'teaching_assistant') {
-    return 'teaching';
-  }
-  if (mode === 'lab_automation_assistant') {
-    return 'lab';
-  }
-  return mode;
-}

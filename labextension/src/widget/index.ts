@@ -13,6 +13,7 @@
 import type { AnyModel, Initialize, Render } from '@anywidget/types';
 
 import { h, icon } from '../dom';
+import { modeName } from '../modes';
 import type { TurnRecord } from '../turn/types';
 import { type Decision, TurnView } from '../turn/view';
 import { followLiveTurns, type LiveListener, type LiveTurn, liveStore } from './live';
@@ -31,6 +32,8 @@ interface ChatState {
   instance_id: string;
   /** A `%copilot run`: its tool cards show opened (absent from older widget states). */
   direct_run?: boolean;
+  /** The copilot mode id of the turns, when the cell named one (absent from older states). */
+  mode?: string | null;
 }
 
 const KERNEL_GONE = 'kernel restarted: run the cell again';
@@ -42,6 +45,7 @@ const initialize: Initialize<ChatState> = ({ model }) => followLiveTurns(model a
 const render: Render<ChatState> = ({ model, el }) => {
   const projectName = h('span', { class: 'gns3c-project' });
   const sessionTitle = h('span', { class: 'gns3c-session' });
+  const modeTag = h('span', { class: 'gns3c-mode' });
   const log = h('div', { class: 'gns3c-log', role: 'log', 'aria-label': 'Conversation' });
   const input = h('textarea', {
     class: 'gns3c-input',
@@ -56,7 +60,7 @@ const render: Render<ChatState> = ({ model, el }) => {
   const root = h(
     'div',
     { class: 'gns3c', 'data-lm-suppress-shortcuts': 'true' },
-    h('header', { class: 'gns3c-header' }, h('span', { class: 'gns3c-brand' }, icon('spark'), 'GNS3 Copilot'), projectName, sessionTitle),
+    h('header', { class: 'gns3c-header' }, h('span', { class: 'gns3c-brand' }, icon('spark'), 'GNS3 Copilot'), projectName, sessionTitle, modeTag),
     log,
     composer,
     status
@@ -110,6 +114,9 @@ const render: Render<ChatState> = ({ model, el }) => {
     projectName.hidden = !projectName.textContent;
     sessionTitle.textContent = model.get('title') || '';
     sessionTitle.hidden = !sessionTitle.textContent;
+    const mode = model.get('mode');
+    modeTag.textContent = mode ? modeName(mode) : '';
+    modeTag.hidden = !modeTag.textContent;
   }
 
   function liveTurnOf(live: LiveTurn): TurnRecord {
@@ -286,6 +293,7 @@ const render: Render<ChatState> = ({ model, el }) => {
     ['change:project_id', onControls],
     ['change:project_name', onHeader],
     ['change:title', onHeader],
+    ['change:mode', onHeader],
     // ipywidgets' model events when its comm closes, the manager drops the model, or it
     // marks it disconnected as the kernel restarts (comm_live only ever goes from true to
     // false once a view exists: a restarted kernel's widgets are new models).
