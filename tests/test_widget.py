@@ -616,8 +616,8 @@ def test_plain_transcript_lists_devices_with_their_output() -> None:
 
 def test_every_view_names_the_mode_as_people_say_it_and_the_wire_keeps_the_id() -> None:
     """The mode id stays in the widget's state and the saved bundle; the live header (the
-    `mode` trait the browser names), the transcripts and `%copilot status` say "Lab mode" /
-    "Teaching mode", as the docs do."""
+    `mode` trait the browser names), the transcripts, the text output's footer and
+    `%copilot status` say "Lab mode" / "Teaching mode", as the docs do."""
     for mode, word, label in (
         ("lab_automation_assistant", "lab", "Lab mode"),
         ("teaching_assistant", "teaching", "Teaching mode"),
@@ -629,6 +629,12 @@ def test_every_view_names_the_mode_as_people_say_it_and_the_wire_keeps_the_id() 
             assert text.splitlines()[0].strip("*").endswith(f" · {label}") and mode not in text
         report = {"model": {"model": "m", "base_url": "u", "copilot_mode": mode}}
         assert f"Model: m at u (no key), {label} - NOT configured" in status_text(report, "s")
+        written: list[str] = []
+        printer, recorder = TextStream(written.append, mode=mode), TurnRecorder("Why?", SESSION)
+        for e in turn_events():
+            printer.follow(e, recorder.add(e), recorder.builder)
+        printer.finish(recorder.finish())
+        assert written[-1].startswith(f"[done · {label} · ")
     assert mode_label("expert") == "expert"
     assert make_widget()[0].get_state()["mode"] is None
     assert render_plain([]).splitlines()[0] == "GNS3 Copilot"

@@ -401,7 +401,7 @@ class CopilotMagics(Magics):
             )
 
         if options.quiet or not _in_kernel(self.shell):
-            turn = self._text_turn(ask)
+            turn = self._text_turn(ask, copilot_mode(options.mode))
         else:
             widget = self._widget(project, session_id, options.mode)
             turn = self._widget_turn(widget, message, ask)
@@ -465,18 +465,23 @@ class CopilotMagics(Magics):
         return turn
 
     def _text_turn(
-        self, run: TurnRunner, decide: Callable[[ApprovalRequiredEvent], None] | None = None
+        self,
+        run: TurnRunner,
+        mode: str | None,
+        decide: Callable[[ApprovalRequiredEvent], None] | None = None,
     ) -> Turn:
-        """Run a turn with text output; `decide` takes a change the turn waits for (a
-        direct run cannot be interrupted to decide in another cell: it would end)."""
+        """Run a turn with text output; `mode`: the mode id the cell named (its footer
+        names it); `decide` takes a change the turn waits for (a direct run cannot be
+        interrupted to decide in another cell: it would end)."""
         if decide is None:
-            printer = TextStream(sys.stdout.write, flush=sys.stdout.flush)
+            printer = TextStream(sys.stdout.write, flush=sys.stdout.flush, mode=mode)
         else:
             printer = TextStream(
                 sys.stdout.write,
                 flush=sys.stdout.flush,
                 decision_hint=RUN_DECISION_HINT,
                 decide=decide,
+                mode=mode,
             )
         turn = run(None, printer)
         printer.finish(turn)
@@ -744,7 +749,9 @@ class CopilotMagics(Magics):
         """A direct run (no model) shown as a turn: in a widget of its own, or as text."""
         project = self.api.current_project()
         if options.quiet or not _in_kernel(self.shell):
-            turn = self._text_turn(run, decide=self._decide_on_the_console)
+            turn = self._text_turn(
+                run, copilot_mode(options.mode), decide=self._decide_on_the_console
+            )
         else:
             widget = self._widget(project, None, options.mode, direct_run=True)
             turn = self._widget_turn(widget, message, run)

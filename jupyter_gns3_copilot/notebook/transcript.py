@@ -19,6 +19,7 @@ from ..events import (
     ChatEvent,
     DoneEvent,
 )
+from ..mode_labels import mode_label
 from ..render_text import format_stats
 from ..turns import Item, Op, TurnBuilder
 from .turn import Turn, device_results, parse_json_text
@@ -53,7 +54,8 @@ class TextStream:
     read from the shared reducer's items (`turns.TurnBuilder`): text as it grows, a tool
     call once its arguments are complete, each new progress line, the tool's summary and
     result, errors. `decide` is called with a change the turn waits for, once its plan and
-    `decision_hint` are written (a direct run asks on the console).
+    `decision_hint` are written (a direct run asks on the console). `mode`: the mode id the
+    turn ran in when the cell named it; the footer names it as people say it.
     """
 
     def __init__(
@@ -63,8 +65,10 @@ class TextStream:
         flush: Callable[[], Any] | None = None,
         decision_hint: str = CHAT_DECISION_HINT,
         decide: Callable[[ApprovalRequiredEvent], None] | None = None,
+        mode: str | None = None,
     ):
         self._write = write
+        self._mode = mode
         self._flush = flush
         self._decision_hint = decision_hint
         self._decide = decide
@@ -123,9 +127,11 @@ class TextStream:
                 self._line(tool_output_text(item["name"], item["output"]))
 
     def finish(self, turn: Turn) -> None:
-        """Write the turn's footer: `[done · 2 model calls · 1,200 in / 80 out tokens · 3.1 s]`."""
+        """Write the turn's footer: `[done · Lab mode · 1,200 in / 80 out tokens · 2 model
+        calls · 3.1 s]` (the mode when known)."""
         stats = turn.statistics.model_dump(exclude_none=True, exclude={"first_event", "title"})
-        footer = " · ".join(part for part in (turn.status, format_stats(stats)) if part)
+        mode = mode_label(self._mode) if self._mode else ""
+        footer = " · ".join(part for part in (turn.status, mode, format_stats(stats)) if part)
         self._line(f"[{footer}]")
         if self._flush is not None:
             self._flush()
