@@ -369,7 +369,7 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
     mode refuses `stop_running` (stopping nodes is lab mode's) and stops nothing; in lab
     mode it is a change to approve whose plan names the nodes, and it stops them, saves
     the snapshot and starts them again: running, their consoles answering, the snapshot
-    listed."""
+    listed; aborted while they are down, they stay stopped and the result says so."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         ctx = ToolContext(
             gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
@@ -439,6 +439,22 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
             ctx, "run_show_commands", {"devices": [{"device": "PC2", "commands": ["show ip"]}]}
         )
         assert shown.result[0]["status"] == "success" and "NAME" in shown.result[0]["output"]
+
+        # Stop pressed once the nodes are down: they stay stopped, and the result says so.
+        ctx.abort = asyncio.Event()
+        ctx.progress = lambda event: (
+            ctx.abort.set() if event["message"].startswith("saving snapshot") else None
+        )
+        aborted = await call(ctx, "create_snapshot", {"name": "later", "stop_running": True})
+        assert aborted.result == {
+            "status": "aborted",
+            "tool": "create_snapshot",
+            "error": "Stopped: the request was aborted; PC1, PC2 stayed stopped (start_nodes "
+            "starts them again).",
+        }
+        assert aborted.changed_lab and not aborted.ok
+        statuses = {n.name: n.status for n in await gns3.list_nodes(gns3_project.project_id)}
+        assert statuses == {"PC1": "stopped", "PC2": "stopped"}
 
 
 @pytest.mark.lab

@@ -118,9 +118,10 @@ async def _stopped_for_snapshot(ctx: ToolContext, name: str, running: list[str])
     report(f"stopping {', '.join(running)} for the snapshot")
     stopped = await stop_nodes(ctx, NodeNamesArgs(nodes=running))
     down = [e["name"] for e in stopped["nodes"] if e["status"] == "success"]
-    left_stopped = (
-        f"Stopped: the request was aborted; {', '.join(down) or 'no node'} stayed stopped "
-        "(start_nodes starts them again)."
+    left_stopped = "Stopped: the request was aborted; " + (
+        f"{', '.join(down)} stayed stopped (start_nodes starts them again)."
+        if down
+        else "no node was stopped."
     )
     snapshot: Snapshot | None = None
     problem: str | None = None
