@@ -435,6 +435,8 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
         assert statuses == {"PC1": "started", "PC2": "started"}
         listed = await call(ctx, "list_snapshots", {})
         assert [s["name"] for s in listed.result["snapshots"]] == ["running"]
+        # the name is taken now: the call fails before stopping anything, so it asks nothing
+        assert await planned_change(ctx, "create_snapshot", stopping) == PlannedChange()
         shown = await call(
             ctx, "run_show_commands", {"devices": [{"device": "PC2", "commands": ["show ip"]}]}
         )

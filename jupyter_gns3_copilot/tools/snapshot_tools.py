@@ -149,11 +149,13 @@ async def _stopped_for_snapshot(ctx: ToolContext, name: str, running: list[str])
         result["snapshot"] = _entry(snapshot)
     else:
         result.update(status="error", error=problem)
+    restarted = (
+        "then started again" if again == down else f"started again: {', '.join(again) or 'none'}"
+    )
     result.update(
         stopped=down,
         started_again=again,
-        note=f"{', '.join(down)} were stopped for the snapshot, then started again; "
-        + UNSAVED_LOST,
+        note=f"{', '.join(down)} were stopped for the snapshot, {restarted}; {UNSAVED_LOST}",
     )
     not_started = [e for e in started["nodes"] if e["status"] != "success"]
     if not_started:
@@ -163,8 +165,8 @@ async def _stopped_for_snapshot(ctx: ToolContext, name: str, running: list[str])
 
 async def plan_snapshot(ctx: ToolContext, args: CreateSnapshotArgs) -> str | None:
     """What `create_snapshot` with `stop_running` would do, for the approval card; None
-    when no node runs (it only saves: no change)."""
-    if not args.stop_running:
+    when no node runs (it only saves: no change) or the name is taken (it fails first)."""
+    if not args.stop_running or any(s.name == args.name for s in await _snapshots(ctx)):
         return None
     running = await _running(ctx)
     if not running:
