@@ -21,7 +21,9 @@ from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport
+from jupyter_gns3_copilot.notebook import magics
+from jupyter_gns3_copilot.notebook.errors import ApiError
+from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport, collect
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
 from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -48,6 +50,7 @@ LAB = textwrap.dedent(
             check: {kind: address, node: PC2, address: 10.0.0.9/24}
       - id: reach
         title: Reachability
+        hints: "off"
         objectives:
           - id: ping
             text: PC1 reaches PC2
@@ -91,27 +94,43 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     path.write_text(LAB)
     line(shell, f'%copilot use "{PROJECT}"')
     refused = shell.run_cell(f"%copilot lab attach {path}")
-    assert "lab automation mode" in str(refused.error_in_exec)
-    line(shell, "%copilot config copilot_mode=lab_automation_assistant")
+    assert str(refused.error_in_exec) == (
+        "Attaching a lab file needs lab automation mode: add `--mode lab` "
+        f"(`%copilot lab attach {path} --mode lab`), or switch your mode with "
+        "`%copilot config copilot_mode=lab`."
+    )
     capsys.readouterr()
-    line(shell, f"%copilot lab attach {path}")
+    line(shell, f"%copilot lab attach {path} --mode lab")  # this request only
     attached = capsys.readouterr().out
     assert f"Attached {path} to {PROJECT}: 2 stages, 3 objectives." in attached
+    assert "lab automation mode" in str(shell.run_cell(f"%copilot lab attach {path}").error_in_exec)
+    line(shell, "%copilot config copilot_mode=lab")  # switched for good
+    line(shell, f"%copilot lab attach {path}")
+    capsys.readouterr()
     line(shell, "%copilot lab")
     shown = capsys.readouterr().out
     assert "**Two PCs** (5 points)" in shown
     assert "- PC1 reaches PC2 (3)" in shown and "catch-up addressing" in shown
+    assert "**Reachability** (`reach`) · the copilot gives no hints here" in shown
+    assert "**Addressing** (`addressing`) · you are here ·" in shown
 
-    report = line(shell, "%copilot check")
-    assert isinstance(report, LabReport)
-    assert {r.id: r.status for r in report.results} == {
-        "pc1": "pass",
-        "pc2": "fail",
-        "ping": "pass",
-    }
-    assert (report.score, report.max_score, report.passed) == (4, 5, False)
+    # a bare check: the checklist once, not again as the cell's Out[]
+    shell.run_cell("%copilot check", store_history=True)
     printed = capsys.readouterr().out
     assert "✅ **PC1 has 10.0.0.1/24** (1/1)" in printed and "**Score 4/5**" in printed
+    assert "LabReport" not in printed and printed.count("Score 4/5") == 1
+    line(shell, "report = %copilot check")
+    report = shell.user_ns["report"]
+    assert isinstance(report, LabReport)
+    assert [(r.id, r.status) for r in report.results] == [
+        ("pc1", "pass"),
+        ("pc2", "fail"),
+        ("ping", "pass"),
+    ]
+    assert (report.score, report.max_score, report.passed) == (4, 5, False)
+    capsys.readouterr()
+    line(shell, "report")  # shown in a later cell: the checklist as text
+    assert "❌ PC2 has 10.0.0.9/24 (0/1)" in capsys.readouterr().out
     with pytest.raises(AssertionError) as failed:
         report.assert_passed()
     assert str(failed.value) == (
@@ -134,9 +153,46 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     assert "restores the snapshot 'fresh'" in plan
     assert "To do it: %copilot catch-up addressing --confirm" in plan
     line(shell, "%copilot catch-up addressing --confirm")
-    assert "restored snapshot 'fresh'" in capsys.readouterr().out
+    caught_up = capsys.readouterr().out
+    assert "restored snapshot 'fresh'" in caught_up
+    assert "once they are up (a few seconds), check again with `%copilot check addressing`" in (
+        caught_up
+    )
     typo = shell.run_cell("%copilot catch-up")
     assert "Name the stage" in str(typo.error_in_exec)
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_a_mistyped_stage_is_named_with_the_closest_one_and_nothing_else_shown(
+    shell: InteractiveShell,
+    project: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`check`, `catch-up` (asked or confirmed) and `lab stage` of a stage the lab does
+    not have: the server's 404, never an internal error; in a kernel, no empty checklist
+    is displayed before it."""
+    path = tmp_path / "lab.yaml"
+    path.write_text(LAB)
+    line(shell, f'%copilot use "{PROJECT}"')
+    line(shell, f"%copilot lab attach {path} --mode lab")
+    monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
+    expected = (
+        "the lab has no stage 'adressing' (stages: addressing, reach); did you mean addressing?"
+    )
+    for command in (
+        "check adressing",
+        "catch-up adressing",
+        "catch-up adressing --confirm",
+        "lab stage adressing",
+    ):
+        with capture_output() as captured:
+            failed = shell.run_cell(f"%copilot {command}")
+        assert isinstance(failed.error_in_exec, ApiError), command
+        assert (failed.error_in_exec.status, str(failed.error_in_exec)) == (404, expected)
+        assert captured.outputs == [], command  # no checklist displayed
+        assert captured.stdout.strip() == f"\x1b[0;31m{expected}\x1b[0m", command
 
 
 def test_the_checklist_fills_in_and_keeps_its_report() -> None:
@@ -177,6 +233,44 @@ def test_the_checklist_fills_in_and_keeps_its_report() -> None:
     assert last[CHECKS_MIME]["summary"]["score"] == 1 and last[CHECKS_MIME]["pending"] == []
     assert last["text/markdown"].endswith("**Score 1/2** · S not yet")
     assert "**" not in last["text/plain"]
+
+
+def test_a_report_lists_results_in_the_lab_order_whatever_order_they_came_in() -> None:
+    """Results stream in as they are decided; the report (and `assert_passed`'s message)
+    follows the lab file, as the summary's stages list their objectives."""
+
+    def result(objective: str, stage: str) -> ObjectiveResult:
+        return ObjectiveResult(
+            id=objective,
+            stage=stage,
+            text=objective.upper(),
+            status="fail",
+            points=1,
+            points_awarded=0,
+            explanation="No.",
+            duration_ms=1,
+        )
+
+    summary = CheckSummary(
+        score=0,
+        max_score=3,
+        passed=False,
+        stages=[
+            StageScore(
+                id="s", title="S", passed=False, score=0, max_score=2, objectives=["b", "a"]
+            ),
+            StageScore(id="t", title="T", passed=False, score=0, max_score=1, objectives=["c"]),
+        ],
+    )
+    report = collect([result("c", "t"), result("a", "s"), result("b", "s")], summary)
+    assert [r.id for r in report.results] == ["b", "a", "c"]
+    with pytest.raises(AssertionError) as failed:
+        report.assert_passed()
+    assert str(failed.value).splitlines()[1:] == [
+        "- b (s): B: No.",
+        "- a (s): A: No.",
+        "- c (t): C: No.",
+    ]
 
 
 def test_the_shared_checklist_fixture_is_what_the_kernel_displays() -> None:
