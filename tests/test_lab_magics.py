@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -325,3 +328,72 @@ def test_the_command_line_checks_and_says_so_in_its_exit_status(
         assert "mine.yaml, line " in invalid.stderr and "unknown check kind" in invalid.stderr
         unknown = check("--project", "No such project", "--lab", str(lab))
         assert unknown.returncode == 2 and "No such project" in unknown.stderr
+
+
+def _read_until(
+    fd: int, wanted: str, seen: list[str], limit: float = 60.0, *, required: bool = True
+) -> bool:
+    """Read what the terminal shows into `seen` until `wanted` appears; whether it did
+    within `limit` seconds (a hang fails the test when `required`)."""
+    deadline = time.monotonic() + limit
+    while wanted not in "".join(seen):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            assert not required, f"never saw {wanted!r} in {''.join(seen)!r}"
+            return False
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            try:
+                seen.append(os.read(fd, 4096).decode("utf-8", "replace"))
+            except OSError:  # the command ended and closed the terminal
+                return wanted in "".join(seen)
+    return True
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_the_console_command_opens_a_device_console_in_a_terminal(
+    gns3_lab: Any, scripted_llm: Any, project: str, tmp_path: Path
+) -> None:
+    """`gns3-copilot-console PC1` in a terminal (a real pty, as JupyterLab's Terminal
+    gives): the real VPCS console, typed on in raw mode, left with Ctrl+]."""
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with JupyterServer(gns3_lab, model, tmp_path / "server") as server:
+        env = {**os.environ, **server.kernel_env()}
+        command = [sys.executable, "-m", "jupyter_gns3_copilot.notebook.console_cli"]
+        terminal, device = pty.openpty()
+        console = subprocess.Popen(
+            [*command, "PC1", "--project", PROJECT],
+            stdin=device,
+            stdout=device,
+            stderr=device,
+            env=env,
+            start_new_session=True,
+        )
+        os.close(device)
+        try:
+            seen: list[str] = []
+            _read_until(terminal, "Ctrl+] quits.", seen)
+            for _ in range(10):  # Enter, again if a console just opened missed it
+                os.write(terminal, b"\r")
+                if _read_until(terminal, "PC1>", seen, 3, required=False):
+                    break
+            seen.clear()
+            os.write(terminal, b"show ip\r")
+            _read_until(terminal, "10.0.0.1/24", seen)
+            assert "IP/MASK" in "".join(seen)
+            os.write(terminal, b"\x1d")  # Ctrl+]
+            assert console.wait(timeout=30) == 0
+            _read_until(terminal, "Console closed.", seen)
+        finally:
+            console.kill()
+            os.close(terminal)
+
+        def refused(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*command, *args], env=env, capture_output=True, text=True, timeout=120
+            )
+
+        unknown = refused("PC9", "--project", PROJECT)
+        assert unknown.returncode == 2
+        assert f"Project '{PROJECT}' has no node 'PC9' (nodes: " in unknown.stderr
