@@ -198,20 +198,27 @@ def test_a_mistyped_stage_is_named_with_the_closest_one_and_nothing_else_shown(
         assert captured.stdout.strip() == f"\x1b[0;31m{expected}\x1b[0m", command
 
 
+def objective_result(
+    objective: str, stage: str, status: Any = "fail", explanation: str = "No."
+) -> ObjectiveResult:
+    """A result of a 1-point objective whose text is its id in capitals."""
+    return ObjectiveResult(
+        id=objective,
+        stage=stage,
+        text=objective.upper(),
+        status=status,
+        points=1,
+        points_awarded=1 if status == "pass" else 0,
+        explanation=explanation,
+        duration_ms=3,
+    )
+
+
 def test_the_checklist_fills_in_and_keeps_its_report() -> None:
     """The cell's display is updated in place; each bundle carries the report so far for
     the JupyterLab renderer and Markdown for every other front end."""
     InteractiveShell.instance()
-    result = ObjectiveResult(
-        id="a",
-        stage="s",
-        text="A",
-        status="pass",
-        points=1,
-        points_awarded=1,
-        explanation="Fine.",
-        duration_ms=3,
-    )
+    result = objective_result("a", "s", "pass", "Fine.")
     summary = CheckSummary(
         score=1,
         max_score=2,
@@ -242,18 +249,6 @@ def test_a_report_lists_results_in_the_lab_order_whatever_order_they_came_in() -
     """Results stream in as they are decided; the report (and `assert_passed`'s message)
     follows the lab file, as the summary's stages list their objectives."""
 
-    def result(objective: str, stage: str) -> ObjectiveResult:
-        return ObjectiveResult(
-            id=objective,
-            stage=stage,
-            text=objective.upper(),
-            status="fail",
-            points=1,
-            points_awarded=0,
-            explanation="No.",
-            duration_ms=1,
-        )
-
     summary = CheckSummary(
         score=0,
         max_score=3,
@@ -265,7 +260,9 @@ def test_a_report_lists_results_in_the_lab_order_whatever_order_they_came_in() -
             StageScore(id="t", title="T", passed=False, score=0, max_score=1, objectives=["c"]),
         ],
     )
-    report = collect([result("c", "t"), result("a", "s"), result("b", "s")], summary)
+    report = collect(
+        [objective_result(o, t) for o, t in (("c", "t"), ("a", "s"), ("b", "s"))], summary
+    )
     assert [r.id for r in report.results] == ["b", "a", "c"]
     with pytest.raises(AssertionError) as failed:
         report.assert_passed()
