@@ -394,3 +394,15 @@ def test_the_console_command_opens_a_device_console_in_a_terminal(
         unknown = refused("PC9", "--project", PROJECT)
         assert unknown.returncode == 2
         assert f"Project '{PROJECT}' has no node 'PC9' (nodes: " in unknown.stderr
+
+        async def stop_pc2() -> None:
+            async with GNS3Client(
+                gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password
+            ) as gns3:
+                nodes = await gns3.list_nodes(project)
+                await gns3.stop_node(project, next(n.node_id for n in nodes if n.name == "PC2"))
+
+        asyncio.run(stop_pc2())
+        stopped = refused("pc2", "--project", PROJECT)  # a name in other capitals too
+        assert stopped.returncode == 2
+        assert "PC2 is stopped: start it first" in stopped.stderr
