@@ -254,7 +254,7 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
 
         # Errors come back as the copilot's: an unknown stage, a stage with no snapshot.
         unknown = client.post(checks_url, headers=alice, json={"stage": "nope"})
-        assert unknown.status_code == 400
+        assert unknown.status_code == 404
         assert "stages: addressing, reach" in unknown.json()["error"]["message"]
         catch_up = client.post(f"{lab_url}/stages/addressing/catch-up", headers=alice, json={})
         assert catch_up.status_code == 409, catch_up.text

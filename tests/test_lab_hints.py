@@ -243,7 +243,7 @@ async def test_an_off_stage_is_answered_without_the_model(
         body={"stage": "nope"},
         headers=ALICE,
     )
-    assert unknown.code == 400 and "stages: addressing, exam" in unknown.error["message"]
+    assert unknown.code == 404 and "stages: addressing, exam" in unknown.error["message"]
 
     reply = await call(
         jp_fetch,

@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,9 @@ from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport
+from jupyter_gns3_copilot.notebook import magics
+from jupyter_gns3_copilot.notebook.errors import ApiError
+from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport, collect
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
 from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -48,6 +53,7 @@ LAB = textwrap.dedent(
             check: {kind: address, node: PC2, address: 10.0.0.9/24}
       - id: reach
         title: Reachability
+        hints: "off"
         objectives:
           - id: ping
             text: PC1 reaches PC2
@@ -91,27 +97,43 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     path.write_text(LAB)
     line(shell, f'%copilot use "{PROJECT}"')
     refused = shell.run_cell(f"%copilot lab attach {path}")
-    assert "lab automation mode" in str(refused.error_in_exec)
-    line(shell, "%copilot config copilot_mode=lab_automation_assistant")
+    assert str(refused.error_in_exec) == (
+        "Attaching a lab file needs lab automation mode: add `--mode lab` "
+        f"(`%copilot lab attach {path} --mode lab`), or switch your mode with "
+        "`%copilot config copilot_mode=lab`."
+    )
     capsys.readouterr()
-    line(shell, f"%copilot lab attach {path}")
+    line(shell, f"%copilot lab attach {path} --mode lab")  # this request only
     attached = capsys.readouterr().out
     assert f"Attached {path} to {PROJECT}: 2 stages, 3 objectives." in attached
+    assert "lab automation mode" in str(shell.run_cell(f"%copilot lab attach {path}").error_in_exec)
+    line(shell, "%copilot config copilot_mode=lab")  # switched for good
+    line(shell, f"%copilot lab attach {path}")
+    capsys.readouterr()
     line(shell, "%copilot lab")
     shown = capsys.readouterr().out
     assert "**Two PCs** (5 points)" in shown
     assert "- PC1 reaches PC2 (3)" in shown and "catch-up addressing" in shown
+    assert "**Reachability** (`reach`) · the copilot gives no hints here" in shown
+    assert "**Addressing** (`addressing`) · you are here ·" in shown
 
-    report = line(shell, "%copilot check")
-    assert isinstance(report, LabReport)
-    assert {r.id: r.status for r in report.results} == {
-        "pc1": "pass",
-        "pc2": "fail",
-        "ping": "pass",
-    }
-    assert (report.score, report.max_score, report.passed) == (4, 5, False)
+    # a bare check: the checklist once, not again as the cell's Out[]
+    shell.run_cell("%copilot check", store_history=True)
     printed = capsys.readouterr().out
     assert "✅ **PC1 has 10.0.0.1/24** (1/1)" in printed and "**Score 4/5**" in printed
+    assert "LabReport" not in printed and printed.count("Score 4/5") == 1
+    line(shell, "report = %copilot check")
+    report = shell.user_ns["report"]
+    assert isinstance(report, LabReport)
+    assert [(r.id, r.status) for r in report.results] == [
+        ("pc1", "pass"),
+        ("pc2", "fail"),
+        ("ping", "pass"),
+    ]
+    assert (report.score, report.max_score, report.passed) == (4, 5, False)
+    capsys.readouterr()
+    line(shell, "report")  # shown in a later cell: the checklist as text
+    assert "❌ PC2 has 10.0.0.9/24 (0/1)" in capsys.readouterr().out
     with pytest.raises(AssertionError) as failed:
         report.assert_passed()
     assert str(failed.value) == (
@@ -134,25 +156,69 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     assert "restores the snapshot 'fresh'" in plan
     assert "To do it: %copilot catch-up addressing --confirm" in plan
     line(shell, "%copilot catch-up addressing --confirm")
-    assert "restored snapshot 'fresh'" in capsys.readouterr().out
+    caught_up = capsys.readouterr().out
+    assert "restored snapshot 'fresh'" in caught_up
+    assert "once they are up (a few seconds), check again with `%copilot check addressing`" in (
+        caught_up
+    )
     typo = shell.run_cell("%copilot catch-up")
     assert "Name the stage" in str(typo.error_in_exec)
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_a_mistyped_stage_is_named_with_the_closest_one_and_nothing_else_shown(
+    shell: InteractiveShell,
+    project: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`check`, `catch-up` (asked or confirmed) and `lab stage` of a stage the lab does
+    not have: the server's 404, never an internal error; in a kernel, no empty checklist
+    is displayed before it."""
+    path = tmp_path / "lab.yaml"
+    path.write_text(LAB)
+    line(shell, f'%copilot use "{PROJECT}"')
+    line(shell, f"%copilot lab attach {path} --mode lab")
+    monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
+    expected = (
+        "the lab has no stage 'adressing' (stages: addressing, reach); did you mean addressing?"
+    )
+    for command in (
+        "check adressing",
+        "catch-up adressing",
+        "catch-up adressing --confirm",
+        "lab stage adressing",
+    ):
+        with capture_output() as captured:
+            failed = shell.run_cell(f"%copilot {command}")
+        assert isinstance(failed.error_in_exec, ApiError), command
+        assert (failed.error_in_exec.status, str(failed.error_in_exec)) == (404, expected)
+        assert captured.outputs == [], command  # no checklist displayed
+        assert captured.stdout.strip() == f"\x1b[0;31m{expected}\x1b[0m", command
+
+
+def objective_result(
+    objective: str, stage: str, status: Any = "fail", explanation: str = "No."
+) -> ObjectiveResult:
+    """A result of a 1-point objective whose text is its id in capitals."""
+    return ObjectiveResult(
+        id=objective,
+        stage=stage,
+        text=objective.upper(),
+        status=status,
+        points=1,
+        points_awarded=1 if status == "pass" else 0,
+        explanation=explanation,
+        duration_ms=3,
+    )
 
 
 def test_the_checklist_fills_in_and_keeps_its_report() -> None:
     """The cell's display is updated in place; each bundle carries the report so far for
     the JupyterLab renderer and Markdown for every other front end."""
     InteractiveShell.instance()
-    result = ObjectiveResult(
-        id="a",
-        stage="s",
-        text="A",
-        status="pass",
-        points=1,
-        points_awarded=1,
-        explanation="Fine.",
-        duration_ms=3,
-    )
+    result = objective_result("a", "s", "pass", "Fine.")
     summary = CheckSummary(
         score=1,
         max_score=2,
@@ -177,6 +243,34 @@ def test_the_checklist_fills_in_and_keeps_its_report() -> None:
     assert last[CHECKS_MIME]["summary"]["score"] == 1 and last[CHECKS_MIME]["pending"] == []
     assert last["text/markdown"].endswith("**Score 1/2** · S not yet")
     assert "**" not in last["text/plain"]
+
+
+def test_a_report_lists_results_in_the_lab_order_whatever_order_they_came_in() -> None:
+    """Results stream in as they are decided; the report (and `assert_passed`'s message)
+    follows the lab file, as the summary's stages list their objectives."""
+
+    summary = CheckSummary(
+        score=0,
+        max_score=3,
+        passed=False,
+        stages=[
+            StageScore(
+                id="s", title="S", passed=False, score=0, max_score=2, objectives=["b", "a"]
+            ),
+            StageScore(id="t", title="T", passed=False, score=0, max_score=1, objectives=["c"]),
+        ],
+    )
+    report = collect(
+        [objective_result(o, t) for o, t in (("c", "t"), ("a", "s"), ("b", "s"))], summary
+    )
+    assert [r.id for r in report.results] == ["b", "a", "c"]
+    with pytest.raises(AssertionError) as failed:
+        report.assert_passed()
+    assert str(failed.value).splitlines()[1:] == [
+        "- b (s): B: No.",
+        "- a (s): A: No.",
+        "- c (t): C: No.",
+    ]
 
 
 def test_the_shared_checklist_fixture_is_what_the_kernel_displays() -> None:
@@ -231,3 +325,84 @@ def test_the_command_line_checks_and_says_so_in_its_exit_status(
         assert "mine.yaml, line " in invalid.stderr and "unknown check kind" in invalid.stderr
         unknown = check("--project", "No such project", "--lab", str(lab))
         assert unknown.returncode == 2 and "No such project" in unknown.stderr
+
+
+def _read_until(
+    fd: int, wanted: str, seen: list[str], limit: float = 60.0, *, required: bool = True
+) -> bool:
+    """Read what the terminal shows into `seen` until `wanted` appears; whether it did
+    within `limit` seconds (a hang fails the test when `required`)."""
+    deadline = time.monotonic() + limit
+    while wanted not in "".join(seen):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            assert not required, f"never saw {wanted!r} in {''.join(seen)!r}"
+            return False
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            try:
+                seen.append(os.read(fd, 4096).decode("utf-8", "replace"))
+            except OSError:  # the command ended and closed the terminal
+                return wanted in "".join(seen)
+    return True
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_the_console_command_opens_a_device_console_in_a_terminal(
+    gns3_lab: Any, scripted_llm: Any, project: str, tmp_path: Path
+) -> None:
+    """`gns3-copilot-console PC1` in a terminal (a real pty, as JupyterLab's Terminal
+    gives): the real VPCS console, typed on in raw mode, left with Ctrl+]."""
+    model = ModelEndpoint.scripted_model(scripted_llm)
+    with JupyterServer(gns3_lab, model, tmp_path / "server") as server:
+        env = {**os.environ, **server.kernel_env()}
+        command = [sys.executable, "-m", "jupyter_gns3_copilot.notebook.console_cli"]
+        terminal, device = pty.openpty()
+        console = subprocess.Popen(
+            [*command, "PC1", "--project", PROJECT],
+            stdin=device,
+            stdout=device,
+            stderr=device,
+            env=env,
+            start_new_session=True,
+        )
+        os.close(device)
+        try:
+            seen: list[str] = []
+            _read_until(terminal, "Ctrl+] quits.", seen)
+            for _ in range(10):  # Enter, again if a console just opened missed it
+                os.write(terminal, b"\r")
+                if _read_until(terminal, "PC1>", seen, 3, required=False):
+                    break
+            seen.clear()
+            os.write(terminal, b"show ip\r")
+            _read_until(terminal, "10.0.0.1/24", seen)
+            assert "IP/MASK" in "".join(seen)
+            os.write(terminal, b"\x1d")  # Ctrl+]
+            assert console.wait(timeout=30) == 0
+            _read_until(terminal, "Console closed.", seen)
+        finally:
+            console.kill()
+            os.close(terminal)
+
+        def refused(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*command, *args], env=env, capture_output=True, text=True, timeout=120
+            )
+
+        unknown = refused("PC9", "--project", PROJECT)
+        assert unknown.returncode == 2
+        assert f"Project '{PROJECT}' has no node 'PC9' (nodes: " in unknown.stderr
+
+        async def stop_pc2() -> None:
+            async with GNS3Client(
+                gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password
+            ) as gns3:
+                nodes = await gns3.list_nodes(project)
+                await gns3.stop_node(project, next(n.node_id for n in nodes if n.name == "PC2"))
+
+        asyncio.run(stop_pc2())
+        stopped = refused("pc2", "--project", PROJECT)  # a name in other capitals too
+        assert stopped.returncode == 2
+        assert "PC2 is stopped: start it first" in stopped.stderr

@@ -157,7 +157,14 @@ async def test_checks_stream_each_result_then_the_summary(jp_fetch: Any, gns3_pr
     assert report.code == 200
     assert [r["id"] for r in report.body["results"]] == ["pc2-runs"]
     assert report.body["stages"] == [
-        {"id": "reach", "title": "Reach PC2", "passed": False, "score": 0, "max_score": 1}
+        {
+            "id": "reach",
+            "title": "Reach PC2",
+            "passed": False,
+            "score": 0,
+            "max_score": 1,
+            "objectives": ["pc2-runs"],
+        }
     ]
     unknown = await call(
         jp_fetch,
@@ -166,7 +173,43 @@ async def test_checks_stream_each_result_then_the_summary(jp_fetch: Any, gns3_pr
         body={"stage": "nope", "stream": False},
         headers=ALICE,
     )
-    assert unknown.code == 400 and "stages: addressing, reach" in unknown.error["message"]
+    assert unknown.code == 404 and "stages: addressing, reach" in unknown.error["message"]
+    assert "did you mean" not in unknown.error["message"]  # nothing close to "nope"
+
+
+async def test_a_mistyped_stage_is_not_found_and_the_closest_one_named(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    """The same 404 from the stage, checks and catch-up routes (never a 500)."""
+    assert (await attach(jp_fetch, gns3_project)).code == 200
+    message = (
+        "the lab has no stage 'adressing' (stages: addressing, reach); did you mean addressing?"
+    )
+    lab = lab_path(gns3_project)
+    answers = [
+        await call(
+            jp_fetch, *lab, "stage", method="PUT", body={"stage": "adressing"}, headers=ALICE
+        ),
+        await call(
+            jp_fetch, *lab, "checks", method="POST", body={"stage": "adressing"}, headers=ALICE
+        ),
+        *[
+            await call(
+                jp_fetch,
+                *lab,
+                "stages",
+                "adressing",
+                "catch-up",
+                method="POST",
+                body=body,
+                headers=ALICE,
+            )
+            for body in ({}, {"confirm": True})
+        ],
+    ]
+    for answer in answers:
+        assert (answer.code, answer.error["type"]) == (404, "UnknownStage"), answer.body
+        assert answer.error["message"] == message
 
 
 async def test_catch_up_restores_the_stage_snapshot_once_confirmed(

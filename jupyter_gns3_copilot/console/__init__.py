@@ -39,7 +39,7 @@ from .models import (
     DeviceResult,
 )
 from .pool import DEFAULT_CONCURRENCY, ConsolePool, Job, ProgressCallback, run_many, wait_ready
-from .session import MAX_COMMAND_CHARS, ConsoleSession
+from .session import MAX_COMMAND_CHARS, ConsoleSession, connect_console
 from .text import clean_terminal_text
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "Job",
     "ProgressCallback",
     "clean_terminal_text",
+    "connect_console",
     "dialect_by_name",
     "resolve_dialect",
     "run_many",

@@ -343,32 +343,9 @@ class ConsoleSession:
     # -- internals -----------------------------------------------------------------------
 
     async def _connect(self) -> None:
-        target = self.target
-        if target.transport == "websocket":
-            from .websocket import open_websocket_console
-
-            self._link = await open_websocket_console(
-                target, timeout=self.connect_timeout, **_TELNET_OPTIONS
-            )
-            self._reader, self._writer = self._link.reader, self._link.writer
-            return
-        where = f"{target.name}: console {target.key}"
-        try:
-            self._reader, self._writer = await asyncio.wait_for(
-                open_telnet(target.host, target.port, **_TELNET_OPTIONS), self.connect_timeout
-            )
-        except ConnectionRefusedError:
-            raise ConsoleConnectError(
-                f"{where} refused the connection. Is the node started? GNS3 opens a "
-                "node's console only while it runs."
-            ) from None
-        except asyncio.TimeoutError:
-            raise ConsoleConnectError(
-                f"{where} did not answer within {self.connect_timeout:g} s. Check that the "
-                "GNS3 host is reachable from here."
-            ) from None
-        except (ConnectionError, OSError) as exc:
-            raise ConsoleConnectError(f"{where} could not be reached: {exc}") from None
+        self._reader, self._writer, self._link = await connect_console(
+            self.target, timeout=self.connect_timeout, **_TELNET_OPTIONS
+        )
 
     def _login_reply(self, text: str, answered: bool) -> str | None:
         """What to type at a login prompt at the end of `text`, if there is one."""
@@ -642,3 +619,35 @@ def _find_echo_end(text: str, command: str, *, first_line_only: bool = False) ->
             return 0
         start = newline + 1
     return 0 if first_line_only else None
+
+
+async def connect_console(
+    target: ConsoleTarget, *, timeout: float, **telnet_options: Any
+) -> tuple[TelnetReader, TelnetWriter, WebSocketConsole | None]:
+    """Open `target`'s console within `timeout` s: its telnet reader and writer, and the
+    websocket under them (websocket transport; None over TCP). `telnet_options` are the
+    `TelnetClient` options (terminal type and size). Raises `ConsoleConnectError` (or
+    `ConsoleRefusedError`) saying why it cannot be opened."""
+    if target.transport == "websocket":
+        from .websocket import open_websocket_console
+
+        link = await open_websocket_console(target, timeout=timeout, **telnet_options)
+        return link.reader, link.writer, link
+    where = f"{target.name}: console {target.key}"
+    try:
+        reader, writer = await asyncio.wait_for(
+            open_telnet(target.host, target.port, **telnet_options), timeout
+        )
+    except ConnectionRefusedError:
+        raise ConsoleConnectError(
+            f"{where} refused the connection. Is the node started? GNS3 opens a "
+            "node's console only while it runs."
+        ) from None
+    except asyncio.TimeoutError:
+        raise ConsoleConnectError(
+            f"{where} did not answer within {timeout:g} s. Check that the "
+            "GNS3 host is reachable from here."
+        ) from None
+    except (ConnectionError, OSError) as exc:
+        raise ConsoleConnectError(f"{where} could not be reached: {exc}") from None
+    return reader, writer, None

@@ -34,7 +34,6 @@ from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
 from ..gns3.models import Project
-from ..objectives.errors import UnknownSelection
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
@@ -149,12 +148,11 @@ class ClassLabs:
 
     async def choose_stage(self, user: str, project: str, stage: str | None) -> LabView:
         """Make `stage` the one `user` works on in their project (None: follow their
-        checks). Raises `UnknownSelection` for a stage the lab does not have."""
+        checks). Raises `UnknownStage` for a stage the lab does not have."""
         lab = await self.student_lab(user, project)
         rendered = self.render(lab)
-        if stage is not None and rendered.stage(stage) is None:
-            known = ", ".join(s.id for s in rendered.stages)
-            raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+        if stage is not None:
+            rendered.require_stage(stage)
         self.labs.progress.choose(lab.project.project_id, user, stage)
         return await self.view(user, project)
 
@@ -267,7 +265,7 @@ class ClassLabs:
 
     async def catch_up_plan(self, lab: StudentLab, stage: str) -> CatchUpPlan:
         """What catching `lab` up to `stage` restores (the stage's snapshot, as the lab
-        file it is checked against names it). Raises `KeyError`, `StageWithoutSnapshot`."""
+        file it is checked against names it). Raises `UnknownStage`, `StageWithoutSnapshot`."""
         return await self.labs.plan_catch_up(lab.project.project_id, self.render(lab), stage)
 
     async def catch_up(self, lab: StudentLab, plan: CatchUpPlan) -> None:

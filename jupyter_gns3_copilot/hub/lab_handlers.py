@@ -18,9 +18,10 @@ checks and records (`class_labs.py`) and no student's server needs the class's s
   restored.
 
 Errors are `{"error": {"message", "type", "field"?, "errors"?}}` as the copilot's lab routes
-give them: 400 (bad body, unknown stage or objective, catch-up not confirmed), 404 (not the
-caller's project, no lab file), 409 (closed project, a stage without snapshot), 422 (an
-invalid lab file: every problem in `errors`), 502 (GNS3 failed).
+give them: 400 (bad body, unknown objective, catch-up not confirmed), 404 (not the
+caller's project, no lab file, a stage the lab does not have), 409 (closed project, a
+stage without snapshot), 422 (an invalid lab file: every problem in `errors`), 502 (GNS3
+failed).
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ from typing import TYPE_CHECKING, Any
 from tornado.iostream import StreamClosedError
 
 from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
-from ..objectives.errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
+from ..objectives.errors import (
+    LabFileError,
+    NoLab,
+    StageWithoutSnapshot,
+    UnknownSelection,
+    UnknownStage,
+)
 from ..objectives.requests import (
     CatchUpDone,
     CatchUpRequest,
@@ -73,10 +80,9 @@ def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
     if isinstance(exc, LabFileError):
         return 422, lab_file_error(exc)
     error: dict[str, Any] = {"message": str(exc), "type": type(exc).__name__}
-    if isinstance(exc, NoLab | GNS3NotFound):
+    if isinstance(exc, NoLab | GNS3NotFound | UnknownStage):
         return 404, error
-    if isinstance(exc, UnknownSelection | KeyError):
-        error["message"] = str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)
+    if isinstance(exc, UnknownSelection):
         return 400, error
     if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict):
         return 409, error

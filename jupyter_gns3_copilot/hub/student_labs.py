@@ -79,7 +79,8 @@ class HubProjectLabs:
             try:
                 report = await self.hub.lab_check_report(project_id, selection)
             except HubServiceRefused as exc:
-                if exc.status == 400:  # an unknown stage: the message lists the stages
+                if exc.status == 400 or exc.error_type == "UnknownStage":
+                    # an unknown stage: the message lists the stages there are
                     raise UnknownSelection(exc.detail) from None
                 raise
             return report.results

@@ -697,15 +697,21 @@ class Copilot:
             "projects", self._project_id(), "lab", "stage", json={"stage": stage}
         )
 
-    def attach_lab(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+    def attach_lab(
+        self, path: str | os.PathLike[str], *, mode: str | None = None
+    ) -> dict[str, Any]:
         """Make the lab file at `path` (a `lab.yaml`) the project's lab, checked against
-        the project first (lab automation mode); the lab as you see it."""
+        the project first; the lab as you see it. It needs lab automation mode: `mode`
+        ("lab") for this request, else your `copilot_mode` setting."""
         file = Path(path).expanduser()
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"Cannot read the lab file {file}: {exc}") from None
         body = {"text": text, "source": file.name}
+        chosen = copilot_mode(mode)
+        if chosen is not None:
+            body["copilot_mode"] = chosen
         return self._client.put("projects", self._project_id(), "lab", json=body)
 
     def check_lab(
@@ -715,13 +721,16 @@ class Copilot:
         *,
         lab: str | None = None,
         source: str | None = None,
+        on_open: Callable[[], None] | None = None,
         on_result: Callable[[ObjectiveResult], None] | None = None,
     ) -> LabReport:
         """Check the lab's objectives on the devices (all, a `stage`'s, or those named)
-        and return the `LabReport` (`.score`, `.max_score`, `.passed`, `.results`,
-        `.assert_passed()`). `lab`: a lab file's text to check against instead of the
-        project's (`source` names it in its problems). `on_result` sees each objective as
-        it is decided. (`check()` checks the connection to the server.)"""
+        and return the `LabReport` (`.score`, `.max_score`, `.passed`, `.results` in the
+        lab's order, `.assert_passed()`). `lab`: a lab file's text to check against
+        instead of the project's (`source` names it in its problems). `on_open` is called
+        once the checks begin (a refusal, e.g. an unknown stage, raises `ApiError` before
+        it); `on_result` sees each objective as it is decided. (`check()` checks the
+        connection to the server.)"""
         from ..events import CheckResultEvent, CheckSummaryEvent, ErrorEvent
         from .lab_report import LabReport, collect
 
@@ -729,6 +738,8 @@ class Copilot:
             if lab is not None:
                 raise UsageError("While nbgrader autogrades, labs are checked as assigned.")
             report = self.autograding.report(self.current_project().name, stage, objectives)
+            if on_open is not None:
+                on_open()
             for result in report.results:
                 if on_result is not None:
                     on_result(result)
@@ -748,6 +759,7 @@ class Copilot:
             "lab",
             "checks",
             json={k: v for k, v in body.items() if v is not None},
+            on_open=on_open,
         )
         results: list[ObjectiveResult] = []
         summary = None

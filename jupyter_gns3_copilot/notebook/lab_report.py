@@ -15,17 +15,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
+from .cell_display import ShownInCell
 
 CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
 MARKS = {"pass": "✅", "fail": "❌", "error": "⚠️", "pending": "⏳"}
 
 
-class LabReport:
+class LabReport(ShownInCell):
     """The result of checking a lab: `score`, `max_score`, `passed` (every objective
-    checked passed), `results` (`ObjectiveResult`s in the lab's order), `stages`."""
+    checked passed), `results` (`ObjectiveResult`s in the lab's order), `stages`.
+
+    Displayed, it is the checklist as Markdown; returned by the `%copilot check` that
+    showed its checklist live, it displays nothing more in that cell (`ShownInCell`)."""
 
     def __init__(self, report: CheckReport) -> None:
         self.report = report
+        self._shown_in = None
 
     @property
     def score(self) -> float:
@@ -69,10 +74,16 @@ class LabReport:
     def _repr_markdown_(self) -> str:
         return checklist_markdown(self.results, [], summary=self.report)
 
+    def _display_bundle(self) -> dict[str, Any]:
+        markdown = self._repr_markdown_()
+        return {"text/markdown": markdown, "text/plain": _plain(markdown)}
+
 
 def collect(results: Iterable[ObjectiveResult], summary: CheckSummary) -> LabReport:
-    """A report of `results` with their `summary`."""
-    return LabReport(CheckReport(results=list(results), **summary.model_dump()))
+    """A report of `results` (in the order they were decided) with their `summary`, the
+    results in the lab's order."""
+    ordered = summary.in_lab_order(list(results))
+    return LabReport(CheckReport(results=ordered, **summary.model_dump()))
 
 
 class Checklist:
@@ -155,14 +166,19 @@ def checklist_markdown(
 
 def lab_markdown(lab: dict[str, Any]) -> str:
     """The lab as the lab route gives it (`LabView`), as Markdown: each stage (the current
-    one marked) with its objectives, their latest status and points."""
+    one marked, one without hints said so) with its objectives, their latest status and
+    points."""
     lines = [f"**{_escape(lab['title'])}** ({_points(lab['max_score'])} points)"]
     for stage in lab["stages"]:
         current = " · you are here" if stage["id"] == lab.get("current_stage") else ""
         catch_up = (
             f" · `%copilot catch-up {stage['id']}` restores its start" if stage["catch_up"] else ""
         )
-        lines += ["", f"**{_escape(stage['title'])}** (`{stage['id']}`){current}{catch_up}"]
+        hints = " · the copilot gives no hints here" if stage.get("hints") == "off" else ""
+        lines += [
+            "",
+            f"**{_escape(stage['title'])}** (`{stage['id']}`){current}{hints}{catch_up}",
+        ]
         for objective in stage["objectives"]:
             mark = MARKS.get(objective.get("status") or "")
             shown = f"{mark} " if mark else ""

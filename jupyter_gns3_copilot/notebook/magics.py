@@ -93,8 +93,9 @@ Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn wa
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
 Snapshots:  %copilot snapshot list | create <name> [--stop] | restore <name>
-Lab:        %copilot lab | lab attach <lab.yaml> | lab stage <stage>|auto | check [<stage>]
-            %copilot catch-up <stage> [--confirm]
+Lab:        %copilot lab | lab attach <lab.yaml> [--mode lab] | lab stage <stage>|auto
+            %copilot check [<stage>] | catch-up <stage> [--confirm]
+Modes:      --mode for one message; `%copilot config copilot_mode=lab|teaching` to switch
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
 
@@ -315,14 +316,18 @@ class CopilotMagics(Magics):
                                      (GNS3 needs the nodes stopped: create --stop
                                      stops them and starts them again, lab mode)
           lab                        the lab's stages and objectives (your values)
-          lab attach PATH            make a lab.yaml the project's lab (lab mode)
+          lab attach PATH [--mode lab]
+                                     make a lab.yaml the project's lab (needs lab
+                                     automation mode: --mode lab, or the setting)
           lab stage STAGE|auto       the stage you work on (the copilot's hints follow it)
           check [STAGE]              check the objectives on the devices: a checklist
                                      that fills in; returns the report (.score,
                                      .passed, .assert_passed())
           catch-up STAGE [--confirm] restore the snapshot the stage starts from
+                                     (then check again once the nodes are up)
           status                     versions, GNS3 and model checks
-          config [key=value ...]     your model settings (the key is never shown);
+          config [key=value ...]     your settings (the key is never shown;
+                                     copilot_mode=lab|teaching switches modes);
                                      `config api_key` asks for a key without echoing it
           connect [URL] [--token T]  talk to this Jupyter server (default: find it again)
           ask <message>              a message that starts like a subcommand
@@ -761,8 +766,9 @@ class CopilotMagics(Magics):
     # -- lab objectives ----------------------------------------------------------------------
 
     def _lab(self, tail: str, argv: list[str]) -> Any:
-        """`%copilot lab` shows the lab; `%copilot lab attach PATH` attaches a file."""
-        _, words = self._subcommand_options(argv, tail)
+        """`%copilot lab` shows the lab; `%copilot lab attach PATH [--mode lab]` attaches
+        a file (in lab automation mode: `--mode`, else the `copilot_mode` setting)."""
+        options, words = self._subcommand_options(argv, tail)
         if not words:
             text = lab_markdown(self.api.lab())
             if _in_kernel(self.shell):
@@ -780,7 +786,16 @@ class CopilotMagics(Magics):
             print(f"Working on stage {current['id']} ({current['title']}): {how}.")
             return None
         if words[0].lower() == "attach" and len(words) == 2:
-            lab = self.api.attach_lab(words[1])
+            try:
+                lab = self.api.attach_lab(words[1], mode=options.mode)
+            except ApiError as exc:
+                if exc.type != "ModeNotAllowed":
+                    raise
+                raise UsageError(
+                    "Attaching a lab file needs lab automation mode: add `--mode lab` "
+                    f"(`%copilot lab attach {words[1]} --mode lab`), or switch your mode "
+                    "with `%copilot config copilot_mode=lab`."
+                ) from None
             count = sum(len(stage["objectives"]) for stage in lab["stages"])
             print(
                 f"Attached {words[1]} to {self.api.current_project().name}: "
@@ -790,7 +805,9 @@ class CopilotMagics(Magics):
         return _NOT_A_SUBCOMMAND
 
     def _check(self, tail: str, argv: list[str]) -> Any:
-        """`%copilot check [STAGE]`: a checklist that fills in; returns the `LabReport`."""
+        """`%copilot check [STAGE]`: a checklist that fills in, shown once the checks
+        begin (an unknown stage is only an error); returns the `LabReport`, which shows
+        nothing more in this cell."""
         _, words = self._subcommand_options(argv, tail)
         if len(words) > 1:
             return _NOT_A_SUBCOMMAND
@@ -798,14 +815,21 @@ class CopilotMagics(Magics):
         if not _in_kernel(self.shell):
             report = self.api.check_lab(stage)
             print(checklist_markdown(report.results, [], report.report))
-            return report
-        lab = self.api.lab()
-        stages = [s for s in lab["stages"] if stage in (None, s["id"])]
-        checklist = Checklist(
-            lab["title"] + (f" · {stages[0]['title']}" if stage and stages else ""), stages
-        )
-        report = self.api.check_lab(stage, on_result=checklist.add)
-        checklist.finish(report.report)
+        else:
+            lab = self.api.lab()
+            stages = [s for s in lab["stages"] if stage in (None, s["id"])]
+            title = lab["title"] + (f" · {stages[0]['title']}" if stage and stages else "")
+            shown: list[Checklist] = []
+
+            def on_open() -> None:
+                shown.append(Checklist(title, stages))
+
+            report = self.api.check_lab(
+                stage, on_open=on_open, on_result=lambda result: shown[0].add(result)
+            )
+            shown[0].finish(report.report)
+        assert self.shell is not None  # a registered magic has its shell
+        report.shown_in_cell(self.shell.execution_count)
         return report
 
     def _catch_up(self, tail: str, argv: list[str]) -> Any:
@@ -826,7 +850,11 @@ class CopilotMagics(Magics):
                 print(f"{what}\nTo do it: %copilot catch-up {stage} --confirm")
                 return None
         done = self.api.catch_up(stage, confirm=True)
-        print(f"Caught up to stage {done['stage']}: restored snapshot {done['snapshot']!r}.")
+        print(
+            f"Caught up to stage {done['stage']}: restored snapshot {done['snapshot']!r}. "
+            "The nodes are starting again: once they are up (a few seconds), check again "
+            f"with `%copilot check {done['stage']}`."
+        )
         return None
 
     # -- setup -----------------------------------------------------------------------------------

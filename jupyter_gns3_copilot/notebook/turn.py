@@ -23,6 +23,7 @@ from ..device_outcome import DELIVERY_OUTCOMES, Outcome, combine, device_outcome
 from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
 from ..render_text import format_calls, format_tokens
 from ..turns import Op, TurnBuilder
+from .cell_display import ShownInCell
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -121,7 +122,7 @@ class TurnStatistics(BaseModel):
     """The session's title after the turn."""
 
 
-class Turn(BaseModel):
+class Turn(ShownInCell, BaseModel):
     """One turn of the copilot: the message, what came back, how it ended (module doc)."""
 
     message: str
@@ -138,11 +139,6 @@ class Turn(BaseModel):
     record: dict[str, Any] = Field(default_factory=dict, repr=False)
     """The turn in the shared turn model (`turns.TurnRecord`: user, status, items, stats)."""
     _shown_in: int | None = PrivateAttr(default=None)
-
-    def shown_in_cell(self, execution_count: int) -> None:
-        """Say that cell `execution_count` already shows this turn (the magic displayed
-        it live), so that returning it as the cell's result displays nothing more."""
-        self._shown_in = execution_count
 
     @property
     def text(self) -> str:
@@ -181,16 +177,8 @@ class Turn(BaseModel):
         lines.extend(f"  error: {error}" for error in self.errors)
         return "\n".join(lines)
 
-    def _ipython_display_(self) -> None:
-        from IPython import get_ipython
-        from IPython.display import display
-
-        shell = get_ipython()
-        if shell is not None and self._shown_in == shell.execution_count:
-            self._shown_in = None
-            return
-        bundle = {"text/plain": repr(self), "text/markdown": self._repr_markdown_()}
-        display(bundle, raw=True)
+    def _display_bundle(self) -> dict[str, Any]:
+        return {"text/plain": repr(self), "text/markdown": self._repr_markdown_()}
 
     def _repr_markdown_(self) -> str:
         from ..render_text import format_stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,18 @@ class NoLab(LookupError):
 
 class UnknownSelection(ValueError):
     """A stage or objective id the lab does not have; the message lists those it has."""
+
+
+class UnknownStage(UnknownSelection):
+    """A stage id the lab does not have: the message lists the lab's stages and names the
+    closest one ("did you mean addressing?") when one is close (difflib)."""
+
+    def __init__(self, stage: str, known: Sequence[str]) -> None:
+        self.stage = stage
+        self.known = list(known)
+        message = f"the lab has no stage {stage!r} (stages: {', '.join(self.known)})"
+        close = difflib.get_close_matches(stage, self.known, n=1)
+        super().__init__(f"{message}; did you mean {close[0]}?" if close else message)
 
 
 class StageWithoutSnapshot(LookupError):

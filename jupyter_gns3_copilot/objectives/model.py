@@ -317,6 +317,16 @@ class LabFile(LabModel):
         """The stage called `stage_id`, or None."""
         return next((s for s in self.stages if s.id == stage_id), None)
 
+    def require_stage(self, stage_id: str) -> Stage:
+        """The stage called `stage_id`; raises `UnknownStage` (naming the stages there are)
+        when the lab has none."""
+        from .errors import UnknownStage
+
+        stage = self.stage(stage_id)
+        if stage is None:
+            raise UnknownStage(stage_id, [s.id for s in self.stages])
+        return stage
+
 
 def is_regex_pattern(value: str) -> bool:
     """Whether a `match` value is written as a `/regex/`."""

@@ -17,10 +17,13 @@ class _Request(BaseModel):
 
 class LabAttachRequest(_Request):
     """`PUT .../lab`: the lab file's text (YAML) and the name its problems give it
-    (default `lab.yaml`)."""
+    (default `lab.yaml`). `copilot_mode`: the mode of this request (as a chat turn's,
+    within the allowed modes) instead of the caller's setting; attaching needs
+    lab_automation_assistant."""
 
     text: str = Field(min_length=1, max_length=LAB_TEXT_MAX)
     source: str = Field(default="lab.yaml", min_length=1, max_length=255)
+    copilot_mode: str | None = None
 
 
 class LabCheckSelection(_Request):

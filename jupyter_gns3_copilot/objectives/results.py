@@ -55,6 +55,9 @@ class StageScore(BaseModel):
     passed: bool
     score: float
     max_score: float
+    objectives: list[str] = Field(default_factory=list)
+    """The ids of the stage's objectives checked, in the lab's order (results stream in
+    the order they are decided: this puts them back in the lab's)."""
 
 
 class CheckSummary(BaseModel):
@@ -64,6 +67,13 @@ class CheckSummary(BaseModel):
     max_score: float
     passed: bool
     stages: list[StageScore]
+
+    def in_lab_order(self, results: Sequence[ObjectiveResult]) -> list[ObjectiveResult]:
+        """`results` (of this summary, in any order) in the lab's order (`stages`); a
+        result the summary does not list (a summary of an older server) keeps its place
+        after those."""
+        order = {o: i for i, o in enumerate(o for s in self.stages for o in s.objectives)}
+        return sorted(results, key=lambda r: order.get(r.id, len(order)))
 
 
 class CheckReport(CheckSummary):
@@ -80,6 +90,7 @@ def summarize(lab: LabFile, results: Sequence[ObjectiveResult]) -> CheckSummary:
         mine = [r for r in results if r.stage == stage.id]
         if not mine:
             continue
+        checked = {r.id for r in mine}
         stages.append(
             StageScore(
                 id=stage.id,
@@ -87,6 +98,7 @@ def summarize(lab: LabFile, results: Sequence[ObjectiveResult]) -> CheckSummary:
                 passed=all(r.status == "pass" for r in mine),
                 score=sum(r.points_awarded for r in mine),
                 max_score=sum(r.points for r in mine),
+                objectives=[o.id for o in stage.objectives if o.id in checked],
             )
         )
     return CheckSummary(

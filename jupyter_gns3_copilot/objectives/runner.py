@@ -27,10 +27,11 @@ CHECK_TIMEOUT = 30.0
 def select(
     lab: LabFile, stage: str | None = None, objectives: Sequence[str] | None = None
 ) -> list[tuple[Stage, Objective]]:
-    """The objectives to check: all, those of `stage`, or those named (in lab order)."""
-    if stage is not None and lab.stage(stage) is None:
-        known = ", ".join(s.id for s in lab.stages)
-        raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+    """The objectives to check: all, those of `stage`, or those named (in lab order).
+    Raises `UnknownStage` for a stage the lab does not have, `UnknownSelection` for an
+    objective."""
+    if stage is not None:
+        lab.require_stage(stage)
     chosen = [(s, o) for s in lab.stages if stage in (None, s.id) for o in s.objectives]
     if objectives:
         known_ids = {o.id for _, o in chosen}
@@ -82,9 +83,9 @@ async def report(
 
 async def collect(lab: LabFile, results: AsyncIterable[ObjectiveResult]) -> CheckReport:
     """`results` (of `lab`'s objectives, in any order) in the lab's order, with the summary."""
-    order = {o.id: i for i, o in enumerate(o for s in lab.stages for o in s.objectives)}
-    gathered = sorted([r async for r in results], key=lambda r: order[r.id])
-    return CheckReport(results=gathered, **summarize(lab, gathered).model_dump())
+    gathered = [r async for r in results]
+    summary = summarize(lab, gathered)
+    return CheckReport(results=summary.in_lab_order(gathered), **summary.model_dump())
 
 
 async def _check_objective(

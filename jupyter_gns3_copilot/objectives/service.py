@@ -22,7 +22,7 @@ from ..tools.base import ToolContext
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
 from ..tools.policy import CommandPolicy
-from .errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
+from .errors import LabFileError, NoLab, StageWithoutSnapshot
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
 from .model import LabFile, Stage
@@ -143,7 +143,7 @@ class ProjectLabs:
     ) -> AsyncIterator[ObjectiveResult]:
         """Check `lab` (as `for_student` gave it to `user`) on the project's devices,
         yielding each result as it is decided and remembering it as the user's latest.
-        Raises `UnknownSelection` before checking anything."""
+        Raises `UnknownSelection` (`UnknownStage` for a stage) before checking anything."""
         ctx = self.lab.tool_context(project_id, TEACHING, abort or asyncio.Event())
         async for result in check_lab(ctx, lab, stage=stage, objectives=objectives):
             self.progress.record(project_id, user, [result])
@@ -157,11 +157,10 @@ class ProjectLabs:
 
     async def choose_stage(self, project_id: str, user: str, stage: str | None) -> LabView:
         """Make `stage` the one `user` works on (None: follow their checks again).
-        Raises `UnknownSelection` for a stage the lab does not have."""
+        Raises `UnknownStage` for a stage the lab does not have."""
         lab = await self.for_student(project_id, user)
-        if stage is not None and lab.stage(stage) is None:
-            known = ", ".join(s.id for s in lab.stages)
-            raise UnknownSelection(f"the lab has no stage {stage!r} (stages: {known})")
+        if stage is not None:
+            lab.require_stage(stage)
         self.progress.choose(project_id, user, stage)
         return await self.view(project_id, user)
 
@@ -192,18 +191,15 @@ class ProjectLabs:
 
     async def catch_up_plan(self, project_id: str, user: str, stage_id: str) -> CatchUpPlan:
         """What catching up to `stage_id` would restore. Raises `NoLab`, `LabFileError`,
-        `KeyError` (no such stage) or `StageWithoutSnapshot`."""
+        `UnknownStage` or `StageWithoutSnapshot`."""
         lab = await self.for_student(project_id, user)
         return await self.plan_catch_up(project_id, lab, stage_id)
 
     async def plan_catch_up(self, project_id: str, lab: LabFile, stage_id: str) -> CatchUpPlan:
         """What catching up to `stage_id` of `lab` (another project's lab file, e.g. the
-        template's) would restore in the project. Raises `KeyError` (no such stage) or
+        template's) would restore in the project. Raises `UnknownStage` or
         `StageWithoutSnapshot`."""
-        stage = lab.stage(stage_id)
-        if stage is None:
-            known = ", ".join(s.id for s in lab.stages)
-            raise KeyError(f"the lab has no stage {stage_id!r} (stages: {known})")
+        stage = lab.require_stage(stage_id)
         if not stage.snapshot:
             raise StageWithoutSnapshot(f"stage {stage.id} has no snapshot to catch up to")
         snapshots = await self.lab.gns3.list_snapshots(project_id)

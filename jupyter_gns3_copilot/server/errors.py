@@ -9,7 +9,7 @@ administrator needs (e.g. which setting refused a student's mode) is the error's
 | cause | status |
 | --- | --- |
 | bad input (body, query, path) | 400 |
-| a session, project or tool that does not exist (or is another user's) | 404 |
+| a session, project, tool or lab stage that does not exist (or is another user's) | 404 |
 | `user_id` of another user; deleting a project without the mode and the admin setting | 403 |
 | GNS3 answering 403 (in hub mode: a project outside the student's pool) | 403 |
 | project not opened, session still streaming, model not configured, GNS3 refused | 409 |
@@ -258,7 +258,13 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
 
     from ..agent.abort import SessionBusy
     from ..llm_config import LLMConfigError, ModelNotConfigured
-    from ..objectives.errors import LabFileError, NoLab, StageWithoutSnapshot, UnknownSelection
+    from ..objectives.errors import (
+        LabFileError,
+        NoLab,
+        StageWithoutSnapshot,
+        UnknownSelection,
+        UnknownStage,
+    )
     from ..store import InvalidProjectId, InvalidTitle
 
     name = type(exc).__name__
@@ -271,7 +277,7 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
         ]
         first = exc.first
         return ErrorAnswer(422, str(exc), type=name, field=first.field or None, errors=problems)
-    if isinstance(exc, NoLab):
+    if isinstance(exc, NoLab | UnknownStage):
         return ErrorAnswer(404, str(exc), type=name)
     if isinstance(exc, UnknownSelection):
         return ErrorAnswer(400, str(exc), type=name)

@@ -302,6 +302,23 @@ def operations() -> tuple[Operation, ...]:
             request=LabCheckRequest,
         ),
         Operation(
+            "get",
+            project + "/nodes/{node}/console",
+            "A node's console as a websocket (text both ways), by the node's name",
+            (
+                Answer(
+                    101,
+                    "Switching to the websocket: each message is typed on the console, "
+                    "the console's output comes back as text messages.",
+                ),
+            ),
+            errors=(400, 403, 404, 409, 502),
+            query=(
+                Query("columns", "The terminal's width (default 80).", {"type": "integer"}),
+                Query("rows", "The terminal's height (default 24).", {"type": "integer"}),
+            ),
+        ),
+        Operation(
             "post",
             project + "/lab/stages/{stage}/catch-up",
             "Restore the snapshot a stage starts from",

@@ -2,7 +2,8 @@
 
 `default_handlers` is the route table; jupyter_server prefixes every route with the
 server's base_url (`url_path_join`). Every verb is `@tornado.web.authenticated` and
-`@authorized` on the auth resource "copilot" (read for GET, write for the others).
+`@authorized` on the auth resource "copilot" (read for GET, write for the others; a
+node's console websocket needs write).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .chat import (
     SessionHandler,
     SessionsHandler,
 )
+from .console import NodeConsoleHandler
 from .lab import LabCatchUpHandler, LabChecksHandler, LabHandler, LabStageHandler
 from .notebooks import NotebookProjectsHandler
 from .openapi import OpenAPIHandler
@@ -49,6 +51,7 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_PROJECT + "/open", ProjectOpenHandler),
     (_PROJECT + "/close", ProjectCloseHandler),
     (_PROJECT + "/topology", TopologyHandler),
+    (_PROJECT + r"/nodes/(?P<node>[^/]+)/console", NodeConsoleHandler),
     (_PROJECT + r"/tools/(?P<tool_name>[^/]+)", ToolRunHandler),
     (_PROJECT + "/lab", LabHandler),
     (_PROJECT + "/lab/stage", LabStageHandler),

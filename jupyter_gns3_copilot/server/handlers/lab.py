@@ -36,7 +36,8 @@ class LabHandler(CopilotHandler):
     stages, objective texts with their values filled in, points, the caller's latest
     status of each and current stage; never the checks).
     `PUT` with `LabAttachRequest`: check the file against the project and make it the
-    project's lab (lab_automation_assistant mode only: 403 otherwise); the new `LabView`.
+    project's lab (lab_automation_assistant mode only, the request's `copilot_mode` or
+    else the caller's setting: 403 otherwise); the new `LabView`.
     """
 
     @tornado.web.authenticated
@@ -54,11 +55,16 @@ class LabHandler(CopilotHandler):
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabAttachRequest)
         app = self.copilot
-        mode = effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).copilot_mode
+        if request.copilot_mode is not None:
+            mode = app.llm_admin().check_mode(request.copilot_mode)
+        else:
+            config = effective_config(app.llm_admin(), app.llm_store().get(self.user_id))
+            mode = config.copilot_mode
         if mode != LAB_MODE:
             raise ErrorAnswer(
                 403,
-                "Attaching a lab file needs lab automation mode (an instructor's setting).",
+                "Attaching a lab file needs lab automation mode (lab_automation_assistant), "
+                "for this request or as your copilot mode setting.",
                 type="ModeNotAllowed",
             )
         if app.hub_mode:
@@ -71,8 +77,8 @@ class LabHandler(CopilotHandler):
 
 class LabStageHandler(CopilotHandler):
     """`PUT copilot/projects/{project_id}/lab/stage` with `LabStageRequest`: the stage the
-    caller works on (null: the first their checks have not passed); the `LabView`. 400 for
-    a stage the lab does not have."""
+    caller works on (null: the first their checks have not passed); the `LabView`. 404 for
+    a stage the lab does not have (the message lists the stages, and the closest one)."""
 
     @tornado.web.authenticated
     @authorized
@@ -90,8 +96,9 @@ class LabChecksHandler(EventStreamHandler):
     objectives on the devices (of the project's lab, or of the request's `lab` text).
     SSE: a `check_result` event per objective as it is decided,
     then `check_summary`, then `done`; with `"stream": false` one `CheckReport`
-    (`{results, score, max_score, passed, stages}`). 400 for an unknown stage or
-    objective, 404 without a lab file, 422 for an invalid one, 409 for a closed project.
+    (`{results, score, max_score, passed, stages}`). 404 for an unknown stage (the
+    message lists the stages, and the closest one) or without a lab file, 400 for an unknown
+    objective, 422 for an invalid lab file, 409 for a closed project.
     """
 
     warm_up_stage = "core"
@@ -172,8 +179,9 @@ class LabCatchUpHandler(CopilotHandler):
     """`POST copilot/projects/{project_id}/lab/stages/{stage}/catch-up` with
     `CatchUpRequest`: restore the stage's snapshot (the lab as it was at the start of the
     stage) and start the nodes again. Without `"confirm": true`, a 400 says what would be
-    restored (the person's click is the approval). 409 when the stage has no snapshot or
-    another user is using the project."""
+    restored (the person's click is the approval). 404 for a stage the lab does not have
+    (the message lists the stages, and the closest one); 409 when the stage has no snapshot
+    or another user is using the project."""
 
     @tornado.web.authenticated
     @authorized

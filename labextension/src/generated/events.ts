@@ -177,4 +177,5 @@ export interface StageScore {
   passed: boolean;
   score: number;
   max_score: number;
+  objectives: string[];
 }

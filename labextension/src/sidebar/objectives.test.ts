@@ -177,6 +177,25 @@ describe('the Objectives panel', () => {
   });
 });
 
+describe('a stage the lab no longer has', () => {
+  it("says the server's 404 as it is (the stages there are, the closest one)", async () => {
+    const gone = "the lab has no stage 'addressing' (stages: adressing, reach); did you mean adressing?";
+    const { api } = client(url =>
+      url.includes('/catch-up') || url.includes('/lab/checks')
+        ? json(404, { error: { message: gone, type: 'UnknownStage' } })
+        : json(200, fixture.lab)
+    );
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    await panel.catchUp({ id: 'addressing', title: 'Address the PCs', catchUp: true, objectives: [] });
+    expect(panel.node.hidden).toBe(false);
+    expect(panel.node.querySelector('[role=status]')?.textContent).toBe(gone);
+    await panel.check('addressing');
+    expect(panel.node.hidden).toBe(false);
+    expect(panel.node.querySelector('[role=status]')?.textContent).toBe(gone);
+  });
+});
+
 describe('the words of the panel', () => {
   it('drops the API note from the catch-up description and words a problem', () => {
     expect(catchUpDescription(`${CONFIRM} Send {"confirm": true} to do it.`)).toBe(CONFIRM);
