@@ -49,6 +49,26 @@ def addresses(output: str, dialect: str) -> list[Address]:
     raise ReadError(f"no address reader for {dialect} devices")
 
 
+def interface_lines(output: str, dialect: str) -> list[tuple[str, str]]:
+    """Each interface of `output` (the dialect's `ADDRESS_COMMANDS` command) with the line
+    that names it, configured or not (VPCS: its `IP/MASK` line, `0.0.0.0/0` when it has
+    no address); what shows a student that an interface has no address."""
+    pattern = _INTERFACE_LINES.get(dialect)
+    if pattern is None:
+        return []
+    return [
+        (match.group(1) if match.groups() else "e0", match.group(0).strip())
+        for match in pattern.finditer(output)
+    ]
+
+
+_INTERFACE_LINES = {
+    "vpcs": re.compile(r"^\s*IP/MASK\s*:.*$", re.MULTILINE),
+    "linux": re.compile(r"^\d+:\s+([^\s:@]+).*$", re.MULTILINE),
+    "cisco_ios": re.compile(r"^(\S+) is .*$", re.MULTILINE),
+}
+
+
 def same_interface(wanted: str, actual: str) -> bool:
     """Whether `wanted` (as a lab file names it: `e0`, `Gi0/0`, `eth0`) names `actual`."""
     return canonical_port_name(wanted) == canonical_port_name(actual)
