@@ -37,7 +37,14 @@ from .model import (
     is_regex_pattern,
     link_ports,
 )
-from .readers import Address, ReadError, interface_lines, parsed_rows, same_interface
+from .readers import (
+    Address,
+    ReadError,
+    interface_lines,
+    line_at,
+    parsed_rows,
+    same_interface,
+)
 from .results import CheckVerdict, Evidence
 from .templating import TemplateProblem, render_text
 
@@ -194,15 +201,15 @@ def _said(check: CommandCheck, node: str, ok: bool, found: str | None, deciding:
             return render_text(words, {FOUND: found})
         except TemplateProblem:
             pass  # a parameter's value that reads as a template: say it in general words
-    said = f"{code_span(check.command)} on {node}"
-    line = code_span(" ".join(deciding[0].split())) if deciding else None
+    said = f"{_code(check.command)} on {node}"
+    line = _code(" ".join(deciding[0].split())) if deciding else None
     if check.regex is not None:
         if ok:
             return f"{said} shows {line}." if line else f"{said} shows what the objective asks."
         if line:
             return f"{said} shows {line}, not what the objective asks."
         return f"{said} does not show what the objective asks."
-    text = code_span(check.contains or check.not_contains or "")
+    text = _code(check.contains or check.not_contains or "")
     shows = ok == (check.contains is not None)
     return f"{said} shows {text}." if shows else f"{said} does not show {text}."
 
@@ -214,9 +221,7 @@ def _read(pattern: str | None, output: str) -> tuple[str | None, str | None]:
     match = re.search(pattern, output, re.MULTILINE)
     if match is None or match.group(1) is None:
         return None, None
-    start = output.rfind("\n", 0, match.start()) + 1
-    end = output.find("\n", match.start())
-    return match.group(1).strip(), output[start : end if end >= 0 else len(output)].rstrip()
+    return match.group(1).strip(), line_at(output, match.start())
 
 
 _PATTERN_ESCAPE = re.compile(r"\\[A-Za-z]")
@@ -227,15 +232,15 @@ def _key_lines(regex: str, lines: list[str]) -> list[str]:
     """The output lines a failed pattern was looking for: those holding one of its words
     (`GATEWAY` of `GATEWAY +: 10.0.0.254$`), the longest word found first; none when the
     pattern has no word or no line holds one."""
-    words = sorted(set(_WORD.findall(_PATTERN_ESCAPE.sub(" ", regex))), key=len, reverse=True)
-    for word in words:
+    words = dict.fromkeys(_WORD.findall(_PATTERN_ESCAPE.sub(" ", regex)))
+    for word in sorted(words, key=len, reverse=True):
         found = [line for line in lines if word.lower() in line.lower()]
         if found:
             return found
     return []
 
 
-def code_span(text: str) -> str:
+def _code(text: str) -> str:
     """`text` as Markdown inline code (longer fences around a text holding backticks)."""
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if "`" in text else ""

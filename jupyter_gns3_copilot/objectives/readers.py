@@ -99,7 +99,7 @@ def _vpcs_addresses(output: str) -> list[Address]:
         address = ipaddress.IPv4Interface(match.group(1))
         if int(address.ip) == 0:
             continue
-        found.append(Address("e0", address, _line_at(output, match.start())))
+        found.append(Address("e0", address, line_at(output, match.start())))
     return found
 
 
@@ -135,7 +135,8 @@ def _ios_addresses(output: str) -> list[Address]:
     return found
 
 
-def _line_at(text: str, position: int) -> str:
+def line_at(text: str, position: int) -> str:
+    """The line of `text` holding `position`, stripped."""
     start = text.rfind("\n", 0, position) + 1
     end = text.find("\n", position)
     return text[start : end if end >= 0 else len(text)].strip()
