@@ -93,6 +93,13 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     refused = shell.run_cell(f"%copilot lab attach {path}")
     assert "lab automation mode" in str(refused.error_in_exec)
     line(shell, "%copilot config copilot_mode=lab_automation_assistant")
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(LAB.replace("to: PC2}", "to: PC9}"))
+    unknown = shell.run_cell(f"%copilot lab attach {typo}")
+    assert str(unknown.error_in_exec) == (
+        f"{typo.name}, line 19, stages[1].objectives[0].check.to: the project has no node "
+        "called PC9 (its nodes are PC1, PC2, Switch1)"
+    )
     capsys.readouterr()
     line(shell, f"%copilot lab attach {path}")
     attached = capsys.readouterr().out
