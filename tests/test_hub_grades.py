@@ -317,9 +317,9 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
     gns3_lab: Any, prefix: str, tmp_path: Path
 ) -> None:
     """Given a template made on the dashboard; then a lab file with a schema error or a
-    configuring check is refused with its line and field (nothing written), a good one is
-    written into the template (API and the page's file upload) and the lab progress grid
-    shows it; a project not made on the dashboard is never changed."""
+    configuring check or naming nodes it lacks is refused with its line and field (nothing
+    written), a good one is written into the template (API and the page's file upload)
+    and the lab progress grid shows it; a project not made on the dashboard is never changed."""
     async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
         name = f"{prefix}attached-lab"
         async with service.client() as api:
@@ -343,8 +343,16 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
             )
             assert refused.status_code == 422, refused.text
             assert "may only read a device" in refused.json()["error"]["message"]
+            # its checks name nodes the template does not have yet
+            early = await api.post("api/templates/lab", json={"template": name, "lab": LAB})
+            assert early.status_code == 422, early.text
+            assert "no node called PC1 (it has no nodes yet)" in early.json()["error"]["message"]
             with pytest.raises(GNS3NotFound):
                 await gns3.read_project_file(template_id, "lab.yaml")
+            await gns3.open_project(template_id)
+            for pc in ("PC1", "PC2"):
+                await gns3.create_node_from_template(template_id, "VPCS", pc)
+            await gns3.close_project(template_id)
 
             attached = await api.post("api/templates/lab", json={"template": name, "lab": LAB})
             assert attached.status_code == 200, attached.text

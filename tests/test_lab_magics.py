@@ -102,6 +102,13 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
         f"(`%copilot lab attach {path} --mode lab`), or switch your mode with "
         "`%copilot config copilot_mode=lab`."
     )
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(LAB.replace("to: PC2}", "to: PC9}"))
+    unknown = shell.run_cell(f"%copilot lab attach {typo} --mode lab")
+    assert str(unknown.error_in_exec) == (
+        f"{typo.name}, line 19, stages[1].objectives[0].check.to: the project has no node "
+        "called PC9 (its nodes are PC1, PC2, Switch1)"
+    )
     capsys.readouterr()
     line(shell, f"%copilot lab attach {path} --mode lab")  # this request only
     attached = capsys.readouterr().out

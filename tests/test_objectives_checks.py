@@ -12,9 +12,12 @@ import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.consoles import linux_shell
+from support.tools import offline_context
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -25,6 +28,7 @@ from jupyter_gns3_copilot.objectives.runner import check_lab, report
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, TEACHING, ToolContext, execute_tool
 
+EXAMPLE_LAB = Path(__file__).parents[1] / "notebooks" / "04-graded-lab.lab.yaml"
 LAB = textwrap.dedent(
     """\
     title: Checks on real devices
@@ -208,6 +212,10 @@ async def test_every_check_kind_passes_fails_or_says_why_not(gns3_project: Any) 
     )
     assert by_id["pc1-wrong"].explanation == "PC1 has 10.0.0.1/24, not 10.0.0.9/24."
     assert by_id["pc2-none"].explanation == "PC2 has no IPv4 address."
+    # the line that decided it: VPCS's unconfigured address
+    assert [" ".join(line.split()) for line in by_id["pc2-none"].evidence[0].lines] == [
+        "IP/MASK : 0.0.0.0/0"
+    ]
     assert by_id["pc3-stopped"].explanation == "PC3 is stopped; start it to check this."
     assert "There is no parser for `show ip` on vpcs devices" in by_id["no-template"].explanation
     assert "no field nbr (fields: " in by_id["r1-bad-field"].explanation
@@ -282,6 +290,12 @@ REACH = textwrap.dedent(
         title: Reach
         objectives:
           - {id: by-name, text: PC1 reaches PC2, check: {kind: reachable, from: PC1, to: PC2}}
+          - id: expected
+            text: PC1 reaches PC2 at 10.0.0.2
+            check: {kind: reachable, from: PC1, to: PC2, address: 10.0.0.2, count: 1}
+          - id: elsewhere
+            text: PC1 reaches PC2 at 10.0.0.3
+            check: {kind: reachable, from: PC1, to: PC2, address: 10.0.0.3, count: 1}
           - id: nobody
             text: PC1 reaches 10.0.0.99
             check: {kind: reachable, from: PC1, to: 10.0.0.99, count: 2}
@@ -332,6 +346,8 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
     by_id = {r.id: r for r in result.results}
     assert {r.id: r.status for r in result.results} == {
         "by-name": "pass",
+        "expected": "pass",
+        "elsewhere": "fail",
         "nobody": "fail",
         "isolated": "pass",
         "not-isolated": "fail",
@@ -342,6 +358,12 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
     }, {r.id: r.explanation for r in result.results if r.status == "error"}
     assert by_id["by-name"].explanation.startswith("PC1 reaches PC2 (10.0.0.2) (")
     assert by_id["by-name"].evidence[0].command == "ping 10.0.0.2 -c 3 -i 50"
+    # `to: PC2` pings PC2 wherever it is; with `address`, where it should be
+    assert by_id["expected"].evidence[0].command == "ping 10.0.0.2 -c 1 -i 50"
+    assert by_id["elsewhere"].evidence[0].command == "ping 10.0.0.3 -c 1 -i 50"
+    assert by_id["elsewhere"].explanation == (
+        "PC1 does not reach PC2 (10.0.0.3) (address not reachable). PC2 has 10.0.0.2."
+    )
     assert "No gateway found" in by_id["no-gateway"].evidence[0].lines[0]
     assert by_id["isolated"].explanation.endswith(", as required.")
     assert by_id["not-isolated"].explanation.endswith(", which it must not.")
@@ -381,3 +403,143 @@ async def test_a_reachable_check_waits_for_convergence(gns3_project: Any) -> Non
         await later
     assert result.results[0].status == "pass", result.results[0].explanation
     assert result.results[0].duration_ms >= 2000
+
+
+WORDS = textwrap.dedent(
+    """\
+    title: Gateways in words
+    stages:
+      - id: gateways
+        title: Gateways
+        objectives:
+          - id: said-fail
+            text: PC2's gateway is 10.0.0.254
+            check:
+              kind: command
+              node: PC2
+              command: show ip
+              regex: 'GATEWAY +: 10\\.0\\.0\\.254$'
+              read: 'GATEWAY +: (\\S+)'
+              say:
+                pass: "PC2's gateway is 10.0.0.254."
+                fail: "PC2's gateway is {{ found }}; it should be 10.0.0.254."
+          - id: said-pass
+            text: PC1's gateway is 10.0.0.254
+            check:
+              kind: command
+              node: PC1
+              command: show ip
+              regex: 'GATEWAY +: 10\\.0\\.0\\.254$'
+              read: 'GATEWAY +: (\\S+)'
+              say: {fail: "PC1's gateway is {{ found }}; it should be 10.0.0.254."}
+          - id: plain-fail
+            text: PC2's gateway is 10.0.0.254
+            check: {kind: command, node: PC2, command: show ip, regex: 'GATEWAY +: 10.0.0.254$'}
+          - id: plain-pass
+            text: PC1's gateway is 10.0.0.254
+            check: {kind: command, node: PC1, command: show ip, regex: 'GATEWAY +: 10.0.0.254$'}
+          - id: keyless
+            text: PC1 shows a DNS server
+            check: {kind: command, node: PC1, command: show ip, regex: '^\\s*\\d+\\.\\d+\\.9\\.9$'}
+          - id: contains
+            text: PC2 shows its gateway
+            check: {kind: command, node: PC2, command: show ip, contains: 10.0.0.254}
+    """
+)
+
+
+@pytest.mark.lab
+async def test_a_command_check_says_its_result_in_words_never_its_pattern(
+    gns3_project: Any,
+) -> None:
+    """The lab file's own words with the value read from the device; without them, the
+    command, the node and the output line that decided (the one holding the pattern's
+    word, GATEWAY); the pattern itself is never shown."""
+    async with checked_lab(gns3_project) as (ctx, _):
+        result = await report(ctx, load_lab(WORDS).lab)
+    by_id = {r.id: r for r in result.results}
+    assert {r.id: r.status for r in result.results} == {
+        "said-fail": "fail",
+        "said-pass": "pass",
+        "plain-fail": "fail",
+        "plain-pass": "pass",
+        "keyless": "fail",
+        "contains": "fail",
+    }
+    assert by_id["said-fail"].explanation == "PC2's gateway is 0.0.0.0; it should be 10.0.0.254."
+    assert [" ".join(x.split()) for x in by_id["said-fail"].evidence[0].lines] == [
+        "GATEWAY : 0.0.0.0"
+    ]
+    # no `pass` words: the general sentence
+    assert by_id["said-pass"].explanation == "`show ip` on PC1 shows `GATEWAY : 10.0.0.254`."
+    assert by_id["plain-fail"].explanation == (
+        "`show ip` on PC2 shows `GATEWAY : 0.0.0.0`, not what the objective asks."
+    )
+    assert [" ".join(x.split()) for x in by_id["plain-fail"].evidence[0].lines] == [
+        "GATEWAY : 0.0.0.0"
+    ]
+    assert by_id["plain-pass"].explanation == "`show ip` on PC1 shows `GATEWAY : 10.0.0.254`."
+    assert by_id["keyless"].explanation == "`show ip` on PC1 does not show what the objective asks."
+    assert by_id["keyless"].evidence[0].lines  # the output it read, as evidence
+    assert by_id["contains"].explanation == "`show ip` on PC2 does not show `10.0.0.254`."
+    for r in result.results:
+        assert "GATEWAY +" not in r.explanation and "\\" not in r.explanation, r.explanation
+        assert "/" not in r.explanation, r.explanation
+
+
+@pytest.mark.lab
+async def test_the_example_lab_says_a_wrong_gateway_with_the_students_values(
+    gns3_project: Any,
+) -> None:
+    """notebooks/04-graded-lab.lab.yaml's gateway objective on a real VPCS with the wrong
+    gateway, as one student sees it."""
+    document = load_lab(EXAMPLE_LAB.read_text(), EXAMPLE_LAB.name)
+    lab = document.for_student("alice", "class")
+    gateway = lab.stages[1].objectives[0].text.split("(")[1].rstrip(")")
+    async with checked_lab(gns3_project) as (ctx, _):
+        result = await report(ctx, lab, objectives=["pc1-gateway"])
+    [pc1] = result.results
+    assert pc1.explanation == f"PC1's gateway is 10.0.0.254; it should be {gateway}."
+    assert pc1.evidence[0].command == "show ip"
+    assert " ".join(pc1.evidence[0].lines[0].split()) == "GATEWAY : 10.0.0.254"
+
+
+LINUX_NETWORK = """\
+ip link set lo up
+ip link add v0 type veth peer name v1
+ip addr add 10.9.0.1/24 dev v0
+ip link set v0 up"""
+"""The Linux router's network: its loopback (listed first) and 10.9.0.1 on v0; v1 has no
+address."""
+LINUX = textwrap.dedent(
+    """\
+    title: A Linux router
+    stages:
+      - id: s
+        title: S
+        objectives:
+          - {id: itself, text: R1 reaches R1, check: {kind: reachable, from: R1, to: R1, count: 1}}
+          - id: v1
+            text: R1 has 10.9.1.1/24 on v1
+            check: {kind: address, node: R1, interface: v1, address: 10.9.1.1/24}
+    """
+)
+
+
+@pytest.mark.slow
+async def test_a_linux_node_is_reached_at_its_address_and_shows_where_it_has_none() -> None:
+    """A REAL shell in a network namespace of its own as R1: `to: R1` pings its first
+    address that is not a loopback (`ip -4 addr show` lists 127.0.0.1 first), and an
+    interface without an address is shown by the output that lacks it."""
+    async with linux_shell(LINUX_NETWORK) as target, ConsolePool() as pool:
+        router = target.model_copy(update={"name": "R1"})
+        ctx = offline_context(consoles=pool, mode=TEACHING, console_targets={"R1": router})
+        result = await report(ctx, load_lab(LINUX).lab)
+    by_id = {r.id: r for r in result.results}
+    assert by_id["itself"].status == "pass", by_id["itself"].explanation
+    assert by_id["itself"].evidence[0].command == "ping -c 1 -i 0.2 -W 1 10.9.0.1"
+    assert by_id["v1"].explanation == "R1 v1 has no IPv4 address."
+    # `ip -4 addr show` lists no interface without an IPv4 address: its output decided
+    lines = by_id["v1"].evidence[0].lines
+    assert any("inet 10.9.0.1/24" in line for line in lines), lines
+    assert not any(line.split(":")[1:2] == [" v1@v0"] for line in lines), lines

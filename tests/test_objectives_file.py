@@ -139,6 +139,38 @@ def test_a_valid_lab_reads_with_its_defaults() -> None:
             '{{ net | network }}"}',
             "check.address: '10.0.",
         ),
+        # a command check's words, and a reachable check's expected address
+        (
+            'contains: "O "',
+            'contains: "O ", read: "O (.*) (.*)"',
+            "line 29, stages[1].objectives[0].all[1]: read 'O (.*) (.*)' needs exactly one "
+            "(group): the value",
+        ),
+        (
+            'contains: "O "',
+            'contains: "O ", say: {fail: "R1 routes {{ found }}"}',
+            "say uses {{ found }}: give read, the regex that finds it",
+        ),
+        (
+            "PC1 reaches PC2\n",
+            "PC1 reaches PC2 {{ found }}\n",
+            "line 15, stages[0].objectives[1].text: the template",
+        ),
+        (
+            "to: PC2, wait: 20",
+            "to: PC2, address: PC2, wait: 20",
+            "line 17, stages[0].objectives[1].check: 'PC2' is not an IPv4 address",
+        ),
+        (
+            "to: PC2, wait: 20",
+            "to: 10.0.0.2, address: 10.0.0.2, wait: 20",
+            "address is the address of a node: name the node in to",
+        ),
+        (
+            "to: PC2, wait: 20",
+            'to: PC2, address: "{{ net | host(300) }}", wait: 20',
+            "check.address: the template '{{ net | host(300) }}' cannot be rendered",
+        ),
         # a check that would change any device is refused when the file is read
         (
             "command: show ip route",
@@ -186,6 +218,40 @@ def test_a_check_command_is_judged_for_the_nodes_dialect() -> None:
         in str(caught.value)
     )
     document.check_commands(_policy_check, {"PC1": "linux", "R1": "cisco_ios"}.get)
+
+
+def test_the_nodes_checks_name_are_judged_against_the_projects() -> None:
+    """Every place a check names a node, with its line; case does not matter; an address
+    in `to` is no node."""
+    document = load_lab(LAB)
+    assert document.node_problems(["PC1", "pc2", "PC3", "R1", "SW1"]) == []
+    problems = document.node_problems(["PC1", "PC2"])
+    assert [(p.line, p.field) for p in problems] == [
+        (26, "stages[1].objectives[0].all[0].node"),
+        (29, "stages[1].objectives[0].all[1].node"),
+        (33, "stages[1].objectives[1].any[0].from"),
+        (34, "stages[1].objectives[1].any[1].between[0][0]"),
+        (34, "stages[1].objectives[1].any[1].between[1][0]"),
+        (36, "stages[1].objectives[1].any[2].link"),
+        (39, "stages[1].objectives[1].any[3].node"),
+    ]
+    assert problems[0].message == "the project has no node called R1 (its nodes are PC1, PC2)"
+    assert "(it has no nodes yet)" in document.node_problems([])[0].message
+
+
+def test_a_command_checks_words_are_each_students_with_found_left_for_the_check() -> None:
+    text = LAB.replace(
+        'contains: "O "}',
+        "contains: \"O \", read: '(\\S+) via', "
+        'say: {fail: "R1 routes by {{ found }}, not {{ net | host(1) }}."}}',
+    )
+    document = load_lab(text)
+    alice = document.for_student("alice", "salt")
+    values = student_values(document.lab, "alice", "salt")
+    check = alice.stages[1].objectives[0].checks[1]
+    assert check.kind == "command" and check.say is not None
+    assert check.say.failed == f"R1 routes by {{{{ found }}}}, not {values['net'][1]}."
+    assert check.say.passed is None
 
 
 def _policy_check(command: str, dialect: str) -> str | None:

@@ -76,6 +76,7 @@ async def attach(jp_fetch: Any, project: Any, text: str = LAB, user: Any = ALICE
 async def test_a_lab_file_is_attached_and_each_student_sees_their_values(
     jp_fetch: Any, gns3_project: Any
 ) -> None:
+    await add_pcs(gns3_project, "PC1", "PC2")
     missing = await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)
     assert (missing.code, missing.error["type"]) == (404, "NoLab")
 
@@ -104,7 +105,7 @@ async def test_a_lab_file_is_attached_and_each_student_sees_their_values(
 async def test_an_invalid_lab_file_names_its_line_and_field(
     jp_fetch: Any, gns3_project: Any
 ) -> None:
-    await add_pcs(gns3_project, "PC1")
+    await add_pcs(gns3_project, "PC1", "PC2")
     bad = LAB.replace("kind: node_running, node: PC1", "kind: node_runing, node: PC1")
     reply = await attach(jp_fetch, gns3_project, bad)
     assert reply.code == 422
@@ -125,6 +126,36 @@ async def test_an_invalid_lab_file_names_its_line_and_field(
     assert "'ip 10.0.0.1/24' is refused on PC1 (vpcs)" in refused.error["message"]
     # nothing was written
     assert (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).code == 404
+
+
+async def test_a_lab_file_naming_a_node_the_project_lacks_is_refused(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    """Given the real project with PC1 and PC2, a lab file whose check names PC9 is
+    refused with the line of PC9 and the nodes the project has, and nothing is written;
+    a node named in other case is the project's node, as when the check runs."""
+    await add_pcs(gns3_project, "PC1", "PC2")
+    typo = LAB.replace(
+        "check: {kind: node_running, node: PC2}", "check: {kind: node_running, node: PC9}"
+    )
+    refused = await attach(jp_fetch, gns3_project, typo)
+    assert refused.code == 422, refused.body
+    [problem] = refused.error["errors"]
+    assert (problem["line"], problem["field"]) == (21, "stages[1].objectives[0].check.node")
+    assert problem["message"] == ("the project has no node called PC9 (its nodes are PC1, PC2)")
+    assert "line 21" in refused.error["message"]
+    assert (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).code == 404
+    # a lab file sent with a check is judged the same way
+    checked = await call(
+        jp_fetch,
+        *lab_path(gns3_project, "checks"),
+        method="POST",
+        body={"lab": typo, "stream": False},
+        headers=ALICE,
+    )
+    assert checked.code == 422 and "no node called PC9" in checked.error["message"]
+    lower = LAB.replace("node: PC2}", "node: pc2}")
+    assert (await attach(jp_fetch, gns3_project, lower)).code == 200
 
 
 async def test_checks_stream_each_result_then_the_summary(jp_fetch: Any, gns3_project: Any) -> None:
@@ -215,7 +246,7 @@ async def test_a_mistyped_stage_is_not_found_and_the_closest_one_named(
 async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
     jp_fetch: Any, gns3_project: Any
 ) -> None:
-    await add_pcs(gns3_project, "PC1")
+    await add_pcs(gns3_project, "PC1", "PC2")
     async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
         await gns3.create_snapshot(gns3_project.project_id, "fresh")
         await gns3.create_node_from_template(gns3_project.project_id, "VPCS", "Later")
@@ -250,7 +281,7 @@ async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
     assert done.code == 200, done.body
     async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
         nodes = await gns3.list_nodes(gns3_project.project_id)
-    assert [n.name for n in nodes] == ["PC1"]
+    assert sorted(n.name for n in nodes) == ["PC1", "PC2"]
     assert all(n.status == "started" for n in nodes)
     # the results read before the restore no longer hold
     restored = (await call(jp_fetch, *lab_path(gns3_project), headers=ALICE)).body

@@ -25,6 +25,7 @@ from ..tools.link_tools import LinkEnds, find_link
 from ..tools.reachability import read_check
 from .devices import DeviceAccess, Undecided
 from .model import (
+    FOUND,
     AddressCheck,
     Check,
     CommandCheck,
@@ -36,8 +37,16 @@ from .model import (
     is_regex_pattern,
     link_ports,
 )
-from .readers import ReadError, parsed_rows, same_interface
+from .readers import (
+    Address,
+    ReadError,
+    interface_lines,
+    line_at,
+    parsed_rows,
+    same_interface,
+)
 from .results import CheckVerdict, Evidence
+from .templating import TemplateProblem, render_text
 
 MAX_EVIDENCE_LINES = 6
 """Output lines kept as a check's evidence."""
@@ -122,11 +131,15 @@ async def _address(check: Any, devices: DeviceAccess) -> CheckVerdict:
     where = f"{node.name} {check.interface}" if check.interface else node.name
     if check.interface:
         found = [a for a in found if same_interface(check.interface, a.interface)]
-    evidence = [
-        Evidence(
-            node=node.name, command=command, lines=[a.line for a in found][:MAX_EVIDENCE_LINES]
-        )
-    ]
+    lines = [a.line for a in found]
+    if not found:  # the lines that say so: VPCS's 0.0.0.0/0, the interface without one
+        output = (await devices.run(node.name, command)).output
+        lines = [
+            line
+            for interface, line in interface_lines(output, node.dialect)
+            if not check.interface or same_interface(check.interface, interface)
+        ] or _summary_lines(output)
+    evidence = [Evidence(node=node.name, command=command, lines=lines[:MAX_EVIDENCE_LINES])]
     if any(a.address == wanted for a in found):
         return CheckVerdict(status="pass", explanation=f"{where} has {wanted}.", evidence=evidence)
     if not found:
@@ -145,30 +158,93 @@ async def _command(check: Any, devices: DeviceAccess) -> CheckVerdict:
     result = await devices.run(node.name, check.command)
     if not result.ok:
         raise Undecided(f"{node.name} did not accept `{check.command}`: {result.error}")
-    lines = result.output.splitlines()
-    said = f"`{check.command}` on {node.name}"
+    output = result.output
+    lines = [line for line in output.splitlines() if line.strip()]
     if check.regex is not None:
         pattern = re.compile(check.regex, re.MULTILINE)
         hits = [line for line in lines if pattern.search(line)]
-        ok = bool(hits) or bool(pattern.search(result.output))
-        what = f"matches /{check.regex}/" if ok else f"does not match /{check.regex}/"
+        ok = bool(hits) or bool(pattern.search(output))
+        deciding = hits or _key_lines(check.regex, lines)
     elif check.contains is not None:
         hits = [line for line in lines if check.contains in line]
-        ok = check.contains in result.output
-        what = f"shows {check.contains!r}" if ok else f"does not show {check.contains!r}"
+        ok = check.contains in output
+        deciding = hits
     else:
         assert check.not_contains is not None
         hits = [line for line in lines if check.not_contains in line]
-        ok = check.not_contains not in result.output
-        what = f"does not show {check.not_contains!r}" if ok else f"shows {check.not_contains!r}"
-    shown = hits or lines
+        ok = check.not_contains not in output
+        deciding = hits
+    found, found_line = _read(check.read, output)
+    if found_line is not None:
+        deciding = [found_line, *(line for line in deciding if line != found_line)]
     return CheckVerdict(
         status="pass" if ok else "fail",
-        explanation=f"{said} {what}.",
+        explanation=_said(check, node.name, ok, found, deciding),
         evidence=[
-            Evidence(node=node.name, command=check.command, lines=shown[:MAX_EVIDENCE_LINES])
+            Evidence(
+                node=node.name,
+                command=check.command,
+                lines=(deciding or lines)[:MAX_EVIDENCE_LINES],
+            )
         ],
     )
+
+
+def _said(check: CommandCheck, node: str, ok: bool, found: str | None, deciding: list[str]) -> str:
+    """A command check's result in words: the lab file's `say` (its `{{ found }}` filled
+    in), else a sentence naming the command, the node and the line that decided; never
+    the pattern."""
+    say = check.say
+    words = (say.passed if ok else say.failed) if say else None
+    if say and words and (found is not None or not say.uses_found()):
+        try:
+            return render_text(words, {FOUND: found})
+        except TemplateProblem:
+            pass  # a parameter's value that reads as a template: say it in general words
+    said = f"{_code(check.command)} on {node}"
+    line = _code(" ".join(deciding[0].split())) if deciding else None
+    if check.regex is not None:
+        if ok:
+            return f"{said} shows {line}." if line else f"{said} shows what the objective asks."
+        if line:
+            return f"{said} shows {line}, not what the objective asks."
+        return f"{said} does not show what the objective asks."
+    text = _code(check.contains or check.not_contains or "")
+    shows = ok == (check.contains is not None)
+    return f"{said} shows {text}." if shows else f"{said} does not show {text}."
+
+
+def _read(pattern: str | None, output: str) -> tuple[str | None, str | None]:
+    """What a `read` regex's group takes from `output`, and the line it is on."""
+    if pattern is None:
+        return None, None
+    match = re.search(pattern, output, re.MULTILINE)
+    if match is None or match.group(1) is None:
+        return None, None
+    return match.group(1).strip(), line_at(output, match.start())
+
+
+_PATTERN_ESCAPE = re.compile(r"\\[A-Za-z]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/-]{2,}")
+
+
+def _key_lines(regex: str, lines: list[str]) -> list[str]:
+    """The output lines a failed pattern was looking for: those holding one of its words
+    (`GATEWAY` of `GATEWAY +: 10.0.0.254$`), the longest word found first; none when the
+    pattern has no word or no line holds one."""
+    words = dict.fromkeys(_WORD.findall(_PATTERN_ESCAPE.sub(" ", regex)))
+    for word in sorted(words, key=len, reverse=True):
+        found = [line for line in lines if word.lower() in line.lower()]
+        if found:
+            return found
+    return []
+
+
+def _code(text: str) -> str:
+    """`text` as Markdown inline code (longer fences around a text holding backticks)."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 async def _parsed(check: Any, devices: DeviceAccess) -> CheckVerdict:
@@ -248,7 +324,10 @@ def _sentence(text: str) -> str:
 async def _reachable(check: Any, devices: DeviceAccess) -> CheckVerdict:
     assert isinstance(check, ReachableCheck)
     source = await devices.target(check.source)
-    address, named = await _destination(check.to, devices)
+    if check.address is not None:
+        address, named = check.address, f"{check.to} ({check.address})"
+    else:
+        address, named = await _destination(check.to, devices)
     command = ping_command(source.dialect, address, check.count)
     deadline = time.monotonic() + check.wait
     fresh = False
@@ -274,6 +353,8 @@ async def _reachable(check: Any, devices: DeviceAccess) -> CheckVerdict:
     else:
         said = f"{source.name} does not reach {named} ({counted})"
         explanation = f"{said}." if check.expect else f"{said}, as required."
+        if check.address is not None and check.expect:
+            explanation += await _has_instead(check.to, check.address, devices)
     return CheckVerdict(
         status="pass" if answered == check.expect else "fail",
         explanation=explanation,
@@ -282,18 +363,38 @@ async def _reachable(check: Any, devices: DeviceAccess) -> CheckVerdict:
 
 
 async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
-    """The address `to` names (itself, or a node's first configured address) and how a
-    student reads it (`PC2 (10.0.0.2)`)."""
+    """The address `to` names (itself, or the first address a node has, loopbacks left
+    out) and how a student reads it (`PC2 (10.0.0.2)`)."""
     try:
         return str(ipaddress.IPv4Address(to)), to
     except ValueError:
         pass
     target = await devices.target(to)
-    _, found = await devices.addresses(target.name)
+    found = await _reachable_addresses(target.name, devices)
     if not found:
         raise Undecided(f"{target.name} has no IPv4 address to reach")
     address = str(found[0].address.ip)
     return address, f"{target.name} ({address})"
+
+
+async def _reachable_addresses(name: str, devices: DeviceAccess) -> list[Address]:
+    _, found = await devices.addresses(name)
+    return [a for a in found if not a.address.ip.is_loopback]
+
+
+async def _has_instead(node: str, address: str, devices: DeviceAccess) -> str:
+    """` PC2 has 10.0.0.7.` when the node the ping was for has other addresses than the
+    one expected (nothing when they cannot be read: the ping's failure says enough)."""
+    try:
+        found = await _reachable_addresses(node, devices)
+    except Undecided:
+        return ""
+    if any(str(a.address.ip) == address for a in found):
+        return ""
+    named = (await devices.target(node)).name
+    if not found:
+        return f" {named} has no IPv4 address."
+    return f" {named} has {', '.join(str(a.address.ip) for a in found)}."
 
 
 def ping_command(dialect: str, address: str, count: int) -> str:

@@ -17,7 +17,7 @@ problem with its file, line and field; nothing of an invalid file runs. What is 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,19 @@ from pydantic import ValidationError
 
 from ..console import DialectError, dialect_by_name
 from .errors import LabFileError, LabProblem
-from .model import CHECK_KINDS, CommandCheck, LabFile, ParsedCheck
+from .model import (
+    CHECK_KINDS,
+    FOUND,
+    Check,
+    CommandCheck,
+    LabFile,
+    LinkCheck,
+    ParsedCheck,
+    ReachableCheck,
+    TrafficCheck,
+    is_ipv4,
+    link_ports,
+)
 from .parameters import ParameterValue, student_values
 from .templating import RenderProblem, render_data
 
@@ -68,11 +80,17 @@ class LabDocument:
         return self.render(student_values(self.lab, user, salt))
 
     def check_commands(self, refused: CommandCheckFn, dialect_of: DialectOf) -> None:
-        """Raise `LabFileError` when a check's command would change a device. `refused`
-        decides per dialect; the dialect is the check's `platform`, else the node's
-        (`dialect_of`); for a node whose dialect is not known yet a command is refused
-        when no dialect would run it read-only. Commands are judged as rendered for a
-        sample student."""
+        """Raise `LabFileError` when a check's command would change a device
+        (`command_problems`)."""
+        problems = self.command_problems(refused, dialect_of)
+        if problems:
+            raise LabFileError(problems)
+
+    def command_problems(self, refused: CommandCheckFn, dialect_of: DialectOf) -> list[LabProblem]:
+        """The checks whose command would change a device. `refused` decides per dialect;
+        the dialect is the check's `platform`, else the node's (`dialect_of`); for a node
+        whose dialect is not known yet a command is refused when no dialect would run it
+        read-only. Commands are judged as rendered for a sample student."""
         problems = []
         sample = self.for_student(SAMPLE_USER, SAMPLE_SALT)
         for path, check in command_checks(sample):
@@ -88,8 +106,20 @@ class LabDocument:
                         f"{on}: {_first_sentence(reasons[0])}",
                     )
                 )
-        if problems:
-            raise LabFileError(problems)
+        return problems
+
+    def node_problems(self, nodes: Collection[str]) -> list[LabProblem]:
+        """The checks that name a node that is not one of `nodes` (the project's; case does
+        not matter, as when a check runs). Names are judged as rendered for a sample
+        student."""
+        known = {name.lower() for name in nodes}
+        listed = ", ".join(sorted(nodes, key=str.lower))
+        has = f"its nodes are {listed}" if nodes else "it has no nodes yet"
+        return [
+            self.problem(path, f"the project has no node called {name} ({has})")
+            for path, name in node_names(self.for_student(SAMPLE_USER, SAMPLE_SALT))
+            if name.lower() not in known
+        ]
 
 
 def load_lab(
@@ -115,17 +145,53 @@ def load_lab(
 
 def command_checks(lab: LabFile) -> Iterator[tuple[Path_, CommandCheck | ParsedCheck]]:
     """Every `command` and `parsed` check with its path in the file."""
+    for path, check in _checks(lab):
+        if isinstance(check, CommandCheck | ParsedCheck):
+            yield path, check
+
+
+def node_names(lab: LabFile) -> Iterator[tuple[Path_, str]]:
+    """Every node a check names, with its path in the file (an address in `to` is not a
+    node)."""
+    for path, check in _checks(lab):
+        if isinstance(check, ReachableCheck):
+            yield (*path, "from"), check.source
+            if not is_ipv4(check.to):
+                yield (*path, "to"), check.to
+        elif isinstance(check, LinkCheck):
+            for i, end in enumerate(check.between):
+                if isinstance(end, str):
+                    yield (*path, "between", i), end
+                else:
+                    yield (*path, "between", i, 0), end[0]
+        elif isinstance(check, TrafficCheck):
+            ends = link_ports(check.link)
+            if isinstance(check.link, str):
+                yield (*path, "link"), ends.a
+                yield (*path, "link"), ends.b
+            else:
+                yield (*path, "link", "a"), ends.a
+                yield (*path, "link", "b"), ends.b
+            if check.during is not None:
+                ping = check.during.ping
+                yield (*path, "during", "ping", "from"), ping.source
+                if not is_ipv4(ping.to):
+                    yield (*path, "during", "ping", "to"), ping.to
+        else:
+            yield (*path, "node"), check.node
+
+
+def _checks(lab: LabFile) -> Iterator[tuple[Path_, Check]]:
+    """Every check with its path in the file."""
     for s, stage in enumerate(lab.stages):
         for o, objective in enumerate(stage.objectives):
             base: Path_ = ("stages", s, "objectives", o)
             if objective.check is not None:
-                checks = [((*base, "check"), objective.check)]
+                yield (*base, "check"), objective.check
             else:
                 way = "all" if objective.all is not None else "any"
-                checks = [((*base, way, i), c) for i, c in enumerate(objective.checks)]
-            for path, check in checks:
-                if isinstance(check, CommandCheck | ParsedCheck):
-                    yield path, check
+                for i, check in enumerate(objective.checks):
+                    yield (*base, way, i), check
 
 
 def line_of(lines: Mapping[Path_, int], path: Path_) -> int:
@@ -311,8 +377,14 @@ def _duplicate_ids(document: LabDocument) -> list[LabProblem]:
 def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabFile:
     data = document.lab.model_dump(by_alias=True, exclude_unset=True)
     data.pop("parameters", None)
+    # A command check's `say` names `{{ found }}` too, known only when the check runs: it
+    # renders to itself here, for the check to fill in.
+    says = {path: check.pop("say") for path, check in _check_data(data) if "say" in check}
+    late = {**values, FOUND: f"{{{{ {FOUND} }}}}"}
     try:
         rendered = render_data(data, values)
+        for path, say in says.items():
+            _at(rendered, path)["say"] = render_data(say, late, (*path, "say"))
     except RenderProblem as exc:
         raise LabFileError([document.problem(exc.path, str(exc))]) from None
     rendered["parameters"] = document.lab.model_dump(by_alias=True)["parameters"]
@@ -326,6 +398,24 @@ def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabF
                 for p in problems
             ]
         ) from None
+
+
+def _check_data(data: Mapping[str, Any]) -> Iterator[tuple[Path_, dict[str, Any]]]:
+    """Every check of a lab file's data (as `model_dump` gives it) with its path."""
+    for s, stage in enumerate(data.get("stages", [])):
+        for o, objective in enumerate(stage.get("objectives", [])):
+            base: Path_ = ("stages", s, "objectives", o)
+            if isinstance(objective.get("check"), dict):
+                yield (*base, "check"), objective["check"]
+            for way in ("all", "any"):
+                for i, check in enumerate(objective.get(way) or []):
+                    yield (*base, way, i), check
+
+
+def _at(data: Any, path: Path_) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 # -- commands ------------------------------------------------------------------------------------

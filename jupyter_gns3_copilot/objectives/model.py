@@ -47,16 +47,33 @@ class LabModel(BaseModel):
 
 
 class ReachableCheck(LabModel):
-    """`from` pings `to` (a node, meaning its first configured address, or an address)."""
+    """`from` pings `to`: an address, or a node, meaning the first address that node has
+    when the check runs (not a loopback), or `address` when given: the address the node
+    should have, so a node at a wrong address does not pass."""
 
     kind: Literal["reachable"]
     source: str = Field(alias="from", min_length=1, description="The node that pings.")
     to: str = Field(min_length=1, description="A node name or an IPv4 address.")
+    address: str | None = Field(
+        None,
+        min_length=1,
+        description="The IPv4 address `to` (a node) should have: the ping goes there.",
+    )
     expect: bool = Field(True, description="False checks isolation (e.g. an ACL).")
     count: int = Field(3, ge=1, le=10, description="Echo requests per attempt.")
     wait: float = Field(
         0, ge=0, le=MAX_WAIT, description="Seconds to keep retrying while routing converges."
     )
+
+    @model_validator(mode="after")
+    def _address_of_a_node(self) -> ReachableCheck:
+        if self.address is None:
+            return self
+        if not is_template(self.to) and is_ipv4(self.to):
+            raise ValueError("address is the address of a node: name the node in to")
+        if not is_template(self.address) and not is_ipv4(self.address):
+            raise ValueError(f"{self.address!r} is not an IPv4 address, e.g. 10.0.0.2")
+        return self
 
 
 class AddressCheck(LabModel):
@@ -81,8 +98,28 @@ class AddressCheck(LabModel):
         return value
 
 
+FOUND = "found"
+"""The name a `command` check's `say` texts give the value `read` took from the output."""
+_USES_FOUND = re.compile(r"\{\{-?\s*" + FOUND + r"\b")
+
+
+class CommandSay(LabModel):
+    """What a student reads when a `command` check passes or fails, in the instructor's
+    words (templates over the lab's parameters, and `{{ found }}`: what `read` took from
+    the output). Without one, the check says it in general words."""
+
+    passed: str | None = Field(None, alias="pass", min_length=1, max_length=500)
+    failed: str | None = Field(None, alias="fail", min_length=1, max_length=500)
+
+    def uses_found(self) -> bool:
+        """Whether a text names `{{ found }}`."""
+        return any(_USES_FOUND.search(t) for t in (self.passed, self.failed) if t)
+
+
 class CommandCheck(LabModel):
-    """`command` on `node`: its output `contains`, matches `regex` or `not_contains` text."""
+    """`command` on `node`: its output `contains`, matches `regex` or `not_contains` text.
+    `read` (a regex with one group) takes the value a student should see out of the
+    output; `say` words the result for the student (a pattern is never shown to them)."""
 
     kind: Literal["command"]
     node: str = Field(min_length=1)
@@ -90,6 +127,12 @@ class CommandCheck(LabModel):
     contains: str | None = Field(None, min_length=1)
     regex: str | None = Field(None, min_length=1)
     not_contains: str | None = Field(None, min_length=1)
+    read: str | None = Field(
+        None,
+        min_length=1,
+        description="A regex with one group: the value the output shows, {{ found }} in say.",
+    )
+    say: CommandSay | None = None
 
     @model_validator(mode="after")
     def _one_test(self) -> CommandCheck:
@@ -99,6 +142,11 @@ class CommandCheck(LabModel):
         )
         if self.regex is not None:
             _compile(self.regex)
+        read = self.read
+        if read is not None and not is_template(read) and _compile(read).groups != 1:
+            raise ValueError(f"read {self.read!r} needs exactly one (group): the value")
+        if self.say is not None and self.say.uses_found() and self.read is None:
+            raise ValueError("say uses {{ found }}: give read, the regex that finds it")
         return self
 
 
@@ -331,6 +379,15 @@ class LabFile(LabModel):
 def is_regex_pattern(value: str) -> bool:
     """Whether a `match` value is written as a `/regex/`."""
     return len(value) >= 2 and value.startswith("/") and value.endswith("/")
+
+
+def is_ipv4(text: str) -> bool:
+    """Whether `text` is an IPv4 address (`to` may be one, or a node's name)."""
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _compile(pattern: str) -> re.Pattern[str]:

@@ -49,6 +49,26 @@ def addresses(output: str, dialect: str) -> list[Address]:
     raise ReadError(f"no address reader for {dialect} devices")
 
 
+def interface_lines(output: str, dialect: str) -> list[tuple[str, str]]:
+    """Each interface of `output` (the dialect's `ADDRESS_COMMANDS` command) with the line
+    that names it, configured or not (VPCS: its `IP/MASK` line, `0.0.0.0/0` when it has
+    no address); what shows a student that an interface has no address."""
+    pattern = _INTERFACE_LINES.get(dialect)
+    if pattern is None:
+        return []
+    return [
+        (match.group(1) if match.groups() else "e0", match.group(0).strip())
+        for match in pattern.finditer(output)
+    ]
+
+
+_INTERFACE_LINES = {
+    "vpcs": re.compile(r"^\s*IP/MASK\s*:.*$", re.MULTILINE),
+    "linux": re.compile(r"^\d+:\s+([^\s:@]+).*$", re.MULTILINE),
+    "cisco_ios": re.compile(r"^(\S+) is .*$", re.MULTILINE),
+}
+
+
 def same_interface(wanted: str, actual: str) -> bool:
     """Whether `wanted` (as a lab file names it: `e0`, `Gi0/0`, `eth0`) names `actual`."""
     return canonical_port_name(wanted) == canonical_port_name(actual)
@@ -79,7 +99,7 @@ def _vpcs_addresses(output: str) -> list[Address]:
         address = ipaddress.IPv4Interface(match.group(1))
         if int(address.ip) == 0:
             continue
-        found.append(Address("e0", address, _line_at(output, match.start())))
+        found.append(Address("e0", address, line_at(output, match.start())))
     return found
 
 
@@ -115,7 +135,8 @@ def _ios_addresses(output: str) -> list[Address]:
     return found
 
 
-def _line_at(text: str, position: int) -> str:
+def line_at(text: str, position: int) -> str:
+    """The line of `text` holding `position`, stripped."""
     start = text.rfind("\n", 0, position) + 1
     end = text.find("\n", position)
     return text[start : end if end >= 0 else len(text)].strip()

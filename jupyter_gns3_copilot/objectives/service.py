@@ -109,12 +109,18 @@ class ProjectLabs:
     async def checked_against(
         self, project_id: str, text: str | bytes, source: str = LAB_FILE
     ) -> LabDocument:
-        """`text` read as a lab file and checked against the project: its nodes' dialects
-        judge the check commands. Raises `LabFileError`."""
+        """`text` read as a lab file and checked against the project: every node a check
+        names is one of the project's, and its nodes' dialects judge the check commands.
+        Raises `LabFileError`."""
         document = self._load(text, source)
         ctx = self.lab.tool_context(project_id, TEACHING, asyncio.Event())
         dialects = {node.name: await _dialect(ctx, node) for node in await ctx.nodes()}
-        document.check_commands(self._refused, dialects.get)
+        problems = [
+            *document.node_problems([*dialects, *ctx.console_targets]),
+            *document.command_problems(self._refused, dialects.get),
+        ]
+        if problems:
+            raise LabFileError(sorted(problems, key=lambda p: p.line))
         return document
 
     def render(self, document: LabDocument, user: str) -> LabFile:

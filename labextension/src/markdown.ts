@@ -41,6 +41,13 @@ export function inlineMarkdownToHtml(markdown: string): string {
   return purify.sanitize(md.renderInline(markdown), { ADD_ATTR: ['target'] });
 }
 
+/** `host` holding one line of inline Markdown, rendered and sanitised (a text written with
+ * `code` shows code, never backticks); `host` itself, to build with. */
+export function withInlineMarkdown<T extends HTMLElement>(host: T, markdown: string): T {
+  host.innerHTML = inlineMarkdownToHtml(markdown);
+  return host;
+}
+
 /** The SVG document `svg` as an element for the page, sanitised (no scripts, no event
  * handlers, no foreign content); null when it holds no drawing. */
 export function sanitizeSvg(svg: string): SVGSVGElement | null {

@@ -72,6 +72,7 @@ LAB = textwrap.dedent(
             all:
               - {kind: node_running, node: PC1}
               - {kind: node_running, node: PC2}
+              - {kind: command, node: PC1, command: show ip, contains: 10.0.0.1/24}
     """
 )
 CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
@@ -188,6 +189,10 @@ def _assert_decided(checklist: Any) -> None:
         "PC2 has 10.0.0.2/24, not 10.0.0.9/24."
     )
     assert failed.locator(".gns3c-check-points").inner_text() == "0/1 pt"
+    # an explanation's Markdown is rendered: the command and the output as code
+    why = checklist.locator("[data-objective='pcs-run'] .gns3c-check-why")
+    assert why.inner_text() == ("PC1 is running; PC2 is running; show ip on PC1 shows 10.0.0.1/24.")
+    assert why.locator("code").all_inner_texts() == ["show ip", "10.0.0.1/24"]
 
 
 def _open_evidence(checklist: Any) -> None:

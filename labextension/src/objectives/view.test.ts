@@ -86,6 +86,37 @@ describe('the checklist view of a saved check', () => {
   });
 });
 
+describe('the words of texts and explanations', () => {
+  it('renders their Markdown: a command or an output line shows as code, never in backticks', () => {
+    const [first, ...rest] = saved.results;
+    const worded = {
+      ...first,
+      text: 'PC1 answers `show ip` with its gateway',
+      status: 'fail' as const,
+      explanation: '`show ip` on PC1 shows `GATEWAY : 0.0.0.0`, not what the objective asks.'
+    };
+    const root = renderChecksBundle({ ...saved, results: [worded, ...rest] });
+    const row = root.querySelector<HTMLElement>(`[data-objective="${first.id}"]`)!;
+    const text = row.querySelector('.gns3c-check-text')!;
+    expect(text.textContent).toBe('PC1 answers show ip with its gateway');
+    expect(text.querySelector('code')?.textContent).toBe('show ip');
+    const why = row.querySelector('.gns3c-check-why')!;
+    expect(why.textContent).toBe('show ip on PC1 shows GATEWAY : 0.0.0.0, not what the objective asks.');
+    expect([...why.querySelectorAll('code')].map(c => c.textContent)).toEqual(['show ip', 'GATEWAY : 0.0.0.0']);
+    expect(why.querySelector('p')).toBeNull(); // one line, no paragraph
+  });
+
+  it('keeps HTML in a lab file or an explanation out of the page', () => {
+    const [first, ...rest] = saved.results;
+    const evil = { ...first, text: 'PC1 <img src=x onerror=alert(1)>', explanation: '<script>alert(1)</script>**bold**' };
+    const root = renderChecksBundle({ ...saved, results: [evil, ...rest] });
+    const row = root.querySelector<HTMLElement>(`[data-objective="${first.id}"]`)!;
+    expect(row.querySelector('img, script')).toBeNull();
+    expect(row.querySelector('.gns3c-check-text')?.textContent).toBe('PC1 <img src=x onerror=alert(1)>');
+    expect(row.querySelector('.gns3c-check-why strong')?.textContent).toBe('bold');
+  });
+});
+
 describe('the checklist view updated in place (the sidebar)', () => {
   it('keeps opened evidence open and the focus on its element', () => {
     const view = new ChecklistView({

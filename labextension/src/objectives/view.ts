@@ -4,11 +4,13 @@
  * its points) with its objectives, each one line: a mark (passed, failed, undecided,
  * being checked, not checked: a shape and a word for screen readers, never colour alone),
  * its text and points; once decided, the one-line explanation and, on click, the evidence
- * (node, command, output lines). `update(list)` draws it again, keeping opened evidence
+ * (node, command, output lines). Texts and explanations are inline Markdown (an objective
+ * naming `show ip` shows it as code). `update(list)` draws it again, keeping opened evidence
  * open and the focus where it was (on the element with the same `data-key`). No
  * JupyterLab imports: the tests render it as the renderer and the sidebar do.
  */
 import { h, icon } from '../dom';
+import { withInlineMarkdown } from '../markdown';
 import {
   type Checklist,
   type ChecklistObjective,
@@ -126,12 +128,12 @@ function objectiveRow(objective: ChecklistObjective, opened: boolean): HTMLEleme
     h(
       'div',
       { class: 'gns3c-check-line' },
-      h('span', { class: 'gns3c-check-text', text: objective.text }),
+      withInlineMarkdown(h('span', { class: 'gns3c-check-text' }), objective.text),
       pointsText ? h('span', { class: 'gns3c-check-points', text: pointsText }) : null
     )
   );
   if (result?.explanation) {
-    body.append(h('div', { class: 'gns3c-check-why', text: result.explanation }));
+    body.append(withInlineMarkdown(h('div', { class: 'gns3c-check-why' }), result.explanation));
   }
   const evidence = result?.evidence ?? [];
   if (evidence.length) {

@@ -85,6 +85,34 @@ describe('tool card headers', () => {
     expect(v.node.textContent).not.toContain('Explain to the user');
     expect(card.querySelector('table')).toBeNull();
   });
+
+  it('renders the Markdown of a refusal note and of a tool note: code, never backticks', () => {
+    const turn = fixtureTurn('teaching_refusal');
+    const note = 'Teaching mode: type `ip 10.0.0.2/24` on **PC2** yourself <img src=x onerror=alert(1)>';
+    const refused = {
+      ...turn,
+      items: turn.items.map(item => (item.kind === 'tool' ? { ...item, note } : item))
+    };
+    const v = view(refused);
+    heads(v)[0].click();
+    const shown = v.node.querySelector<HTMLElement>('.gns3c-refusal')!;
+    expect(shown.querySelector('code')?.textContent).toBe('ip 10.0.0.2/24');
+    expect(shown.querySelector('strong')?.textContent).toBe('PC2');
+    expect(shown.textContent).not.toContain('`');
+    expect(shown.querySelector('img')).toBeNull();
+    expect(shown.querySelector('p')).toBeNull();
+
+    const ping = fixtureTurn('failed_ping');
+    const noted = {
+      ...ping,
+      items: ping.items.map(item => (item.kind === 'tool' ? { ...item, note: 'Read with `show ip`.' } : item))
+    };
+    const w = view(noted);
+    heads(w)[0].click();
+    const toolNote = w.node.querySelector<HTMLElement>('.gns3c-tool-note')!;
+    expect(toolNote.textContent).toBe('Read with show ip.');
+    expect(toolNote.querySelector('code')?.textContent).toBe('show ip');
+  });
 });
 
 describe('streaming Markdown', () => {

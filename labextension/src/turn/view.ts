@@ -12,7 +12,7 @@
  */
 import { addCopyButtons } from '../copy';
 import { h, icon } from '../dom';
-import { inlineMarkdownToHtml, renderMarkdown as defaultRenderMarkdown } from '../markdown';
+import { inlineMarkdownToHtml, renderMarkdown as defaultRenderMarkdown, withInlineMarkdown } from '../markdown';
 import { describeArguments, toolBadge, toolLabel, toolOutcome } from './describe';
 import { resultView } from './results';
 import type { ApprovalItem, ErrorItem, Item, ProgressLine, TextItem, ToolItem, TurnRecord, TurnStats } from './types';
@@ -274,10 +274,10 @@ class ToolView implements ItemView<ToolItem> {
     if (item.state === 'done') {
       if (toolOutcome(item) === 'refused') {
         // The tool's output is written for the model; the student gets the note.
-        parts.push(h('div', { class: 'gns3c-refusal', role: 'note', text: item.note || REFUSED_WITHOUT_NOTE }));
+        parts.push(withInlineMarkdown(h('div', { class: 'gns3c-refusal', role: 'note' }), item.note || REFUSED_WITHOUT_NOTE));
       } else {
         if (item.note) {
-          parts.push(h('div', { class: 'gns3c-tool-note', text: item.note }));
+          parts.push(withInlineMarkdown(h('div', { class: 'gns3c-tool-note' }), item.note));
         }
         parts.push(resultView(item.output ?? ''));
       }
