@@ -106,7 +106,7 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     typo.write_text(LAB.replace("to: PC2}", "to: PC9}"))
     unknown = shell.run_cell(f"%copilot lab attach {typo} --mode lab")
     assert str(unknown.error_in_exec) == (
-        f"{typo.name}, line 19, stages[1].objectives[0].check.to: the project has no node "
+        f"{typo.name}, line 20, stages[1].objectives[0].check.to: the project has no node "
         "called PC9 (its nodes are PC1, PC2, Switch1)"
     )
     capsys.readouterr()
