@@ -210,22 +210,23 @@ def test_a_title_showing_configuration_is_recognised() -> None:
         assert not hold_back.shows_configuration(title), title
 
 
+TWO_STAGES = textwrap.dedent(
+    """\
+    title: Stages
+    stages:
+      - id: one
+        title: One
+        objectives: [{id: a, text: A, check: {kind: node_running, node: PC1}}]
+      - id: two
+        title: Two
+        hints: explain
+        objectives: [{id: b, text: B, check: {kind: node_running, node: PC2}}]
+    """
+)
+
+
 def test_only_a_nudge_stage_holds_anything_back() -> None:
-    lab = load_lab(
-        textwrap.dedent(
-            """\
-            title: Policies
-            stages:
-              - id: one
-                title: One
-                objectives: [{id: a, text: A, check: {kind: node_running, node: PC1}}]
-              - id: two
-                title: Two
-                hints: explain
-                objectives: [{id: b, text: B, check: {kind: node_running, node: PC2}}]
-            """
-        )
-    ).lab
+    lab = load_lab(TWO_STAGES).lab
 
     async def checker(stage: str | None, abort: Any) -> list[ObjectiveResult]:
         return []
@@ -238,20 +239,7 @@ def test_only_a_nudge_stage_holds_anything_back() -> None:
 
 
 def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
-    lab = load_lab(
-        textwrap.dedent(
-            """\
-            title: Stages
-            stages:
-              - id: one
-                title: One
-                objectives: [{id: a, text: A, check: {kind: node_running, node: PC1}}]
-              - id: two
-                title: Two
-                objectives: [{id: b, text: B, check: {kind: node_running, node: PC2}}]
-            """
-        )
-    ).lab
+    lab = load_lab(TWO_STAGES).lab
     progress = StudentProgress()
 
     def result(objective: str, status: str) -> ObjectiveResult:
