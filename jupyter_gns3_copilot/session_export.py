@@ -17,7 +17,9 @@ A turn that ended in an error (the history's `turn_errors`) has that error after
 of the turn, in both formats.
 
 Commands that cannot be written as one `%copilot run` line (a `;` or a new line inside a
-command, a device name with `:` or `,`) are kept as a Markdown note instead of a cell.
+command, a device name with `:` or `,`) are kept as a Markdown note instead of a cell, and
+so are a device's commands with configuration lines a `nudge` stage held back
+(`tools.outcomes.HIDDEN_COMMAND`): the note says how many were left out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Literal
 
 from .agent.history import ConversationHistory, OpenAIMessage
 from .device_outcome import device_outcome
+from .tools.outcomes import HIDDEN_COMMAND, left_out
 
 EXPORT_FORMATS: tuple[str, ...] = ("ipynb", "md")
 MEDIA_TYPES = {"ipynb": "application/x-ipynb+json", "md": "text/markdown; charset=utf-8"}
@@ -131,7 +134,9 @@ def _outcomes(result: OpenAIMessage | None) -> dict[str, tuple[str | None, str]]
 
 def run_lines(run: DeviceRun) -> list[str] | None:
     """The `%copilot run` lines that repeat `run` (None: not expressible as such lines)."""
-    if any(c in run.device for c in ":,\n") or any(";" in c or "\n" in c for c in run.commands):
+    if any(c in run.device for c in ":,\n") or any(
+        ";" in c or "\n" in c or c == HIDDEN_COMMAND for c in run.commands
+    ):
         return None
     head = f"%copilot run {RUN_TOOL_OPTIONS[run.tool]}{run.device}: "
     if run.tool == "run_config_commands":
@@ -170,6 +175,12 @@ def _error_note(text: str) -> str:
 
 
 def _run_note(run: DeviceRun) -> str:
+    held = run.commands.count(HIDDEN_COMMAND)
+    if held:
+        return (
+            f"**{run.device}** ({run.tool}): {left_out(held)}, in this stage you work "
+            "the commands out yourself.\n\n" + _fenced("\n".join(run.commands))
+        )
     return f"The copilot ran on **{run.device}** ({run.tool}):\n\n" + _fenced(
         "\n".join(run.commands)
     )

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from jupyter_gns3_copilot.tools.modes import refusal
-from jupyter_gns3_copilot.tools.outcomes import ToolReading, read_result
+from jupyter_gns3_copilot.tools.outcomes import HIDDEN_COMMAND, ToolReading, read_result
 
 TEACHING = "teaching_assistant"
 LAB = "lab_automation_assistant"
@@ -138,6 +138,55 @@ def test_a_tool_the_mode_does_not_allow_is_refused_without_the_models_text() -> 
         "Teaching mode: I can't stop nodes; here is how you would do it: in GNS3, right-click "
         "PC1 and choose Stop.",
     )
+
+
+def test_configuration_held_back_by_a_nudge_stage_is_named_by_no_card() -> None:
+    """In a `nudge` stage the tools get `HIDDEN_COMMAND` for each configuration line: the
+    card says how many were left out and where to type them, never a line."""
+    vpcs = {
+        "devices": [
+            {"device": name, "commands": [HIDDEN_COMMAND]} for name in ("PC1", "PC2", "PC3")
+        ]
+    }
+    reading = read(
+        "run_vpcs_commands", refusal(TEACHING, "run_vpcs_commands"), TEACHING, arguments=vpcs
+    )
+    assert reading == ToolReading(
+        "not run: teaching mode · configuration of PC1, PC2, PC3",
+        "refused",
+        "Teaching mode: I can't configure PC1, PC2, PC3, and in this stage the commands are "
+        "yours to work out: I left out 3 configuration lines. Type them on the consoles of "
+        "PC1, PC2, PC3; the stage's objectives say what they must achieve.",
+    )
+    router = {"devices": [{"device": "R1", "commands": [HIDDEN_COMMAND, HIDDEN_COMMAND]}]}
+    reading = read(
+        "run_config_commands", refusal(TEACHING, "run_config_commands"), TEACHING, arguments=router
+    )
+    assert reading.summary == "not run: teaching mode · configuration of R1"
+    assert reading.note == (
+        "Teaching mode: I can't configure R1, and in this stage the commands are yours to "
+        "work out: I left out 2 configuration lines. Type them on R1's console in "
+        "configuration mode; the stage's objectives say what they must achieve."
+    )
+    blocked = [{"command": HIDDEN_COMMAND, "reason": "teaching_assistant mode only runs..."}]
+    mixed = device(
+        "PC1",
+        "PC1> show ip\nGATEWAY     : 0.0.0.0",
+        status="partial_success",
+        commands=["show ip", HIDDEN_COMMAND],
+        blocked_commands=blocked,
+    )
+    reading = read("run_show_commands", [mixed], TEACHING)
+    assert reading == ToolReading(
+        "ran `show ip` on PC1 · 1 partial",
+        "partial",
+        "Teaching mode: I can't configure PC1, and in this stage the commands are yours to "
+        "work out: I left out 1 configuration line. Type it on PC1's console; the stage's "
+        "objectives say what they must achieve.",
+    )
+    only = device("PC1", status="failed", commands=[HIDDEN_COMMAND], blocked_commands=blocked)
+    reading = read("run_show_commands", [only], TEACHING)
+    assert reading.summary == "not run: teaching mode · configuration of PC1"
 
 
 def test_setting_addresses_reads_as_what_was_set() -> None:

@@ -112,6 +112,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
 
+    from ..objectives.hints import HoldBack
+
 
 log = logging.getLogger(__name__)
 
@@ -243,9 +245,10 @@ class AgentContext:
     clock: TurnClock | None = None
     """The turn's execution time limit (None: no limit), kept with the seconds used in an
     approval request for the resume."""
-    answer_filter: Callable[[str], tuple[str, int]] | None = None
-    """What the saved answer may show (a `nudge` stage: configuration lines hidden), and
-    how many lines it hid; the stream is filtered alike by the service."""
+    hold_back: HoldBack | None = None
+    """What a `nudge` stage holds back from the student (`objectives.hints`): the saved
+    answer's, tool calls' and title's configuration lines; the service filters the stream
+    alike."""
     reply_sink: Callable[[AIMessageChunk | None], None] | None = None
     """Where the caller reads the model's replies as they stream, on the graph's own loop:
     None as each model call starts, then each chunk. Without it, a model call starts with
@@ -489,15 +492,36 @@ async def llm_call(
         "remaining_steps": state.get("remaining_steps", DEFAULT_MAX_ITERATIONS) - 1,
     }
     if reply is not None:
-        if ctx.answer_filter is not None and isinstance(reply.content, str):
-            shown, _ = ctx.answer_filter(reply.content)
-            reply = reply.model_copy(update={"content": shown})
+        if ctx.hold_back is not None:
+            reply = _held_back(reply, ctx.hold_back)
         update["messages"] = [reply]
     if topology is not None and topology != state.get("topology_info"):
         update["topology_info"] = topology
     if aborted:
         update["abort"] = True
     return update
+
+
+def _held_back(reply: AIMessage, hold_back: HoldBack) -> AIMessage:
+    """`reply` as the student may see it (saved so): configuration lines of its text and of
+    its tool calls' commands hidden (the tools then run what is left: teaching mode would
+    refuse the hidden lines), a malformed call's arguments text dropped."""
+    content = reply.content
+    if isinstance(content, str):
+        content, _ = hold_back.answer(content)
+    calls = [{**call, "args": hold_back.arguments(call["args"])[0]} for call in reply.tool_calls]
+    invalid = [{**call, "args": ""} for call in reply.invalid_tool_calls]
+    extra = {
+        k: v for k, v in reply.additional_kwargs.items() if k not in ("tool_calls", "function_call")
+    }
+    return reply.model_copy(
+        update={
+            "content": content,
+            "tool_calls": calls,
+            "invalid_tool_calls": invalid,
+            "additional_kwargs": extra,
+        }
+    )
 
 
 # -- tool_node -------------------------------------------------------------------------------
@@ -763,6 +787,8 @@ async def title_generator_node(state: AgentState, runtime: Runtime[AgentContext]
         title = clean_title(content_text(reply.content))
     except Exception as exc:
         log.warning("Title generation failed, using the first message: %s", exc)
+    if ctx.hold_back is not None and ctx.hold_back.shows_configuration(title):
+        title = ""  # the student's own words instead
     return {"conversation_title": title or fallback_title(user_text)}
 
 

@@ -132,9 +132,7 @@ class ChatApprovals(TurnEngine):
                 message_id,
                 objectives,
             )
-            turn.answer_filter = (
-                objectives.answer_filter() if objectives and context.answer_filter else None
-            )
+            turn.answer_filter = context.hold_back.stream() if context.hold_back else None
             self._consistent.discard(session_id)
             for event in custom_events(resolved(request, decision)[1], turn):
                 yield event

@@ -60,7 +60,8 @@ class RunningTurn:
         self.errors: list[str] = []
         """What the turn's `error` events said, kept in the checkpoint when it ends."""
         self.answer_filter: ConfigurationFilter | None = None
-        """Configuration lines kept out of the streamed answer (a `nudge` stage)."""
+        """Configuration lines kept out of the streamed answer and tool calls (a `nudge`
+        stage, `AgentContext.hold_back`)."""
 
     def start_row(self) -> None:
         """Start creating the new session's row, once. It is needed only when statistics

@@ -261,9 +261,7 @@ class AgentService(ChatSessions):
             context = await self._context(
                 llm, title_llm, mode, limits.temperature, abort, topology, message_id, objectives
             )
-            turn.answer_filter = (
-                objectives.answer_filter() if objectives and context.answer_filter else None
-            )
+            turn.answer_filter = context.hold_back.stream() if context.hold_back else None
             if auto_approve:
                 context.approval = NO_APPROVAL
             turn.stats.user_message()

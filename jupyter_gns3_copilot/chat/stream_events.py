@@ -8,6 +8,7 @@ nothing heavy at module level.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from ..events import (
     ErrorEvent,
     ProgressEvent,
     ToolCallEvent,
+    ToolCallPayload,
     ToolEndEvent,
     ToolStartEvent,
 )
@@ -29,7 +31,7 @@ from ..tools.outcomes import read_result
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalDecision, ApprovalRequest
-    from ..objectives.hints import TurnObjectives
+    from ..objectives.hints import ConfigurationFilter, TurnObjectives
     from .running_turn import RunningTurn
 
 log = logging.getLogger(__name__)
@@ -128,17 +130,41 @@ def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
                 if chunk.id
                 else as_event(ContentEvent(session_id=session_id, content=text))
             )
-    if chunk.tool_call_chunks:
-        events += [
-            as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
-            for p in turn.accumulator.add(chunk.tool_call_chunks)
-        ]
+    payloads = turn.accumulator.add(chunk.tool_call_chunks) if chunk.tool_call_chunks else []
     if finished:
-        events += [
-            as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
-            for p in turn.accumulator.finish()
-        ]
+        payloads += turn.accumulator.finish()
+    if turn.answer_filter is not None:
+        payloads = _held_back(payloads, turn.answer_filter)
+    events += [
+        as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
+        for p in payloads
+    ]
     return events
+
+
+def _held_back(
+    payloads: list[ToolCallPayload], answer_filter: ConfigurationFilter
+) -> list[ToolCallPayload]:
+    """The tool calls as a `nudge` stage shows them (`objectives.hints`): arguments only
+    once complete, their configuration lines hidden as the saved call's are (malformed
+    arguments not at all)."""
+    shown = []
+    for payload in payloads:
+        function = payload.function
+        if not function.complete:
+            if not function.arguments:  # the call's first payload: its name
+                shown.append(payload)
+            continue
+        try:
+            arguments = json.loads(function.arguments or "{}")
+        except ValueError:
+            arguments = None
+        text = ""
+        if isinstance(arguments, dict):
+            text = json.dumps(answer_filter.arguments(arguments), ensure_ascii=False)
+        function = function.model_copy(update={"arguments": text})
+        shown.append(payload.model_copy(update={"function": function}))
+    return shown
 
 
 def custom_events(data: Mapping[str, Any], turn: RunningTurn) -> list[dict[str, Any]]:

@@ -5,12 +5,10 @@ user has some."""
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import TYPE_CHECKING
 
 from ..agent.approval_policy import ApprovalPolicy
 from ..agent.prompts import system_prompt
-from ..objectives.hints import filter_answer
 from ..tools import ToolContext
 from ..tools.modes import TEACHING
 
@@ -39,22 +37,19 @@ async def agent_context(
     which look devices up in the turn's `topology` read; `prompt_template` replaces the
     built-in system prompt. With `objectives`, the tool
     context reaches them, the model is offered `check_objectives`, and in teaching mode
-    it reads the current stage and its `nudge` answers are filtered."""
+    it reads the current stage and a `nudge` stage holds configuration lines back."""
     # LangGraph and the model client are imported when the first service opens.
     from ..agent.graph import AgentContext, make_tool_specs
     from ..agent.llm_access import shared_chat_model
 
     prompt = system_prompt(mode, prompt_template)
     tools.read_nodes = topology.nodes
-    answer_filter = None
+    hold_back = None
     if objectives is not None:
         tools.objectives = objectives
         if mode == TEACHING:
             prompt += objectives.prompt()
-            if objectives.hints == "nudge":
-                answer_filter = functools.partial(
-                    filter_answer, is_configuring=objectives.is_configuring
-                )
+            hold_back = objectives.hold_back()
     return AgentContext(
         model=await shared_chat_model(llm, temperature=temperature),
         settings=llm,
@@ -62,7 +57,7 @@ async def agent_context(
         specs=make_tool_specs(mode, objectives=objectives is not None),
         topology=topology,
         system_prompt=prompt,
-        answer_filter=answer_filter,
+        hold_back=hold_back,
         abort=abort,
         title_model=(
             await shared_chat_model(title_llm, streaming=False) if title_llm is not None else None

@@ -179,7 +179,7 @@ class ProjectLabs:
             return None
         lab = self.render(document, user)
         stage = self.progress.current_stage(project_id, user, lab)
-        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else []
+        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else {}
 
         async def checker(
             stage_id: str | None, abort: asyncio.Event | None
@@ -239,12 +239,12 @@ class ProjectLabs:
         self._documents[key] = value
 
 
-async def project_dialects(lab: LabAccess, project_id: str) -> list[str]:
-    """The console dialects of the project's nodes (what a `nudge` stage's filter judges
-    command lines for)."""
+async def project_dialects(lab: LabAccess, project_id: str) -> dict[str, str]:
+    """The console dialect of each of the project's nodes that has one, by node name (what
+    a `nudge` stage's filter judges command lines for)."""
     ctx = lab.tool_context(project_id, TEACHING, asyncio.Event())
-    found = [await _dialect(ctx, node) for node in await ctx.nodes()]
-    return [dialect for dialect in found if dialect]
+    found = {node.name: await _dialect(ctx, node) for node in await ctx.nodes()}
+    return {name: dialect for name, dialect in found.items() if dialect}
 
 
 async def _dialect(ctx: ToolContext, node: Node) -> str | None:

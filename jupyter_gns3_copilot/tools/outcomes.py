@@ -17,6 +17,12 @@ model sees, unchanged) into a `ToolReading`, which the chat's `tool_end` event c
   to do it by hand ("Teaching mode: I can't change PC2's address; here is how you would do
   it: on PC2's console, type `ip 10.0.0.2/24`."), never the text written for the model.
 
+In a lab stage whose hints only point the way (`objectives.hints`), a call's configuration
+lines reach the tool as `HIDDEN_COMMAND`: its reading names no line either, says how many
+were left out, and points at the consoles ("not run: teaching mode · configuration of PC1,
+PC2"; "... I left out 2 configuration lines: work them out and type them on the consoles of
+PC1, PC2 ...").
+
 No Jupyter, no LangChain: the service and the direct tool runs call it once per result.
 """
 
@@ -71,6 +77,8 @@ MAX_NAMES = 6
 MAX_COMMAND_CHARS = 60
 MAX_PROBLEMS = 2
 """Failed checks named in a summary ("PC1: No gateway found")."""
+HIDDEN_COMMAND = "(configuration hidden)"
+"""What stands for a configuration line held back from the student (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -150,13 +158,15 @@ def _commands(tool: str, entries: Sequence[Any], mode: str | None) -> ToolReadin
     note = _blocked_note(tool, refused, mode) if refused else None
     if outcome == "refused":
         commands = [str(b.get("command", "")) for d in refused for b in d["blocked_commands"]]
-        what = f"{_commands_text(commands)} on {_names(names)}"
+        what = _what(commands, names)
         return ToolReading(f"not run: {_refuser(refused, mode)} · {what}", outcome, note)
     addresses = _addresses(tool, devices, outcomes)
     if addresses is not None:
         return ToolReading(addresses, outcome, note)
     stopped = sum(1 for device in devices if _stopped(device))
-    command_sets = {tuple(device.get("commands") or ()) for device in devices}
+    command_sets = {
+        tuple(c for c in device.get("commands") or () if c != HIDDEN_COMMAND) for device in devices
+    }
     what = "commands"
     if len(command_sets) == 1 and (same := next(iter(command_sets))):
         what = _commands_text(same)
@@ -230,18 +240,37 @@ def _blocked_note(tool: str, devices: Sequence[Mapping[str, Any]], mode: str | N
     commands = [command for held in by_device.values() for command in held]
     action = _command_action(list(by_device), commands)
     if _mode_of(devices, mode) == TEACHING:
-        how = _typing_how(tool, by_device)
-        return f"Teaching mode: I can't {action}; here is how you would do it: {how}."
+        return f"Teaching mode: I can't {action}{_how(tool, by_device)}"
     return f"The command policy kept me from doing this: {action}."
 
 
 def _command_action(names: Sequence[str], commands: Sequence[str]) -> str:
-    """What the student asked for, in their words: "change PC2's address" for VPCS `ip`."""
+    """What the student asked for, in their words: "change PC2's address" for VPCS `ip`,
+    "configure PC2" for held-back lines."""
+    if HIDDEN_COMMAND in commands:
+        return f"configure {_names(names)}"
     if commands and all(c.split()[:1] == ["ip"] for c in commands):
         if len(names) == 1:
             return f"change {names[0]}'s address"
         return f"change the addresses of {_names(names)}"
     return f"run {_commands_text(commands, 2) if commands else 'that command'} on {_names(names)}"
+
+
+def _how(tool: str, by_device: Mapping[str, Sequence[str]]) -> str:
+    """The end of a teaching-mode refusal's note: how to do it by hand, or, for lines held
+    back, how many and where to type them once worked out."""
+    held = sum(command == HIDDEN_COMMAND for commands in by_device.values() for command in commands)
+    if not held:
+        return f"; here is how you would do it: {_typing_how(tool, by_device)}."
+    names = list(by_device)
+    where = f"{names[0]}'s console" if len(names) == 1 else f"the consoles of {_names(names)}"
+    if tool == "run_config_commands":
+        where += " in configuration mode"
+    them = "it" if held == 1 else "them"
+    return (
+        f", and in this stage the commands are yours to work out: {left_out(held)}. "
+        f"Type {them} on {where}; the stage's objectives say what they must achieve."
+    )
 
 
 def _typing_how(tool: str, by_device: Mapping[str, Sequence[str]]) -> str:
@@ -264,21 +293,19 @@ def _refused_call(tool: str, mode: str, arguments: Mapping[str, Any]) -> ToolRea
     who = MODE_LABELS.get(mode, "The copilot's mode")
     action = REFUSED_ACTIONS.get(tool, f"use {tool.replace('_', ' ')}")
     devices = _argument_commands(arguments)
-    what = action
-    how: str | None
     if devices and tool in COMMAND_TOOLS:
         commands = [command for held in devices.values() for command in held]
-        if tool == "run_vpcs_commands":
+        if tool == "run_vpcs_commands" or HIDDEN_COMMAND in commands:
             action = _command_action(list(devices), commands)
         else:
             action += f" of {_names(list(devices))}"
-        what = f"{_commands_text(commands)} on {_names(list(devices))}"
-        how = _typing_how(tool, devices)
-    else:
-        how = _gns3_how(tool, arguments)
+        what = _what(commands, list(devices))
+        note = f"{who}: I can't {action}{_how(tool, devices)}"
+        return ToolReading(f"not run: {who.lower()} · {what}", "refused", note)
+    how = _gns3_how(tool, arguments)
     note = f"{who}: I can't {action}"
     note += f"; here is how you would do it: {how}." if how else "."
-    return ToolReading(f"not run: {who.lower()} · {what}", "refused", note)
+    return ToolReading(f"not run: {who.lower()} · {action}", "refused", note)
 
 
 def _gns3_how(tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -407,6 +434,21 @@ def _renamed(entry: Mapping[str, Any]) -> str:
 
 
 # -- text ------------------------------------------------------------------------------------
+
+
+def _what(commands: Sequence[str], names: Sequence[str]) -> str:
+    """ "`ip 10.0.0.1/24` on PC1" ("configuration of PC1" for lines held back)."""
+    shown = [command for command in commands if command != HIDDEN_COMMAND]
+    if len(shown) == len(commands):
+        return f"{_commands_text(commands)} on {_names(names)}"
+    if not shown:
+        return f"configuration of {_names(names)}"
+    return f"{_commands_text(shown)} and configuration on {_names(names)}"
+
+
+def left_out(count: int) -> str:
+    """ "I left out 3 configuration lines"."""
+    return f"I left out {_count(count, 'configuration line')}"
 
 
 def _commands_text(commands: Sequence[str], shown: int = 3) -> str:

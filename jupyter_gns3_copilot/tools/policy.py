@@ -695,6 +695,32 @@ _VOCABULARIES = {
 }
 
 
+_IOS_CONFIGURATION_WORDS = _words(
+    "interface router hostname network shutdown description ip ipv6 switchport vlan line "
+    "access-list encapsulation service banner username password passive-interface "
+    "redistribute default-information standby spanning-tree channel-group duplex speed "
+    "logging snmp-server ntp login transport exec-timeout area neighbor"
+)
+"""First words of IOS configuration-mode lines (the exec vocabulary above does not list
+them: the read-only rules refuse them as unknown)."""
+
+
+def takes_command_word(word: str, dialect: str) -> bool:
+    """Whether a `dialect` device takes `word` as the first word of a command: a word of the
+    dialect's vocabulary, spelled out or abbreviated as the device accepts, in any case (IOS:
+    its configuration-mode words too, spelled out); on Linux (names are case-sensitive) a
+    program the policy knows of. A dialect without a vocabulary takes any word."""
+    if dialect == "linux":
+        return word in _LINUX_KNOWN
+    vocabulary = _VOCABULARIES.get(dialect)
+    if vocabulary is None:
+        return True
+    typed = word.lower()
+    if dialect == "cisco_ios" and typed in _IOS_CONFIGURATION_WORDS:
+        return True
+    return typed in vocabulary.known or bool(vocabulary.candidates(typed))
+
+
 def _read_only_problem(words: Sequence[str], dialect: str) -> str | None:
     """Why `words` (first word spelled out where possible) is no diagnostic command."""
     vocabulary = _VOCABULARIES.get(dialect)
@@ -733,6 +759,18 @@ _LINUX_READ_ONLY = _words(
 _LINUX_FILTERS = _words("grep egrep fgrep head tail wc sort uniq cut column")
 _LINUX_INTERACTIVE = _words("top htop vi vim nano less more watch ssh telnet su passwd login")
 _IP_SHOW_VERBS = frozenset({"show", "list", "ls", "lst", "sh", "get"})
+_LINUX_KNOWN = (
+    _LINUX_READ_ONLY
+    | _LINUX_FILTERS
+    | _LINUX_INTERACTIVE
+    | _WRAPPERS
+    | _SUBSHELLS
+    | _words(
+        "sysctl iptables ip6tables nft brctl bridge dhclient udhcpc ifup ifdown service "
+        "systemctl rc-service vconfig modprobe tc kill reboot rm mv cp chmod tee"
+    )
+)
+"""Linux programs the policy knows of, diagnostics or not (`takes_command_word`)."""
 
 
 def _check_shell_line(command: str, read_only: bool, rules: Sequence[PolicyRule]) -> str | None:
