@@ -212,6 +212,7 @@ async def test_a_mistyped_stage_is_not_found_and_the_closest_one_named(
     jp_fetch: Any, gns3_project: Any
 ) -> None:
     """The same 404 from the stage, checks and catch-up routes (never a 500)."""
+    await add_pcs(gns3_project, "PC1", "PC2")
     assert (await attach(jp_fetch, gns3_project)).code == 200
     message = (
         "the lab has no stage 'adressing' (stages: addressing, reach); did you mean addressing?"
