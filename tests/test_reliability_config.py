@@ -29,6 +29,7 @@ PATH_VALUES = {
     "tool_name": "get_topology",
     "approval_id": str(uuid.uuid4()),
     "stage": "addressing",
+    "node": "PC1",
 }
 BODIES = {
     "PUT": {"model": "gpt-4o", "api_key": "sk-written-nowhere"},
