@@ -310,6 +310,21 @@ async def test_copies_carry_no_checks_and_the_staffs_copies_are_not_graded(
         for project in (copies[made_in_gns3], ines_copy):
             await gns3.close_project(project)
 
+        # Saving her working copy again keeps the template's lab file; saving a project
+        # with a lab file of its own (her copilot's `%copilot lab attach`) replaces it.
+        async with service.client() as api:
+
+            async def save_and_read() -> set[str]:
+                body = {"template": made_here, "project": lab_name(made_here, "ines")}
+                saved = await api.post("api/templates/save", json=body)
+                assert saved.status_code == 200, saved.text
+                grid = grid_of((await api.get("api/grades")).json(), made_here)
+                return {o["text"] for s in grid["stages"] for o in s["objectives"]}
+
+            assert "PC1 reaches PC2" in await save_and_read()
+            await labs.attach("ines", lab_name(made_here, "ines"), FORGED, "mine.yaml")
+            assert await save_and_read() == {"easy"}
+
 
 async def test_the_lab_progress_page_shows_the_grid_and_checks_everyone(
     gns3_lab: Any, prefix: str, tmp_path: Path

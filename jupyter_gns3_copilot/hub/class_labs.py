@@ -138,22 +138,30 @@ class ClassLabs:
         await self.grades.keep_lab_file(template.name, text, source, self.clock())
         return document.lab
 
-    async def keep_template_lab(self, template: Project) -> None:
-        """Keep the template project's own lab file in the service's store, unless it
-        keeps one already: the template is about to be replaced by a copy, which carries
-        no lab file (`LabAccounts.hide_lab_file`)."""
-        if await self.grades.lab_file(template.name) is not None:
+    async def keep_template_lab(self, template: Project, source: Project) -> None:
+        """Before `template` is replaced by a copy of `source`: keep the lab file it will
+        have in the service's store. `source`'s own lab file when it has one (its owner
+        attached it, e.g. `%copilot lab attach`), else the one the template has (kept, or
+        its project's own): a working copy made by "Edit a copy" carries none
+        (`LabAccounts.hide_lab_file`)."""
+        mine = await self._project_lab_text(source)
+        if mine is None and await self.grades.lab_file(template.name) is not None:
             return
+        text = mine if mine is not None else await self._project_lab_text(template)
+        if text is not None:
+            await self.grades.keep_lab_file(template.name, text, LAB_FILE, self.clock())
+
+    async def _project_lab_text(self, project: Project) -> str | None:
+        """The project's own lab file (None: it has none, or only comments); an invalid
+        one too (the lab progress page says what is wrong with it)."""
         try:
-            await self.labs.document(template.project_id)
+            await self.labs.document(project.project_id)
         except NoLab:
-            return
+            return None
         except LabFileError:
-            pass  # kept as it is: the lab progress page says what is wrong with it
-        raw = await self.accounts.admin.read_project_file(template.project_id, LAB_FILE)
-        await self.grades.keep_lab_file(
-            template.name, raw.decode(errors="replace"), LAB_FILE, self.clock()
-        )
+            pass
+        raw = await self.accounts.admin.read_project_file(project.project_id, LAB_FILE)
+        return raw.decode(errors="replace")
 
     async def _template_of(
         self, project: Project, user: str, templates: Mapping[str, Project] | None

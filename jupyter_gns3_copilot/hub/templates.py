@@ -11,8 +11,8 @@ their copilot (hub mode, on their own Jupyter server) lists like any lab of thei
 - `edit`: the caller's copy "<template> - <caller>" (`LabAccounts.assign_lab`: a copy
   they already have is kept);
 - `save`: the template replaced by a copy of one of the caller's projects (students keep
-  the copies they have; resetting one to the template gives them the new version); its
-  lab file stays;
+  the copies they have; resetting one to the template gives them the new version); it
+  keeps its lab file, unless the project saved has one of its own, which replaces it;
 - `delete`: the template goes, with the lab file the service kept for it; students'
   copies stay theirs;
 - `attach_lab`: a lab file (`lab.yaml`, the lab's objectives) checked against the
@@ -145,8 +145,8 @@ async def save(deps: DashboardDeps, caller: Caller, body: SaveTemplateBody) -> T
     """The template replaced by a copy of one of the caller's projects."""
     template = await _made_here(deps, body.template)
     source = await deps.accounts.student_project(caller.name, body.project)
-    if deps.labs is not None:  # the copy replacing it carries no lab file
-        await deps.labs.keep_template_lab(template)
+    if deps.labs is not None:
+        await deps.labs.keep_template_lab(template, source)
     replaced = await deps.accounts.replace_template(template, source)
     log.info("dashboard: %s saved %s as the template %s", caller.name, source.name, template.name)
     return _view(replaced)
