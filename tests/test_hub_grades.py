@@ -326,6 +326,37 @@ async def test_copies_carry_no_checks_and_the_staffs_copies_are_not_graded(
             assert await save_and_read() == {"easy"}
 
 
+async def test_a_catch_up_brings_back_no_checks_into_a_copy(
+    gns3_lab: Any, prefix: str, tmp_path: Path
+) -> None:
+    """Given a template made in GNS3 whose snapshot was taken with its lab file in the
+    project; then a student's catch-up restores that snapshot in her copy, and her copy's
+    lab file still holds no check."""
+    async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
+        labs = service.deps.labs
+        assert labs is not None
+        name = f"{prefix}snapshot-lab"
+        staged = LAB.replace(
+            "  - id: reach\n    title: Reachability\n",
+            "  - id: reach\n    title: Reachability\n    snapshot: reach-start\n",
+        )
+        assert staged != LAB
+        template = await make_template(gns3, name, staged)
+        await gns3.open_project(template)
+        await gns3.create_snapshot(template, "reach-start")
+        await gns3.close_project(template)
+        copy = (await service.deps.accounts.assign_lab(name, ["alice"]))["alice"].project_id
+        await gns3.open_project(copy)
+        lab = await labs.student_lab("alice", copy)
+        await labs.catch_up(lab, await labs.catch_up_plan(lab, "reach"))
+        token = (await service.deps.accounts.student_token("alice")).token
+        async with GNS3Client(gns3_lab.url, token=token.get_secret_value()) as as_alice:
+            shown = await as_alice.read_project_file(copy, "lab.yaml")
+        assert all(line.startswith(b"#") for line in shown.splitlines()), shown
+        assert (await labs.view("alice", copy)).title == "Two PCs"
+        await gns3.close_project(copy)
+
+
 async def test_the_lab_progress_page_shows_the_grid_and_checks_everyone(
     gns3_lab: Any, prefix: str, tmp_path: Path
 ) -> None:
