@@ -476,7 +476,7 @@ class Classroom:
                     raise ConsolePortsExhausted(
                         f"GNS3 has no console port left for {student.name}'s PC: a running "
                         "VPCS takes two ports of its server's console range, and a lab kit "
-                        "server has 100 (50 students). Use --computes, or fewer students."
+                        "server has 100 (50 students). Give more --computes, or fewer students."
                     ) from exc
                 finally:
                     await server.aclose()

@@ -3,14 +3,16 @@ on the real hub service, GNS3 and the scripted model; for N = 1 (the reference),
 
 Runs the instructor guide's JupyterHub recipe as written (the real JupyterHub, proxy and
 copilot hub service: gateway, accounts, tokens; `_classroom.Classroom`) on a GNS3 lab
-(`gns3_lab`, or a new one with `--computes N` extra computes once the lab kit starts
-them, and then the service's `placement` set to `least_loaded`), with the scripted model
-server (TEST DOUBLE of the OpenAI API, its own process) as the gateway's upstream. The
-service gives every student their GNS3 account and a copy of a one-PC template (the
-dashboard's `api/labs/assign`); each student starts their PC. GNS3 gives a running VPCS
-two TCP ports of its server's console range, and the lab kit's range is 100 ports: one
-lab server holds 50 students' PCs, more need `--computes`. Before the turns, the CPU the
-running PCs take with nobody asking anything is measured (5 s).
+(`gns3_lab`, or a new one with extra computes, and then the service's `placement` set to
+`least_loaded`), with the scripted model server (TEST DOUBLE of the OpenAI API, its own
+process) as the gateway's upstream. The service gives every student their GNS3 account
+and a copy of a one-PC template (the dashboard's `api/labs/assign`); each student starts
+their PC. GNS3 gives a running VPCS two TCP ports of its server's console range, and the
+lab kit's range is 100 ports: one lab server holds 50 students' PCs at most. So the
+largest class chooses the extra computes (`computes_needed`: each server kept at most
+`PORTS_FILLED` full, the copies not being spread quite evenly), unless `--computes N`
+says. Before the turns, the CPU the running PCs take with nobody asking anything is
+measured (5 s).
 
 Each student is a student's server's copilot reduced to its client parts, all in this
 process (`_classroom.StudentServer`): the hub service client (session, GNS3 token), the
@@ -32,6 +34,8 @@ at 100 students at most 3x one student's turn.
 
     .venv/bin/python benchmarks/classroom_load.py [--students 30,100] [--rounds 2] [--computes N]
 
+(the default run: 1, 30 and 100 students on the controller's compute and two more).
+
 Needs configurable-http-proxy (`make hub-proxy`; CONFIGURABLE_HTTP_PROXY or the cache's).
 """
 
@@ -39,13 +43,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import math
 import os
 import statistics
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
 from _classroom import (
@@ -63,29 +65,22 @@ from _classroom import (
 from _common import gns3_lab, parse_args
 from stream_overhead import scripted_server
 
-from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.labkit.ports import CONSOLE_PORTS
 
 GOAL_RATIO = 3.0
 IDLE_SAMPLE = 5.0
 """Seconds of the class's CPU measured with every PC running and no turn."""
+PORTS_PER_PC = 2
+"""Console ports GNS3 takes for a running VPCS (its console and an internal one)."""
+PORTS_FILLED = 0.8
+"""How full a server's console range may get: `least_loaded` spreads the copies of each
+batch the service assigns over the computes, one batch's remainder may go to the same one."""
 
 
-@contextlib.contextmanager
-def class_lab(directory: Path, computes: int) -> Iterator[Any]:
-    """The benchmarks' GNS3 lab, or a new one with `computes` extra computes."""
-    if not computes:
-        with gns3_lab(directory) as lab:
-            yield lab
-        return
-    options: dict[str, Any] = {"computes": computes}
-    try:
-        server = LabServer(instance_dir=directory, **options)
-    except TypeError:
-        raise SystemExit(
-            "--computes needs the lab kit's extra computes (gns3-copilot-lab start --computes N)"
-        ) from None
-    with server as lab:
-        yield lab
+def computes_needed(students: int) -> int:
+    """The extra computes (beside the controller's own) for `students` running PCs."""
+    servers = math.ceil(students * PORTS_PER_PC / (CONSOLE_PORTS * PORTS_FILLED))
+    return max(0, servers - 1)
 
 
 def service_config(computes: int) -> str:
@@ -203,17 +198,23 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=2, help="waves of turns per class size")
     parser.add_argument(
-        "--computes", type=int, default=0, help="extra GNS3 computes of a new lab (0: none)"
+        "--computes",
+        type=int,
+        default=None,
+        help="extra GNS3 computes of a new lab (default: as many as the largest class needs, "
+        "two console ports per running PC, 100 per lab kit server; 0: none)",
     )
     args = parse_args(parser, students="2", rounds=1)
     sizes = sorted({1, *(int(n) for n in args.students.split(","))})
+    computes = computes_needed(max(sizes)) if args.computes is None else args.computes
+    print(f"{max(sizes)} students at most: GNS3 with {computes} extra computes")
     work = Path(tempfile.mkdtemp(prefix="bench-classroom-"))
     turns, direct = markers(sizes, args.rounds)
     write_script(work / "script.json", turns, direct)
     with (
-        class_lab(work / "gns3", args.computes) as lab,
+        gns3_lab(work / "gns3", computes) as lab,
         scripted_server(work / "script.json", quiet=True) as model_url,
-        Classroom(lab, work / "srv", model_url, service_config(args.computes)) as room,
+        Classroom(lab, work / "srv", model_url, service_config(computes)) as room,
     ):
         try:
             asyncio.run(measure(room, model_url, sizes, args.rounds))

@@ -205,6 +205,11 @@ async def test_the_service_grades_each_students_copy_against_the_template(
             )
             assert alice["objectives"]["pc1-address"]["status"] == "pass"
             assert alice["objectives"]["pc1-address"]["checks"] == 5
+            # The grid keeps first passes (3 points); her last check passed only PC2's
+            # address (1 point): both answers name both scores.
+            assert (alice["score"], alice["kept_score"], alice["live_score"]) == (3, 3, 1)
+            now = (await api.post("api/grades/check", json={"lab": name})).json()["checked"]
+            assert [(c["score"], c["live_score"], c["kept_score"]) for c in now] == [(1, 1, 3)]
 
             # The CSV: one row per student and objective, as the grid says.
             exported = await api.get("api/grades.csv", params={"lab": name})
@@ -234,6 +239,122 @@ async def test_the_service_grades_each_students_copy_against_the_template(
             refused = await api.post("api/grades/report", json={"student": "bob", "project": name})
             assert refused.status_code == 403
         await gns3.close_project(copies["alice"])
+
+
+async def test_copies_carry_no_checks_and_the_staffs_copies_are_not_graded(
+    gns3_lab: Any, prefix: str, tmp_path: Path
+) -> None:
+    """Given a template made in GNS3 with its lab file, and one made on the dashboard with
+    a lab file attached there; then the students' copies carry no check their own GNS3
+    token can read, yet their labs read and check as before; and ines's working copy
+    ("Edit a copy") is neither checked by "check everyone now" nor in the grid or CSV."""
+    async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
+        labs = service.deps.labs
+        assert labs is not None
+        made_in_gns3 = f"{prefix}gns3-made"
+        await make_template(gns3, made_in_gns3)
+        made_here = f"{prefix}dashboard-made"
+        async with service.client() as api:
+            made = await api.post("api/templates", json={"name": made_here})
+            assert made.status_code == 200, made.text
+            edited = await api.post("api/templates/edit", json={"template": made_here})
+            assert edited.status_code == 200, edited.text
+            ines_copy = edited.json()["project_id"]
+            await gns3.open_project(ines_copy)
+            for device in ("PC1", "PC2"):
+                await gns3.create_node_from_template(ines_copy, "VPCS", device)
+            await gns3.create_link(ines_copy, "PC1", "e0", "PC2", "e0")
+            saved = await api.post(
+                "api/templates/save", json={"template": made_here, "project": ines_copy}
+            )
+            assert saved.status_code == 200, saved.text
+            attached = await api.post("api/templates/lab", json={"template": made_here, "lab": LAB})
+            assert attached.status_code == 200, attached.text
+            copies = {}
+            for template in (made_in_gns3, made_here):
+                assigned = await api.post(
+                    "api/labs/assign", json={"template": template, "students": ["alice"]}
+                )
+                assert assigned.status_code == 200, assigned.text
+                copies[template] = assigned.json()["alice"]["project_id"]
+            ines = await api.post("api/templates/edit", json={"template": made_in_gns3})
+            ines_copy = ines.json()["project_id"]
+
+        # Alice's own GNS3 token (her copilot's, her web UI's) reads no check in her copies.
+        token = (await service.deps.accounts.student_token("alice")).token
+        async with GNS3Client(gns3_lab.url, token=token.get_secret_value()) as as_alice:
+            shown = await as_alice.read_project_file(copies[made_in_gns3], "lab.yaml")
+            assert all(line.startswith(b"#") for line in shown.splitlines()), shown
+            assert b"check:" not in shown and b"kind:" not in shown and b"PC1" not in shown
+            with pytest.raises(GNS3NotFound):
+                await as_alice.read_project_file(copies[made_here], "lab.yaml")
+        # Her labs still read (her values) and are graded against the templates' files.
+        for template, project in copies.items():
+            lab = await labs.student_lab("alice", project)
+            assert lab.graded and lab.lab == template
+            view = (await labs.view("alice", project)).model_dump()
+            assert host(view, "pc1-address").startswith("10.40.")
+
+        # Ines's copy, opened like alice's: only alice is checked, graded, exported.
+        for project in (copies[made_in_gns3], ines_copy):
+            await gns3.open_project(project)
+            await gns3.start_all(project)
+        async with service.client() as api:
+            everyone = (await api.post("api/grades/check", json={"lab": made_in_gns3})).json()
+            assert [c["user"] for c in everyone["checked"]] == ["alice"]
+            assert everyone["skipped"] == []
+            grid = grid_of((await api.get("api/grades")).json(), made_in_gns3)
+            assert [r["user"] for r in grid["students"]] == ["alice"]
+            exported = await api.get("api/grades.csv")
+            assert {r["student"] for r in csv.DictReader(io.StringIO(exported.text))} == {"alice"}
+        for project in (copies[made_in_gns3], ines_copy):
+            await gns3.close_project(project)
+
+        # Saving her working copy again keeps the template's lab file; saving a project
+        # with a lab file of its own (her copilot's `%copilot lab attach`) replaces it.
+        async with service.client() as api:
+
+            async def save_and_read() -> set[str]:
+                body = {"template": made_here, "project": lab_name(made_here, "ines")}
+                saved = await api.post("api/templates/save", json=body)
+                assert saved.status_code == 200, saved.text
+                grid = grid_of((await api.get("api/grades")).json(), made_here)
+                return {o["text"] for s in grid["stages"] for o in s["objectives"]}
+
+            assert "PC1 reaches PC2" in await save_and_read()
+            await labs.attach("ines", lab_name(made_here, "ines"), FORGED, "mine.yaml")
+            assert await save_and_read() == {"easy"}
+
+
+async def test_a_catch_up_brings_back_no_checks_into_a_copy(
+    gns3_lab: Any, prefix: str, tmp_path: Path
+) -> None:
+    """Given a template made in GNS3 whose snapshot was taken with its lab file in the
+    project; then a student's catch-up restores that snapshot in her copy, and her copy's
+    lab file still holds no check."""
+    async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
+        labs = service.deps.labs
+        assert labs is not None
+        name = f"{prefix}snapshot-lab"
+        staged = LAB.replace(
+            "  - id: reach\n    title: Reachability\n",
+            "  - id: reach\n    title: Reachability\n    snapshot: reach-start\n",
+        )
+        assert staged != LAB
+        template = await make_template(gns3, name, staged)
+        await gns3.open_project(template)
+        await gns3.create_snapshot(template, "reach-start")
+        await gns3.close_project(template)
+        copy = (await service.deps.accounts.assign_lab(name, ["alice"]))["alice"].project_id
+        await gns3.open_project(copy)
+        lab = await labs.student_lab("alice", copy)
+        await labs.catch_up(lab, await labs.catch_up_plan(lab, "reach"))
+        token = (await service.deps.accounts.student_token("alice")).token
+        async with GNS3Client(gns3_lab.url, token=token.get_secret_value()) as as_alice:
+            shown = await as_alice.read_project_file(copy, "lab.yaml")
+        assert all(line.startswith(b"#") for line in shown.splitlines()), shown
+        assert (await labs.view("alice", copy)).title == "Two PCs"
+        await gns3.close_project(copy)
 
 
 async def test_the_lab_progress_page_shows_the_grid_and_checks_everyone(
@@ -318,8 +439,9 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
 ) -> None:
     """Given a template made on the dashboard; then a lab file with a schema error or a
     configuring check or naming nodes it lacks is refused with its line and field (nothing
-    written), a good one is written into the template (API and the page's file upload)
-    and the lab progress grid shows it; a project not made on the dashboard is never changed."""
+    kept), a good one is kept by the service (API and the page's file upload), never
+    written into GNS3, and the lab progress grid shows it; a template made in GNS3 gets one
+    too, and its GNS3 project is not changed."""
     async with graded_service(gns3_lab, prefix, tmp_path) as (gns3, service):
         name = f"{prefix}attached-lab"
         async with service.client() as api:
@@ -363,17 +485,21 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
                 "objectives": 3,
                 "max_score": 4.0,
             }
-            assert await gns3.read_project_file(template_id, "lab.yaml") == LAB.encode()
+            with pytest.raises(GNS3NotFound):  # kept by the service, not in the project
+                await gns3.read_project_file(template_id, "lab.yaml")
             grid = grid_of((await api.get("api/grades", params={"lab": name})).json(), name)
             assert (grid["title"], grid["max_score"], grid["problem"]) == ("Two PCs", 4.0, None)
 
+            # A template made in GNS3 (with a lab file of its own): the attached one wins.
             elsewhere = f"{prefix}not-made-here"
-            await make_template(gns3, elsewhere)
-            untouched = await api.post(
-                "api/templates/lab", json={"template": elsewhere, "lab": FORGED}
-            )
-            assert untouched.status_code == 400, untouched.text
-            assert "not made on this dashboard" in untouched.json()["error"]["message"]
+            elsewhere_id = await make_template(gns3, elsewhere)
+            other = await api.post("api/templates/lab", json={"template": elsewhere, "lab": FORGED})
+            assert other.status_code == 200, other.text
+            assert other.json()["template"]["made_here"] is False
+            assert await gns3.read_project_file(elsewhere_id, "lab.yaml") == LAB.encode()
+            grid = grid_of((await api.get("api/grades")).json(), elsewhere)
+            texts = {o["text"] for s in grid["stages"] for o in s["objectives"]}
+            assert texts == {"easy"}
 
         async with service.client() as page:
             home = await page.get("")
@@ -390,7 +516,9 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
             uploaded = await page.get(posted.next_request.url if posted.next_request else "")
             assert uploaded.status_code == 200
             assert "now has the lab 'Two PCs, second version'" in html.unescape(uploaded.text)
-            assert await gns3.read_project_file(template_id, "lab.yaml") == renamed.encode()
+            assert f'data-template="{elsewhere}"' in uploaded.text
+            row = uploaded.text.split(f'data-template="{elsewhere}"', 1)[1].split("</tr>")[0]
+            assert "Attach lab file" in row  # offered for a template made in GNS3 too
 
             bad = await page.post(
                 "templates/lab",
@@ -399,7 +527,8 @@ async def test_an_instructor_attaches_a_lab_file_to_a_template_on_the_dashboard(
             )
             assert bad.status_code == 400
             assert "mine.yaml" in bad.text and "extra" in bad.text
-            assert await gns3.read_project_file(template_id, "lab.yaml") == renamed.encode()
+            grid = grid_of((await page.get("api/grades", params={"lab": name})).json(), name)
+            assert grid["title"] == "Two PCs, second version"
             empty = await page.post(
                 "templates/lab", data={"_xsrf": xsrf, "template": name}, files={}
             )

@@ -207,9 +207,18 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         session = client.get(
             hub.service_url("api", "session"), headers=_server(hub, "alice")
         ).json()
+        as_alice = {"Authorization": f"Bearer {session['gns3_token']}"}
+        # First she reads the lab file of her copy: it holds no check (the answers).
+        shown = client.get(
+            f"{session['gns3_url']}/v3/projects/{project}/files/lab.yaml", headers=as_alice
+        )
+        assert shown.status_code in (200, 403, 404), shown.text
+        if shown.status_code == 200:
+            assert all(line.startswith("#") for line in shown.text.splitlines()), shown.text
+            assert "check:" not in shown.text and "PC1" not in shown.text
         written = client.post(
             f"{session['gns3_url']}/v3/projects/{project}/files/lab.yaml",
-            headers={"Authorization": f"Bearer {session['gns3_token']}"},
+            headers=as_alice,
             content=FORGED.encode(),
         )
         assert written.is_success, written.text
@@ -271,8 +280,15 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
             assert theirs.status_code == 404, theirs.text
 
         # Carol's grid: alice's stage done, bob never checked; "check everyone now"
-        # checks alice's opened copy and says bob's is closed.
+        # checks alice's opened copy and says bob's is closed. Carol's own working copy
+        # ("Edit a copy") is no student's: neither checked nor in the grid.
         carol = hub.headers("carol")
+        hers = client.post(
+            hub.dashboard_url("api", "templates", "edit"),
+            headers=carol,
+            json={"template": TEMPLATE},
+        )
+        assert hers.status_code == 200, hers.text
         everyone = client.post(hub.dashboard_url("api", "grades", "check"), headers=carol, json={})
         assert everyone.status_code == 200, everyone.text
         assert [c["user"] for c in everyone.json()["checked"]] == ["alice"]
@@ -280,6 +296,7 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         labs = client.get(hub.dashboard_url("api", "grades"), headers=carol).json()["labs"]
         grid = next(g for g in labs if g["lab"] == TEMPLATE)
         rows = {r["user"]: r for r in grid["students"]}
+        assert set(rows) == {"alice", "bob"}
         assert rows["alice"]["stages"][0]["passed"] is True
         assert rows["alice"]["objectives"]["pc1-pc2"]["status"] == "pass"
         assert {c["status"] for c in rows["bob"]["objectives"].values()} == {"unchecked"}

@@ -4,10 +4,13 @@ A student controls their own server, and their GNS3 user may write files in thei
 projects: neither can be trusted with a grade. So the service checks students' labs itself:
 
 - **which lab file**: a student's copy of a template ("<template> - <hub user>", made by
-  `LabAccounts.assign_lab`) is checked against the TEMPLATE's `lab.yaml` (read from the
-  template project, which no student's GNS3 token reaches): a student who edits the lab
-  file of their copy changes nothing. Such a lab is *graded*: its results are recorded
-  (`grade_store.py`) under the template's name. Any other project of the student's is
+  `LabAccounts.assign_lab`) is checked against the TEMPLATE's lab file
+  (`template_document`): the one attached on the dashboard, kept in the service's store
+  (`grade_store.py`), else the template project's own `lab.yaml` (a template made in
+  GNS3 with its lab file; no student's GNS3 token reaches a template). The copy itself
+  carries no lab file a student could read for the answers (`LabAccounts.hide_lab_file`),
+  and a student who writes one into it changes nothing. Such a lab is *graded*: its
+  results are recorded under the template's name. Any other project of the student's is
   checked against its own lab file (practice), and nothing is recorded;
 - **on which devices**: the student's project, through the service's own GNS3 access
   (the administrator's client; consoles through GNS3's console websocket with its token),
@@ -34,11 +37,12 @@ from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
 from ..gns3.models import Project
+from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
 from ..objectives.runner import check_lab
-from ..objectives.service import CatchUpPlan, ProjectLabs
+from ..objectives.service import LAB_FILE, CatchUpPlan, ProjectLabs
 from ..objectives.view import LabView, lab_view
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
@@ -109,15 +113,55 @@ class ClassLabs:
         file: its template's when it is a copy of a template with a lab file, else its
         own (`NoLab`, `LabFileError`). `templates` (by name): the class's template
         projects when the caller knows them already."""
-        from ..objectives.errors import NoLab
-
         mine = await self.accounts.student_project(user, project)
         template = await self._template_of(mine, user, templates)
         if template is not None:
             with contextlib.suppress(NoLab):
-                document = await self.labs.document(template.project_id)
+                document = await self.template_document(template)
                 return StudentLab(user, mine, document, template)
         return StudentLab(user, mine, await self.labs.document(mine.project_id), None)
+
+    async def template_document(self, template: Project) -> LabDocument:
+        """The template's lab file: the one attached on the dashboard (kept by the
+        service), else the template project's `lab.yaml`. Raises `NoLab`, `LabFileError`."""
+        kept = await self.grades.lab_file(template.name)
+        if kept is not None:
+            text, source = kept
+            return self.labs.loaded(text, source)
+        return await self.labs.document(template.project_id)
+
+    async def attach_to_template(self, template: Project, text: str, source: str) -> LabFile:
+        """Check `text` against the template's nodes and keep it as its lab file (in the
+        service's store, by the template's name: never written into GNS3, where every
+        copy would carry it). Raises `LabFileError`."""
+        document = await self.labs.checked_against(template.project_id, text, source)
+        await self.grades.keep_lab_file(template.name, text, source, self.clock())
+        return document.lab
+
+    async def keep_template_lab(self, template: Project, source: Project) -> None:
+        """Before `template` is replaced by a copy of `source`: keep the lab file it will
+        have in the service's store. `source`'s own lab file when it has one (its owner
+        attached it, e.g. `%copilot lab attach`), else the one the template has (kept, or
+        its project's own): a working copy made by "Edit a copy" carries none
+        (`LabAccounts.hide_lab_file`)."""
+        mine = await self._project_lab_text(source)
+        if mine is None and await self.grades.lab_file(template.name) is not None:
+            return
+        text = mine if mine is not None else await self._project_lab_text(template)
+        if text is not None:
+            await self.grades.keep_lab_file(template.name, text, LAB_FILE, self.clock())
+
+    async def _project_lab_text(self, project: Project) -> str | None:
+        """The project's own lab file (None: it has none, or only comments); an invalid
+        one too (the lab progress page says what is wrong with it)."""
+        try:
+            await self.labs.document(project.project_id)
+        except NoLab:
+            return None
+        except LabFileError:
+            pass
+        raw = await self.accounts.admin.read_project_file(project.project_id, LAB_FILE)
+        return raw.decode(errors="replace")
 
     async def _template_of(
         self, project: Project, user: str, templates: Mapping[str, Project] | None
@@ -273,6 +317,8 @@ class ClassLabs:
         lock = self._runs.setdefault(lab.project.project_id, asyncio.Lock())
         async with lock:
             await self.labs.catch_up(lab.project.project_id, plan)
+            if lab.graded:  # a snapshot may hold the template's lab file
+                await self.accounts.hide_lab_file(lab.project.project_id)
 
     def _access(self, pool: ConsolePool) -> LabAccess:
         return LabAccess(

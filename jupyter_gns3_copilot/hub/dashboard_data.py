@@ -369,6 +369,16 @@ async def _group_students(deps: DashboardDeps, group: str) -> tuple[list[str], s
     return seen, f"no student has been seen in the group '{group}'."
 
 
+async def course_staff(deps: DashboardDeps) -> set[str]:
+    """The members of the instructor groups (the hub's, else as seen in the usage
+    records): course staff, whose copies of a lab are no student's."""
+    staff: set[str] = set()
+    for group in deps.instructor_groups:
+        members, _ = await _group_students(deps, group)
+        staff.update(members)
+    return staff
+
+
 async def assign(deps: DashboardDeps, body: AssignBody) -> dict[str, ProjectView]:
     """Give the students of `body` a copy of the template; each student's copy."""
     students = list(dict.fromkeys(body.students))

@@ -8,6 +8,11 @@ time of the first pass and the copilot turns the student had taken in that stage
 And one row per (hub user, lab) with when the student started it (the lab was assigned to
 them, or, for a copy made otherwise, their first check).
 
+Two more things only the service may know are kept beside them: each template's lab file
+attached on the dashboard (`lab_files`, by template name: its checks would give the answers
+away, so it is kept out of GNS3, where a student's copy would carry it), and the course
+staff who took a working copy of a template ("Edit a copy"): their copies are not graded.
+
 Only the service writes here (`<data_dir>/grades.db`, SQLite in WAL mode), and only with
 the results of checks it ran itself on the devices: nothing a student's server says is
 recorded.
@@ -48,6 +53,16 @@ _TABLES = {
         (("hub_user", "TEXT NOT NULL"), ("lab", "TEXT NOT NULL"), ("started_at", "TEXT NOT NULL")),
         ", PRIMARY KEY (hub_user, lab)",
     ),
+    "lab_files": (
+        (
+            ("lab", "TEXT NOT NULL PRIMARY KEY"),
+            ("text", "TEXT NOT NULL"),
+            ("source", "TEXT NOT NULL"),
+            ("attached_at", "TEXT NOT NULL"),
+        ),
+        "",
+    ),
+    "staff": ((("hub_user", "TEXT NOT NULL PRIMARY KEY"), ("noted_at", "TEXT NOT NULL")), ""),
 }
 _INDEXES = ("CREATE INDEX IF NOT EXISTS idx_grades_lab ON objective_grades(lab, hub_user)",)
 
@@ -189,6 +204,44 @@ class GradeStore:
             )
             for row in rows
         ]
+
+    async def keep_lab_file(self, lab: str, text: str, source: str, at: datetime) -> None:
+        """Make `text` (named `source`) the lab file of the template named `lab`."""
+        async with self._write_lock:
+            await self._conn.execute(
+                "INSERT INTO lab_files (lab, text, source, attached_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (lab) DO UPDATE SET text = excluded.text, "
+                "source = excluded.source, attached_at = excluded.attached_at",
+                (lab, text, source, _timestamp(at)),
+            )
+            await self._conn.commit()
+
+    async def lab_file(self, lab: str) -> tuple[str, str] | None:
+        """The lab file kept for the template named `lab`: its text and source name."""
+        query = "SELECT text, source FROM lab_files WHERE lab = ?"
+        async with self._conn.execute(query, (lab,)) as cursor:
+            row = await cursor.fetchone()
+        return (row[0], row[1]) if row else None
+
+    async def forget_lab_file(self, lab: str) -> None:
+        """The template named `lab` has no kept lab file any more (it was deleted)."""
+        async with self._write_lock:
+            await self._conn.execute("DELETE FROM lab_files WHERE lab = ?", (lab,))
+            await self._conn.commit()
+
+    async def note_staff(self, user: str, at: datetime) -> None:
+        """`user` is course staff (took a working copy of a template): never graded."""
+        async with self._write_lock:
+            await self._conn.execute(
+                "INSERT OR IGNORE INTO staff (hub_user, noted_at) VALUES (?, ?)",
+                (user, _timestamp(at)),
+            )
+            await self._conn.commit()
+
+    async def staff(self) -> set[str]:
+        """The hub users noted as course staff."""
+        async with self._conn.execute("SELECT hub_user FROM staff") as cursor:
+            return {row[0] for row in await cursor.fetchall()}
 
     async def close(self) -> None:
         """Release the store (idempotent)."""

@@ -12,7 +12,13 @@ page, its form and `api/grades...`):
 
 Only what the service checked itself counts (`class_labs.py`, `grade_store.py`). A stage
 is completed when each of its objectives has passed once: a stage is a checkpoint, a
-student who breaks it later while working on the next one keeps it.
+student who breaks it later while working on the next one keeps it. So two scores: the
+KEPT score (`kept_score`, the grid's `score`: the points of every objective passed once)
+and the LIVE score (`live_score`: the points of the objectives the last check passed).
+
+Students only: the course staff's working copies ("Edit a copy" on the dashboard, and
+anyone in an instructor group) are neither checked by "check everyone now" nor shown in
+the grid and the CSV (`_staff`).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile, Objective
 from ..objectives.results import CheckReport, ObjectiveResult, summarize
 from .class_labs import ClassLabs, StudentLab
-from .dashboard_data import ActionError
+from .dashboard_data import ActionError, course_staff
 from .grade_store import ObjectiveGrade
 from .lab_accounts import lab_name
 from .service_client import GradeReportRequest
@@ -104,7 +110,18 @@ class StudentRow(BaseModel):
     project: str | None
     """Their copy of the template (None: gone, grades kept)."""
     project_status: str | None = None
-    score: float
+    score: float = Field(
+        description="The kept score: the points of every objective passed once (a first "
+        "pass is kept), the same as `kept_score`."
+    )
+    kept_score: float = Field(
+        default=0, description="The points of every objective passed once (first passes kept)."
+    )
+    live_score: float = Field(
+        default=0,
+        description="The points of the objectives the last check passed: what the devices "
+        "show now (as `api/grades/check` reports it).",
+    )
     max_score: float
     stages_passed: int
     stages: list[StageProgress]
@@ -143,9 +160,21 @@ class CheckedLab(BaseModel):
     user: str
     lab: str
     project: str
-    score: float
+    score: float = Field(
+        description="The live score: the points of the objectives this check passed (what "
+        "the devices show now), the same as `live_score`; the grid shows `kept_score`."
+    )
+    live_score: float = Field(
+        default=0, description="The points of the objectives this check passed."
+    )
+    kept_score: float = Field(
+        default=0,
+        description="The points of every objective passed once, this check included (first "
+        "passes are kept): the score the grid and the CSV show.",
+    )
     max_score: float
     passed: bool
+    """Whether this check passed every objective."""
 
 
 class SkippedLab(BaseModel):
@@ -182,7 +211,7 @@ async def _lab_files(
     if lab is not None and not chosen:
         raise ActionError(404, f"lab: no template project is named {lab!r}.", "lab")
     found = await asyncio.gather(
-        *(labs.labs.document(t.project_id) for t in chosen), return_exceptions=True
+        *(labs.template_document(t) for t in chosen), return_exceptions=True
     )
     files: list[tuple[Project, LabDocument | Exception]] = []
     for template, document in zip(chosen, found, strict=True):
@@ -193,6 +222,24 @@ async def _lab_files(
         elif isinstance(document, BaseException):
             raise document
     return files
+
+
+async def _staff(deps: DashboardDeps, labs: ClassLabs) -> set[str]:
+    """The course staff: who took a working copy of a template ("Edit a copy") and the
+    members of the instructor groups. Their copies are never graded."""
+    return await labs.grades.staff() | await course_staff(deps)
+
+
+def _students_only(
+    owned: Mapping[str, Sequence[Project]], staff: set[str]
+) -> dict[str, Sequence[Project]]:
+    return {user: mine for user, mine in owned.items() if user not in staff}
+
+
+def _kept(lab: LabFile, grades: Sequence[ObjectiveGrade]) -> float:
+    """The points of the objectives of `lab` passed once."""
+    passed = {g.objective for g in grades if g.passed}
+    return sum(o.points for s in lab.stages for o in s.objectives if o.id in passed)
 
 
 def _copies(owned: Mapping[str, Sequence[Project]], template: str) -> dict[str, Project]:
@@ -237,11 +284,19 @@ def _row(
                 max_score=sum(o.points for o, _ in mine),
             )
         )
+    kept = sum(s.score for s in stages)
     return StudentRow(
         user=user,
         project=copy.name if copy else None,
         project_status=copy.status if copy else None,
-        score=sum(s.score for s in stages),
+        score=kept,
+        kept_score=kept,
+        live_score=sum(
+            o.points
+            for s in lab.stages
+            for o in s.objectives
+            if o.id in grades and grades[o.id].status == "pass"
+        ),
         max_score=sum(s.max_score for s in stages),
         stages_passed=sum(s.passed for s in stages),
         stages=stages,
@@ -285,10 +340,12 @@ async def grades_view(deps: DashboardDeps, lab: str | None = None) -> GradesView
     """Every lab's grid (or the one named `lab`); 404 for an unknown lab."""
     labs = service_labs(deps)
     owned, templates = await deps.accounts.class_projects()
+    staff = await _staff(deps, labs)
+    students = _students_only(owned, staff)
     grids = []
     for template, document in await _lab_files(labs, templates, lab):
-        grades = await labs.grades.grades(template.name)
-        grids.append(_grid(template, document, _copies(owned, template.name), grades))
+        grades = [g for g in await labs.grades.grades(template.name) if g.user not in staff]
+        grids.append(_grid(template, document, _copies(students, template.name), grades))
     return GradesView(labs=grids)
 
 
@@ -332,6 +389,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
 
     labs = service_labs(deps)
     owned, templates = await deps.accounts.class_projects()
+    students = _students_only(owned, await _staff(deps, labs))
     by_name = {t.name: t for t in templates}
     files = {t.name: d for t, d in await _lab_files(labs, templates, body.lab)}
     checked: list[CheckedLab] = []
@@ -353,6 +411,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
                 student_lab = await labs.student_lab(user, copy.project_id, by_name)
                 rendered = labs.render(student_lab)
                 report = await collect(rendered, labs.check(student_lab))
+                kept = _kept(rendered, await labs.grades.grades(lab, user))
             except (GNS3Error, LabFileError, NoLab) as exc:
                 skip(str(exc))
                 return
@@ -362,6 +421,8 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
                 lab=lab,
                 project=copy.name,
                 score=report.score,
+                live_score=report.score,
+                kept_score=kept,
                 max_score=report.max_score,
                 passed=report.passed,
             )
@@ -371,7 +432,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
         *(
             one(user, lab, copy)
             for lab in files
-            for user, copy in sorted(_copies(owned, lab).items())
+            for user, copy in sorted(_copies(students, lab).items())
         )
     )
     log.info("dashboard: checked %d students' labs (%d not checked)", len(checked), len(skipped))

@@ -52,6 +52,11 @@ What 3.0.6 gets wrong, and the workarounds here:
 - Two duplicates of one project at once fail ("Cannot duplicate project": both write the
   source's `<name>.gns3.tmp`), so this instance makes one copy of a project at a time
   (`_duplicate`); copies of different projects still go in parallel.
+- `duplicate` copies every file of the project, its `lab.yaml` (the lab's objectives AND
+  their checks) too, and a student's token may read any file of their projects
+  (`GET /v3/projects/{id}/files/{path}` needs only Project.Audit): `_copy` replaces the
+  copy's lab file with comments (`hide_lab_file`); the service checks copies against the
+  template's lab file, kept where no student reaches (`class_labs.py`).
 - `duplicate` renames silently when the name is taken, so copies are named
   "<template> - <hub user>" and `assign_lab` keeps a student's existing copy.
 - Renaming a project (`PUT /projects/{id}` with a new name) leaves its `.gns3` file under
@@ -88,6 +93,7 @@ from ..gns3.client import GNS3Client
 from ..gns3.computes import move_closed_project, project_compute
 from ..gns3.errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import ACE, Project, ResourcePool, Role, User
+from ..objectives.service import LAB_FILE
 
 if TYPE_CHECKING:
     from .token_store import TokenStore
@@ -123,6 +129,11 @@ TEMPLATES_POOL = "_templates"
 """After the prefix, the GNS3 pool of the templates made on the dashboard: no account's pool
 has that name (`account_name` writes `_` only before `_` or two hex digits)."""
 DEFAULT_RENEW_BEFORE = timedelta(minutes=10)
+HIDDEN_LAB_FILE = (
+    b"# The objectives of this lab, and how they are checked, are kept by the copilot hub\n"
+    b"# service: your copilot's Objectives panel shows them.\n"
+)
+"""A copy's lab file: comments only, which reads as no lab file."""
 _GNS3_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -494,15 +505,26 @@ class LabAccounts:
         """Duplicate `template` as `name` into the student's pool; with `compute_id`, its
         nodes are put on that compute (`move_closed_project`)."""
         copy = await self._duplicate(template.project_id, name)
-        if compute_id is not None:
-            try:
+        try:
+            if compute_id is not None:
                 await move_closed_project(self.admin, copy, compute_id)
-            except GNS3Error:
-                with contextlib.suppress(GNS3Error):
-                    await self.admin.delete_project(copy.project_id)
-                raise
+            await self.hide_lab_file(copy.project_id)
+        except GNS3Error:
+            with contextlib.suppress(GNS3Error):
+                await self.admin.delete_project(copy.project_id)
+            raise
         await self._into_pool(copy, student.pool_id, pools)
         return copy
+
+    async def hide_lab_file(self, project_id: str) -> None:
+        """Replace the project's lab file, if it has one, with `HIDDEN_LAB_FILE`: a copy
+        of a template carries the template's, checks included, which its student's GNS3
+        token could read (the service checks copies against the template's own)."""
+        try:
+            await self.admin.read_project_file(project_id, LAB_FILE)
+        except GNS3NotFound:
+            return
+        await self.admin.write_project_file(project_id, LAB_FILE, HIDDEN_LAB_FILE)
 
     async def _duplicate(self, project_id: str, name: str) -> Project:
         """A copy of the project `project_id` named `name`, one copy of it at a time (see

@@ -11,14 +11,22 @@ their copilot (hub mode, on their own Jupyter server) lists like any lab of thei
 - `edit`: the caller's copy "<template> - <caller>" (`LabAccounts.assign_lab`: a copy
   they already have is kept);
 - `save`: the template replaced by a copy of one of the caller's projects (students keep
-  the copies they have; resetting one to the template gives them the new version);
-- `delete`: the template goes; students' copies stay theirs;
-- `attach_lab`: a lab file (`lab.yaml`, the lab's objectives) checked against the template
-  and written into it. The service grades every copy of the template with it from then on
-  (`class_labs.py`), copies made before included; new copies carry it too.
+  the copies they have; resetting one to the template gives them the new version); it
+  keeps its lab file, unless the project saved has one of its own, which replaces it;
+- `delete`: the template goes, with the lab file the service kept for it; students'
+  copies stay theirs;
+- `attach_lab`: a lab file (`lab.yaml`, the lab's objectives) checked against the
+  template's nodes and kept by the service (`ClassLabs.attach_to_template`), for any
+  template, made here or in GNS3: the GNS3 project is not changed. The service grades
+  every copy of the template with it from then on (`class_labs.py`), copies made before
+  included.
 
 Only templates made here may be replaced or deleted: another project in no student's pool
-(the GNS3 administrator's own, another course's) can be assigned, never changed.
+(the GNS3 administrator's own, another course's) can be assigned and given a lab file,
+never changed in GNS3.
+
+`edit` notes the caller as course staff (`GradeStore.note_staff`): their working copy is
+never graded (`grades.py`).
 """
 
 from __future__ import annotations
@@ -90,8 +98,8 @@ class TemplateLabView(BaseModel):
     max_score: float
 
 
-def _view(project: Project) -> TemplateView:
-    return TemplateView(project_id=project.project_id, name=project.name, made_here=True)
+def _view(project: Project, made_here: bool = True) -> TemplateView:
+    return TemplateView(project_id=project.project_id, name=project.name, made_here=made_here)
 
 
 async def _made_here(deps: DashboardDeps, name: str) -> Project:
@@ -126,6 +134,8 @@ async def create(deps: DashboardDeps, caller: Caller, body: NewTemplateBody) -> 
 async def edit(deps: DashboardDeps, caller: Caller, body: EditTemplateBody) -> ProjectView:
     """The caller's own copy of the template, to change with their copilot."""
     template = await template_project(deps, body.template)
+    if deps.labs is not None:
+        await deps.labs.grades.note_staff(caller.name, deps.clock())
     copies = await deps.accounts.assign_lab(template.project_id, [caller.name])
     copy = copies[caller.name]
     return ProjectView(project_id=copy.project_id, name=copy.name, status=copy.status)
@@ -135,6 +145,8 @@ async def save(deps: DashboardDeps, caller: Caller, body: SaveTemplateBody) -> T
     """The template replaced by a copy of one of the caller's projects."""
     template = await _made_here(deps, body.template)
     source = await deps.accounts.student_project(caller.name, body.project)
+    if deps.labs is not None:
+        await deps.labs.keep_template_lab(template, source)
     replaced = await deps.accounts.replace_template(template, source)
     log.info("dashboard: %s saved %s as the template %s", caller.name, source.name, template.name)
     return _view(replaced)
@@ -144,15 +156,18 @@ async def delete(deps: DashboardDeps, caller: Caller, body: EditTemplateBody) ->
     """The template deleted."""
     template = await _made_here(deps, body.template)
     await deps.accounts.delete_template(template)
+    if deps.labs is not None:
+        await deps.labs.grades.forget_lab_file(template.name)
     log.info("dashboard: %s deleted the template %s", caller.name, template.name)
 
 
 async def attach_lab(deps: DashboardDeps, caller: Caller, body: TemplateLabBody) -> TemplateLabView:
     """The lab file checked against the template (its nodes judge the checks' commands) and
-    written into it. Raises `LabFileError` (each problem with its line and field)."""
+    kept by the service as its lab file; any template, made here or not. Raises
+    `LabFileError` (each problem with its line and field)."""
     labs = service_labs(deps)
-    template = await _made_here(deps, body.template)
-    lab = await labs.labs.attach(template.project_id, body.lab, body.source)
+    template = await template_project(deps, body.template)
+    lab = await labs.attach_to_template(template, body.lab, body.source)
     objectives = [o for stage in lab.stages for o in stage.objectives]
     log.info(
         "dashboard: %s attached the lab file %s to the template %s",
@@ -160,8 +175,9 @@ async def attach_lab(deps: DashboardDeps, caller: Caller, body: TemplateLabBody)
         body.source,
         template.name,
     )
+    made_here = template.project_id in await deps.accounts.made_templates()
     return TemplateLabView(
-        template=_view(template),
+        template=_view(template, made_here),
         title=lab.title,
         stages=[stage.id for stage in lab.stages],
         objectives=len(objectives),

@@ -92,14 +92,27 @@ class ProjectLabs:
             if exc.kind != "file":
                 raise
             return NoLab(f"this project has no lab file ({LAB_FILE})")
-        key = hashlib.sha256(raw).hexdigest()
+        if _blank(raw):
+            return NoLab(f"this project's lab file ({LAB_FILE}) is empty")
+        try:
+            return self.loaded(raw)
+        except LabFileError as exc:
+            return exc
+
+    def loaded(self, text: str | bytes, source: str = LAB_FILE) -> LabDocument:
+        """`text` read as a lab file (parsed once per content). Raises `LabFileError`
+        (the same problems each time)."""
+        raw = text.encode() if isinstance(text, str) else text
+        key = _content_key(raw, source)
         cached = self._documents.get(key)
         if cached is None:
             try:
-                cached = self._load(raw)
+                cached = self._load(raw, source)
             except LabFileError as exc:
                 cached = exc
             self._remember(key, cached)
+        if isinstance(cached, LabFileError):
+            raise cached
         return cached
 
     async def for_student(self, project_id: str, user: str) -> LabFile:
@@ -133,7 +146,7 @@ class ProjectLabs:
         document = await self.checked_against(project_id, text, source)
         raw = text.encode() if isinstance(text, str) else text
         await self.lab.gns3.write_project_file(project_id, LAB_FILE, raw)
-        self._remember(hashlib.sha256(raw).hexdigest(), document)
+        self._remember(_content_key(raw, LAB_FILE), document)
         self._recent[project_id] = (time.monotonic(), document)
         return document.lab
 
@@ -237,6 +250,17 @@ class ProjectLabs:
         if len(self._documents) >= CACHED_DOCUMENTS:
             self._documents.pop(next(iter(self._documents)))
         self._documents[key] = value
+
+
+def _content_key(raw: bytes, source: str) -> str:
+    """A parsed lab file's cache key (its problems name `source`)."""
+    return hashlib.sha256(source.encode() + b"\0" + raw).hexdigest()
+
+
+def _blank(raw: bytes) -> bool:
+    """Nothing but blank lines and comments: no lab (a lab file emptied on purpose, as
+    the hub service does in students' copies)."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in raw.splitlines())
 
 
 async def project_dialects(lab: LabAccess, project_id: str) -> dict[str, str]:
