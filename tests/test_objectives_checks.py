@@ -219,6 +219,14 @@ async def test_every_check_kind_passes_fails_or_says_why_not(gns3_project: Any) 
     assert by_id["pc3-stopped"].explanation == "PC3 is stopped; start it to check this."
     assert "There is no parser for `show ip` on vpcs devices" in by_id["no-template"].explanation
     assert "no field nbr (fields: " in by_id["r1-bad-field"].explanation
+    # a parsed check says its match in words, never as a pattern
+    assert by_id["r1-brief"].explanation == (
+        "`show ip interface brief` on R1: 1 of 4 rows with interface as the objective asks "
+        "and ip_address 10.0.12.1 and status up (as expected)."
+    )
+    assert by_id["r1-down"].explanation == (
+        "`show ip interface brief` on R1: 3 of 4 rows with status like down (as expected)."
+    )
     evidence = by_id["pc1-address"].evidence[0]
     assert (evidence.node, evidence.command) == ("PC1", "show ip")
     assert any("10.0.0.1/24" in line for line in evidence.lines)

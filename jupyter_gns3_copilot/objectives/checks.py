@@ -272,11 +272,11 @@ async def _parsed(check: Any, devices: DeviceAccess) -> CheckVerdict:
         ok = not matching
     else:
         ok = len(matching) == wanted
-    condition = ", ".join(f"{k}={v}" for k, v in check.match.items()) or "any row"
-    count = f"{len(matching)} of {len(rows)} rows"
+    condition = " and ".join(_field_words(k, v) for k, v in check.match.items())
     expected = {"present": "at least one", "absent": "none"}.get(str(wanted), str(wanted))
     explanation = (
-        f"`{check.command}` on {node.name}: {count} match {condition} "
+        f"`{check.command}` on {node.name}: {len(matching)} of {len(rows)} rows "
+        f"{'with ' + condition if condition else 'in all'} "
         f"({'as expected' if ok else f'expected {expected}'})."
     )
     return CheckVerdict(
@@ -289,6 +289,20 @@ async def _parsed(check: Any, devices: DeviceAccess) -> CheckVerdict:
                 lines=[_row_text(row) for row in (matching or rows)][:MAX_EVIDENCE_LINES],
             )
         ],
+    )
+
+
+def _field_words(field: str, wanted: str) -> str:
+    """A `match` entry as a student reads it, never the pattern: "status up" for `up`,
+    "status like down" for `/down/`, "interface as the objective asks" for a pattern that
+    is more than a word."""
+    if not is_regex_pattern(wanted):
+        return f"{field} {wanted}"
+    word = wanted[1:-1].strip("^$")
+    return (
+        f"{field} like {word}"
+        if re.fullmatch(r"[\w :/-]+", word)
+        else f"{field} as the objective asks"
     )
 
 
