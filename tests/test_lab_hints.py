@@ -90,7 +90,7 @@ def test_a_streamed_answer_is_filtered_as_the_saved_one(size: int) -> None:
     assert (shown, stream.filtered) == filter_answer(ANSWER, JUDGE)
 
 
-def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
+async def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
     lab = load_lab(
         textwrap.dedent(
             """\
@@ -113,16 +113,16 @@ def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
             points_awarded=int(status == "pass"), explanation="e", duration_ms=1,
         )  # fmt: skip
 
-    assert progress.current_stage("p", "alice", lab).id == "one"  # never checked
-    progress.record("p", "alice", [result("a", "pass")])
-    assert progress.current_stage("p", "alice", lab).id == "two"
-    assert progress.current_stage("p", "bob", lab).id == "one"  # per student
-    progress.record("p", "alice", [result("b", "pass")])
-    assert progress.current_stage("p", "alice", lab).id == "two"  # all passed: the last
-    progress.choose("p", "alice", "one")
-    assert progress.current_stage("p", "alice", lab).id == "one"
-    progress.choose("p", "alice", None)
-    assert progress.current_stage("p", "alice", lab).id == "two"
+    assert (await progress.current_stage("p", "alice", lab)).id == "one"  # never checked
+    await progress.record("p", "alice", [result("a", "pass")])
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"
+    assert (await progress.current_stage("p", "bob", lab)).id == "one"  # per student
+    await progress.record("p", "alice", [result("b", "pass")])
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"  # all passed: the last
+    await progress.choose("p", "alice", "one")
+    assert (await progress.current_stage("p", "alice", lab)).id == "one"
+    await progress.choose("p", "alice", None)
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"
 
 
 # -- through the extension -------------------------------------------------------------------

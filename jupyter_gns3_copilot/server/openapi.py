@@ -109,6 +109,7 @@ def _limit(default: int) -> Query:
 def operations() -> tuple[Operation, ...]:
     """The API, route by route (imports the models)."""
     from ..agent.history import ConversationHistory
+    from ..events import LabEvent
     from ..gns3.topology import Topology
     from ..llm_config import LLMConfigUpdate, LLMConfigView
     from ..objectives.results import CheckReport
@@ -300,6 +301,20 @@ def operations() -> tuple[Operation, ...]:
             ),
             errors=(400, 404, 409, 422, 502),
             request=LabCheckRequest,
+        ),
+        Operation(
+            "get",
+            project + "/lab/events",
+            "Follow the caller's lab as their checks and stage change",
+            (
+                Answer(
+                    200,
+                    "Server-Sent Events until the client leaves: `lab_view` at once and after "
+                    "each change, `lab_error` when the lab cannot be read after one.",
+                    {EVENT_STREAM: LabEvent},
+                ),
+            ),
+            errors=(404, 422, 502),
         ),
         Operation(
             "post",

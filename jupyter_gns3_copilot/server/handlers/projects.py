@@ -106,6 +106,7 @@ class ProjectHandler(CopilotHandler):
             self.log.info("Copilot: project %s deleted with %d chat sessions", project_id, deleted)
         elif self.copilot.has_agents():
             await self.copilot.agents().remove_agent(project_id)
+        await self.copilot.drop_lab_progress(project_id)
         shutil.rmtree(database_path(self.copilot.data_dir, project_id).parent, ignore_errors=True)
         self.set_status(204)
         self.finish()
