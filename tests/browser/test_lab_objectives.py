@@ -332,7 +332,8 @@ def _check_a_stage(page: Any, panel: Any) -> None:
 
 def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     """Catch up says what it restores; Enter (Cancel, the default) restores nothing;
-    Restore brings the stage's snapshot back (the node added since is gone) and starts the nodes again."""
+    Restore brings the stage's snapshot back (the node added since is gone) and starts
+    the nodes again."""
     extra = _gns3(
         lab, lambda gns3: gns3.create_node_from_template(stack.project_id, "VPCS", EXTRA_NODE)
     )
