@@ -252,6 +252,44 @@ async def test_the_lab_events_follow_each_check_and_stage_of_their_student_only(
     await eventually(one_left, "the watch of the client that left ending")
 
 
+class TestKeepAlive:
+    @pytest.fixture
+    def jp_server_config(self, gns3_lab, scripted_llm, tmp_path: Path) -> dict[str, Any]:
+        config = server_config(
+            tmp_path / "data",
+            **lab_traits(gns3_lab),
+            **model_traits(scripted_llm),
+            lab_salt="class",
+            heartbeat_interval=0.2,
+        )
+        config["ServerApp"]["identity_provider_class"] = TokenUsersIdentityProvider
+        return config
+
+    async def test_a_silent_lab_events_stream_is_kept_alive(
+        self, jp_fetch: Any, jp_http_port: int, jp_base_url: str, gns3_project: Any
+    ) -> None:
+        """Given `heartbeat_interval` 0.2 s; when nothing changes, then the stream sends
+        SSE comments (which clients ignore), so proxies keep it open."""
+        assert (await attach(jp_fetch, gns3_project)).code == 200
+        path = "/".join(lab_path(gns3_project, "events"))
+        url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}{path}"
+        async with (
+            httpx.AsyncClient(headers=ALICE, timeout=60, trust_env=False) as client,
+            client.stream("GET", url) as response,
+        ):
+            lines = response.aiter_lines()
+            assert (await anext(lines)).startswith("data: ")
+            seen = [line async for line in _until(lines, ": keep-alive")]
+        assert [line for line in seen if line.startswith("data: ")] == []
+
+
+async def _until(lines: Any, wanted: str) -> Any:
+    async for line in lines:
+        yield line
+        if line == wanted:
+            return
+
+
 async def test_the_lab_events_of_a_project_without_a_lab_file_are_a_404(
     jp_fetch: Any, gns3_project: Any
 ) -> None:

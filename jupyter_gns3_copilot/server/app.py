@@ -199,7 +199,9 @@ class GNS3Copilot(ExtensionApp):
         help="Directory for chat databases and user settings (env GNS3_COPILOT_DATA_DIR)."
     ).tag(config=True)
     heartbeat_interval = Float(
-        15.0, help="Seconds of stream silence after which a heartbeat event is sent (0: none)."
+        15.0,
+        help="Seconds of stream silence after which a heartbeat event is sent (the lab "
+        "events stream: an SSE comment) (0: none).",
     ).tag(config=True)
     on_disconnect = Enum(
         ["abort", "finish"],

@@ -127,6 +127,11 @@ class LabEventsHandler(EventStreamHandler):
                         event = LabViewEvent(project_id=project_id, view=view)
                     except Exception as exc:
                         answer = to_error_answer(exc)
+                        self.log.warning(
+                            "Copilot: the lab of %s could not be read again: %s",
+                            project_id,
+                            answer.message,
+                        )
                         event = LabErrorEvent(project_id=project_id, error=answer.message)
             except StreamClosedError:
                 return
