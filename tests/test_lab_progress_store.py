@@ -25,6 +25,12 @@ def result(objective: str, status: str, explanation: str = "e") -> ObjectiveResu
     )  # fmt: skip
 
 
+async def closed(progress: StudentProgress) -> None:
+    """Close the progress's store (its connection's thread ends with the test's loop)."""
+    assert progress.store is not None
+    await progress.store.close()
+
+
 async def test_a_new_progress_on_the_same_data_dir_has_the_results_and_stages(
     tmp_path: Path,
 ) -> None:
@@ -48,8 +54,7 @@ async def test_a_new_progress_on_the_same_data_dir_has_the_results_and_stages(
     assert {k: r.status for k, r in bob.items()} == {"a": "fail", "b": "pass"}
     assert again._chosen == {(PROJECT, "alice"): "routing"}
     assert database_path(tmp_path, PROJECT).exists()
-    assert again.store is not None
-    await again.store.close()
+    await closed(again)
 
 
 async def test_a_catch_up_forgets_the_results_and_keeps_the_stages(tmp_path: Path) -> None:
@@ -65,6 +70,7 @@ async def test_a_catch_up_forgets_the_results_and_keeps_the_stages(tmp_path: Pat
     again = StudentProgress(LabProgressStore(tmp_path))
     assert await again.results(PROJECT, "alice") == {}
     assert again._chosen == {(PROJECT, "alice"): "routing"}
+    await closed(again)
 
 
 async def test_reading_a_project_without_progress_creates_no_database(tmp_path: Path) -> None:
@@ -85,6 +91,7 @@ async def test_a_stored_result_of_another_shape_is_dropped(tmp_path: Path) -> No
         )
     progress = StudentProgress(LabProgressStore(tmp_path))
     assert list(await progress.results(PROJECT, "alice")) == ["a"]
+    await closed(progress)
 
 
 async def test_dropping_a_project_closes_its_database_so_its_folder_can_go(
@@ -115,5 +122,21 @@ async def test_watchers_hear_the_changes_of_their_student_only(tmp_path: Path) -
         assert alice.is_set() and bob.is_set()
     await asyncio.sleep(0)
     assert progress.watch._watchers == {}
-    assert progress.store is not None
-    await progress.store.close()
+    await closed(progress)
+
+
+async def test_closing_a_project_closes_its_database_and_the_next_change_opens_it(
+    tmp_path: Path,
+) -> None:
+    store = LabProgressStore(tmp_path)
+    progress = StudentProgress(store)
+    await progress.record(PROJECT, "alice", [result("a", "fail")])
+    await progress.close(PROJECT)
+    assert store._conns == {}
+    await progress.record(PROJECT, "alice", [result("a", "pass")])
+    await store.close()
+    again = StudentProgress(LabProgressStore(tmp_path))
+    assert {k: r.status for k, r in (await again.results(PROJECT, "alice")).items()} == {
+        "a": "pass"
+    }
+    await closed(again)

@@ -68,6 +68,12 @@ class StudentProgress:
         if self.store is not None:
             await self.store.close_project(project_id)
 
+    async def close(self, project_id: str) -> None:
+        """Close the project's store (the project was closed: its connection's thread is
+        not kept); what was read stays, and the next change opens it again."""
+        if self.store is not None:
+            await self.store.close_project(project_id)
+
     async def results(self, project_id: str, user: str) -> Mapping[str, ObjectiveResult]:
         """The user's latest result per objective id."""
         await self._load(project_id)

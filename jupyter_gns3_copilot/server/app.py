@@ -585,6 +585,11 @@ class GNS3Copilot(ExtensionApp):
         if self._project_labs is not None:
             await self._project_labs.progress.drop(project_id)
 
+    async def close_lab_progress(self, project_id: str) -> None:
+        """Close the store of the project's lab progress (the project was closed)."""
+        if self._project_labs is not None:
+            await self._project_labs.progress.close(project_id)
+
     def tool_runs(self) -> ToolRuns:
         """The direct tool runs in progress (for abort and their approvals)."""
         if self._tool_runs is None:

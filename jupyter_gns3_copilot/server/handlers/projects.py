@@ -72,6 +72,7 @@ class ProjectCloseHandler(CopilotHandler):
             self.copilot.project_lookup().forget(project_id)
         if self.copilot.has_agents():
             await self.copilot.agents().remove_agent(project_id)
+        await self.copilot.close_lab_progress(project_id)
         self.set_status(204)
         self.finish()
 
