@@ -134,11 +134,13 @@ hub-proxy: system-deps node
 		npm install --silent --no-audit --no-fund --prefix $(CHP_DIR) configurable-http-proxy@5; }
 
 # JupyterLab on the demo's setup (local lab + scripted or configured model), for trying it by hand.
+# `make lab` keeps its lab in build/lab across restarts; RESET=1 starts anew.
 lab: install system-deps lab-provision
-	$(PY) scripts/lab.py
+	$(PY) scripts/lab.py $(if $(RESET),--reset)
 
 lab-stop: install
 	$(VENV)/bin/gns3-copilot-lab stop
+	$(VENV)/bin/gns3-copilot-lab stop --instance-dir build/lab/gns3
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache docs/_build $(FRONTEND)/lib $(FRONTEND_STAMP)

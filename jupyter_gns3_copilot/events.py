@@ -19,6 +19,11 @@ Each event is one SSE message `data: <json>\\n\\n` with a `type` and the `sessio
 | check_result | result (one lab objective decided: `objectives.results.ObjectiveResult`) |
 | check_summary | summary (the score: `objectives.results.CheckSummary`) |
 
+The Objectives panel's lab events stream (`GET copilot/projects/{p}/lab/events`) is not a
+chat: its messages are `LabViewEvent` (`lab_view`: the lab as the caller sees it, when the
+stream opens and after each change of their progress) and `LabErrorEvent` (`lab_error`:
+the lab could not be read after a change), with SSE comments as keep-alives.
+
 Fields marked "ours" are additions to the chat API of the copilot that runs inside a GNS3
 server; a client of that API that ignores unknown fields reads these events.
 
@@ -31,10 +36,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
 
 from .device_outcome import Outcome
 from .objectives.results import CheckSummary, ObjectiveResult
+from .objectives.view import LabView
 
 
 class _Event(BaseModel):
@@ -153,6 +159,32 @@ class CheckSummaryEvent(_Event):
 
     type: Literal["check_summary"] = "check_summary"
     summary: CheckSummary
+
+
+class LabViewEvent(BaseModel):
+    """The lab as the caller sees it now (what `GET copilot/projects/{p}/lab` answers), on
+    the lab events stream."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    type: Literal["lab_view"] = "lab_view"
+    project_id: str
+    view: LabView
+
+
+class LabErrorEvent(BaseModel):
+    """On the lab events stream: the lab could not be read after a change (the stream
+    goes on; the next change tries again)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    type: Literal["lab_error"] = "lab_error"
+    project_id: str
+    error: str
+
+
+class LabEvent(RootModel[Annotated[LabViewEvent | LabErrorEvent, Field(discriminator="type")]]):
+    """One message of the lab events stream, sent as `data: <json>` and a blank line."""
 
 
 ChatEvent = Annotated[

@@ -21,12 +21,15 @@ points matching the service's checks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import queue
 import shutil
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +151,42 @@ def grades_rows(hub: ServiceHub) -> list[tuple[Any, ...]]:
         ).fetchall()
 
 
+def statuses(view: dict[str, Any]) -> list[Any]:
+    return [o.get("status") for stage in view["stages"] for o in stage["objectives"]]
+
+
+class LabEvents:
+    """A lab events stream (`GET .../lab/events`) read in a thread of its own."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.views: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._client = httpx.Client(timeout=httpx.Timeout(30, read=None), trust_env=False)
+        self._response = self._client.send(
+            self._client.build_request("GET", url, headers=headers), stream=True
+        )
+        assert self._response.status_code == 200, self._response.read()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            for line in self._response.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[len("data: ") :])
+                    if event["type"] == "lab_view":
+                        self.views.put(event["view"])
+
+    def next_view(self, wanted: Any, timeout: float = 60.0) -> dict[str, Any]:
+        """The next view `wanted(view)` accepts."""
+        while True:
+            view = self.views.get(timeout=timeout)
+            if wanted(view):
+                return view
+
+    def close(self) -> None:
+        self._response.close()
+        self._client.close()
+
+
 def test_students_check_through_the_service_and_their_own_lab_file_changes_nothing(
     class_hub: ServiceHub, gns3_lab: Any
 ) -> None:
@@ -228,7 +267,12 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
         assert forged["score"] == 0, forged
         assert not [r for r in grades_rows(hub) if r[4]], "nothing passed yet"
 
-        # She addresses both PCs; her check, streamed, fills in as the service decides.
+        # She addresses both PCs; her check, streamed, fills in as the service decides,
+        # and her Objectives panel (the lab events of her server) follows it.
+        watched = LabEvents(
+            hub.server_url("alice", "copilot", "projects", project, "lab", "events"), alice
+        )
+        watched.next_view(lambda view: True)
         configure(
             gns3_lab,
             project,
@@ -243,6 +287,9 @@ def test_students_check_through_the_service_and_their_own_lab_file_changes_nothi
             "pc2-address": "pass",
         }
         assert events[3]["summary"]["passed"] is True
+        passed = watched.next_view(lambda view: statuses(view)[:2] == ["pass", "pass"])
+        assert passed["current_stage"] == "reach"
+        watched.close()
         assert [(r[1], r[2], r[4]) for r in grades_rows(hub) if r[0] == "alice"] == [
             (TEMPLATE, "pc1-address", 1),
             (TEMPLATE, "pc1-pc2", 0),

@@ -238,7 +238,7 @@ def test_only_a_nudge_stage_holds_anything_back() -> None:
     assert objectives(1).hold_back() is None
 
 
-def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
+async def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
     lab = load_lab(TWO_STAGES).lab
     progress = StudentProgress()
 
@@ -248,16 +248,16 @@ def test_the_current_stage_follows_the_checks_unless_chosen() -> None:
             points_awarded=int(status == "pass"), explanation="e", duration_ms=1,
         )  # fmt: skip
 
-    assert progress.current_stage("p", "alice", lab).id == "one"  # never checked
-    progress.record("p", "alice", [result("a", "pass")])
-    assert progress.current_stage("p", "alice", lab).id == "two"
-    assert progress.current_stage("p", "bob", lab).id == "one"  # per student
-    progress.record("p", "alice", [result("b", "pass")])
-    assert progress.current_stage("p", "alice", lab).id == "two"  # all passed: the last
-    progress.choose("p", "alice", "one")
-    assert progress.current_stage("p", "alice", lab).id == "one"
-    progress.choose("p", "alice", None)
-    assert progress.current_stage("p", "alice", lab).id == "two"
+    assert (await progress.current_stage("p", "alice", lab)).id == "one"  # never checked
+    await progress.record("p", "alice", [result("a", "pass")])
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"
+    assert (await progress.current_stage("p", "bob", lab)).id == "one"  # per student
+    await progress.record("p", "alice", [result("b", "pass")])
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"  # all passed: the last
+    await progress.choose("p", "alice", "one")
+    assert (await progress.current_stage("p", "alice", lab)).id == "one"
+    await progress.choose("p", "alice", None)
+    assert (await progress.current_stage("p", "alice", lab)).id == "two"
 
 
 # -- through the extension -------------------------------------------------------------------

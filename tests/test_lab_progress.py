@@ -126,3 +126,61 @@ def test_an_objective_fails_passes_once_the_copilot_fixes_it_and_fails_after_cat
     assert not caught_up.passed
     assert caught_up.results[0].explanation == "PC1 has no IPv4 address.", caught_up.results
     assert scripted_llm.remaining == 0
+
+
+TWO_STAGES = textwrap.dedent(
+    """\
+    title: Two stages
+    stages:
+      - id: addressing
+        title: Addressing
+        objectives:
+          - id: pc1
+            text: PC1 has 10.9.9.1/24
+            check: {kind: address, node: PC1, address: 10.9.9.1/24}
+      - id: running
+        title: Running
+        objectives:
+          - {id: pc1-runs, text: PC1 runs, check: {kind: node_running, node: PC1}}
+    """
+)
+
+
+def test_a_restarted_server_has_each_students_latest_results_and_chosen_stage(
+    gns3_lab: Any, scripted_llm: Any, tmp_path: Path
+) -> None:
+    """Given alice's check (PC1 unaddressed: fail) and her chosen stage; when the server
+    stops and a new one starts on the same data directory; then her lab shows the same
+    statuses and stage, and bob, who never checked, still sees none."""
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(TWO_STAGES)
+    recipe = ProjectRecipe("Copilot kept progress", {"PC1": None}, lab_file=lab_file)
+
+    def statuses(view: dict[str, Any]) -> list[Any]:
+        return [o["status"] for stage in view["stages"] for o in stage["objectives"]]
+
+    with recipe_project(gns3_lab, recipe):
+        with (
+            server(gns3_lab, scripted_llm, tmp_path / "work", "alice") as running,
+            Copilot(server=running.server_info) as copilot,
+        ):
+            copilot.use(recipe.name)
+            checked = copilot.check_lab()
+            before = copilot.lab_stage("running")
+        with (
+            server(gns3_lab, scripted_llm, tmp_path / "work", "alice") as running,
+            Copilot(server=running.server_info) as copilot,
+        ):
+            copilot.use(recipe.name)
+            after = copilot.lab()
+        with (
+            server(gns3_lab, scripted_llm, tmp_path / "work", "bob") as running,
+            Copilot(server=running.server_info) as copilot,
+        ):
+            copilot.use(recipe.name)
+            bobs = copilot.lab()
+    assert {r.id: r.status for r in checked.results} == {"pc1": "fail", "pc1-runs": "pass"}
+    assert statuses(before) == ["fail", "pass"] and before["current_stage"] == "running"
+    assert statuses(after) == statuses(before)
+    assert after["current_stage"] == "running"
+    assert statuses(bobs) == [None, None] and bobs["current_stage"] == "addressing"

@@ -1,17 +1,23 @@
 """`make lab` (scripts/lab.py) as a person runs it: the real script in a subprocess, with
 its own local GNS3 lab, JupyterLab and the scripted model (a TEST DOUBLE of the OpenAI
 API replaying the example notebooks' scripts). It runs with approvals on, as the
-extension's default, and its banner says so.
+extension's default, and its banner says so; stopped and started again it keeps its lab
+(the same projects, PC configurations, lab values and progress), and `--reset` starts
+anew.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -30,13 +36,16 @@ BUILD = "Build two VPCS PCs, PC1 and PC2, on one Ethernet switch and start them.
 
 
 class LabScript:
-    """`scripts/lab.py` running, its output read line by line as it comes."""
+    """`scripts/lab.py` running, its output read line by line as it comes; its lab in
+    `work` (default: a new temporary directory)."""
 
-    def __init__(self) -> None:
+    def __init__(self, work: Path | None = None, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env["GNS3_COPILOT_LAB_PORT"] = str(free_port())
+        self.work = work or Path(tempfile.mkdtemp(prefix="copilot-lab-test-"))
+        env["GNS3_COPILOT_LAB_DIR"] = str(self.work)
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "scripts" / "lab.py")],
+            [sys.executable, str(ROOT / "scripts" / "lab.py"), *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -97,6 +106,15 @@ def lab_script() -> Iterator[LabScript]:
         yield script
     finally:
         script.stop()
+        shutil.rmtree(script.work, ignore_errors=True)
+
+
+def connect(script: LabScript) -> Copilot:
+    """A client of the running script's JupyterLab, once it is ready."""
+    banner = script.until("Press Ctrl+C", READY_TIMEOUT)
+    match = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", banner)
+    assert match, banner
+    return Copilot(match[1], match[2])
 
 
 @pytest.mark.lab
@@ -121,3 +139,69 @@ def test_make_lab_asks_before_changes_and_says_so(lab_script: LabScript) -> None
         assert "PC1" in asked.summary
         assert copilot.approvals()[0]["approval_id"] == asked.approval_id
     assert "Stopped." in lab_script.stop()
+
+
+def _state(copilot: Copilot) -> dict[str, object]:
+    """What a restart must keep: the projects' ids, PC1's address in the demo project,
+    the graded lab's texts (the student's values) and statuses."""
+    projects = {p.name: p.project_id for p in copilot.projects()}
+    copilot.use("Copilot demo")
+    shown = copilot.run("PC1", "show ip")
+    copilot.use("Copilot graded lab")
+    lab = copilot.lab()
+    objectives = [o for stage in lab["stages"] for o in stage["objectives"]]
+    return {
+        "projects": projects,
+        "pc1": "10.0.0.1" in json.dumps(shown.tool_calls[0].output),
+        "texts": [o["text"] for o in objectives],
+        "statuses": [o["status"] for o in objectives],
+    }
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_make_lab_keeps_its_lab_across_restarts(tmp_path: Path) -> None:
+    """Given `make lab` run once, the graded lab checked; when it is stopped (Ctrl+C) and
+    started again on the same directory; then it says it reuses the lab, and the projects
+    (same ids), PC1's address, the student's values and their latest statuses are as they
+    were; the class secret is a file only this user reads."""
+    work = tmp_path / "lab"
+    first = LabScript(work)
+    try:
+        with connect(first) as copilot:
+            copilot.use("Copilot graded lab")
+            copilot.check_lab("addressing")
+            before = _state(copilot)
+    finally:
+        stopped = first.stop()
+    assert "kept in" in stopped and "Not saved" not in stopped, stopped
+    assert (work / "lab.salt").stat().st_mode & 0o777 == 0o600
+    salt = (work / "lab.salt").read_text()
+
+    again = LabScript(work)
+    try:
+        with connect(again) as copilot:
+            after = _state(copilot)
+        assert "Reusing the lab of the last run" in "".join(again.output)
+    finally:
+        again.stop()
+    assert before["pc1"] is True
+    assert any(status is not None for status in before["statuses"]), before  # type: ignore[attr-defined]
+    assert after == before
+    assert (work / "lab.salt").read_text() == salt
+
+
+def test_reset_deletes_what_a_restart_reuses_and_keeps_the_notebooks(tmp_path: Path) -> None:
+    """`scripts/lab.py --reset` (`make lab RESET=1`) deletes the lab, the Jupyter data and
+    the class secret; the notebook copies stay."""
+    spec = importlib.util.spec_from_file_location("lab_script", ROOT / "scripts" / "lab.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for name in ("gns3/projects", "jupyter/data", "notebooks"):
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "kept").write_text("x")
+    (tmp_path / "lab.salt").write_text("secret")
+    script.reset(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notebooks"]
+    assert "--reset" in (ROOT / "Makefile").read_text()

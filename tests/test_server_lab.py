@@ -9,17 +9,21 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from support.server import (
     TokenUsersIdentityProvider,
     add_pcs,
     as_user,
     call,
+    copilot_app,
+    eventually,
     kinds,
     lab_traits,
     model_traits,
     open_stream,
     server_config,
+    watch_stream,
 )
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
@@ -242,6 +246,130 @@ async def test_a_mistyped_stage_is_not_found_and_the_closest_one_named(
     for answer in answers:
         assert (answer.code, answer.error["type"]) == (404, "UnknownStage"), answer.body
         assert answer.error["message"] == message
+
+
+def statuses(view: dict[str, Any]) -> list[str | None]:
+    return [o.get("status") for stage in view["stages"] for o in stage["objectives"]]
+
+
+async def next_view(stream: Any, wanted: Any) -> dict[str, Any]:
+    """The next `lab_view` of the stream whose view `wanted(view)` accepts (the stream may
+    send the views in between too: a burst of changes can be told once)."""
+    while True:
+        [*_, event] = await stream.until("lab_view")
+        if wanted(event["view"]):
+            return dict(event["view"])
+
+
+async def test_the_lab_events_follow_each_check_and_stage_of_their_student_only(
+    jp_fetch: Any,
+    jp_serverapp: Any,
+    jp_http_port: int,
+    jp_base_url: str,
+    gns3_project: Any,
+) -> None:
+    """Given alice's and bob's lab event streams open; when alice checks through the REST
+    route from another client (as a notebook does), then chooses a stage; then her stream
+    tells the new statuses and stage as they come, without being opened again, bob's
+    tells nothing of hers (only his own stage), and a client leaving ends its watch."""
+    await add_pcs(gns3_project, "PC1", "PC2")
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        nodes = {n.name: n for n in await gns3.list_nodes(gns3_project.project_id)}
+        await gns3.start_node(gns3_project.project_id, nodes["PC1"].node_id)
+    assert (await attach(jp_fetch, gns3_project)).code == 200
+    alice = watch_stream(jp_fetch, *lab_path(gns3_project, "events"), headers=ALICE)
+    bob = watch_stream(jp_fetch, *lab_path(gns3_project, "events"), headers=BOB)
+    [opened] = await alice.until("lab_view")
+    assert opened["project_id"] == gns3_project.project_id
+    assert statuses(opened["view"]) == [None, None, None]
+    assert opened["view"]["current_stage"] == "addressing"
+    await bob.until("lab_view")
+
+    checks = lab_path(gns3_project, "checks")
+    body = {"stream": False}
+    assert (await call(jp_fetch, *checks, method="POST", body=body, headers=ALICE)).code == 200
+    checked = await next_view(alice, lambda v: None not in statuses(v))
+    assert statuses(checked) == ["fail", "pass", "fail"]
+    assert checked["current_stage"] == "addressing"
+    stage = lab_path(gns3_project, "stage")
+    assert (
+        await call(jp_fetch, *stage, method="PUT", body={"stage": "reach"}, headers=ALICE)
+    ).code == 200
+    chosen = await next_view(alice, lambda v: v["current_stage"] == "reach")
+    assert statuses(chosen) == ["fail", "pass", "fail"]
+
+    assert (
+        await call(jp_fetch, *stage, method="PUT", body={"stage": "reach"}, headers=BOB)
+    ).code == 200
+    bobs = await next_view(bob, lambda v: v["current_stage"] == "reach")
+    assert statuses(bobs) == [None, None, None]
+    assert all(statuses(e["view"]) == [None, None, None] for e in bob.events)
+
+    # A client that leaves ends its watch; the others go on.
+    watch = copilot_app(jp_serverapp).project_labs().watch
+    key = (gns3_project.project_id, "alice")
+    url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}" + "/".join(
+        lab_path(gns3_project, "events")
+    )
+    async with (
+        httpx.AsyncClient(headers=ALICE, timeout=60, trust_env=False) as client,
+        client.stream("GET", url) as response,
+    ):
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                break
+        assert len(watch._watchers[key]) == 2
+
+    async def one_left() -> bool:
+        return len(watch._watchers.get(key, ())) == 1
+
+    await eventually(one_left, "the watch of the client that left ending")
+
+
+class TestKeepAlive:
+    @pytest.fixture
+    def jp_server_config(self, gns3_lab, scripted_llm, tmp_path: Path) -> dict[str, Any]:
+        config = server_config(
+            tmp_path / "data",
+            **lab_traits(gns3_lab),
+            **model_traits(scripted_llm),
+            lab_salt="class",
+            heartbeat_interval=0.2,
+        )
+        config["ServerApp"]["identity_provider_class"] = TokenUsersIdentityProvider
+        return config
+
+    async def test_a_silent_lab_events_stream_is_kept_alive(
+        self, jp_fetch: Any, jp_http_port: int, jp_base_url: str, gns3_project: Any
+    ) -> None:
+        """Given `heartbeat_interval` 0.2 s; when nothing changes, then the stream sends
+        SSE comments (which clients ignore), so proxies keep it open."""
+        assert (await attach(jp_fetch, gns3_project)).code == 200
+        path = "/".join(lab_path(gns3_project, "events"))
+        url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}{path}"
+        async with (
+            httpx.AsyncClient(headers=ALICE, timeout=60, trust_env=False) as client,
+            client.stream("GET", url) as response,
+        ):
+            lines = response.aiter_lines()
+            assert (await anext(lines)).startswith("data: ")
+            seen = [line async for line in _until(lines, ": keep-alive")]
+        assert [line for line in seen if line.startswith("data: ")] == []
+
+
+async def _until(lines: Any, wanted: str) -> Any:
+    async for line in lines:
+        yield line
+        if line == wanted:
+            return
+
+
+async def test_the_lab_events_of_a_project_without_a_lab_file_are_a_404(
+    jp_fetch: Any, gns3_project: Any
+) -> None:
+    missing = await call(jp_fetch, *lab_path(gns3_project, "events"), headers=ALICE)
+    assert (missing.code, missing.error["type"]) == (404, "NoLab")
 
 
 async def test_catch_up_restores_the_stage_snapshot_once_confirmed(

@@ -187,7 +187,7 @@ class ClassLabs:
         rendered = self.render(lab)
         results = await self._latest(lab)
         key = lab.project.project_id
-        stage = self.labs.progress.current_stage(key, user, rendered)
+        stage = await self.labs.progress.current_stage(key, user, rendered)
         return lab_view(rendered, results, stage.id)
 
     async def choose_stage(self, user: str, project: str, stage: str | None) -> LabView:
@@ -197,17 +197,17 @@ class ClassLabs:
         rendered = self.render(lab)
         if stage is not None:
             rendered.require_stage(stage)
-        self.labs.progress.choose(lab.project.project_id, user, stage)
+        await self.labs.progress.choose(lab.project.project_id, user, stage)
         return await self.view(user, project)
 
     async def _latest(self, lab: StudentLab) -> Mapping[str, ObjectiveResult]:
         """The student's latest results (remembered, else recorded for a graded lab)."""
         progress = self.labs.progress
         key = lab.project.project_id
-        if not progress.results(key, lab.user) and lab.graded:
+        if not await progress.results(key, lab.user) and lab.graded:
             recorded = await self.grades.grades(lab.lab, lab.user)
-            progress.record(key, lab.user, [g.last for g in recorded])
-        return progress.results(key, lab.user)
+            await progress.record(key, lab.user, [g.last for g in recorded])
+        return await progress.results(key, lab.user)
 
     async def attach(self, user: str, project: str, text: str, source: str) -> LabView:
         """Check `text` against `user`'s project and write it as the project's lab file;
@@ -249,7 +249,7 @@ class ClassLabs:
         async with lock:
             known = await self._known(lab)
             async for result in self._run(lab, rendered, stage, objectives, abort):
-                self.labs.progress.record(lab.project.project_id, lab.user, [result])
+                await self.labs.progress.record(lab.project.project_id, lab.user, [result])
                 if lab.graded:
                     known = await self._record(lab, rendered, result, known)
                 yield result

@@ -8,6 +8,11 @@ the teaching prompt, `check_objectives` through the service, a `nudge` stage's f
 configuration lines). The lab file itself, and its checks, never reach the student's
 server. Checks, attaching and catching up have flows of their own
 (`server/handlers/lab.py` forwards them).
+
+`watch` tells the Objectives panel's live stream of each change this server asked the
+service for (a check through it, from the panel, a notebook or the chat; a stage chosen; a
+catch-up). The service does not tell it of checks asked of it otherwise: the panel shows
+those when it reads the lab again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ..objectives.requests import LabCheckSelection
 from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
 from ..objectives.view import LabView
+from ..objectives.watch import ProgressWatch
 from ..tools.policy import CommandPolicy
 from .service_client import HubServiceClient, HubServiceError, HubServiceRefused
 
@@ -42,6 +48,7 @@ class HubProjectLabs:
     def __init__(self, hub: HubServiceClient, lab: LabAccess) -> None:
         self.hub = hub
         self.lab = lab
+        self.watch = ProgressWatch()
 
     async def view(self, project_id: str, user: str) -> LabView:
         """The lab as the student sees it (`user` is the hub token's: the service knows)."""
@@ -49,7 +56,9 @@ class HubProjectLabs:
 
     async def choose_stage(self, project_id: str, user: str, stage: str | None) -> LabView:
         """Make `stage` the one the student works on (None: follow their checks)."""
-        return await self.hub.choose_stage(project_id, stage)
+        view = await self.hub.choose_stage(project_id, stage)
+        self.watch.changed(project_id, user)
+        return view
 
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
         """The student's lab for a chat turn, from the service's view of it; None when the
@@ -83,6 +92,8 @@ class HubProjectLabs:
                     # an unknown stage: the message lists the stages there are
                     raise UnknownSelection(exc.detail) from None
                 raise
+            finally:
+                self.watch.changed(project_id, user)
             return report.results
 
         return TurnObjectives(

@@ -59,15 +59,21 @@ class CatchUpPlan:
 class ProjectLabs:
     """The labs of the projects reached through `lab` (module docstring). `salt` makes each
     student's parameter values (never shown to students); `policy` judges check commands
-    (the server's command policy)."""
+    (the server's command policy); `progress` keeps each student's results and stage
+    (default: in memory)."""
 
     def __init__(
-        self, lab: LabAccess, salt: str | bytes, policy: CommandPolicy | None = None
+        self,
+        lab: LabAccess,
+        salt: str | bytes,
+        policy: CommandPolicy | None = None,
+        progress: StudentProgress | None = None,
     ) -> None:
         self.lab = lab
         self._salt = salt
         self.policy = policy or lab.policy or CommandPolicy()
-        self.progress = StudentProgress()
+        self.progress = progress or StudentProgress()
+        self.watch = self.progress.watch
         self._documents: dict[str, LabDocument | LabFileError] = {}
         self._recent: dict[str, tuple[float, LabDocument | NoLab | LabFileError]] = {}
 
@@ -165,14 +171,14 @@ class ProjectLabs:
         Raises `UnknownSelection` (`UnknownStage` for a stage) before checking anything."""
         ctx = self.lab.tool_context(project_id, TEACHING, abort or asyncio.Event())
         async for result in check_lab(ctx, lab, stage=stage, objectives=objectives):
-            self.progress.record(project_id, user, [result])
+            await self.progress.record(project_id, user, [result])
             yield result
 
     async def view(self, project_id: str, user: str) -> LabView:
         """The lab as `user` sees it, with their latest results and current stage."""
         lab = await self.for_student(project_id, user)
-        stage = self.progress.current_stage(project_id, user, lab)
-        return lab_view(lab, self.progress.results(project_id, user), stage.id)
+        stage = await self.progress.current_stage(project_id, user, lab)
+        return lab_view(lab, await self.progress.results(project_id, user), stage.id)
 
     async def choose_stage(self, project_id: str, user: str, stage: str | None) -> LabView:
         """Make `stage` the one `user` works on (None: follow their checks again).
@@ -180,7 +186,7 @@ class ProjectLabs:
         lab = await self.for_student(project_id, user)
         if stage is not None:
             lab.require_stage(stage)
-        self.progress.choose(project_id, user, stage)
+        await self.progress.choose(project_id, user, stage)
         return await self.view(project_id, user)
 
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
@@ -191,7 +197,7 @@ class ProjectLabs:
         except (NoLab, LabFileError):
             return None
         lab = self.render(document, user)
-        stage = self.progress.current_stage(project_id, user, lab)
+        stage = await self.progress.current_stage(project_id, user, lab)
         dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else {}
 
         async def checker(
@@ -203,7 +209,7 @@ class ProjectLabs:
         return TurnObjectives(
             lab=lab,
             stage=stage,
-            results=dict(self.progress.results(project_id, user)),
+            results=dict(await self.progress.results(project_id, user)),
             checker=checker,
             is_configuring=configuring_judge(self._refused, dialects),
         )
@@ -235,7 +241,7 @@ class ProjectLabs:
         the project are forgotten: the devices they were read from went back in time."""
         gns3 = self.lab.gns3
         await gns3.restore_snapshot(project_id, plan.snapshot.snapshot_id)
-        self.progress.forget(project_id)
+        await self.progress.forget(project_id)
         await gns3.start_all(project_id)
 
     # -- internals -----------------------------------------------------------------------

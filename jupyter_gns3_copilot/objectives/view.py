@@ -16,7 +16,7 @@ class ObjectiveView(BaseModel):
     text: str
     points: float
     status: Status | None = None
-    """The student's latest check of it (None: not checked since the server started)."""
+    """The student's latest check of it (None: not checked, or not since a catch-up)."""
 
 
 class StageView(BaseModel):

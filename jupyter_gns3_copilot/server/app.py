@@ -199,7 +199,9 @@ class GNS3Copilot(ExtensionApp):
         help="Directory for chat databases and user settings (env GNS3_COPILOT_DATA_DIR)."
     ).tag(config=True)
     heartbeat_interval = Float(
-        15.0, help="Seconds of stream silence after which a heartbeat event is sent (0: none)."
+        15.0,
+        help="Seconds of stream silence after which a heartbeat event is sent (the lab "
+        "events stream: an SSE comment) (0: none).",
     ).tag(config=True)
     on_disconnect = Enum(
         ["abort", "finish"],
@@ -565,14 +567,28 @@ class GNS3Copilot(ExtensionApp):
         return self.local_project_labs()
 
     def local_project_labs(self) -> ProjectLabs:
-        """Outside hub mode, `project_labs()`: the labs this server renders and checks."""
+        """Outside hub mode, `project_labs()`: the labs this server renders and checks, each
+        student's progress kept in the project's database under `data_dir`."""
         if self._project_labs is None:
+            from ..objectives.progress import StudentProgress
             from ..objectives.service import ProjectLabs
             from ..private_files import read_or_create_secret
+            from ..store.lab_progress import LabProgressStore
 
             salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / SALT_FILE)
-            self._project_labs = ProjectLabs(self.lab(), salt)
+            progress = StudentProgress(LabProgressStore(self.data_dir))
+            self._project_labs = ProjectLabs(self.lab(), salt, progress=progress)
         return self._project_labs
+
+    async def drop_lab_progress(self, project_id: str) -> None:
+        """Forget the project's lab progress and close its store (its folder is deleted)."""
+        if self._project_labs is not None:
+            await self._project_labs.progress.drop(project_id)
+
+    async def close_lab_progress(self, project_id: str) -> None:
+        """Close the store of the project's lab progress (the project was closed)."""
+        if self._project_labs is not None:
+            await self._project_labs.progress.close(project_id)
 
     def tool_runs(self) -> ToolRuns:
         """The direct tool runs in progress (for abort and their approvals)."""
@@ -593,6 +609,9 @@ class GNS3Copilot(ExtensionApp):
         if self._agents is not None:
             await self._agents.close_all()
             self._agents = None
+        if self._project_labs is not None and self._project_labs.progress.store is not None:
+            await self._project_labs.progress.store.close()
+            self._project_labs = None
         if self._lab is not None:
             await self._lab.consoles.aclose()
             self._lab = None

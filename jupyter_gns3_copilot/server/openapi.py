@@ -109,6 +109,7 @@ def _limit(default: int) -> Query:
 def operations() -> tuple[Operation, ...]:
     """The API, route by route (imports the models)."""
     from ..agent.history import ConversationHistory
+    from ..events import LabEvent
     from ..gns3.topology import Topology
     from ..llm_config import LLMConfigUpdate, LLMConfigView
     from ..objectives.results import CheckReport
@@ -317,6 +318,20 @@ def operations() -> tuple[Operation, ...]:
                 Query("columns", "The terminal's width (default 80).", {"type": "integer"}),
                 Query("rows", "The terminal's height (default 24).", {"type": "integer"}),
             ),
+        ),
+        Operation(
+            "get",
+            project + "/lab/events",
+            "Follow the caller's lab as their checks and stage change",
+            (
+                Answer(
+                    200,
+                    "Server-Sent Events until the client leaves: `lab_view` at once and after "
+                    "each change, `lab_error` when the lab cannot be read after one.",
+                    {EVENT_STREAM: LabEvent},
+                ),
+            ),
+            errors=(404, 422, 502),
         ),
         Operation(
             "post",

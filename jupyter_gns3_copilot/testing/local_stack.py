@@ -10,7 +10,8 @@ What `make demo`, `make lab`, the notebook tests and the notebook latency benchm
   `OPENAI_API_KEY` / `OPENAI_BASE_URL` / `GNS3_COPILOT_MODEL`, or the scripted model (a
   TEST DOUBLE, `testing.scripted_llm`);
 - `NOTEBOOK_PROJECTS` and `prepare_projects`: the GNS3 projects the example notebooks use
-  (`%copilot use "Copilot demo"`), built fresh in the lab.
+  (`%copilot use "Copilot demo"`), built fresh in the lab (or, for `make lab`, kept from
+  its last run, with `save_device_configs` keeping what the PCs were given).
 
 Not used by the kernel client; it lives next to it because only the notebook side needs it.
 """
@@ -345,7 +346,7 @@ ROUTER_BOOT_TIMEOUT = 180.0
 """Seconds a Linux router may take to boot (emulated: about 10 s on an idle machine)."""
 
 
-async def _prepare(lab: Any, recipe: ProjectRecipe) -> str:
+async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
     from ..console import ConsolePool, ConsoleTarget
     from ..gns3 import GNS3Client
     from ..labkit.router import ROUTER_TEMPLATE, hostname_command_line
@@ -353,6 +354,11 @@ async def _prepare(lab: Any, recipe: ProjectRecipe) -> str:
 
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
         for project in await gns3.list_projects():
+            if project.name == recipe.name and keep:
+                await gns3.open_project(project.project_id)
+                if recipe.start:
+                    await gns3.start_all(project.project_id)
+                return project.project_id
             if project.name == recipe.name:
                 await gns3.close_project(project.project_id)
                 await gns3.delete_project(project.project_id)
@@ -420,14 +426,42 @@ def notebook_replies(
     return parse_script(data, script)
 
 
-def prepare_projects(lab: Any, recipes: Iterable[ProjectRecipe]) -> dict[str, str]:
+def prepare_projects(
+    lab: Any, recipes: Iterable[ProjectRecipe], *, keep: bool = False
+) -> dict[str, str]:
     """Build each recipe's project fresh in `lab` (a same-named project is replaced);
-    their ids by name."""
+    their ids by name. With `keep`, a same-named project is kept as it is instead: opened,
+    its nodes started when the recipe starts them (`make lab` after a restart)."""
 
     async def prepare_all() -> dict[str, str]:
-        return {recipe.name: await _prepare(lab, recipe) for recipe in recipes}
+        return {recipe.name: await _prepare(lab, recipe, keep) for recipe in recipes}
 
     return asyncio.run(prepare_all())
+
+
+def save_device_configs(lab: Any, project_ids: Iterable[str]) -> list[str]:
+    """Save the configuration of each running VPCS of these projects (VPCS `save`: its
+    startup file, which it reads when it starts again), so that a lab stopped and started
+    again keeps what the PCs were given; the names of those that could not be saved."""
+    from ..console import ConsolePool, ConsoleTarget
+    from ..gns3 import GNS3Client
+
+    async def save_all() -> list[str]:
+        host = urlsplit(lab.url).hostname
+        async with (
+            GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3,
+            ConsolePool() as consoles,
+        ):
+            targets = [
+                ConsoleTarget.from_node(node, server_host=host)
+                for project_id in project_ids
+                for node in await gns3.list_nodes(project_id)
+                if node.node_type == "vpcs" and node.status == "started"
+            ]
+            results = await consoles.run_many([(target, ["save"]) for target in targets])
+        return [r.device_name for r in results if r.status != "success"]
+
+    return asyncio.run(save_all())
 
 
 def delete_projects(lab: Any, project_ids: Iterable[str]) -> None:

@@ -11,7 +11,7 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
-import type { CatchUpDone, LabView } from './objectives/types';
+import type { CatchUpDone, LabEvent, LabView } from './objectives/types';
 import { readEvents } from './sse';
 import type { ToolOutcome } from './turn/types';
 
@@ -259,6 +259,26 @@ export class CopilotApi {
    */
   catchUp(projectId: string, stage: string, confirm: boolean): Promise<CatchUpDone> {
     return this.json('POST', this.url('projects', projectId, 'lab', 'stages', stage, 'catch-up'), { confirm });
+  }
+
+  /**
+   * The project's lab as this user sees it, as it changes: a `lab_view` at once, then
+   * again after each check, stage chosen or catch-up of theirs on this server, wherever it
+   * was asked (this sidebar, a notebook, another tab); runs until `signal` aborts it or
+   * the server goes. Refusals before it starts (no lab file, invalid file) reject with an
+   * `ApiError`.
+   */
+  async *labEvents(projectId: string, signal?: AbortSignal): AsyncGenerator<LabEvent> {
+    const response = await this.send('GET', this.url('projects', projectId, 'lab', 'events'), undefined, signal);
+    if (!response.ok) {
+      throw await errorFromResponse(response);
+    }
+    for await (const event of this.events(response)) {
+      const lab = event as unknown as LabEvent;
+      if (lab.type === 'lab_view' || lab.type === 'lab_error') {
+        yield lab;
+      }
+    }
   }
 
   /** The drawing of the project's topology (an SVG document as text). */

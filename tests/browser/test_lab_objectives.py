@@ -10,10 +10,11 @@ checklist from the file alone (the MIME renderer); the evidence opens on click; 
 dark themes read.
 The sidebar: the Objectives panel lists the lab's stages and objectives with the student's
 texts and the latest check's marks (one made outside the sidebar too), Check all streams
-the checks route into the same view, a stage checks alone, Catch up shows what it would
-restore, restores nothing on Cancel, and restores the stage's snapshot (an extra node
-gone, the nodes started again) once confirmed; a lab file broken in the project shows its
-problems.
+the checks route into the same view, a check made elsewhere (and a stage chosen there)
+shows at once without the panel being opened again, a stage checks alone, Catch up shows
+what it would restore, restores nothing on Enter (Cancel is the default button), and
+restores the stage's snapshot (an extra node gone, the nodes started again) once Restore
+is clicked; a lab file broken in the project shows its problems.
 """
 
 from __future__ import annotations
@@ -335,8 +336,9 @@ def _check_a_stage(page: Any, panel: Any) -> None:
 
 
 def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
-    """Catch up says what it restores; Cancel restores nothing; Restore brings the stage's
-    snapshot back (the node added since is gone) and starts the nodes again."""
+    """Catch up says what it restores; Enter (Cancel, the default) restores nothing;
+    Restore brings the stage's snapshot back (the node added since is gone) and starts
+    the nodes again."""
     extra = _gns3(
         lab, lambda gns3: gns3.create_node_from_template(stack.project_id, "VPCS", EXTRA_NODE)
     )
@@ -354,7 +356,7 @@ def _catch_up(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     assert "restores the snapshot 'fresh'" in dialog.inner_text()
     assert "every change made since is lost" in dialog.inner_text()
     assert '"confirm"' not in dialog.inner_text()
-    dialog.locator("button.jp-mod-reject").click()
+    page.keyboard.press("Enter")  # the default button keeps the lab
     dialog.wait_for(state="detached")
     nodes = _gns3(lab, lambda gns3: gns3.list_nodes(stack.project_id))
     assert EXTRA_NODE in {n.name for n in nodes}
@@ -405,6 +407,58 @@ def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
         "reachable, address, command, parsed, node_running, link, traffic"
     ]
     assert panel.locator("button").count() == 0
+
+
+def _address_pc2(stack: LabStack, address: str) -> None:
+    """Give PC2 `address` on its console, as the student would (the tool route)."""
+    commands = {"devices": [{"device": "PC2", "commands": [f"ip {address}"]}]}
+    body = {"arguments": commands, "copilot_mode": "lab_automation_assistant", "stream": False}
+    with stack.api() as api:
+        done = api.post(
+            f"copilot/projects/{stack.project_id}/tools/run_vpcs_commands", json=body, timeout=120
+        )
+        assert done.status_code == 200, done.text
+
+
+def _current_stage(panel: Any) -> str:
+    here = panel.locator(".gns3c-checks-stage-current")
+    return str(here.evaluate("(el) => el.closest('section').dataset.stage"))
+
+
+def test_the_objectives_panel_follows_checks_made_elsewhere(
+    stack: LabStack, page: Any, screenshots: Path
+) -> None:
+    """Given the sidebar's Objectives panel shown on the project (PC2 misaddressed: not
+    yet); when the student fixes PC2 and checks from another client (as a notebook
+    does), then chooses a stage there; then the panel shows the new marks, score and
+    "you are here" without being hidden and shown again."""
+    _check_elsewhere(stack)
+    panel = _open_objectives(page, stack)
+    assert _rows(panel)["pc2-address"] == "fail"
+    assert _current_stage(panel) == "addressing"
+    try:
+        _address_pc2(stack, "10.0.0.9/24")
+        with stack.api() as api:
+            checks = f"copilot/projects/{stack.project_id}/lab/checks"
+            body = {"stage": "addressing", "stream": False}
+            assert api.post(checks, json=body, timeout=120).status_code == 200
+        panel.locator(".gns3c-checks-score", has_text="passed · 7/7").wait_for(timeout=30_000)
+        assert set(_rows(panel).values()) == {"pass"}
+        assert _current_stage(panel) == "reach"  # every objective passed: the last stage
+        jupyter_ui.screenshot(page, page.locator(SIDEBAR), screenshots / "objectives-live.png")
+
+        with stack.api() as api:
+            stage = f"copilot/projects/{stack.project_id}/lab/stage"
+            assert api.put(stage, json={"stage": "addressing"}).status_code == 200
+        addressing = panel.locator(".gns3c-checks-stage[data-stage='addressing']")
+        addressing.locator(".gns3c-checks-stage-current").wait_for(timeout=30_000)
+        assert _current_stage(panel) == "addressing"
+    finally:
+        _address_pc2(stack, "10.0.0.2/24")
+        with stack.api() as api:
+            stage = f"copilot/projects/{stack.project_id}/lab/stage"
+            assert api.put(stage, json={"stage": None}).status_code == 200
+    assert [e for e in page.page_errors if "gns3" in e.lower()] == []
 
 
 def test_the_objectives_panel_checks_and_catches_up(

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from jupyter_server.auth.identity import IdentityProvider, User
 
-from jupyter_gns3_copilot.events import parse_event
+from jupyter_gns3_copilot.events import LabEvent, parse_event
 
 USER_TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 """Tokens `TokenUsersIdentityProvider` accepts, and the user each names."""
@@ -138,7 +138,11 @@ def parse_sse(text: str) -> tuple[list[dict[str, Any]], str]:
         data = [line[len("data: ") :] for line in message.splitlines() if line.startswith("data: ")]
         if data:
             event = json.loads("\n".join(data))
-            parse_event(event)  # every event matches the shared event models
+            # every event matches the shared event models
+            if str(event.get("type")).startswith("lab_"):
+                LabEvent.model_validate(event)
+            else:
+                parse_event(event)
             events.append(event)
     return events, rest
 
@@ -194,6 +198,22 @@ def open_stream(
             headers=headers,
             streaming_callback=stream.on_chunk,
             request_timeout=180,
+            raise_error=False,
+        )
+    )
+    return stream
+
+
+def watch_stream(jp_fetch: Any, *parts: str, headers: dict[str, str] | None = None) -> EventStream:
+    """Start an SSE GET that runs until the client leaves (`task.cancel()`)."""
+    stream = EventStream(task=asyncio.Future())
+    stream.task = asyncio.ensure_future(
+        jp_fetch(
+            *parts,
+            method="GET",
+            headers=headers,
+            streaming_callback=stream.on_chunk,
+            request_timeout=600,
             raise_error=False,
         )
     )

@@ -22,7 +22,13 @@ from .chat import (
     SessionsHandler,
 )
 from .console import NodeConsoleHandler
-from .lab import LabCatchUpHandler, LabChecksHandler, LabHandler, LabStageHandler
+from .lab import (
+    LabCatchUpHandler,
+    LabChecksHandler,
+    LabEventsHandler,
+    LabHandler,
+    LabStageHandler,
+)
 from .notebooks import NotebookProjectsHandler
 from .openapi import OpenAPIHandler
 from .projects import (
@@ -56,6 +62,7 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_PROJECT + "/lab", LabHandler),
     (_PROJECT + "/lab/stage", LabStageHandler),
     (_PROJECT + "/lab/checks", LabChecksHandler),
+    (_PROJECT + "/lab/events", LabEventsHandler),
     (_PROJECT + r"/lab/stages/(?P<stage>[^/]+)/catch-up", LabCatchUpHandler),
     (_PROJECT + "/chat/stream", ChatStreamHandler),
     (_PROJECT + "/chat/sessions", SessionsHandler),

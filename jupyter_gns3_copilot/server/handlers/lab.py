@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
@@ -91,6 +91,73 @@ class LabStageHandler(CopilotHandler):
         self.write_json(await labs.choose_stage(project_id, self.user_id, request.stage))
 
 
+class LabEventsHandler(EventStreamHandler):
+    """`GET copilot/projects/{project_id}/lab/events`: the caller's lab as it changes, as
+    SSE, until the client leaves: a `lab_view` event (the `LabView` of `GET .../lab`) at
+    once, then again after each change of the caller's progress in the project, wherever
+    on this server it came from (a check from the Objectives panel, a notebook, another
+    tab or the chat; a stage chosen; a catch-up); a `lab_error` when the lab cannot be
+    read after a change; an SSE comment after `heartbeat_interval` seconds of silence.
+    Before the stream opens, the errors of `GET .../lab`. In hub mode the changes told
+    are those this server asked the hub service for (the service tells nobody of checks
+    asked of it otherwise: the panel shows those when it reads the lab again)."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str) -> None:
+        from tornado.iostream import StreamClosedError
+
+        from ...events import LabErrorEvent, LabViewEvent, sse_message
+        from ..errors import to_error_answer
+
+        project_id = self.project_id_from(project_id)
+        labs = self.copilot.project_labs()
+        user = self.user_id
+        with labs.watch.watching(project_id, user) as changed:
+            event: LabViewEvent | LabErrorEvent | None = LabViewEvent(
+                project_id=project_id, view=await labs.view(project_id, user)
+            )
+            self.start_event_stream()
+            try:
+                while True:
+                    self.write(sse_message(event) if event is not None else ": keep-alive\n\n")
+                    await self.flush()
+                    if not await self._change_or_silence(changed):
+                        if self.client_gone:
+                            return
+                        event = None
+                        continue
+                    changed.clear()
+                    try:
+                        view = await labs.view(project_id, user)
+                        event = LabViewEvent(project_id=project_id, view=view)
+                    except Exception as exc:
+                        answer = to_error_answer(exc)
+                        self.log.warning(
+                            "Copilot: the lab of %s could not be read again: %s",
+                            project_id,
+                            answer.message,
+                        )
+                        event = LabErrorEvent(project_id=project_id, error=answer.message)
+            except StreamClosedError:
+                return
+
+    async def _change_or_silence(self, changed: asyncio.Event) -> bool:
+        """Wait for a change (True), the client leaving or `heartbeat_interval` seconds
+        (False)."""
+        interval = self.copilot.heartbeat_interval or None
+        waiters = {
+            asyncio.ensure_future(changed.wait()),
+            asyncio.ensure_future(self._client_gone.wait()),
+        }
+        try:
+            await asyncio.wait(waiters, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        return changed.is_set() and not self.client_gone
+
+
 class LabChecksHandler(EventStreamHandler):
     """`POST copilot/projects/{project_id}/lab/checks` with `LabCheckRequest`: check the
     objectives on the devices (of the project's lab, or of the request's `lab` text).
@@ -148,6 +215,7 @@ class LabChecksHandler(EventStreamHandler):
 
         app = self.copilot
         hub = app.hub_client()
+        watch = app.project_labs().watch
         selection = LabCheckSelection(**request.model_dump(exclude={"session_id"}))
         run_id, abort = self._begin(request)
         try:
@@ -156,9 +224,11 @@ class LabChecksHandler(EventStreamHandler):
                     self.write_json(await hub.lab_check_report(project_id, selection))
                     return
                 async with hub.lab_checks(project_id, selection) as items:
-                    await self._relay(run_id, _until_aborted(items, abort), abort)
+                    told = _telling(items, lambda: watch.changed(project_id, self.user_id))
+                    await self._relay(run_id, _until_aborted(told, abort), abort)
         finally:
             app.tool_runs().end(run_id, abort)
+            watch.changed(project_id, self.user_id)
 
     async def _relay(
         self, run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary], abort: Any
@@ -222,7 +292,20 @@ class LabCatchUpHandler(CopilotHandler):
         with self.copilot.project_users.using(project_id, self.user_id):
             done = await hub.catch_up(project_id, stage, request)
         self.copilot.project_lookup().forget(project_id)
+        self.copilot.project_labs().watch.changed(project_id)
         self.write_json(done)
+
+
+async def _telling(
+    items: AsyncIterator[ObjectiveResult | CheckSummary], tell: Callable[[], None]
+) -> AsyncIterator[ObjectiveResult | CheckSummary]:
+    """`items`, calling `tell()` as each result comes (the service has recorded it)."""
+    from ...objectives.results import ObjectiveResult
+
+    async for item in items:
+        if isinstance(item, ObjectiveResult):
+            tell()
+        yield item
 
 
 async def _summed(lab: Any, results: AsyncIterator[ObjectiveResult]) -> AsyncIterator[Any]:

@@ -72,6 +72,7 @@ class ProjectCloseHandler(CopilotHandler):
             self.copilot.project_lookup().forget(project_id)
         if self.copilot.has_agents():
             await self.copilot.agents().remove_agent(project_id)
+        await self.copilot.close_lab_progress(project_id)
         self.set_status(204)
         self.finish()
 
@@ -106,6 +107,7 @@ class ProjectHandler(CopilotHandler):
             self.log.info("Copilot: project %s deleted with %d chat sessions", project_id, deleted)
         elif self.copilot.has_agents():
             await self.copilot.agents().remove_agent(project_id)
+        await self.copilot.drop_lab_progress(project_id)
         shutil.rmtree(database_path(self.copilot.data_dir, project_id).parent, ignore_errors=True)
         self.set_status(204)
         self.finish()

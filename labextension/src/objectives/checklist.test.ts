@@ -5,6 +5,7 @@ import {
   applyCheckEvent,
   type Checklist,
   endChecking,
+  followLab,
   fromBundle,
   fromLab,
   resultsOf,
@@ -131,5 +132,46 @@ describe('a check streamed into the lab (the sidebar)', () => {
   it('leaves the list as it is for other events', () => {
     const list = fromLab(fixture.lab);
     expect(applyCheckEvent(list, { type: 'heartbeat', session_id: 'r' })).toBe(list);
+  });
+});
+
+describe('the lab as the server has it now (a check elsewhere, a stage chosen)', () => {
+  const checked = () => {
+    let list = startChecking(fromLab(fixture.lab));
+    for (const event of fixture.events) {
+      list = applyCheckEvent(list, event);
+    }
+    return endChecking(list);
+  };
+  const withStatuses = (statuses: Record<string, string | null>, current: string) => ({
+    ...fixture.lab,
+    current_stage: current,
+    stages: fixture.lab.stages.map(s => ({
+      ...s,
+      objectives: s.objectives.map(o => ({ ...o, status: statuses[o.id] ?? null }))
+    }))
+  });
+
+  it('takes the new statuses and stage, keeping the results that still hold', () => {
+    const list = checked();
+    const view = withStatuses({ 'pc1-address': 'pass', 'pc2-address': 'pass', 'pc3-runs': 'error', 'pc1-pc2': 'fail' }, 'reach');
+    const followed = followLab(list, view as typeof fixture.lab);
+    expect(states(followed)).toEqual([
+      'addressing/pc1-address:pass',
+      'addressing/pc2-address:pass',
+      'addressing/pc3-runs:error',
+      'reach/pc1-pc2:fail'
+    ]);
+    expect(followed.stages.map(s => s.current)).toEqual([false, true]);
+    const kept = followed.stages[0].objectives[0].result;
+    expect(kept?.explanation).toBe(list.stages[0].objectives[0].result?.explanation);
+    expect(followed.stages[0].objectives[1].result).toBeNull(); // passed elsewhere: no explanation here
+    expect(followed.summary).toBeNull(); // the score is counted again
+  });
+
+  it('keeps the score of the last check while nothing changed', () => {
+    const list = checked();
+    const same = withStatuses(Object.fromEntries(resultsOf(list).map(r => [r.id, r.status])), 'addressing');
+    expect(followLab(list, same as typeof fixture.lab).summary).toEqual(list.summary);
   });
 });

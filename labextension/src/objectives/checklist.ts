@@ -137,6 +137,23 @@ export function fromLab(lab: LabView, results: Iterable<ObjectiveResult> = []): 
   };
 }
 
+/**
+ * `list` brought up to `view`, the lab as the server has it now (a check ran elsewhere, a
+ * stage was chosen): each objective in the view's state, keeping its result (from `list`,
+ * else `results`) where that has the same status; the view's current stage; the score of
+ * the last check here only while no objective's state changed.
+ */
+export function followLab(list: Checklist | null, view: LabView, results: Iterable<ObjectiveResult> = []): Checklist {
+  const fresh = fromLab(view, [...results, ...(list ? resultsOf(list) : [])]);
+  const states = (l: Checklist) => l.stages.flatMap(s => s.objectives.map(o => `${o.id}:${o.state}`)).join(' ');
+  return { ...fresh, summary: list && states(list) === states(fresh) ? list.summary : null };
+}
+
+/** `list` with `stage` as the stage the student works on. */
+export function withCurrentStage(list: Checklist, stage: string | null | undefined): Checklist {
+  return { ...list, stages: list.stages.map(s => ({ ...s, current: s.id === stage })) };
+}
+
 /** The objectives of `stage` (null: all) marked as being checked (their earlier results
  * dropped). */
 export function startChecking(list: Checklist, stage: string | null = null): Checklist {

@@ -27,8 +27,8 @@ export interface ObjectiveView {
   id: string;
   text: string;
   points: number;
-  /** The student's latest check of it, wherever it ran (null: not checked since the
-   * server started, or since a catch-up). */
+  /** The student's latest check of it, wherever it ran (null: not checked, or not
+   * since a catch-up). */
   status?: CheckStatus | null;
 }
 
@@ -49,6 +49,12 @@ export interface LabView {
   current_stage?: string | null;
   stages: StageView[];
 }
+
+/** A message of `GET copilot/projects/{p}/lab/events` (`events.py` `LabEvent`): the lab
+ * as the student sees it now, or why it could not be read after a change. */
+export type LabEvent =
+  | { type: 'lab_view'; project_id: string; view: LabView }
+  | { type: 'lab_error'; project_id: string; error: string };
 
 export interface CatchUpDone {
   stage: string;

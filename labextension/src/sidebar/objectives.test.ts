@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { client, json, sse } from '../../test/api-client';
 import { loadChecksFixture } from '../../test/fixtures';
 import { catchUpDescription, ObjectivesPanel, problemText } from './objectives';
+import type { LabView } from '../objectives/types';
 
 const fixture = loadChecksFixture('two_stages');
 const CONFIRM =
@@ -75,6 +76,50 @@ describe('the Objectives panel', () => {
 
     await panel.show('p1'); // shown again (the sidebar's refresh): the last results stay
     expect(marks(panel)[0]).toBe('pc1-address:pass');
+  });
+
+  it('follows the lab events while shown: a check elsewhere updates the list and the stage', async () => {
+    const lab = fixture.lab as LabView;
+    const passed: LabView = {
+      ...lab,
+      current_stage: 'reach',
+      stages: lab.stages.map(s => ({ ...s, objectives: s.objectives.map(o => ({ ...o, status: s.id === 'addressing' ? 'pass' : 'fail' })) }))
+    };
+    let tell: (view: LabView) => void = () => undefined;
+    const { api, calls } = client((url, init) => {
+      if (!url.includes('/lab/events')) {
+        return json(200, lab);
+      }
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          const send = (view: LabView) =>
+            controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify({ type: 'lab_view', project_id: 'p1', view })}\n\n`));
+          send(lab);
+          tell = send;
+          init.signal?.addEventListener('abort', () => controller.error(new DOMException('closed', 'AbortError')));
+        }
+      });
+      return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    await panel.show('p1');
+    expect(marks(panel).every(m => m.endsWith(':unchecked'))).toBe(true);
+    const here = () => panel.node.querySelector('.gns3c-checks-stage-current')?.closest('[data-stage]')?.getAttribute('data-stage') ?? null;
+    await new Promise<void>(resolve => {
+      const seen = new MutationObserver(() => {
+        if (marks(panel)[0] === 'pc1-address:pass') {
+          seen.disconnect();
+          resolve();
+        }
+      });
+      seen.observe(panel.node, { subtree: true, childList: true, attributes: true });
+      tell(passed); // a notebook's check, told by the server
+    });
+    expect(marks(panel)).toEqual(['pc1-address:pass', 'pc2-address:pass', 'pc3-runs:pass', 'pc1-pc2:fail']);
+    expect(here()).toBe('reach');
+    expect(calls.filter(c => !c.url.includes('/lab/events'))).toHaveLength(1); // not read again
+    panel.pause();
+    expect(calls.filter(c => c.url.includes('/lab/events'))).toHaveLength(1);
   });
 
   it('stops a check: what was not decided is not checked', async () => {

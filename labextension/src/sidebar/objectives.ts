@@ -8,6 +8,12 @@
  * description of what would be restored first, restored only once the person confirms.
  * A project without a lab file shows no panel; an invalid lab file shows its problems.
  * No kernel involved.
+ *
+ * While shown, the panel follows the project's lab events (`GET .../lab/events`): a check
+ * of the student's that ran elsewhere (a notebook, another tab, the chat), a stage chosen
+ * or a catch-up updates the list, the score and "you are here" at once. The stream is
+ * opened again after `RECONNECT_MS` when it ends (the server restarted); `pause` (the
+ * sidebar hidden) closes it, `show` opens it again.
  */
 import { ApiError, type ApiProblem, type CopilotApi } from '../api';
 import { h } from '../dom';
@@ -16,11 +22,13 @@ import {
   type Checklist,
   type ChecklistStage,
   endChecking,
+  followLab,
   fromLab,
   resultsOf,
-  startChecking
+  startChecking,
+  withCurrentStage
 } from '../objectives/checklist';
-import type { ObjectiveResult } from '../objectives/types';
+import type { LabView, ObjectiveResult } from '../objectives/types';
 import { ChecklistView } from '../objectives/view';
 
 export interface ObjectivesOptions {
@@ -34,6 +42,8 @@ export interface ObjectivesOptions {
 type Tone = 'info' | 'error';
 
 const NO_SCORE = 'The check ended before its score was sent: check again.';
+/** How long to wait before opening the lab events again once they ended. */
+export const RECONNECT_MS = 5000;
 
 /** One lab file problem as its author reads it: `lab.yaml, line 16, field: what`. */
 export function problemText(problem: ApiProblem): string {
@@ -65,6 +75,10 @@ export class ObjectivesPanel {
   private running: AbortController | null = null;
   private busy = false;
   private loads = 0;
+  /** The lab events followed (one project at a time). */
+  private following: { projectId: string; controller: AbortController } | null = null;
+  /** The latest lab the events told while a check of this panel ran. */
+  private toldWhileChecking: LabView | null = null;
 
   constructor(private readonly options: ObjectivesOptions) {
     this.view = new ChecklistView({
@@ -84,6 +98,7 @@ export class ObjectivesPanel {
   /** Show `projectId`'s lab (read again: the file may have changed); null hides the
    * panel. A check running for that project goes on. */
   async show(projectId: string | null): Promise<void> {
+    this.follow(projectId);
     if (projectId !== this.projectId) {
       this.running?.abort(); // its results are for the project left
       this.running = null;
@@ -161,6 +176,10 @@ export class ObjectivesPanel {
         this.running = null;
         list = endChecking(list);
         this.lastResults.set(projectId, resultsOf(list));
+        if (this.toldWhileChecking) {
+          list = withCurrentStage(list, this.toldWhileChecking.current_stage); // "you are here" moves
+          this.toldWhileChecking = null;
+        }
         this.draw(list);
         this.setBusy(false);
       }
@@ -170,6 +189,58 @@ export class ObjectivesPanel {
   /** Stop the running check (the server stops checking once the reader has gone). */
   stop(): void {
     this.running?.abort();
+  }
+
+  /** Stop following the lab events (the panel is not seen); `show` follows them again. */
+  pause(): void {
+    this.follow(null);
+  }
+
+  /** Follow `projectId`'s lab events (null: none). */
+  private follow(projectId: string | null): void {
+    if (this.following?.projectId === projectId) {
+      return;
+    }
+    this.following?.controller.abort();
+    this.following = null;
+    if (projectId) {
+      const controller = new AbortController();
+      this.following = { projectId, controller };
+      void this.readLabEvents(projectId, controller.signal);
+    }
+  }
+
+  private async readLabEvents(projectId: string, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        for await (const event of this.options.api.labEvents(projectId, signal)) {
+          if (event.type === 'lab_view' && !signal.aborted) {
+            this.told(projectId, event.view);
+          }
+        }
+      } catch (error) {
+        if (signal.aborted || (error instanceof ApiError && error.status >= 400 && error.status < 500)) {
+          break; // no lab file (any more), or refused: `show` says why and follows again
+        }
+      }
+      await new Promise(resolve => setTimeout(resolve, RECONNECT_MS));
+    }
+    if (this.following?.controller.signal === signal) {
+      this.following = null;
+    }
+  }
+
+  /** The lab as the server has it now: drawn, unless a check of this panel is drawing. */
+  private told(projectId: string, view: LabView): void {
+    if (projectId !== this.projectId) {
+      return;
+    }
+    if (this.running) {
+      this.toldWhileChecking = view;
+      return;
+    }
+    this.draw(followLab(this.list, view, this.lastResults.get(projectId)));
+    this.node.hidden = false;
   }
 
   /** Catch up to `stage`: say what would be restored, restore it once confirmed. */

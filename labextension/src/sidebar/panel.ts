@@ -56,7 +56,8 @@ async function confirmCatchUp(stageTitle: string, description: string): Promise<
   const result = await showDialog({
     title: `Catch up to ${stageTitle}?`,
     body: description,
-    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Restore' })]
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Restore' })],
+    defaultButton: 0 // Enter keeps the lab: restoring loses work, so it takes a click
   });
   return result.button.accept;
 }
@@ -267,9 +268,15 @@ export class CopilotSidebar extends Widget {
     void this.refresh();
   }
 
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.objectives.pause();
+  }
+
   dispose(): void {
     this.running?.abort();
     this.objectives.stop();
+    this.objectives.pause();
     super.dispose();
   }
 
