@@ -195,3 +195,24 @@ def test_loading_the_extension_imports_nothing_heavy(tmp_path: Path) -> None:
     }
     assert result["loaded"] is True
     assert heavy.isdisjoint(result["new"]), result["new"]
+
+
+def test_a_process_exiting_during_the_warm_up_lets_it_finish(tmp_path: Path) -> None:
+    """A process that ends while the warm-up runs waits for it instead of ending the
+    thread inside compiled code (pydantic-core aborted such processes: "FATAL: exception
+    not rethrown"): the warm-up's last step, still running when the main thread
+    returns, completes."""
+    done_file = tmp_path / "finished"
+    script = (
+        "import time\n"
+        "from jupyter_gns3_copilot.server.warmup import WarmUp\n"
+        "def then():\n"
+        "    time.sleep(1)\n"
+        f"    open({str(done_file)!r}, 'w').write('yes')\n"
+        "WarmUp(['json'], ['asyncio'], then=then).start()\n"
+    )
+    exited = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert exited.returncode == 0, exited.stderr
+    assert done_file.read_text() == "yes"

@@ -14,6 +14,7 @@ left to fail again, with its own message, where it is used.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import gc
@@ -25,6 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
 log = logging.getLogger(__name__)
+
+EXIT_WAIT = 30.0
+"""Seconds a process that exits waits for a warm-up still running (it takes a few)."""
 
 CORE_MODULES: tuple[str, ...] = (
     "httpcore",
@@ -92,8 +96,12 @@ def prime() -> None:
 
 class WarmUp:
     """Import `core` modules (default `CORE_MODULES`) and run `core_then`, then import
-    `agent` modules (default `AGENT_MODULES`) and run `then`, once, in a daemon thread
-    (`start`); `wait` for either stage."""
+    `agent` modules (default `AGENT_MODULES`) and run `then`, once, in a thread of its own
+    (`start`); `wait` for either stage. A process that exits while it runs waits for it
+    (at most `EXIT_WAIT` seconds, from `atexit`): the interpreter's exit ends a daemon
+    thread where it stands, and inside pydantic-core's compiled code that aborts the whole
+    process ("FATAL: exception not rethrown", seen when a test run or a server stopped
+    during a warm-up)."""
 
     def __init__(
         self,
@@ -125,6 +133,7 @@ class WarmUp:
                     target=self._run, name="gns3-copilot-warm-up", daemon=True
                 )
                 self._thread.start()
+                atexit.register(self._thread.join, EXIT_WAIT)
 
     async def wait(self, stage: WarmUpStage = "agent") -> None:
         """Return once `stage` has finished, starting the warm-up if needed; the event
