@@ -209,9 +209,12 @@ async def _two_vpcs_on_two_computes(
         assert cleared.ok, cleared.result
         assert "10.9.0.2 icmp_seq=1 ttl=64" in await ping("PC1", "10.9.0.2")
 
-        # GNS3 snapshots a project with nodes on remote computes only while it is stopped.
+        # GNS3 snapshots a project only while it is stopped: the tool says so, with the
+        # nodes on the two computes, before asking GNS3.
         running = await call(ctx, "create_snapshot", {"name": "two computes"})
-        assert "Project must be stopped" in running.result["error"]
+        assert running.result["status"] == "refused", running.result
+        assert sorted(running.result["running"]) == ["PC1", "PC2"]
+        assert "stop_running true" in running.result["error"]
         assert (await call(ctx, "stop_nodes", {"nodes": ["*"]})).ok
         saved = await call(ctx, "create_snapshot", {"name": "two computes"})
         assert saved.ok, saved.result
