@@ -33,6 +33,7 @@ from support import jupyter_ui
 from support.jupyter_ui import LabStack
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.notebook.copilot import Copilot
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
     ModelEndpoint,
@@ -429,19 +430,22 @@ def test_the_objectives_panel_follows_checks_made_elsewhere(
     stack: LabStack, page: Any, screenshots: Path
 ) -> None:
     """Given the sidebar's Objectives panel shown on the project (PC2 misaddressed: not
-    yet); when the student fixes PC2 and checks from another client (as a notebook
-    does), then chooses a stage there; then the panel shows the new marks, score and
-    "you are here" without being hidden and shown again."""
+    yet); when the student fixes PC2 and checks with the notebook's client (`Copilot`,
+    what `%copilot check` runs in a kernel), then chooses a stage from another client;
+    then the panel shows the new marks, score and "you are here" without being hidden
+    and shown again."""
     _check_elsewhere(stack)
     panel = _open_objectives(page, stack)
     assert _rows(panel)["pc2-address"] == "fail"
     assert _current_stage(panel) == "addressing"
     try:
         _address_pc2(stack, "10.0.0.9/24")
-        with stack.api() as api:
-            checks = f"copilot/projects/{stack.project_id}/lab/checks"
-            body = {"stage": "addressing", "stream": False}
-            assert api.post(checks, json=body, timeout=120).status_code == 200
+        notebook = Copilot(stack.server.url, stack.server.token, notebook="")
+        try:
+            notebook.use(stack.project_id)
+            assert notebook.check_lab("addressing").passed
+        finally:
+            notebook.close()
         panel.locator(".gns3c-checks-score", has_text="passed · 7/7").wait_for(timeout=30_000)
         assert set(_rows(panel).values()) == {"pass"}
         assert _current_stage(panel) == "reach"  # every objective passed: the last stage
