@@ -345,6 +345,7 @@ class TestKeepAlive:
     ) -> None:
         """Given `heartbeat_interval` 0.2 s; when nothing changes, then the stream sends
         SSE comments (which clients ignore), so proxies keep it open."""
+        await add_pcs(gns3_project, "PC1", "PC2")
         assert (await attach(jp_fetch, gns3_project)).code == 200
         path = "/".join(lab_path(gns3_project, "events"))
         url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}{path}"
