@@ -13,11 +13,11 @@ all passed: the last).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 
 from pydantic import ValidationError
 
+from ..single_flight import SingleFlight
 from ..store.lab_progress import LabProgressStore
 from .model import LabFile, Stage
 from .results import ObjectiveResult
@@ -35,8 +35,10 @@ class StudentProgress:
         self.watch = ProgressWatch()
         self._results: dict[Key, dict[str, ObjectiveResult]] = {}
         self._chosen: dict[Key, str] = {}
-        self._loaded: dict[str, asyncio.Lock | None] = {}
-        """Projects read from the store (None), or being read (their lock)."""
+        self._loaded: set[str] = set()
+        """Projects read from the store."""
+        self._reads = SingleFlight(self._read)
+        """A project's first read, shared by the callers that need it meanwhile."""
 
     async def record(self, project_id: str, user: str, results: Iterable[ObjectiveResult]) -> None:
         """Remember `results` as the user's latest for their objectives."""
@@ -64,7 +66,8 @@ class StudentProgress:
         for mapping in (self._results, self._chosen):
             for key in [key for key in mapping if key[0] == project_id]:
                 del mapping[key]
-        self._loaded.pop(project_id, None)
+        self._loaded.discard(project_id)
+        self._reads.forget(project_id)
         if self.store is not None:
             await self.store.close_project(project_id)
 
@@ -103,19 +106,17 @@ class StudentProgress:
 
     async def _load(self, project_id: str) -> None:
         """Read the project's progress from the store, once."""
-        if self.store is None or (project_id in self._loaded and self._loaded[project_id] is None):
-            return
-        lock = self._loaded.setdefault(project_id, asyncio.Lock())
-        assert lock is not None
-        async with lock:
-            if self._loaded.get(project_id) is None:
-                return
-            saved = await self.store.load(project_id)
-            for user, rows in saved.results.items():
-                self._results[(project_id, user)] = _parsed(rows)
-            for user, stage in saved.chosen.items():
-                self._chosen[(project_id, user)] = stage
-            self._loaded[project_id] = None
+        if self.store is not None and project_id not in self._loaded:
+            await self._reads(project_id)
+
+    async def _read(self, project_id: str) -> None:
+        assert self.store is not None
+        saved = await self.store.load(project_id)
+        for user, rows in saved.results.items():
+            self._results[(project_id, user)] = _parsed(rows)
+        for user, stage in saved.chosen.items():
+            self._chosen[(project_id, user)] = stage
+        self._loaded.add(project_id)
 
 
 def _parsed(rows: Mapping[str, str]) -> dict[str, ObjectiveResult]:
