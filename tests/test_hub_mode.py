@@ -28,12 +28,9 @@ from support.server import server_config
 from tornado.httpclient import HTTPClientError
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.app import (
-    SECRET_FILE,
-    CopilotHubService,
-    HubRuntime,
-)
+from jupyter_gns3_copilot.hub.app import SECRET_FILE, CopilotHubService
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
+from jupyter_gns3_copilot.hub.runtime import HubRuntime
 from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.hub.usage import ModelCall
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port

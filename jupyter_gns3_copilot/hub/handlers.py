@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tornado.web import RequestHandler
@@ -30,10 +30,8 @@ from tornado.web import RequestHandler
 from ..gns3.errors import GNS3Conflict, GNS3Error
 from .caller import Caller
 from .gateway import openai_error
+from .runtime import HubRuntime
 from .service_client import HubPolicy, HubSession
-
-if TYPE_CHECKING:
-    from .app import HubRuntime
 
 log = logging.getLogger(__name__)
 _Body = TypeVar("_Body", bound=BaseModel)

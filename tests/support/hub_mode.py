@@ -16,15 +16,12 @@ from pydantic import SecretStr
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.app import (
-    HubRuntime,
-    HubSettings,
-    routes,
-)
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.routes import routes
+from jupyter_gns3_copilot.hub.runtime import HubRuntime, HubSettings
 from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
 
 PREFIX = "/services/gns3-copilot/"
