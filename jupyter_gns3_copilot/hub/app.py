@@ -289,6 +289,7 @@ class CopilotHubService(Application):
         from .lab_accounts import LabAccounts
         from .placement import check_rule
         from .routes import routes
+        from .student_accounts import StudentAccounts
         from .token_store import TOKENS_FILE, TokenStore
         from .usage import SqliteUsageStore
 
@@ -323,7 +324,7 @@ class CopilotHubService(Application):
             log_questions=settings.log_questions,
         )
         tokens = TokenStore(Path(self.data_dir) / TOKENS_FILE, secret)
-        accounts = LabAccounts(admin, secret, token_store=tokens)
+        accounts = LabAccounts(StudentAccounts(admin, secret, token_store=tokens))
         labs = ClassLabs(accounts, grades, store, salt)
         dashboard = DashboardDeps(
             accounts=accounts,

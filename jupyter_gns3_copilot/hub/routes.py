@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from .dashboard import dashboard_handlers
+from .gateway_handlers import gateway_routes
 from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
 from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi, LabStageApi
 from .runtime import HubRuntime
@@ -24,7 +25,7 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
         (rf"{labs}/stages/([^/]+)/catch-up", LabCatchUpApi, own),
     ]
     return [
-        *runtime.gateway.routes(prefix),
+        *gateway_routes(runtime.gateway, prefix),
         (rf"{re.escape(prefix)}api/session", SessionHandler, own),
         (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
         (rf"{re.escape(prefix)}api/usage", UsageHandler, own),
