@@ -27,11 +27,8 @@ from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.class_labs import ClassLabs
-from jupyter_gns3_copilot.hub.dashboard import (
-    DashboardDeps,
-    dashboard_handlers,
-    dashboard_settings,
-)
+from jupyter_gns3_copilot.hub.dashboard import dashboard_handlers, dashboard_settings
+from jupyter_gns3_copilot.hub.dashboard_data import DashboardDeps
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.gateway_handlers import gateway_routes
 from jupyter_gns3_copilot.hub.grade_store import GradeStore
