@@ -33,7 +33,8 @@ from .dashboard_data import (
     set_budget,
     validation_error,
 )
-from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
+from .grade_report import grade_report
+from .grades import GradesCheckBody, check_everyone, grades_csv, grades_view
 from .lab_handlers import lab_file_error
 from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
