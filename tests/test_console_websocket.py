@@ -39,6 +39,7 @@ from jupyter_gns3_copilot.console.models import console_websocket_url
 from jupyter_gns3_copilot.console.websocket import TelnetCommandFilter, mask_token
 from jupyter_gns3_copilot.gns3 import GNS3Client, Node
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.server.app import GNS3Copilot
 
@@ -140,7 +141,9 @@ def our_connections_to(port: int) -> int:
 async def alices_started_pc(lab: Any, prefix: str) -> AsyncIterator[tuple[LabAccounts, Node]]:
     """Alice's project (in her pool) with PC1 started; the admin's `LabAccounts`."""
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as admin:
-        accounts = LabAccounts(admin, SECRET, prefix=prefix, group=f"{prefix}students")
+        accounts = LabAccounts(
+            StudentAccounts(admin, SECRET, prefix=prefix, group=f"{prefix}students")
+        )
         project = await accounts.create_project_for("alice", f"{prefix}console-lab")
         await admin.open_project(project.project_id)
         node = await admin.create_node_from_template(project.project_id, "VPCS", "PC1")
@@ -169,7 +172,7 @@ async def test_the_websocket_console_answers_and_the_telnet_port_is_never_dialle
     gns3_port = int(gns3_lab.url.rsplit(":", 1)[1])
     async with (
         alices_started_pc(gns3_lab, prefix) as (accounts, node),
-        student_client(gns3_lab, await accounts.student_token("alice")) as alice,
+        student_client(gns3_lab, await accounts.students.student_token("alice")) as alice,
     ):
         assert node.console is not None
         # (connections to the console port, to GNS3) while the pool keeps the session
@@ -196,7 +199,7 @@ async def test_another_students_token_is_refused_readably_and_not_retried(
 ) -> None:
     async with (
         alices_started_pc(gns3_lab, prefix) as (accounts, node),
-        student_client(gns3_lab, await accounts.student_token("bob")) as bob,
+        student_client(gns3_lab, await accounts.students.student_token("bob")) as bob,
         ConsolePool() as pool,
     ):
         target = target_for(node, bob, "websocket")
@@ -217,7 +220,7 @@ async def test_a_token_gns3_rejects_is_renewed_once_then_refused_and_never_logge
 ) -> None:
     caplog.set_level(logging.DEBUG)
     async with alices_started_pc(gns3_lab, prefix) as (accounts, node):
-        good = (await accounts.student_token("alice")).token.get_secret_value()
+        good = (await accounts.students.student_token("alice")).token.get_secret_value()
         asked: list[bool] = []
 
         async def stale_then_renewed(renew: bool) -> str:

@@ -176,7 +176,7 @@ async def test_an_instructor_makes_edits_saves_and_deletes_a_template(
             assert edited.status_code == 200, edited.text
             copy = edited.json()
             assert copy["name"] == lab_name(name, "ines")
-            token = (await accounts.student_token("ines")).token.get_secret_value()
+            token = (await accounts.students.student_token("ines")).token.get_secret_value()
             async with GNS3Client(gns3_lab.url, token=token) as as_ines:
                 assert [p.project_id for p in await as_ines.list_projects()] == [copy["project_id"]]
                 await as_ines.open_project(copy["project_id"])

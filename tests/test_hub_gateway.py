@@ -32,18 +32,14 @@ from support.agent import agent_context, run_turn
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.agent.graph import build_graph
-from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.llm_errors import ModelCallError, describe_model_error
 from jupyter_gns3_copilot.agent.llm_retries import ModelRetries
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
-from jupyter_gns3_copilot.hub.gateway import (
-    TURN_HEADER,
-    ModelGateway,
-    UpstreamSettings,
-    _StreamRelay,
-    bearer_token,
-)
+from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.gateway_handlers import gateway_routes
+from jupyter_gns3_copilot.hub.metering import CallMeter, StreamRelay
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.testing.scripted_llm import (
     ScriptedLLM,
@@ -142,7 +138,7 @@ async def gateway_server(
     extra = {"clock": clock} if clock else {}
     gateway = ModelGateway(settings, policy, store, token_authenticator, **extra)
     sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-    server = tornado.httpserver.HTTPServer(tornado.web.Application(gateway.routes(PREFIX)))
+    server = tornado.httpserver.HTTPServer(tornado.web.Application(gateway_routes(gateway, PREFIX)))
     server.add_sockets(sockets)
     port = sockets[0].getsockname()[1]
     try:
@@ -549,7 +545,7 @@ async def test_an_unreachable_upstream_is_a_502_for_the_copilot_to_retry(
 
 def test_the_relay_cuts_at_event_boundaries_however_the_bytes_arrive() -> None:
     """Events split across network reads, CRLF boundaries, the key split across reads."""
-    relay = _StreamRelay(SecretStr(UPSTREAM_KEY), strip_usage=True)
+    relay = StreamRelay(SecretStr(UPSTREAM_KEY), strip_usage=True)
     key = UPSTREAM_KEY.encode()
     usage = b'data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2}}\r\n\r\n'
     stream = (
@@ -570,9 +566,7 @@ def test_the_relay_cuts_at_event_boundaries_however_the_bytes_arrive() -> None:
     assert meter_usage == (4, 2)
 
 
-def _usage_of(relay: _StreamRelay) -> tuple[int, int] | None:
-    from jupyter_gns3_copilot.hub.gateway import _Meter
-
-    meter = _Meter(ALICE, MODEL, datetime.now(timezone.utc), None)
+def _usage_of(relay: StreamRelay) -> tuple[int, int] | None:
+    meter = CallMeter(ALICE, MODEL, datetime.now(timezone.utc), None)
     relay.settle(meter)
     return meter.usage

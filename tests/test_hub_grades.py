@@ -281,7 +281,7 @@ async def test_copies_carry_no_checks_and_the_staffs_copies_are_not_graded(
             ines_copy = ines.json()["project_id"]
 
         # Alice's own GNS3 token (her copilot's, her web UI's) reads no check in her copies.
-        token = (await service.deps.accounts.student_token("alice")).token
+        token = (await service.deps.accounts.students.student_token("alice")).token
         async with GNS3Client(gns3_lab.url, token=token.get_secret_value()) as as_alice:
             shown = await as_alice.read_project_file(copies[made_in_gns3], "lab.yaml")
             assert all(line.startswith(b"#") for line in shown.splitlines()), shown
@@ -349,7 +349,7 @@ async def test_a_catch_up_brings_back_no_checks_into_a_copy(
         await gns3.open_project(copy)
         lab = await labs.student_lab("alice", copy)
         await labs.catch_up(lab, await labs.catch_up_plan(lab, "reach"))
-        token = (await service.deps.accounts.student_token("alice")).token
+        token = (await service.deps.accounts.students.student_token("alice")).token
         async with GNS3Client(gns3_lab.url, token=token.get_secret_value()) as as_alice:
             shown = await as_alice.read_project_file(copy, "lab.yaml")
         assert all(line.startswith(b"#") for line in shown.splitlines()), shown

@@ -24,11 +24,11 @@ from tornado.websocket import WebSocketClosedError, websocket_connect
 from jupyter_gns3_copilot.gns3 import GNS3AuthError, GNS3Client, GNS3Conflict, GNS3NotFound
 from jupyter_gns3_copilot.gns3.access import GNS3Access, jwt_expiry
 from jupyter_gns3_copilot.gns3.errors import GNS3APIError
-from jupyter_gns3_copilot.hub.lab_accounts import (
+from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, lab_name
+from jupyter_gns3_copilot.hub.student_accounts import (
     STUDENT_PRIVILEGES,
-    LabAccounts,
+    StudentAccounts,
     account_name,
-    lab_name,
 )
 
 SECRET = SecretStr("service-secret-for-tests")
@@ -39,10 +39,14 @@ def admin_client(lab: Any, **kwargs: Any) -> GNS3Client:
     return GNS3Client(lab.url, username=lab.username, password=lab.password, **kwargs)
 
 
-def accounts_for(admin: GNS3Client, prefix: str, **kwargs: Any) -> LabAccounts:
-    return LabAccounts(
+def students_for(admin: GNS3Client, prefix: str, **kwargs: Any) -> StudentAccounts:
+    return StudentAccounts(
         admin, kwargs.pop("secret", SECRET), prefix=prefix, group=f"{prefix}students", **kwargs
     )
+
+
+def accounts_for(admin: GNS3Client, prefix: str, **kwargs: Any) -> LabAccounts:
+    return LabAccounts(students_for(admin, prefix, **kwargs))
 
 
 def student_client(lab: Any, token: Any) -> GNS3Client:
@@ -81,15 +85,15 @@ def test_the_expiry_is_read_from_the_jwt_and_absent_when_unreadable() -> None:
 def test_bad_settings_are_refused_with_a_reason() -> None:
     admin = GNS3Client("http://127.0.0.1:9")
     with pytest.raises(ValueError, match="secret"):
-        LabAccounts(admin, b"")
+        StudentAccounts(admin, b"")
     with pytest.raises(ValueError, match="letters, digits"):
-        LabAccounts(admin, SECRET, prefix="hub students/")
+        StudentAccounts(admin, SECRET, prefix="hub students/")
 
 
 @pytest.mark.lab
 async def test_each_student_gets_a_user_a_pool_and_one_ace(gns3_lab: Any, prefix: str) -> None:
     async with admin_client(gns3_lab) as admin:
-        accounts = accounts_for(admin, prefix)
+        accounts = students_for(admin, prefix)
         alice = await accounts.ensure_student("alice")
         bob = await accounts.ensure_student("bob")
         again = await accounts.ensure_student("alice")
@@ -118,7 +122,7 @@ async def test_each_student_gets_a_user_a_pool_and_one_ace(gns3_lab: Any, prefix
 async def test_racing_services_end_with_one_user_pool_and_ace(gns3_lab: Any, prefix: str) -> None:
     async with admin_client(gns3_lab) as first, admin_client(gns3_lab) as second:
         # Two instances stand for two service processes: no shared lock between them.
-        one, two = accounts_for(first, prefix), accounts_for(second, prefix)
+        one, two = students_for(first, prefix), students_for(second, prefix)
         students = await asyncio.gather(
             one.ensure_student("carol"), two.ensure_student("carol"), one.ensure_student("carol")
         )
@@ -142,7 +146,7 @@ async def test_the_student_role_is_the_least_privileged_builtin_fit(gns3_lab: An
             key=lambda r: len(r.privileges),
         )
         assert [r.name for r in fits] == ["User", "Administrator"]
-        assert (await accounts_for(admin, "unused-").student_role()).name == "User"
+        assert (await students_for(admin, "unused-").student_role()).name == "User"
 
 
 @pytest.mark.lab
@@ -154,8 +158,8 @@ async def test_gns3_refuses_bob_everything_of_alices(gns3_lab: Any, prefix: str)
             project.project_id
         ]
         assert await accounts.student_projects("bob") == []
-        alice_token = await accounts.student_token("alice")
-        bob_token = await accounts.student_token("bob")
+        alice_token = await accounts.students.student_token("alice")
+        bob_token = await accounts.students.student_token("bob")
 
     pid = project.project_id
     async with (
@@ -199,7 +203,7 @@ async def test_the_console_websocket_serves_alice_and_drops_bob(gns3_lab: Any, p
         project = await accounts.create_project_for("alice", f"{prefix}console-lab")
         node = await admin.create_node_from_template(project.project_id, "VPCS", "PC1")
         await admin.start_node(project.project_id, node.node_id)
-        tokens = {who: await accounts.student_token(who) for who in ("alice", "bob")}
+        tokens = {who: await accounts.students.student_token(who) for who in ("alice", "bob")}
     path = f"/v3/projects/{project.project_id}/nodes/{node.node_id}/console/ws"
     base = gns3_lab.url.replace("http://", "ws://", 1)
 
@@ -250,7 +254,7 @@ async def test_assign_lab_copies_the_template_into_each_pool(gns3_lab: Any, pref
         assert shelf_ids == [template.project_id]
         assert await accounts.assign_lab(template.project_id, ["alice", "bob"]) == copies
 
-        alice_token = await accounts.student_token("alice")
+        alice_token = await accounts.students.student_token("alice")
         async with student_client(gns3_lab, alice_token) as alice:
             assert [p.project_id for p in await alice.list_projects()] == [
                 copies["alice"].project_id
@@ -292,7 +296,7 @@ async def test_reset_lab_from_the_template_or_a_snapshot(gns3_lab: Any, prefix: 
         await admin.close_project(template.project_id)
         copies = await accounts.assign_lab(template.name, ["alice", "bob"])
         mine = copies["alice"].project_id
-        token = await accounts.student_token("alice")
+        token = await accounts.students.student_token("alice")
         async with student_client(gns3_lab, token) as alice:
             await alice.open_project(mine)
             await alice.create_snapshot(mine, "start")
@@ -330,7 +334,7 @@ async def test_student_tokens_are_cached_renewed_and_revocable(gns3_lab: Any, pr
     clock = [datetime.now(timezone.utc)]
     transport = CountingTransport()
     async with admin_client(gns3_lab, transport=transport) as admin:
-        accounts = accounts_for(admin, prefix, clock=lambda: clock[0])
+        accounts = students_for(admin, prefix, clock=lambda: clock[0])
         first = await accounts.student_token("alice")
         logins = transport.logins
         assert await accounts.student_token("alice") is first
@@ -344,7 +348,7 @@ async def test_student_tokens_are_cached_renewed_and_revocable(gns3_lab: Any, pr
         assert renewed is not first and transport.logins == logins + 1
 
         # A rotated service secret: the next login is refused, the password reset, retried.
-        rotated = accounts_for(admin, prefix, secret=SecretStr("rotated-secret"))
+        rotated = students_for(admin, prefix, secret=SecretStr("rotated-secret"))
         after_rotation = await rotated.student_token("alice")
         async with student_client(gns3_lab, after_rotation) as alice:
             await alice.list_projects()

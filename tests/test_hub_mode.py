@@ -5,7 +5,7 @@ store.
 
 The one stand-in is `TokenIdentity`: it stands for JupyterHub's `HubAuth` (which needs a
 running hub) as a fixed token -> hub user table; `tests/test_hub_service.py` runs the
-same routes under a real JupyterHub. For a slow first contact, `HeldAccounts` (the real
+same routes under a real JupyterHub. For a slow first contact, `HeldStudents` (the real
 `LabAccounts`, its account creation held back until the test lets it go) stands for a GNS3
 busy hashing a whole class's new passwords.
 """
@@ -28,39 +28,36 @@ from support.server import server_config
 from tornado.httpclient import HTTPClientError
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.app import (
-    SECRET_FILE,
-    CopilotHubService,
-    HubRuntime,
-)
-from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
+from jupyter_gns3_copilot.hub.app import SECRET_FILE, CopilotHubService
+from jupyter_gns3_copilot.hub.runtime import HubRuntime
 from jupyter_gns3_copilot.hub.service_client import HubServiceClient
+from jupyter_gns3_copilot.hub.student_accounts import LabStudent, StudentAccounts
 from jupyter_gns3_copilot.hub.usage import ModelCall
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.notebook.reports import status_text
 from jupyter_gns3_copilot.private_files import read_or_create_secret
 
 
-class HeldAccounts(LabAccounts):
-    """TEST HOOK: the real `LabAccounts`, whose account creation waits for `release`."""
+class HeldStudents(StudentAccounts):
+    """TEST HOOK: the real `StudentAccounts`, whose account creation waits for `release`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.release = asyncio.Event()
 
-    async def _ensure(self, hub_user: str) -> LabStudent:
+    async def ensure_locked(self, hub_user: str) -> LabStudent:
         await self.release.wait()
-        return await super()._ensure(hub_user)
+        return await super().ensure_locked(hub_user)
 
 
 @asynccontextmanager
 async def held_service(
     port: int, lab: Any, directory: Path
-) -> AsyncIterator[tuple[HubRuntime, HeldAccounts]]:
-    """`hub_service` whose account creation waits for `HeldAccounts.release`."""
-    async with hub_service(port, lab, directory / "hub", accounts_class=HeldAccounts) as runtime:
-        assert isinstance(runtime.accounts, HeldAccounts)
-        yield runtime, runtime.accounts
+) -> AsyncIterator[tuple[HubRuntime, HeldStudents]]:
+    """`hub_service` whose account creation waits for `HeldStudents.release`."""
+    async with hub_service(port, lab, directory / "hub", students_class=HeldStudents) as runtime:
+        assert isinstance(runtime.accounts.students, HeldStudents)
+        yield runtime, runtime.accounts.students
 
 
 @pytest.fixture
@@ -96,7 +93,7 @@ async def test_hub_mode_takes_gns3_and_the_model_from_the_service(
         status = await get_json(jp_fetch, "status")
         assert status["mode"] == "hub"
         assert status["mode_summary"] == f"hub mode, service {service_url}, reachable"
-        assert status["hub"]["gns3_username"] == runtime.accounts.username("alice")
+        assert status["hub"]["gns3_username"] == runtime.accounts.students.username("alice")
         assert status["gns3"]["authenticated"] is True and status["gns3"]["url"] == gns3_lab.url
         text = status_text(status, "http://jupyter/")
         assert f"Settings: hub mode, service {service_url}, reachable\nGNS3: {gns3_lab.url}" in text

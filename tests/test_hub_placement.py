@@ -125,7 +125,7 @@ async def test_copies_go_to_their_groups_compute_and_the_dashboard_shows_compute
             bob_copy = bobs.json()["bob"]["project_id"]
             assert await _node_compute(gns3, alice_copy) == first.compute_id
             assert await _node_compute(gns3, bob_copy) == second.compute_id
-            token = await service.deps.accounts.student_token("alice")
+            token = await service.deps.accounts.students.student_token("alice")
             await _alices_copilot_works_on_her_compute(lab.url, token, alice_copy, first.name)
 
             overview = (await api.get("api/students")).json()

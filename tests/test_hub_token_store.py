@@ -30,7 +30,7 @@ from support.hub import proxy_command
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.gns3.access import AccessToken
-from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.hub.token_store import TOKENS_FILE, TokenStore
 from jupyter_gns3_copilot.testing.hub_recipe import RecipeHub, wait_for
 
@@ -112,8 +112,8 @@ async def test_a_restarted_service_reuses_the_kept_token_and_renews_when_it_must
         gns3_lab.url, username=gns3_lab.username, password=gns3_lab.password, transport=transport
     ) as admin:
 
-        def accounts(secret: SecretStr = SECRET, **kwargs: Any) -> LabAccounts:
-            return LabAccounts(
+        def accounts(secret: SecretStr = SECRET, **kwargs: Any) -> StudentAccounts:
+            return StudentAccounts(
                 admin,
                 secret,
                 prefix=kwargs.pop("account_prefix", prefix),

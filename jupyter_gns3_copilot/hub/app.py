@@ -35,15 +35,13 @@ import asyncio
 import json
 import logging
 import os
-import re
 import secrets
 import signal
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import SecretStr
 from traitlets import Bool, Dict, Int, List, Unicode, Union, default
 from traitlets.config import Application
 
@@ -51,55 +49,13 @@ from ..objectives import SALT_ENV, SALT_FILE
 from ..private_files import read_or_create_secret
 from .budgets import BudgetPolicy
 from .restart import exec_again, keep_open, listening_sockets, write_pid_file
-
-if TYPE_CHECKING:
-    from .class_labs import ClassLabs
-    from .dashboard_data import DashboardDeps
-    from .gateway import ModelGateway
-    from .hub_auth import Identity
-    from .lab_accounts import LabAccounts
-    from .usage import UsageStore
+from .runtime import HubRuntime, HubSettings
 
 SERVICE_NAME = "gns3-copilot"
 PACKAGE_LOGGER = "jupyter_gns3_copilot"
 CONFIG_FILE = "jupyter_gns3_copilot_hub_config.py"
 SECRET_FILE = "account.secret"
 MODES = ("teaching_assistant", "lab_automation_assistant")
-
-
-class HubSettings(BaseModel):
-    """The service's settings as the handlers use them (no secret among them)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    prefix: str
-    gns3_url: str
-    model: str
-    title_model: str
-    models: tuple[str, ...]
-    allowed_modes: tuple[str, ...]
-    default_mode: str
-    gateway_url: str
-    max_projects_per_student: int
-    log_questions: bool
-    instructor_groups: tuple[str, ...]
-
-
-@dataclass
-class HubRuntime:
-    """What the routes share while the service runs."""
-
-    settings: HubSettings
-    accounts: LabAccounts
-    identity: Identity
-    gateway: ModelGateway
-    store: UsageStore
-    renewed: dict[str, float] = field(default_factory=dict)
-    """When each student's GNS3 token was last renewed on request (monotonic seconds)."""
-    dashboard: DashboardDeps | None = None
-    """The instructor dashboard's dependencies; None: no dashboard routes."""
-    labs: ClassLabs | None = None
-    """The service's lab checks (`class_labs.py`); None: no lab routes."""
 
 
 def _env_list(name: str) -> list[str]:
@@ -332,6 +288,8 @@ class CopilotHubService(Application):
         from .hub_auth import HubIdentity, oauth_callback_route
         from .lab_accounts import LabAccounts
         from .placement import check_rule
+        from .routes import routes
+        from .student_accounts import StudentAccounts
         from .token_store import TOKENS_FILE, TokenStore
         from .usage import SqliteUsageStore
 
@@ -366,7 +324,7 @@ class CopilotHubService(Application):
             log_questions=settings.log_questions,
         )
         tokens = TokenStore(Path(self.data_dir) / TOKENS_FILE, secret)
-        accounts = LabAccounts(admin, secret, token_store=tokens)
+        accounts = LabAccounts(StudentAccounts(admin, secret, token_store=tokens))
         labs = ClassLabs(accounts, grades, store, salt)
         dashboard = DashboardDeps(
             accounts=accounts,
@@ -438,33 +396,6 @@ class CopilotHubService(Application):
             await store.close()
             await grades.close()
         return kept
-
-
-def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
-    """The service's URL specs under its prefix."""
-    from .dashboard import dashboard_handlers
-    from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
-    from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi, LabStageApi
-
-    prefix = runtime.settings.prefix
-    own = {"runtime": runtime}
-    # A project id (the dashboard's `api/labs/assign` and `api/labs/reset` are no project).
-    labs = rf"{re.escape(prefix)}api/labs/([0-9a-fA-F]{{8}}-[0-9a-fA-F-]{{27}})"
-    lab_routes = [
-        (labs, LabApi, own),
-        (rf"{labs}/stage", LabStageApi, own),
-        (rf"{labs}/checks", LabChecksApi, own),
-        (rf"{labs}/stages/([^/]+)/catch-up", LabCatchUpApi, own),
-    ]
-    return [
-        *runtime.gateway.routes(prefix),
-        (rf"{re.escape(prefix)}api/session", SessionHandler, own),
-        (rf"{re.escape(prefix)}api/projects", ProjectsHandler, own),
-        (rf"{re.escape(prefix)}api/usage", UsageHandler, own),
-        (rf"{re.escape(prefix)}api/health", HealthHandler, own),
-        *(lab_routes if runtime.labs else []),
-        *(dashboard_handlers(prefix, runtime.dashboard) if runtime.dashboard else []),
-    ]
 
 
 def main(argv: Any = None) -> None:

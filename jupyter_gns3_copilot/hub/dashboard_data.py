@@ -79,6 +79,16 @@ def may_use_dashboard(caller: Caller | None, instructor_groups: frozenset[str]) 
     return caller is not None and (caller.admin or bool(caller.groups & instructor_groups))
 
 
+def forbidden_message(caller: Caller | None, instructor_groups: frozenset[str]) -> str:
+    """Why `caller` (None: nobody logged in) may not use the dashboard."""
+    groups = ", ".join(sorted(instructor_groups)) or "none"
+    who = f"You are logged in as {caller.name}. " if caller else "You are not logged in. "
+    return (
+        f"{who}The copilot dashboard is for the course's instructors: hub admins and "
+        f"members of the hub groups: {groups}."
+    )
+
+
 # -- bodies ---------------------------------------------------------------------------------
 
 HubUserName = Annotated[

@@ -1,14 +1,14 @@
-"""The class's lab progress for the course staff (no web part here: `dashboard.py` has the
-page, its form and `api/grades...`):
+"""The class's lab progress for the course staff (no web part here: `dashboard_pages.py` has
+the page and its form, `dashboard_api.py` `api/grades...`):
 
 - `grades_view`: per lab (a template project with a lab file), the grid of students x
   objectives: passed (and when first, and the copilot turns taken in that stage by then),
   failed, undecided or never checked, each stage's completion and the score;
 - `check_everyone`: the service checks every student's opened copy now ("check everyone
   now"); closed copies are said, not opened;
-- `grades_csv`: the grid as CSV, one row per student and objective;
-- `grade_report`: one student's report for an autograding kernel (nbgrader): their copy
-  checked now when it is opened, then every objective passed once counts as passed.
+- `grades_csv`: the grid as CSV, one row per student and objective.
+
+One student's report for an autograding kernel is `grade_report.py`'s.
 
 Only what the service checked itself counts (`class_labs.py`, `grade_store.py`). A stage
 is completed when each of its objectives has passed once: a stage is a checkpoint, a
@@ -29,7 +29,7 @@ import io
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,13 +37,11 @@ from ..gns3.errors import GNS3Error, GNS3NotFound
 from ..gns3.models import Project
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
-from ..objectives.model import LabFile, Objective
-from ..objectives.results import CheckReport, ObjectiveResult, summarize
-from .class_labs import ClassLabs, StudentLab
+from ..objectives.model import LabFile
+from .class_labs import ClassLabs
 from .dashboard_data import ActionError, course_staff
 from .grade_store import ObjectiveGrade
 from .lab_accounts import lab_name
-from .service_client import GradeReportRequest
 from .usage import csv_cell
 
 if TYPE_CHECKING:
@@ -440,76 +438,3 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
         checked=sorted(checked, key=lambda c: (c.lab, c.user)),
         skipped=sorted(skipped, key=lambda s: (s.lab, s.user)),
     )
-
-
-# -- one student's report (autograding) -----------------------------------------------------
-
-
-async def grade_report(deps: DashboardDeps, body: GradeReportRequest) -> CheckReport:
-    """`body.student`'s graded lab: their copy checked now when opened (`body.check`),
-    then each selected objective as the service recorded it: passed once, passed (when,
-    from the record); else its last check's status, or an error saying it was never
-    checked. 404 without such a copy, 400 for a project that is no copy of a template with
-    a lab file, or an unknown stage or objective."""
-    from ..objectives.runner import select
-
-    labs = service_labs(deps)
-    lab = await _student_copy(labs, body.student, body.project)
-    if not lab.graded:
-        raise ActionError(
-            400,
-            f"project: {lab.project.name} is not a copy of a template with a lab file, so "
-            "the service grades nothing there.",
-            "project",
-        )
-    rendered = labs.render(lab)
-    chosen = select(rendered, body.stage, body.objectives)
-    if body.check and lab.project.status == "opened":
-        async for _ in labs.check(lab, stage=body.stage, objectives=body.objectives):
-            pass
-    grades = {g.objective: g for g in await labs.grades.grades(lab.lab, lab.user)}
-    results = [
-        _graded(stage.id, objective, grades.get(objective.id)) for stage, objective in chosen
-    ]
-    log.info("grade report of %s's %s: %d objectives", lab.user, lab.lab, len(results))
-    return CheckReport(results=results, **summarize(rendered, results).model_dump())
-
-
-async def _student_copy(labs: ClassLabs, student: str, project: str) -> StudentLab:
-    try:
-        try:
-            return await labs.student_lab(student, project)
-        except GNS3NotFound:
-            return await labs.student_lab(student, lab_name(project, student))
-    except NoLab as exc:
-        raise ActionError(404, f"project: {exc}", "project") from None
-
-
-def _graded(stage: str, objective: Objective, grade: ObjectiveGrade | None) -> ObjectiveResult:
-    base: dict[str, Any] = {
-        "id": objective.id,
-        "stage": stage,
-        "text": objective.text,
-        "points": objective.points,
-    }
-    if grade is None:
-        return ObjectiveResult(
-            **base,
-            status="error",
-            points_awarded=0,
-            explanation="The copilot hub service never checked it (the lab was closed).",
-            duration_ms=0,
-        )
-    last = grade.last
-    if grade.first_passed_at is not None:
-        when = grade.first_passed_at.strftime("%Y-%m-%d %H:%M")
-        since = "" if last.status == "pass" else f"; the last check: {last.explanation}"
-        return ObjectiveResult(
-            **base,
-            status="pass",
-            points_awarded=objective.points,
-            explanation=f"Passed the service's check on {when} UTC{since}",
-            evidence=last.evidence,
-            duration_ms=last.duration_ms,
-        )
-    return last.model_copy(update={**base, "points_awarded": 0})

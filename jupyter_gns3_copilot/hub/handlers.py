@@ -1,4 +1,4 @@
-"""The hub service's own routes (the gateway's are in `gateway.py`), all under the service
+"""The hub service's own routes (the gateway's are in `gateway_handlers.py`), all under the service
 prefix and answering JSON, errors as `{"error": {"message", "type", ...}}`:
 
 - `GET api/session`: for the caller (a student's server, with its hub token): hub name and
@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tornado.web import RequestHandler
@@ -30,10 +30,8 @@ from tornado.web import RequestHandler
 from ..gns3.errors import GNS3Conflict, GNS3Error
 from .caller import Caller
 from .gateway import openai_error
+from .runtime import HubRuntime
 from .service_client import HubPolicy, HubSession
-
-if TYPE_CHECKING:
-    from .app import HubRuntime
 
 log = logging.getLogger(__name__)
 _Body = TypeVar("_Body", bound=BaseModel)
@@ -127,8 +125,8 @@ class SessionHandler(ServiceHandler):
             now = time.monotonic()
             if now - runtime.renewed.get(name, -RENEW_INTERVAL) >= RENEW_INTERVAL:
                 runtime.renewed[name] = now
-                runtime.accounts.forget_token(name)
-        token = await runtime.accounts.student_token(name)
+                runtime.accounts.students.forget_token(name)
+        token = await runtime.accounts.students.student_token(name)
         gateway = settings.gateway_url or (
             f"{self.request.protocol}://{self.request.host}{settings.prefix}v1"
         )
@@ -136,7 +134,7 @@ class SessionHandler(ServiceHandler):
             user=name,
             groups=tuple(sorted(self.caller.groups)),
             gns3_url=settings.gns3_url,
-            gns3_username=runtime.accounts.username(name),
+            gns3_username=runtime.accounts.students.username(name),
             gns3_token=token.token,
             gns3_token_expires_at=token.expires_at,
             model_base_url=gateway,

@@ -133,7 +133,8 @@ def oauth_callback_route(path: str, hub_auth: HubOAuth) -> tuple[str, Any, dict[
     service (the OAuth states it checks are kept in that instance)."""
     from jupyterhub.services.auth import HubOAuthCallbackHandler
 
-    class OAuthCallback(HubOAuthCallbackHandler):
+    # jupyterhub ships no type information: its handler is `Any` to mypy.
+    class OAuthCallback(HubOAuthCallbackHandler):  # type: ignore[misc]
         def initialize(self, hub_auth: HubOAuth) -> None:
             self.hub_auth = hub_auth
 

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tornado.iostream import StreamClosedError
 
@@ -52,9 +52,7 @@ from ..objectives.requests import (
 from ..objectives.results import ObjectiveResult
 from .class_labs import ClassLabs, ProjectNotOpened
 from .handlers import ServiceHandler
-
-if TYPE_CHECKING:
-    from .app import HubRuntime
+from .runtime import HubRuntime
 
 STREAMED = object()
 """What a route's action returns when it answered as a stream itself."""

@@ -27,15 +27,14 @@ from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.class_labs import ClassLabs
-from jupyter_gns3_copilot.hub.dashboard import (
-    DashboardDeps,
-    dashboard_handlers,
-    dashboard_settings,
-)
+from jupyter_gns3_copilot.hub.dashboard import dashboard_handlers, dashboard_settings
+from jupyter_gns3_copilot.hub.dashboard_data import DashboardDeps
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.gateway_handlers import gateway_routes
 from jupyter_gns3_copilot.hub.grade_store import GradeStore
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
 from jupyter_gns3_copilot.hub.placement import TEMPLATE, PlacementRule
+from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.hub.usage import ModelCall, SqliteUsageStore
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext, execute_tool
@@ -101,10 +100,12 @@ async def dashboard_service(
     by `placement`)."""
     store = await SqliteUsageStore.open(data_dir)
     accounts = LabAccounts(
-        gns3,
-        SecretStr("dashboard-test-secret"),
-        prefix=account_prefix,
-        group=f"{account_prefix}students",
+        StudentAccounts(
+            gns3,
+            SecretStr("dashboard-test-secret"),
+            prefix=account_prefix,
+            group=f"{account_prefix}students",
+        )
     )
     grades = await GradeStore.open(data_dir) if lab_salt else None
     labs = ClassLabs(accounts, grades, store, lab_salt) if grades and lab_salt else None
@@ -126,7 +127,7 @@ async def dashboard_service(
         gateway = ModelGateway(
             settings, POLICY, store, gateway_caller, clock=lambda: NOW, log_questions=log_questions
         )
-        routes += gateway.routes(SERVICE)
+        routes += gateway_routes(gateway, SERVICE)
     app = tornado.web.Application(routes, **dashboard_settings(f"{SERVICE}/"))
     sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
     server = tornado.httpserver.HTTPServer(app)

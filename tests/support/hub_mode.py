@@ -16,15 +16,13 @@ from pydantic import SecretStr
 from tornado.httputil import HTTPServerRequest
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.app import (
-    HubRuntime,
-    HubSettings,
-    routes,
-)
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
+from jupyter_gns3_copilot.hub.routes import routes
+from jupyter_gns3_copilot.hub.runtime import HubRuntime, HubSettings
+from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
 
 PREFIX = "/services/gns3-copilot/"
@@ -50,7 +48,7 @@ async def hub_service(
     data_dir: Path,
     *,
     log_questions: bool = False,
-    accounts_class: type[LabAccounts] = LabAccounts,
+    students_class: type[StudentAccounts] = StudentAccounts,
 ) -> AsyncIterator[HubRuntime]:
     """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
     store = await SqliteUsageStore.open(data_dir)
@@ -76,7 +74,7 @@ async def hub_service(
         instructor_groups=("instructors",),
     )
     prefix = f"hubmode{port}-"
-    accounts = accounts_class(admin, SecretStr("test-secret"), prefix=prefix)
+    accounts = LabAccounts(students_class(admin, SecretStr("test-secret"), prefix=prefix))
     runtime = HubRuntime(settings, accounts, identity, gateway, store)
     server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
     server.listen(port, "127.0.0.1")
