@@ -45,8 +45,8 @@ async def read_until(reader: Any, text: str, seen: str = "") -> str:
 async def console_printed(session: ConsoleSession) -> None:
     """Return once the kept session has noticed output or a close. Reaches into the
     session: no public API waits for what an idle console prints."""
-    assert session._reading is not None
-    await asyncio.wait({session._reading}, timeout=10)
+    assert session.line._reading is not None
+    await asyncio.wait({session.line._reading}, timeout=10)
 
 
 async def test_a_quiet_console_takes_the_command_without_an_enter_first(

@@ -56,8 +56,8 @@ async def seen_closed(pool: ConsolePool, target: ConsoleTarget) -> None:
     guess it with a sleep.
     """
     session = pool._sessions[target.key]
-    assert session._reading is not None  # a kept session listens while idle
-    await asyncio.wait({session._reading}, timeout=5)
+    assert session.line._reading is not None  # a kept session listens while idle
+    await asyncio.wait({session.line._reading}, timeout=5)
     assert not session.is_open
 
 

@@ -21,6 +21,7 @@ import pytest
 from support.dashboard import UPSTREAM_KEY, Service, dashboard_service, record_usage
 
 from jupyter_gns3_copilot.gns3 import GNS3Client
+from jupyter_gns3_copilot.gns3.access import pools_of
 from jupyter_gns3_copilot.gns3.errors import GNS3AuthError
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text
@@ -162,7 +163,7 @@ async def test_an_instructor_makes_edits_saves_and_deletes_a_template(
             assert (template["name"], template["made_here"]) == (name, True)
             stored = await gns3.get_project(template["project_id"])
             assert stored.status == "closed"
-            pools = await accounts.access.pools_of(template["project_id"])
+            pools = await pools_of(accounts.access, template["project_id"])
             assert [p.name for p in pools] == [accounts.templates_pool_name]
             offered = (await api.get("api/students")).json()["templates"]
             assert {"project_id": template["project_id"], "name": name, "made_here": True} in (

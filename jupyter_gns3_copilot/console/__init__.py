@@ -28,6 +28,7 @@ from .errors import (
     ConsoleTimeoutError,
     DialectError,
 )
+from .line import connect_console
 from .models import (
     BlockedCommand,
     CommandResult,
@@ -39,7 +40,7 @@ from .models import (
     DeviceResult,
 )
 from .pool import DEFAULT_CONCURRENCY, ConsolePool, Job, ProgressCallback, run_many, wait_ready
-from .session import MAX_COMMAND_CHARS, ConsoleSession, connect_console
+from .session import MAX_COMMAND_CHARS, ConsoleSession
 from .text import clean_terminal_text
 
 __all__ = [

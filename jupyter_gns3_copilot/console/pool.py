@@ -49,7 +49,7 @@ Job = tuple[ConsoleTarget, Sequence[str]]
 
 CommandOutputCallback = Callable[[ConsoleTarget, str, str], None]
 """`on_output(target, command, output_so_far)` while a command's output arrives (at most
-once per `session.OUTPUT_INTERVAL` per command)."""
+once per `dialogue.OUTPUT_INTERVAL` per command)."""
 
 _T = TypeVar("_T")
 

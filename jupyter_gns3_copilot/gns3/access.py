@@ -1,4 +1,4 @@
-"""GNS3 3.0 access control: users, groups, roles, ACL entries, resource pools, duplication.
+"""GNS3 3.0 access control: users, groups, roles, ACL entries, resource pools.
 
     access = GNS3Access(admin_client)          # a GNS3Client logged in as an administrator
     user = await access.create_user("hub-alice", password)
@@ -6,8 +6,10 @@
     role = await access.role_named("User")
     await access.create_ace(f"/pools/{pool.resource_pool_id}", role.role_id, user_id=user.user_id)
 
-A thin, typed layer over the wrapped `GNS3Client`: requests, login, re-login on 401 and the
-error mapping are the client's (every failure is a `GNS3Error`). On top of that, GNS3's
+A thin, typed layer over the wrapped `GNS3Client`, one method per GNS3 call: requests
+(`GNS3Client.request`), login, re-login on 401 and the error mapping are the client's (every
+failure is a `GNS3Error`). What takes several calls is a function beside it (`pools_of`);
+duplicating a project is the client's (`duplicate_project`). On top of that, GNS3's
 "already exists" answers (HTTP 400 for users, groups, pools and memberships) become
 `GNS3Conflict`. Lookups by name (`user_named`, `pool_named`...) return None when there is
 no such object. Ids are GNS3's UUIDs, as strings.
@@ -18,8 +20,8 @@ the classroom relies on):
 - Duplicate ACEs are accepted (the same user, path and role twice gives two entries).
 - Removing a project from one pool deletes its resource row, so it leaves every pool; and
   deleting a project leaves its resource row in its pools (a stale entry).
-- `POST /projects/{id}/duplicate` puts the copy in the original's pools, and silently
-  renames it ("name-1") when the name is taken.
+- `POST /projects/{id}/duplicate` (`GNS3Client.duplicate_project`) puts the copy in the
+  original's pools, and silently renames it ("name-1") when the name is taken.
 - Tokens carry an `exp` claim (`[Controller] jwt_access_token_expire_minutes`, default
   1440) that 3.0.6 does not check when it decodes them; see `AccessToken`.
 """
@@ -39,7 +41,6 @@ from .errors import GNS3APIError, GNS3AuthError, GNS3Conflict, GNS3NotFound
 from .models import (
     ACE,
     PoolResource,
-    Project,
     ResourcePool,
     Role,
     User,
@@ -79,29 +80,13 @@ class GNS3Access:
     def __init__(self, client: GNS3Client) -> None:
         self.client = client
 
-    # The client's request machinery is package-internal; GNS3Access is part of the package.
-    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
-        return await self.client._json(method, path, **kwargs)
-
-    async def _call(self, method: str, path: str, **kwargs: Any) -> None:
-        await self.client._request(method, path, **kwargs)
-
-    async def _create(self, path: str, body: dict[str, Any], what: str) -> Any:
-        """POST `body`; GNS3's 400 "... already exists/registered" becomes `GNS3Conflict`."""
-        try:
-            return await self._json("POST", path, json=body)
-        except GNS3APIError as exc:
-            if exc.status == 400 and "already" in (exc.detail or ""):
-                raise GNS3Conflict(
-                    f"GNS3 already has {what}.", status=400, url=exc.url, detail=exc.detail
-                ) from exc
-            raise
-
     # -- users ---------------------------------------------------------------------------
 
     async def list_users(self) -> list[User]:
         """Every user (needs User.Audit)."""
-        return [User.model_validate(u) for u in await self._json("GET", "/access/users")]
+        return [
+            User.model_validate(u) for u in await self.client.request_json("GET", "/access/users")
+        ]
 
     async def user_named(self, username: str) -> User | None:
         """The user with exactly this username, or None."""
@@ -116,7 +101,7 @@ class GNS3Access:
         if full_name is not None:
             body["full_name"] = full_name
         return User.model_validate(
-            await self._create("/access/users", body, f"a user named '{username}'")
+            await _create(self.client, "/access/users", body, f"a user named '{username}'")
         )
 
     async def update_user(
@@ -128,7 +113,7 @@ class GNS3Access:
         full_name: str | None = None,
     ) -> User:
         """Change a user's password, active flag or full name (only the fields given)."""
-        self.client._check_id("user", user_id)
+        self.client.check_id("user", user_id)
         body: dict[str, Any] = {}
         if password is not None:
             body["password"] = _password(password)
@@ -136,15 +121,17 @@ class GNS3Access:
             body["is_active"] = is_active
         if full_name is not None:
             body["full_name"] = full_name
-        data = await self._json(
+        data = await self.client.request_json(
             "PUT", f"/access/users/{user_id}", json=body, subjects=[("user", user_id)]
         )
         return User.model_validate(data)
 
     async def delete_user(self, user_id: str) -> None:
         """Delete a user."""
-        self.client._check_id("user", user_id)
-        await self._call("DELETE", f"/access/users/{user_id}", subjects=[("user", user_id)])
+        self.client.check_id("user", user_id)
+        await self.client.request(
+            "DELETE", f"/access/users/{user_id}", subjects=[("user", user_id)]
+        )
 
     async def authenticate(self, username: str, password: SecretStr | str) -> AccessToken:
         """Log in as `username` and return its JWT (the admin client's token is untouched).
@@ -153,7 +140,7 @@ class GNS3Access:
         the server's time (bcrypt): cache the result.
         """
         try:
-            data = await self._json(
+            data = await self.client.request_json(
                 "POST",
                 "/access/users/authenticate",
                 json={"username": username, "password": _password(password)},
@@ -175,7 +162,10 @@ class GNS3Access:
 
     async def list_groups(self) -> list[UserGroup]:
         """Every user group (needs Group.Audit)."""
-        return [UserGroup.model_validate(g) for g in await self._json("GET", "/access/groups")]
+        return [
+            UserGroup.model_validate(g)
+            for g in await self.client.request_json("GET", "/access/groups")
+        ]
 
     async def group_named(self, name: str) -> UserGroup | None:
         """The group with exactly this name, or None."""
@@ -184,23 +174,23 @@ class GNS3Access:
     async def create_group(self, name: str) -> UserGroup:
         """Create a group; `GNS3Conflict` when the name is taken."""
         return UserGroup.model_validate(
-            await self._create("/access/groups", {"name": name}, f"a group named '{name}'")
+            await _create(self.client, "/access/groups", {"name": name}, f"a group named '{name}'")
         )
 
     async def group_members(self, group_id: str) -> list[User]:
         """The members of a group."""
-        self.client._check_id("group", group_id)
-        data = await self._json(
+        self.client.check_id("group", group_id)
+        data = await self.client.request_json(
             "GET", f"/access/groups/{group_id}/members", subjects=[("group", group_id)]
         )
         return [User.model_validate(u) for u in data]
 
     async def add_group_member(self, group_id: str, user_id: str) -> None:
         """Add a user to a group; `GNS3Conflict` when it is already a member."""
-        self.client._check_id("group", group_id)
-        self.client._check_id("user", user_id)
+        self.client.check_id("group", group_id)
+        self.client.check_id("user", user_id)
         try:
-            await self._call(
+            await self.client.request(
                 "PUT",
                 f"/access/groups/{group_id}/members/{user_id}",
                 subjects=[("group", group_id), ("user", user_id)],
@@ -214,9 +204,9 @@ class GNS3Access:
 
     async def remove_group_member(self, group_id: str, user_id: str) -> None:
         """Remove a user from a group."""
-        self.client._check_id("group", group_id)
-        self.client._check_id("user", user_id)
-        await self._call(
+        self.client.check_id("group", group_id)
+        self.client.check_id("user", user_id)
+        await self.client.request(
             "DELETE",
             f"/access/groups/{group_id}/members/{user_id}",
             subjects=[("group", group_id), ("user", user_id)],
@@ -226,7 +216,9 @@ class GNS3Access:
 
     async def list_roles(self) -> list[Role]:
         """Every role with its privileges (needs Role.Audit)."""
-        return [Role.model_validate(r) for r in await self._json("GET", "/access/roles")]
+        return [
+            Role.model_validate(r) for r in await self.client.request_json("GET", "/access/roles")
+        ]
 
     async def role_named(self, name: str) -> Role:
         """The role with this name (e.g. the built-in "User"); `GNS3NotFound` listing the
@@ -244,7 +236,7 @@ class GNS3Access:
 
     async def list_aces(self) -> list[ACE]:
         """Every ACL entry (needs ACE.Audit)."""
-        return [ACE.model_validate(a) for a in await self._json("GET", "/access/acl")]
+        return [ACE.model_validate(a) for a in await self.client.request_json("GET", "/access/acl")]
 
     async def create_ace(
         self,
@@ -268,18 +260,20 @@ class GNS3Access:
             "allowed": allowed,
         }
         body["user_id" if user_id else "group_id"] = user_id or group_id
-        return ACE.model_validate(await self._json("POST", "/access/acl", json=body))
+        return ACE.model_validate(await self.client.request_json("POST", "/access/acl", json=body))
 
     async def delete_ace(self, ace_id: str) -> None:
         """Delete an ACL entry."""
-        self.client._check_id("ACE", ace_id)
-        await self._call("DELETE", f"/access/acl/{ace_id}", subjects=[("ACE", ace_id)])
+        self.client.check_id("ACE", ace_id)
+        await self.client.request("DELETE", f"/access/acl/{ace_id}", subjects=[("ACE", ace_id)])
 
     # -- resource pools ------------------------------------------------------------------
 
     async def list_pools(self) -> list[ResourcePool]:
         """Every resource pool (needs Pool.Audit)."""
-        return [ResourcePool.model_validate(p) for p in await self._json("GET", "/pools")]
+        return [
+            ResourcePool.model_validate(p) for p in await self.client.request_json("GET", "/pools")
+        ]
 
     async def pool_named(self, name: str) -> ResourcePool | None:
         """The pool with exactly this name, or None."""
@@ -288,26 +282,28 @@ class GNS3Access:
     async def create_pool(self, name: str) -> ResourcePool:
         """Create a pool; `GNS3Conflict` when the name is taken."""
         return ResourcePool.model_validate(
-            await self._create("/pools", {"name": name}, f"a resource pool named '{name}'")
+            await _create(self.client, "/pools", {"name": name}, f"a resource pool named '{name}'")
         )
 
     async def delete_pool(self, pool_id: str) -> None:
         """Delete a pool (its projects stay, outside any pool)."""
-        self.client._check_id("pool", pool_id)
-        await self._call("DELETE", f"/pools/{pool_id}", subjects=[("pool", pool_id)])
+        self.client.check_id("pool", pool_id)
+        await self.client.request("DELETE", f"/pools/{pool_id}", subjects=[("pool", pool_id)])
 
     async def pool_resources(self, pool_id: str) -> list[PoolResource]:
         """The resources (projects) of a pool, including stale entries of deleted projects."""
-        self.client._check_id("pool", pool_id)
-        data = await self._json("GET", f"/pools/{pool_id}/resources", subjects=[("pool", pool_id)])
+        self.client.check_id("pool", pool_id)
+        data = await self.client.request_json(
+            "GET", f"/pools/{pool_id}/resources", subjects=[("pool", pool_id)]
+        )
         return [PoolResource.model_validate(r) for r in data]
 
     async def add_to_pool(self, pool_id: str, project_id: str) -> None:
         """Put a project in a pool; `GNS3Conflict` when it is already there."""
-        self.client._check_id("pool", pool_id)
-        self.client._check_id("project", project_id)
+        self.client.check_id("pool", pool_id)
+        self.client.check_id("project", project_id)
         try:
-            await self._call(
+            await self.client.request(
                 "PUT",
                 f"/pools/{pool_id}/resources/{project_id}",
                 subjects=[("pool", pool_id), ("project", project_id)],
@@ -322,39 +318,33 @@ class GNS3Access:
     async def remove_from_pool(self, pool_id: str, project_id: str) -> None:
         """Take a project out of a pool. GNS3 3.0.6 deletes the project's resource row, so
         the project leaves EVERY pool it was in."""
-        self.client._check_id("pool", pool_id)
-        self.client._check_id("project", project_id)
-        await self._call(
+        self.client.check_id("pool", pool_id)
+        self.client.check_id("project", project_id)
+        await self.client.request(
             "DELETE",
             f"/pools/{pool_id}/resources/{project_id}",
             subjects=[("pool", pool_id), ("project", project_id)],
         )
 
-    async def pools_of(self, project_id: str) -> list[ResourcePool]:
-        """The pools a project is in (GNS3 has no direct call: one request per pool)."""
-        pools = await self.list_pools()
-        contents = await asyncio.gather(*(self.pool_resources(p.resource_pool_id) for p in pools))
-        return [
-            pool
-            for pool, resources in zip(pools, contents, strict=True)
-            if any(r.resource_id == project_id for r in resources)
-        ]
 
-    # -- projects ------------------------------------------------------------------------
+async def pools_of(access: GNS3Access, project_id: str) -> list[ResourcePool]:
+    """The pools a project is in (GNS3 has no direct call: one request per pool)."""
+    pools = await access.list_pools()
+    contents = await asyncio.gather(*(access.pool_resources(p.resource_pool_id) for p in pools))
+    return [
+        pool
+        for pool, resources in zip(pools, contents, strict=True)
+        if any(r.resource_id == project_id for r in resources)
+    ]
 
-    async def duplicate_project(
-        self, project_id: str, name: str, *, reset_mac_addresses: bool = False
-    ) -> Project:
-        """Copy a project (opened or closed) under `name`; the copy comes back closed.
 
-        GNS3 puts the copy in the original's pools, and renames it ("name-1") when `name`
-        is taken. Kept here rather than on the client because of those pool semantics.
-        """
-        self.client._check_id("project", project_id)
-        data = await self._json(
-            "POST",
-            f"/projects/{project_id}/duplicate",
-            json={"name": name, "reset_mac_addresses": reset_mac_addresses},
-            subjects=[("project", project_id)],
-        )
-        return Project.model_validate(data)
+async def _create(client: GNS3Client, path: str, body: dict[str, Any], what: str) -> Any:
+    """POST `body`; GNS3's 400 "... already exists/registered" becomes `GNS3Conflict`."""
+    try:
+        return await client.request_json("POST", path, json=body)
+    except GNS3APIError as exc:
+        if exc.status == 400 and "already" in (exc.detail or ""):
+            raise GNS3Conflict(
+                f"GNS3 already has {what}.", status=400, url=exc.url, detail=exc.detail
+            ) from exc
+        raise

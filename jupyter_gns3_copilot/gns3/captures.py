@@ -40,7 +40,7 @@ class CaptureCalls(LinkCalls):
         body: dict[str, Any] = {"data_link_type": data_link_type}
         if capture_file_name is not None:
             body["capture_file_name"] = capture_file_name
-        data = await self._json(
+        data = await self.request_json(
             "POST",
             self._link_path(project_id, link_id, "/capture/start"),
             json=body,
@@ -50,7 +50,7 @@ class CaptureCalls(LinkCalls):
 
     async def stop_capture(self, project_id: str, link_id: str) -> None:
         """Stop the link's capture; the file stays readable with `read_capture`."""
-        await self._request(
+        await self.request(
             "POST",
             self._link_path(project_id, link_id, "/capture/stop"),
             subjects=[("project", project_id), ("link", link_id)],
@@ -71,7 +71,7 @@ class CaptureCalls(LinkCalls):
                 name=link_id,
             )
         path = f"project-files/captures/{link.capture_file_name}"
-        response = await self._request(
+        response = await self.request(
             "GET",
             f"/projects/{project_id}/files/{quote(path)}",
             subjects=[("project", project_id), ("capture", link.capture_file_name)],
@@ -93,7 +93,7 @@ class CaptureCalls(LinkCalls):
 
         Raises `GNS3Conflict` when the link is not being captured (GNS3's 409).
         """
-        response = await self._request(
+        response = await self.request(
             "GET",
             self._link_path(project_id, link_id, "/capture/stream"),
             subjects=[("project", project_id), ("link", link_id)],

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from .connection import GNS3Connection, names_text
 from .errors import GNS3Conflict, GNS3NotFound
 from .models import Node, Project
-
-if TYPE_CHECKING:
-    from .client import GNS3Client
+from .projects import ProjectCalls
 
 LOCAL_COMPUTE = "local"
 """The id of the controller's own compute."""
@@ -91,7 +89,7 @@ class ComputeCalls(GNS3Connection):
     async def list_computes(self) -> list[Compute]:
         """Every compute of the controller, `local` first (named "local"), then the
         registered ones in the controller's order."""
-        data = await self._json("GET", "/computes")
+        data = await self.request_json("GET", "/computes")
         registered = [Compute.model_validate(entry) for entry in data]
         return [
             Compute(compute_id=LOCAL_COMPUTE, name=LOCAL_COMPUTE),
@@ -101,7 +99,7 @@ class ComputeCalls(GNS3Connection):
     async def compute_loads(self) -> list[ComputeLoad]:
         """The load each connected compute reports now (`local` named "local"); a compute
         that does not answer is left out (GNS3 logs why)."""
-        data = await self._json("GET", "/statistics")
+        data = await self.request_json("GET", "/statistics")
         loads = []
         for entry in data:
             statistics = entry.get("statistics") or {}
@@ -121,12 +119,12 @@ class ComputeCalls(GNS3Connection):
         return loads
 
 
-async def _topology_nodes(gns3: GNS3Client, project: Project) -> tuple[str, dict[str, Any]]:
+async def _topology_nodes(gns3: ProjectCalls, project: Project) -> tuple[str, dict[str, Any]]:
     filename = project.filename or f"{project.name}.gns3"
     return filename, json.loads(await gns3.read_project_file(project.project_id, filename))
 
 
-async def project_compute(gns3: GNS3Client, project: Project) -> str:
+async def project_compute(gns3: ProjectCalls, project: Project) -> str:
     """The compute most of `project`'s nodes are on (`busiest_compute`), read from its
     topology file, so that it works for a closed project too."""
     _, topology = await _topology_nodes(gns3, project)
@@ -134,7 +132,7 @@ async def project_compute(gns3: GNS3Client, project: Project) -> str:
     return _most_common(str(node.get("compute_id") or LOCAL_COMPUTE) for node in nodes)
 
 
-async def move_closed_project(gns3: GNS3Client, project: Project, compute_id: str) -> int:
+async def move_closed_project(gns3: ProjectCalls, project: Project, compute_id: str) -> int:
     """Put every node of the CLOSED `project` on the compute `compute_id`; the number of
     nodes. GNS3 has no call to move a node, so the project's topology file is rewritten:
     the nodes are made on that compute when the project is next opened. Node files (e.g.

@@ -284,7 +284,7 @@ class GNS3Connection:
                 )
             return self._token
 
-    async def _request(
+    async def request(
         self,
         method: str,
         path: str,
@@ -296,6 +296,9 @@ class GNS3Connection:
         content: bytes | None = None,
     ) -> httpx.Response:
         """Send one request and return the successful response; raise a `GNS3Error` else.
+
+        The client's own calls and `GNS3Access` go through here: login, one renewal of the
+        token on a 401 and the error mapping included.
 
         `subjects` names what the request is about, most general first (e.g. the project,
         then the node) so that a 404 can say which one GNS3 did not find. With `stream`
@@ -367,11 +370,12 @@ class GNS3Connection:
             detail=detail,
         )
 
-    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
-        return (await self._request(method, path, **kwargs)).json()
+    async def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """`request` (same arguments), and the answer's decoded JSON body."""
+        return (await self.request(method, path, **kwargs)).json()
 
     @staticmethod
-    def _check_id(kind: str, value: str) -> None:
+    def check_id(kind: str, value: str) -> None:
         """Refuse a name where GNS3 wants a UUID (GNS3 itself would answer an opaque 422)."""
         if not is_uuid(value):
             raise GNS3NotFound(
@@ -385,4 +389,4 @@ class GNS3Connection:
 
     async def version(self) -> Version:
         """The server's version (needs no login)."""
-        return Version.model_validate(await self._json("GET", "/version", auth=False))
+        return Version.model_validate(await self.request_json("GET", "/version", auth=False))

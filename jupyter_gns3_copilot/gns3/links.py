@@ -30,21 +30,21 @@ class LinkCalls(NodeCalls):
     # -- links -------------------------------------------------------------------------
 
     def _link_path(self, project_id: str, link_id: str, action: str = "") -> str:
-        self._check_id("project", project_id)
-        self._check_id("link", link_id)
+        self.check_id("project", project_id)
+        self.check_id("link", link_id)
         return f"/projects/{project_id}/links/{link_id}{action}"
 
     async def list_links(self, project_id: str) -> list[Link]:
         """The links of a project."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "GET", f"/projects/{project_id}/links", subjects=[("project", project_id)]
         )
         return [Link.model_validate(link) for link in data]
 
     async def get_link(self, project_id: str, link_id: str) -> Link:
         """One link by id."""
-        data = await self._json(
+        data = await self.request_json(
             "GET",
             self._link_path(project_id, link_id),
             subjects=[("project", project_id), ("link", link_id)],
@@ -82,7 +82,7 @@ class LinkCalls(NodeCalls):
                         "delete that link first or pick a free port.",
                         detail=f"link {link.link_id}",
                     )
-        data = await self._json(
+        data = await self.request_json(
             "POST",
             f"/projects/{project_id}/links",
             json={
@@ -101,7 +101,7 @@ class LinkCalls(NodeCalls):
 
     async def delete_link(self, project_id: str, link_id: str) -> None:
         """Delete a link."""
-        await self._request(
+        await self.request(
             "DELETE",
             self._link_path(project_id, link_id),
             subjects=[("project", project_id), ("link", link_id)],
@@ -138,7 +138,7 @@ class LinkCalls(NodeCalls):
         )
 
     async def _put_link(self, project_id: str, link_id: str, changes: dict[str, Any]) -> Link:
-        data = await self._json(
+        data = await self.request_json(
             "PUT",
             self._link_path(project_id, link_id),
             json=changes,
@@ -188,7 +188,7 @@ class LinkCalls(NodeCalls):
         """The filter types GNS3 can apply on this link: none when neither end is a node
         type that filters (e.g. a link between two Ethernet switches), and then a
         suspend has no effect on traffic either."""
-        data = await self._json(
+        data = await self.request_json(
             "GET",
             self._link_path(project_id, link_id, "/available_filters"),
             subjects=[("project", project_id), ("link", link_id)],

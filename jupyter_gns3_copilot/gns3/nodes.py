@@ -20,7 +20,7 @@ class NodeCalls(ProjectCalls):
 
     async def list_templates(self) -> list[Template]:
         """All node templates (builtin ones such as "VPCS" and "Ethernet switch" included)."""
-        return [Template.model_validate(t) for t in await self._json("GET", "/templates")]
+        return [Template.model_validate(t) for t in await self.request_json("GET", "/templates")]
 
     async def find_template(self, template: str) -> Template:
         """The template whose id, name or template_type is `template` (case-insensitive).
@@ -51,21 +51,21 @@ class NodeCalls(ProjectCalls):
     # -- nodes -------------------------------------------------------------------------
 
     def _node_path(self, project_id: str, node_id: str, action: str = "") -> str:
-        self._check_id("project", project_id)
-        self._check_id("node", node_id)
+        self.check_id("project", project_id)
+        self.check_id("node", node_id)
         return f"/projects/{project_id}/nodes/{node_id}{action}"
 
     async def list_nodes(self, project_id: str) -> list[Node]:
         """The nodes of a project."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "GET", f"/projects/{project_id}/nodes", subjects=[("project", project_id)]
         )
         return [Node.model_validate(n) for n in data]
 
     async def get_node(self, project_id: str, node_id: str) -> Node:
         """One node by id."""
-        data = await self._json(
+        data = await self.request_json(
             "GET",
             self._node_path(project_id, node_id),
             subjects=[("project", project_id), ("node", node_id)],
@@ -112,7 +112,7 @@ class NodeCalls(ProjectCalls):
         name at creation, so the node is renamed right after; GNS3 removes spaces from
         names. Raises `GNS3Conflict` when the project already has a node named `name`.
         """
-        self._check_id("project", project_id)
+        self.check_id("project", project_id)
         if not isinstance(template, Template):
             template = await self.find_template(template)
         if name is not None:
@@ -122,7 +122,7 @@ class NodeCalls(ProjectCalls):
                     f"Project already has a node named {name}; node names must be unique.",
                     detail=f"existing nodes: {names_text(existing)}",
                 )
-        data = await self._json(
+        data = await self.request_json(
             "POST",
             f"/projects/{project_id}/templates/{template.template_id}",
             json={"x": x, "y": y, "compute_id": compute_id},
@@ -166,7 +166,7 @@ class NodeCalls(ProjectCalls):
             )
             if value is not None
         }
-        data = await self._json(
+        data = await self.request_json(
             "PUT",
             self._node_path(project_id, node_id),
             json=changes,
@@ -176,14 +176,14 @@ class NodeCalls(ProjectCalls):
 
     async def delete_node(self, project_id: str, node_id: str) -> None:
         """Delete a node and its links."""
-        await self._request(
+        await self.request(
             "DELETE",
             self._node_path(project_id, node_id),
             subjects=[("project", project_id), ("node", node_id)],
         )
 
     async def _node_action(self, project_id: str, node_id: str, action: str) -> None:
-        await self._request(
+        await self.request(
             "POST",
             self._node_path(project_id, node_id, f"/{action}"),
             json={},
@@ -208,14 +208,14 @@ class NodeCalls(ProjectCalls):
 
     async def start_all(self, project_id: str) -> None:
         """Start every node of the project."""
-        self._check_id("project", project_id)
-        await self._request(
+        self.check_id("project", project_id)
+        await self.request(
             "POST", f"/projects/{project_id}/nodes/start", subjects=[("project", project_id)]
         )
 
     async def stop_all(self, project_id: str) -> None:
         """Stop every node of the project."""
-        self._check_id("project", project_id)
-        await self._request(
+        self.check_id("project", project_id)
+        await self.request(
             "POST", f"/projects/{project_id}/nodes/stop", subjects=[("project", project_id)]
         )

@@ -19,12 +19,12 @@ class ProjectCalls(GNS3Connection):
 
     async def list_projects(self) -> list[Project]:
         """All projects the user can see, opened or closed."""
-        return [Project.model_validate(p) for p in await self._json("GET", "/projects")]
+        return [Project.model_validate(p) for p in await self.request_json("GET", "/projects")]
 
     async def get_project(self, project_id: str) -> Project:
         """The project with this id; `GNS3NotFound` when there is none."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "GET", f"/projects/{project_id}", subjects=[("project", project_id)]
         )
         return Project.model_validate(data)
@@ -58,35 +58,54 @@ class ProjectCalls(GNS3Connection):
 
     async def create_project(self, name: str) -> Project:
         """Create a project (GNS3 opens it at once); `GNS3Conflict` if the name is taken."""
-        return Project.model_validate(await self._json("POST", "/projects", json={"name": name}))
+        return Project.model_validate(
+            await self.request_json("POST", "/projects", json={"name": name})
+        )
+
+    async def duplicate_project(
+        self, project_id: str, name: str, *, reset_mac_addresses: bool = False
+    ) -> Project:
+        """Copy a project (opened or closed) under `name`; the copy comes back closed.
+
+        GNS3 puts the copy in the original's resource pools (see `access.pools_of`), and
+        renames it ("name-1") when `name` is taken.
+        """
+        self.check_id("project", project_id)
+        data = await self.request_json(
+            "POST",
+            f"/projects/{project_id}/duplicate",
+            json={"name": name, "reset_mac_addresses": reset_mac_addresses},
+            subjects=[("project", project_id)],
+        )
+        return Project.model_validate(data)
 
     async def open_project(self, project_id: str) -> Project:
         """Open a closed project (opening an opened one is harmless)."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "POST", f"/projects/{project_id}/open", subjects=[("project", project_id)]
         )
         return Project.model_validate(data)
 
     async def close_project(self, project_id: str) -> None:
         """Close a project; GNS3 stops its nodes first."""
-        self._check_id("project", project_id)
-        await self._request(
+        self.check_id("project", project_id)
+        await self.request(
             "POST", f"/projects/{project_id}/close", subjects=[("project", project_id)]
         )
 
     async def delete_project(self, project_id: str) -> None:
         """Delete a project and its files."""
-        self._check_id("project", project_id)
-        await self._request("DELETE", f"/projects/{project_id}", subjects=[("project", project_id)])
+        self.check_id("project", project_id)
+        await self.request("DELETE", f"/projects/{project_id}", subjects=[("project", project_id)])
 
     async def read_project_file(self, project_id: str, path: str) -> bytes:
         """The bytes of the file at `path` in the project's directory (e.g. `lab.yaml`).
 
         Raises `GNS3NotFound` (kind "file") when there is none.
         """
-        self._check_id("project", project_id)
-        response = await self._request(
+        self.check_id("project", project_id)
+        response = await self.request(
             "GET",
             f"/projects/{project_id}/files/{quote(path)}",
             subjects=[("project", project_id), ("file", path)],
@@ -95,8 +114,8 @@ class ProjectCalls(GNS3Connection):
 
     async def write_project_file(self, project_id: str, path: str, content: bytes) -> None:
         """Write `content` to `path` in the project's directory (created or replaced)."""
-        self._check_id("project", project_id)
-        await self._request(
+        self.check_id("project", project_id)
+        await self.request(
             "POST",
             f"/projects/{project_id}/files/{quote(path)}",
             content=content,
@@ -107,8 +126,8 @@ class ProjectCalls(GNS3Connection):
 
     async def list_drawings(self, project_id: str) -> list[Drawing]:
         """The project's drawings (shapes and text notes)."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "GET", f"/projects/{project_id}/drawings", subjects=[("project", project_id)]
         )
         return [Drawing.model_validate(d) for d in data]
@@ -121,8 +140,8 @@ class ProjectCalls(GNS3Connection):
         GNS3 silently replaces an SVG of 500+ characters that does not parse as XML by an
         empty one, so pass well-formed SVG.
         """
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "POST",
             f"/projects/{project_id}/drawings",
             json={"svg": svg, "x": x, "y": y, "z": z},

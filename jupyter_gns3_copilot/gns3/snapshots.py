@@ -13,16 +13,16 @@ class SnapshotCalls(GNS3Connection):
 
     async def list_snapshots(self, project_id: str) -> list[Snapshot]:
         """The project's snapshots, oldest first."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "GET", f"/projects/{project_id}/snapshots", subjects=[("project", project_id)]
         )
         return [Snapshot.model_validate(s) for s in data]
 
     async def create_snapshot(self, project_id: str, name: str) -> Snapshot:
         """Save the project's current state as snapshot `name` (names are unique)."""
-        self._check_id("project", project_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        data = await self.request_json(
             "POST",
             f"/projects/{project_id}/snapshots",
             json={"name": name},
@@ -36,9 +36,9 @@ class SnapshotCalls(GNS3Connection):
         GNS3 gives every restored node, link and drawing a NEW id (names stay): look them
         up again afterwards. Capture files are deleted.
         """
-        self._check_id("project", project_id)
-        self._check_id("snapshot", snapshot_id)
-        data = await self._json(
+        self.check_id("project", project_id)
+        self.check_id("snapshot", snapshot_id)
+        data = await self.request_json(
             "POST",
             f"/projects/{project_id}/snapshots/{snapshot_id}/restore",
             subjects=[("project", project_id), ("snapshot", snapshot_id)],

@@ -24,14 +24,55 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .layout import NODE_EXTENT, LayoutNode, layout
+from .models import Node, Project
 
-if TYPE_CHECKING:
-    from .models import Node
-    from .topology import Connection, Topology
+
+class DrawnEnd(Protocol):
+    """What the drawing reads of a link end (a `topology.ConnectionEnd`)."""
+
+    @property
+    def node_id(self) -> str: ...
+
+    @property
+    def port(self) -> str: ...
+
+
+class DrawnLink(Protocol):
+    """What the drawing reads of a link (a `topology.Connection`)."""
+
+    @property
+    def link_id(self) -> str: ...
+
+    @property
+    def a(self) -> DrawnEnd: ...
+
+    @property
+    def b(self) -> DrawnEnd: ...
+
+    @property
+    def suspended(self) -> bool: ...
+
+    def to_text(self) -> str: ...
+
+
+class Drawable(Protocol):
+    """What the drawing reads of a topology (a `topology.Topology`, which draws itself
+    with `to_svg`; this module does not import it)."""
+
+    @property
+    def project(self) -> Project: ...
+
+    @property
+    def sorted_nodes(self) -> list[Node]: ...
+
+    @property
+    def connections(self) -> Sequence[DrawnLink]: ...
+
 
 NODE_SIZE = 2 * NODE_EXTENT
 MARGIN = 40
@@ -134,18 +175,18 @@ def _name_half_width(node: Node) -> float:
     return len(node.name) * NAME_CHAR_WIDTH / 2
 
 
-def layout_nodes(topology: Topology) -> list[LayoutNode]:
+def layout_nodes(topology: Drawable) -> list[LayoutNode]:
     """The topology's nodes as the layout takes them (natural name order; switches and
     hubs are star centres)."""
     return [LayoutNode(n.node_id, n.node_type in _BOX_NODE_TYPES) for n in topology.sorted_nodes]
 
 
-def layout_edges(topology: Topology) -> list[tuple[str, str]]:
+def layout_edges(topology: Drawable) -> list[tuple[str, str]]:
     """The topology's links as (node id, node id) pairs."""
     return [(c.a.node_id, c.b.node_id) for c in topology.connections]
 
 
-def render_svg(topology: Topology) -> str:
+def render_svg(topology: Drawable) -> str:
     """Draw `topology` as a standalone SVG document (a string starting with `<svg`)."""
     nodes = topology.sorted_nodes
     project = topology.project
@@ -193,7 +234,7 @@ def render_svg(topology: Topology) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _links(topology: Topology, boxes: dict[str, _Box]) -> list[str]:
+def _links(topology: Drawable, boxes: dict[str, _Box]) -> list[str]:
     parts = ['<g class="links">']
     for connection in topology.connections:
         a, b = boxes.get(connection.a.node_id), boxes.get(connection.b.node_id)
@@ -275,8 +316,8 @@ def _label_candidates(near: _Box, far: _Box) -> list[tuple[float, float]]:
 
 
 def place_port_labels(
-    topology: Topology, boxes: dict[str, _Box]
-) -> list[tuple[Connection, str, float, float]]:
+    topology: Drawable, boxes: dict[str, _Box]
+) -> list[tuple[DrawnLink, str, float, float]]:
     """Each link end's (connection, port, x, y): the first candidate point whose label box
     overlaps no label placed before, no node and no node name (else the least overlap)."""
     obstacles = [rect for box in boxes.values() for rect in (box.shape, box.name)]
@@ -302,7 +343,7 @@ def place_port_labels(
     return labels
 
 
-def _port_labels(topology: Topology, boxes: dict[str, _Box]) -> list[str]:
+def _port_labels(topology: Drawable, boxes: dict[str, _Box]) -> list[str]:
     parts = ['<g class="port-labels">']
     for _, port, x, y in place_port_labels(topology, boxes):
         parts.append(

@@ -43,6 +43,7 @@ import contextlib
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 
+from ..gns3.access import pools_of
 from ..gns3.computes import move_closed_project, project_compute
 from ..gns3.errors import GNS3APIError, GNS3Conflict, GNS3Error, GNS3NotFound
 from ..gns3.models import Project, ResourcePool
@@ -197,7 +198,7 @@ class LabAccounts:
         """A copy of the project `project_id` named `name`, one copy of it at a time (see
         the module docstring)."""
         async with self._copying.setdefault(project_id, asyncio.Lock()):
-            return await self.access.duplicate_project(project_id, name)
+            return await self.admin.duplicate_project(project_id, name)
 
     async def _delete(self, project: Project, pool_id: str) -> None:
         """Delete a project, and the row GNS3 keeps of it in its pool `pool_id`."""
@@ -236,7 +237,7 @@ class LabAccounts:
             leave: list[ResourcePool] = []
         else:
             made = await self._duplicate(source.project_id, name)
-            leave = await self.access.pools_of(made.project_id)
+            leave = await pools_of(self.access, made.project_id)
         await self._into_pool(made, pool.resource_pool_id, leave)
         return await self.admin.get_project(made.project_id)
 
@@ -278,7 +279,7 @@ class LabAccounts:
         new copy's nodes go (None, or no function: where the template's are). Returns
         each hub user's copy."""
         template = await self.admin.resolve_project(template_project)
-        template_pools = await self.access.pools_of(template.project_id)
+        template_pools = await pools_of(self.access, template.project_id)
         copies: dict[str, Project] = {}
         for hub_user in hub_users:
             async with self.students.lock(hub_user):
@@ -319,7 +320,7 @@ class LabAccounts:
             if snapshot is not None:
                 return await self._restore(current, snapshot)
             source = await self.admin.resolve_project(template or "")
-            pools = await self.access.pools_of(source.project_id)
+            pools = await pools_of(self.access, source.project_id)
             student = await self.students.ensure_locked(hub_user)
             compute_id = await project_compute(self.admin, current)
             await self._delete(current, student.pool_id)

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import secrets
-import shlex
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -23,23 +20,15 @@ from .computes import (
     adopt_block,
     check_compute_count,
     compute_status,
-    launch_compute,
-    register_computes,
     release_compute,
-    wait_compute_answers,
 )
 from .errors import LabError, LabNotRunning
-from .executables import HelperPaths, write_helpers
+from .executables import write_helpers
 from .instance import (
-    CONFIG_FILE,
-    CONSOLE_LOG,
-    DATABASE_FILE,
     ENV_FILE,
-    SERVER_LOG,
     STATE_FILE,
     ComputeState,
     LabState,
-    log_tail,
     read_env_file,
     read_state,
     write_config,
@@ -54,11 +43,15 @@ from .ports import (
     release_port_block,
     set_block_owner,
 )
-from .processes import LAB_ID_ENV, has_marker, lab_processes, terminate
+from .processes import has_marker, lab_processes, terminate
 from .provision import ensure_gns3_server, find_vpcs, resolve_cache_dir
-from .router import ROUTER_TEMPLATE, RouterUnavailable, install_router
-
-log = logging.getLogger(__name__)
+from .startup import (
+    ChildProcesses,
+    clear_previous,
+    install_router_template,
+    register_lab_computes,
+    settle_password,
+)
 
 
 class LabStatus(BaseModel):
@@ -123,8 +116,7 @@ class LabServer:
         self._username = username
         self._password = password
         self._compute_count = computes
-        self._process: subprocess.Popen[bytes] | None = None
-        self._compute_processes: list[subprocess.Popen[bytes]] = []
+        self._children = ChildProcesses()
         self._state: LabState | None = None
         self.router_problem: str | None = None
         """Why the lab has no Linux router template (`router.py`), None when it has one."""
@@ -255,8 +247,8 @@ class LabServer:
             # Private: it will hold the JWT signing key and the admin credentials.
             instance.mkdir(parents=True, mode=0o700)
         with file_lock(instance / ".lab.lock", 30.0, "another process is starting this lab"):
-            self._clear_previous(instance)
-            self._settle_credentials(instance)
+            clear_previous(instance)
+            self._password = settle_password(instance, self.username, self._password)
             lab_id = secrets.token_hex(8)
             block = claim_port_block(lab_id)
             computes: list[ComputeState] = []
@@ -279,14 +271,19 @@ class LabServer:
                         "GNS3_PASSWORD": self.password,
                     },
                 )
-                self._launch(gns3server, instance, port, lab_id)
-                self._launch_computes(
-                    gns3server, instance, lab_id, helpers, compute_password, computes
+                pid = self._children.launch_server(gns3server, instance, port, lab_id)
+                self._children.launch_computes(
+                    self._compute_count,
+                    gns3server,
+                    instance,
+                    lab_id,
+                    helpers,
+                    compute_password,
+                    computes,
                 )
-                assert self._process is not None
                 self._state = LabState(
                     lab_id=lab_id,
-                    pid=self._process.pid,
+                    pid=pid,
                     port=port,
                     url=f"http://127.0.0.1:{port}",
                     username=self.username,
@@ -297,9 +294,17 @@ class LabServer:
                     computes=list(computes),
                 )
                 began = time.monotonic()
-                self._wait_ready(timeout)
-                self.router_problem = self._install_router()
-                self._register_computes(computes, compute_password, began + timeout)
+                credentials = (self.username, self.password)
+                self._children.wait_ready(self._state.url, credentials, instance, timeout)
+                self.router_problem = install_router_template(self._state.url, credentials)
+                register_lab_computes(
+                    self._state.url,
+                    credentials,
+                    lab_id,
+                    computes,
+                    compute_password,
+                    began + timeout,
+                )
             except BaseException:
                 self._abort(lab_id, block, computes)
                 raise
@@ -320,13 +325,13 @@ class LabServer:
         state = self._state
         if state is None:
             return
-        if self._process is not None:
-            self._end_child(self._process, timeout)
+        if self._children.server is not None:
+            self._children.end_server(timeout)
         else:
             terminate([state.pid], state.lab_id, timeout)
         # After the controller, which closes its projects on the computes as it stops.
         terminate([compute.pid for compute in state.computes], state.lab_id, timeout)
-        self._reap_computes()
+        self._children.reap_computes()
         survivors = terminate(lab_processes(state.lab_id), state.lab_id, 3.0)
         if survivors:
             raise LabError(
@@ -339,7 +344,6 @@ class LabServer:
         with contextlib.suppress(OSError):
             (state.instance_dir / STATE_FILE).unlink()
         self._state = None
-        self._process = None
         if self._owns_instance_dir:
             shutil.rmtree(state.instance_dir, ignore_errors=True)
 
@@ -356,41 +360,7 @@ class LabServer:
     ) -> None:
         self.stop()
 
-    # start-up steps
-
-    def _clear_previous(self, instance: Path) -> None:
-        """Refuse a running lab in ``instance``; clean up after one that died."""
-        previous = read_state(instance)
-        if previous is None:
-            return
-        if has_marker(previous.pid, previous.lab_id):
-            raise LabError(
-                f"a lab is already running from {instance} at {previous.url} "
-                f"(pid {previous.pid}); stop it first: gns3-copilot-lab stop "
-                f"--instance-dir {shlex.quote(str(instance))}"
-            )
-        terminate(lab_processes(previous.lab_id), previous.lab_id, 3.0)
-        release_port_block(previous.ports, previous.lab_id)
-        for compute in previous.computes:
-            release_compute(compute, previous.lab_id)
-        (instance / STATE_FILE).unlink(missing_ok=True)
-
-    def _settle_credentials(self, instance: Path) -> None:
-        recorded = read_env_file(instance / ENV_FILE)
-        database = instance / DATABASE_FILE
-        if self._password is None:
-            same_user = recorded.get("GNS3_USER") == self.username
-            if database.exists() and same_user and recorded.get("GNS3_PASSWORD"):
-                self._password = recorded["GNS3_PASSWORD"]
-            else:
-                self._password = secrets.token_urlsafe(12)
-        wanted = (self.username, self._password)
-        if (
-            database.exists()
-            and (recorded.get("GNS3_USER"), recorded.get("GNS3_PASSWORD")) != wanted
-        ):
-            log.warning("new lab credentials: recreating the controller database %s", database)
-            database.unlink()
+    # start-up steps (the rest are startup.py's)
 
     def _choose_port(self) -> int:
         if self._requested_port is None:
@@ -402,134 +372,12 @@ class LabServer:
             )
         return self._requested_port
 
-    def _launch(self, gns3server: Path, instance: Path, port: int, lab_id: str) -> None:
-        (instance / SERVER_LOG).unlink(missing_ok=True)
-        env = {**os.environ, LAB_ID_ENV: lab_id}
-        command = [
-            str(gns3server),
-            "--config",
-            str(instance / CONFIG_FILE),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--logfile",
-            str(instance / SERVER_LOG),
-        ]
-        with (instance / CONSOLE_LOG).open("wb") as console:
-            self._process = subprocess.Popen(
-                command,
-                cwd=instance,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=console,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        log.info("gns3-server starting on http://127.0.0.1:%d (pid %d)", port, self._process.pid)
-
-    def _launch_computes(
-        self,
-        gns3server: Path,
-        instance: Path,
-        lab_id: str,
-        helpers: HelperPaths,
-        password: str,
-        started: list[ComputeState],
-    ) -> None:
-        """Start the extra computes, appending each to ``started`` as it is launched (so a
-        failure part way still stops the ones that run)."""
-        for number in range(1, self._compute_count + 1):
-            state, process = launch_compute(gns3server, instance, number, lab_id, helpers, password)
-            started.append(state)
-            self._compute_processes.append(process)
-
-    def _register_computes(
-        self, computes: list[ComputeState], password: str, deadline: float
-    ) -> None:
-        """Wait for each compute, then register them all with the controller (which also
-        forgets computes of an earlier start of this lab that no longer run)."""
-        assert self._state is not None
-        for state in computes:
-            wait_compute_answers(state, self._state.lab_id, deadline)
-        credentials = {"username": self.username, "password": self.password}
-        with httpx.Client(base_url=self._state.url, timeout=30, trust_env=False) as client:
-            login = client.post("/v3/access/users/authenticate", json=credentials)
-            login.raise_for_status()
-            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
-            register_computes(client, computes, password, deadline)
-
-    def _wait_ready(self, timeout: float) -> None:
-        assert self._process is not None and self._state is not None
-        deadline = time.monotonic() + timeout
-        credentials = {"username": self.username, "password": self.password}
-        with httpx.Client(base_url=self._state.url, timeout=5, trust_env=False) as client:
-            while True:
-                code = self._process.poll()
-                if code is not None:
-                    raise LabError(
-                        f"gns3-server exited with code {code} while starting\n"
-                        f"{log_tail(self.instance_dir)}"
-                    )
-                with contextlib.suppress(httpx.TransportError):
-                    if client.get("/v3/version").status_code == 200:
-                        login = client.post("/v3/access/users/authenticate", json=credentials)
-                        if login.status_code == 200:
-                            return
-                        if login.status_code == 401:
-                            raise LabError(
-                                f"gns3-server at {self._state.url} refused the lab credentials "
-                                f"for {self.username!r}; delete {self.instance_dir / DATABASE_FILE}"
-                                " and start again"
-                            )
-                if time.monotonic() > deadline:
-                    raise LabError(
-                        f"gns3-server did not become ready (version + login) within {timeout:.0f}"
-                        f" s\n{log_tail(self.instance_dir)}"
-                    )
-                time.sleep(0.25)
-
-    def _install_router(self) -> str | None:
-        """Add the Linux router template; what is missing when it cannot be built (the
-        lab runs without it: only labs with a router need it)."""
-        assert self._state is not None
-        credentials = {"username": self.username, "password": self.password}
-        with httpx.Client(base_url=self._state.url, timeout=30, trust_env=False) as client:
-            login = client.post("/v3/access/users/authenticate", json=credentials)
-            login.raise_for_status()
-            client.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
-            try:
-                install_router(client)
-            except RouterUnavailable as exc:
-                log.warning("The lab has no %s: %s", ROUTER_TEMPLATE, exc)
-                return str(exc)
-        return None
-
     def _abort(self, lab_id: str, block: PortBlock, computes: list[ComputeState]) -> None:
         """Undo a failed start: no process, no port claim, no state left."""
-        if self._process is not None:
-            self._end_child(self._process, 5.0)
+        self._children.end_server(5.0)
         terminate(lab_processes(lab_id), lab_id, 3.0)
         release_port_block(block, lab_id)
         for compute in computes:
             release_compute(compute, lab_id)
-        self._reap_computes()
-        self._process = None
+        self._children.reap_computes()
         self._state = None
-
-    def _reap_computes(self) -> None:
-        """Collect the exit status of the compute processes this object started (ended)."""
-        for process in self._compute_processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(1.0)
-        self._compute_processes.clear()
-
-    @staticmethod
-    def _end_child(process: subprocess.Popen[bytes], timeout: float) -> None:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5.0)
