@@ -425,7 +425,7 @@ class CopilotMagics(Magics):
         *,
         direct_run: bool = False,
     ) -> Any:
-        from ..widget import ChatWidget
+        from .widget import ChatWidget
 
         return ChatWidget(
             project.project_id,

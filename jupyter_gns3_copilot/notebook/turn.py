@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..device_outcome import DELIVERY_OUTCOMES, Outcome, combine, device_outcome
 from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
-from ..render_text import format_calls, format_tokens
 from ..turns import Op, TurnBuilder
 from .cell_display import ShownInCell
+from .render_text import format_calls, format_tokens
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -181,7 +181,7 @@ class Turn(ShownInCell, BaseModel):
         return {"text/plain": repr(self), "text/markdown": self._repr_markdown_()}
 
     def _repr_markdown_(self) -> str:
-        from ..render_text import format_stats
+        from .render_text import format_stats
 
         lines = [f"**Turn {self.status}** · session `{self.session_id}`"]
         footer = format_stats(self.statistics.model_dump(exclude_none=True))
