@@ -65,6 +65,23 @@ class CopilotClient:
             trust_env=False,
         )
 
+    @classmethod
+    def checked(cls, server: ServerInfo) -> CopilotClient:
+        """A client of `server`, once `check` passed there (closed, and the error raised,
+        otherwise)."""
+        client = cls(server)
+        try:
+            client.check()
+        except CopilotError:
+            client.close()
+            raise
+        return client
+
+    def check(self) -> None:
+        """Check that the copilot extension answers (and accepts the token): the user's
+        model settings, a route that needs neither GNS3 nor a model."""
+        self.get("llm-config")
+
     def close(self) -> None:
         self._http.close()
 

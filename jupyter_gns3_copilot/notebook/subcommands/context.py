@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cell_display import ShownInCell
-from ..copilot import Copilot, ProjectInfo
+from ..copilot import Copilot
+from ..models import ProjectInfo
 from .parsing import split_options
 
 NOT_A_SUBCOMMAND: Any = object()

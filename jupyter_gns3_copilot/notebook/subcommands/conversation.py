@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..copilot import SessionInfo
 from ..errors import UsageError
+from ..models import SessionInfo
 from ..reports import Records
 from ..transcript import APPROVAL_OUTCOMES, TextStream, history_text
 from .context import NOT_A_SUBCOMMAND, MagicContext, Subcommand

@@ -8,10 +8,10 @@ from typing import Any
 
 from IPython.display import display
 
-from ..copilot import EventCallback
 from ..errors import ProjectNotFound, UsageError
 from ..reports import Records
 from ..turn import Turn
+from ..turn_reading import EventCallback
 from .context import NOT_A_SUBCOMMAND, MagicContext, Subcommand
 from .parsing import link_ends
 from .turns import TurnOutput

@@ -15,10 +15,12 @@ from IPython.core.error import StdinNotImplementedError
 from IPython.display import display
 
 from ...events import AbortEvent, ApprovalRequiredEvent
-from ..copilot import EventCallback, ProjectInfo, copilot_mode, turn_options
 from ..errors import CopilotError
+from ..models import ProjectInfo
+from ..options import copilot_mode, turn_options
 from ..transcript import TextStream
 from ..turn import Turn
+from ..turn_reading import EventCallback
 from .context import MagicContext
 
 RUN_DECISION_HINT = "Answer y to approve it, anything else to reject it (nothing changes)."
