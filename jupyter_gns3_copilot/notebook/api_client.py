@@ -39,6 +39,10 @@ default, so only a dead server or a heartbeat-less configuration waits this long
 CONNECT_TIMEOUT = 10.0
 
 
+JsonObject = dict[str, Any]
+"""A JSON object as a route answers it."""
+
+
 class CopilotClient:
     """HTTP access to the copilot routes (`{base_url}copilot/...`) of one Jupyter server.
 

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..chat.options import TurnOptions
 from ..events import ApprovalRequiredEvent, ChatEvent
-from .api_client import CopilotClient
+from .api_client import CopilotClient, JsonObject
 from .conversations import Conversations
 from .discovery import ServerInfo, discover, explicit_server, notebook_path
 from .errors import CopilotError, NoProject, UsageError
@@ -146,7 +146,7 @@ class Copilot:
 
     def status(self) -> dict[str, Any]:
         """The server's health report (versions, GNS3 reachable, model configured)."""
-        return self._client.get("status")
+        return cast(JsonObject, self._client.get("status"))
 
     def config(self, **updates: Any) -> dict[str, Any]:
         """Your model settings (never the key: `api_key_set` says whether one is set).
@@ -157,12 +157,12 @@ class Copilot:
         if updates:
             if "copilot_mode" in updates and updates["copilot_mode"] is not None:
                 updates["copilot_mode"] = copilot_mode(updates["copilot_mode"])
-            return self._client.put("llm-config", json=updates)
-        return self._client.get("llm-config")
+            return cast(JsonObject, self._client.put("llm-config", json=updates))
+        return cast(JsonObject, self._client.get("llm-config"))
 
     def reload_skills(self) -> dict[str, Any]:
         """Re-read the device skills and the forbidden-command list on the server."""
-        return self._client.post("reload", "skills")
+        return cast(JsonObject, self._client.post("reload", "skills"))
 
     def projects(self) -> list[ProjectInfo]:
         """The GNS3 projects, with their status (opened or closed)."""
@@ -410,14 +410,14 @@ class Copilot:
         """The project's lab as you see it: `title`, `max_score`, `current_stage`, `stages`
         (each `id`, `title`, `hints`, `catch_up`, `objectives` with `id`, `text`, `points`
         and your latest `status`)."""
-        return self._client.get("projects", self.current_project().project_id, "lab")
+        path = ("projects", self.current_project().project_id, "lab")
+        return cast(JsonObject, self._client.get(*path))
 
     def lab_stage(self, stage: str | None) -> dict[str, Any]:
         """Work on `stage` (the copilot's hints follow it; None: the first stage your checks
         have not passed); the lab as you see it."""
-        return self._client.put(
-            "projects", self.current_project().project_id, "lab", "stage", json={"stage": stage}
-        )
+        path = ("projects", self.current_project().project_id, "lab", "stage")
+        return cast(JsonObject, self._client.put(*path, json={"stage": stage}))
 
     def attach_lab(
         self, path: str | os.PathLike[str], *, mode: str | None = None
@@ -428,7 +428,8 @@ class Copilot:
         from .lab_checks import lab_file_body
 
         body = lab_file_body(path, mode)
-        return self._client.put("projects", self.current_project().project_id, "lab", json=body)
+        route = ("projects", self.current_project().project_id, "lab")
+        return cast(JsonObject, self._client.put(*route, json=body))
 
     def check_lab(
         self,
@@ -456,7 +457,7 @@ class Copilot:
         """Restore the snapshot `stage` starts from (every change since is lost) and start
         the nodes. Without `confirm`, raises `ApiError` saying what would be restored."""
         path = ("projects", self.current_project().project_id, "lab", "stages", stage)
-        return self._client.post(*path, "catch-up", json={"confirm": confirm})
+        return cast(JsonObject, self._client.post(*path, "catch-up", json={"confirm": confirm}))
 
     # -- sessions ------------------------------------------------------------------------
 

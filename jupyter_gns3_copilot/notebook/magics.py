@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import shlex
 from argparse import Namespace
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
+from IPython.core import magic_arguments as ipython_arguments
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .copilot import Copilot
 from .errors import UsageError
@@ -27,6 +28,11 @@ from .subcommands.lab import LabCommands
 from .subcommands.parsing import mistyped_subcommand, split_leading_options
 from .subcommands.projects import DeviceCommands, ProjectCommands
 from .subcommands.turns import TurnOutput
+
+_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+# IPython's argument decorators, which ship no types.
+magic_arguments = cast("Callable[[], _Decorator]", ipython_arguments.magic_arguments)
+argument = cast("Callable[..., _Decorator]", ipython_arguments.argument)
 
 USAGE = """\
 Ask:        %copilot <message>          (or %%copilot with the message in the cell body)
@@ -187,4 +193,5 @@ class CopilotMagics(Magics):
         return self._turns.chat(rest, self._options(argv))
 
     def _options(self, argv: list[str]) -> Namespace:
-        return parse_argstring(self.copilot, " ".join(shlex.quote(arg) for arg in argv))
+        argstring = " ".join(shlex.quote(arg) for arg in argv)
+        return cast(Namespace, ipython_arguments.parse_argstring(self.copilot, argstring))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ProjectNotFound, UsageError
+from .errors import ProjectNotFound
 
 
 class ProjectInfo(BaseModel):
@@ -40,17 +40,15 @@ class SessionInfo(BaseModel):
         return self.thread_id
 
 
-def match_project(projects: Sequence[ProjectInfo], project: str) -> ProjectInfo:
-    """The one of `projects` named `project` or with that id (or a unique id prefix, or a
+def match_project(projects: Sequence[ProjectInfo], wanted: str) -> ProjectInfo:
+    """The one of `projects` named `wanted` or with that id (or a unique id prefix, or a
     template's name: your copy of it); `ProjectNotFound` naming them otherwise."""
-    wanted = project.strip().strip("\"'")
-    if not wanted:
-        raise UsageError("Name the project: `%copilot use <name or id>`.")
-    for matches in (
+    matchers: tuple[Callable[[ProjectInfo], bool], ...] = (
         lambda p: p.project_id == wanted,
         lambda p: p.name == wanted,
         lambda p: p.name.lower() == wanted.lower(),
-    ):
+    )
+    for matches in matchers:
         found = [p for p in projects if matches(p)]
         if len(found) == 1:
             return found[0]

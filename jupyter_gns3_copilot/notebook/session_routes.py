@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
 
+from .api_client import JsonObject
 from .conversations import Conversations, conversation
 from .errors import ApiError
 from .models import SessionInfo
@@ -33,9 +34,8 @@ class SessionRoutes:
     def approvals(self, session: str | None) -> list[dict[str, Any]]:
         target = self._target(session)
         project_id = self._project_id()
-        return self.copilot.client.get(
-            "projects", project_id, "chat", "sessions", target, "approvals"
-        )
+        path = ("projects", project_id, "chat", "sessions", target, "approvals")
+        return cast("list[JsonObject]", self.copilot.client.get(*path))
 
     def sessions(self, limit: int) -> list[SessionInfo]:
         listed = self.copilot.client.get(
@@ -46,9 +46,8 @@ class SessionRoutes:
     def history(self, session: str | None, limit: int) -> dict[str, Any]:
         project_id = self._project_id()
         target = self._target(session)
-        return self.copilot.client.get(
-            "projects", project_id, "chat", "sessions", target, "history", params={"limit": limit}
-        )
+        path = ("projects", project_id, "chat", "sessions", target, "history")
+        return cast(JsonObject, self.copilot.client.get(*path, params={"limit": limit}))
 
     def export(self, format: str, session: str | None) -> tuple[str, bytes]:
         project_id = self._project_id()
@@ -83,9 +82,8 @@ class SessionRoutes:
         """A 404 for a conversation made here and never sent is "not_running"."""
         target = self._target(session)
         try:
-            return self.copilot.client.post(
-                "projects", self._project_id(), "chat", "sessions", target, "abort"
-            )
+            path = ("projects", self._project_id(), "chat", "sessions", target, "abort")
+            return cast(JsonObject, self.copilot.client.post(*path))
         except ApiError as exc:
             if exc.status == 404 and self.conversations.unsent(target):
                 return {"status": "not_running", "session_id": target}
