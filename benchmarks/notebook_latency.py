@@ -51,7 +51,7 @@ GOAL_MS = 50.0
 WARMUP = 3
 INSTRUMENT = """
 import time as _time
-from jupyter_gns3_copilot.widget import ChatWidget as _ChatWidget
+from jupyter_gns3_copilot.notebook.widget import ChatWidget as _ChatWidget
 _FOLLOWED = []
 _follow = _ChatWidget.follow
 def _timed_follow(self, event, ops, reducer):

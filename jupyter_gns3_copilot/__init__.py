@@ -33,7 +33,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics. Magics registered
     already (the kernel configuration loaded them: `notebook/autoload.py`) are kept, with
     the project and conversations they hold."""
-    from .notebook.magics import CopilotMagics, keep_question_marks
+    from .notebook.magics import CopilotMagics
+    from .notebook.subcommands.parsing import keep_question_marks
 
     if CopilotMagics.__name__ not in ipython.magics_manager.registry:
         ipython.register_magics(CopilotMagics)
@@ -43,7 +44,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext jupyter_gns3_copilot`: remove the magics and close their client."""
-    from .notebook.magics import CopilotMagics, keep_question_marks
+    from .notebook.magics import CopilotMagics
+    from .notebook.subcommands.parsing import keep_question_marks
 
     if keep_question_marks in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(keep_question_marks)

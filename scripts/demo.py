@@ -26,8 +26,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from jupyter_gns3_copilot.labkit import LabServer
+from jupyter_gns3_copilot.notebook.render_text import format_stats
 from jupyter_gns3_copilot.notebook.transcript import tool_output_text
-from jupyter_gns3_copilot.render_text import format_stats
 from jupyter_gns3_copilot.testing.local_stack import (
     NOTEBOOK_PROJECTS,
     JupyterServer,
@@ -53,7 +53,7 @@ def banner(text: str) -> None:
 
 
 class WidgetTranscript:
-    """Turns the chat widget's live messages (`widget.py`: begin, ops, turns state) back
+    """Turns the chat widget's live messages (`notebook/widget.py`: begin, ops, turns state) back
     into readable lines: the user's message, the text as it streams, each tool call once
     its arguments are complete, progress, each tool's result per device, the footer."""
 

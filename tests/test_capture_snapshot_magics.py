@@ -15,7 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.notebook.errors import UsageError
-from jupyter_gns3_copilot.notebook.magics import link_ends
+from jupyter_gns3_copilot.notebook.subcommands.parsing import link_ends
 from jupyter_gns3_copilot.notebook.turn import Turn
 from jupyter_gns3_copilot.testing.local_stack import ProjectRecipe
 

@@ -24,9 +24,9 @@ from support.server import recipe_project, server_magics_shell
 
 from jupyter_gns3_copilot.events import CheckResultEvent, CheckSummaryEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.notebook import magics
 from jupyter_gns3_copilot.notebook.errors import ApiError
 from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport, collect
+from jupyter_gns3_copilot.notebook.subcommands import context as magic_context
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
 from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -187,7 +187,7 @@ def test_a_mistyped_stage_is_named_with_the_closest_one_and_nothing_else_shown(
     path.write_text(LAB)
     line(shell, f'%copilot use "{PROJECT}"')
     line(shell, f"%copilot lab attach {path} --mode lab")
-    monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
+    monkeypatch.setattr(magic_context, "in_kernel", lambda _shell: True)
     expected = (
         "the lab has no stage 'adressing' (stages: addressing, reach); did you mean addressing?"
     )

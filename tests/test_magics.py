@@ -20,9 +20,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from support.tiny_server import TinyServer, json_route, send, sse_route
 
 from jupyter_gns3_copilot.events import sse_message
-from jupyter_gns3_copilot.notebook import magics
 from jupyter_gns3_copilot.notebook.errors import NoProject, ProjectNotFound, UsageError
-from jupyter_gns3_copilot.notebook.magics import (
+from jupyter_gns3_copilot.notebook.subcommands import context as magic_context
+from jupyter_gns3_copilot.notebook.subcommands.parsing import (
     keep_question_marks,
     split_leading_options,
     split_options,
@@ -279,7 +279,7 @@ def test_a_turn_reduces_each_event_once(
     the text output shows what that reduction made of it. (Which output a real kernel
     gets is decided by the shell's class: faked here to take the widget's way.)"""
     if in_a_widget:
-        monkeypatch.setattr(magics, "_in_kernel", lambda _shell: True)
+        monkeypatch.setattr(magic_context, "in_kernel", lambda _shell: True)
     run(shell, "%copilot use Demo lab")
     reduced = request.getfixturevalue("reductions")
     turn = run(shell, "%copilot why can't PC1 ping PC3?")

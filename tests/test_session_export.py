@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from jupyter_gns3_copilot.agent.history import ConversationHistory, OpenAIMessage, TurnError
-from jupyter_gns3_copilot.notebook.copilot import attachment_filename
+from jupyter_gns3_copilot.notebook.session_routes import attachment_filename
 from jupyter_gns3_copilot.server.handlers.chat import content_disposition
 from jupyter_gns3_copilot.session_export import export_session, to_markdown, to_notebook
 

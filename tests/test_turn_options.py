@@ -8,8 +8,8 @@ from pydantic import ValidationError
 
 from jupyter_gns3_copilot.agent.limits import TurnLimits
 from jupyter_gns3_copilot.chat.options import TurnOptions
-from jupyter_gns3_copilot.notebook.copilot import turn_options
 from jupyter_gns3_copilot.notebook.errors import UsageError
+from jupyter_gns3_copilot.notebook.options import turn_options
 from jupyter_gns3_copilot.server.schemas import ChatRequest
 
 CHOSEN = TurnOptions(

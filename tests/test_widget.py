@@ -17,17 +17,17 @@ import pytest
 
 from jupyter_gns3_copilot.events import parse_event
 from jupyter_gns3_copilot.mode_labels import mode_label
-from jupyter_gns3_copilot.notebook.reports import status_text
-from jupyter_gns3_copilot.notebook.transcript import TextStream
-from jupyter_gns3_copilot.notebook.turn import TurnRecorder
-from jupyter_gns3_copilot.render_text import (
+from jupyter_gns3_copilot.notebook.render_text import (
     device_results,
     format_stats,
     render_markdown,
     render_plain,
 )
+from jupyter_gns3_copilot.notebook.reports import status_text
+from jupyter_gns3_copilot.notebook.transcript import TextStream
+from jupyter_gns3_copilot.notebook.turn import TurnRecorder
+from jupyter_gns3_copilot.notebook.widget import ChatWidget, OpBatcher
 from jupyter_gns3_copilot.turns import MAX_PROGRESS_LINES, TURN_MIME_TYPE, TurnBuilder
-from jupyter_gns3_copilot.widget import ChatWidget, OpBatcher
 
 SESSION = "sess-1"
 DEVICES = [

@@ -39,6 +39,10 @@ default, so only a dead server or a heartbeat-less configuration waits this long
 CONNECT_TIMEOUT = 10.0
 
 
+JsonObject = dict[str, Any]
+"""A JSON object as a route answers it."""
+
+
 class CopilotClient:
     """HTTP access to the copilot routes (`{base_url}copilot/...`) of one Jupyter server.
 
@@ -64,6 +68,23 @@ class CopilotClient:
             transport=transport,
             trust_env=False,
         )
+
+    @classmethod
+    def checked(cls, server: ServerInfo) -> CopilotClient:
+        """A client of `server`, once `check` passed there (closed, and the error raised,
+        otherwise)."""
+        client = cls(server)
+        try:
+            client.check()
+        except CopilotError:
+            client.close()
+            raise
+        return client
+
+    def check(self) -> None:
+        """Check that the copilot extension answers (and accepts the token): the user's
+        model settings, a route that needs neither GNS3 nor a model."""
+        self.get("llm-config")
 
     def close(self) -> None:
         self._http.close()

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from ..server.kernel_env import SERVER_TOKEN_ENV
-from .copilot import Copilot, ProjectInfo
+from .copilot import Copilot
 from .discovery import ServerInfo, discover, explicit_server
 from .errors import CopilotError, UsageError
+from .models import ProjectInfo
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection

@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..hub import HUB_URL_ENV
 from ..objectives.results import CheckReport
@@ -33,6 +34,20 @@ HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 
 class GradingError(CopilotError):
     """The hub service gave no grade report (the message says why)."""
+
+
+class GradingOnlyClient:
+    """The server client while nbgrader autogrades: there is none; every use but
+    `close()` is refused with a `UsageError`."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise UsageError(
+            "While nbgrader autogrades in hub mode, the copilot only grades the student's "
+            "lab: Copilot(project=...).check_lab(...)."
+        )
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from ..events import (
     DoneEvent,
 )
 from ..mode_labels import mode_label
-from ..render_text import format_stats
 from ..turns import Item, Op, TurnBuilder
+from .render_text import format_stats
 from .turn import Turn, device_results, parse_json_text
 
 MAX_OUTPUT_LINES = 40

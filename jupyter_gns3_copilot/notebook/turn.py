@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..device_outcome import DELIVERY_OUTCOMES, Outcome, combine, device_outcome
 from ..events import ApprovalRequiredEvent, ApprovalResolvedEvent, ChatEvent, HeartbeatEvent
-from ..render_text import format_calls, format_tokens
 from ..turns import Op, TurnBuilder
 from .cell_display import ShownInCell
+from .render_text import format_calls, format_tokens
 
 TurnStatus = Literal["done", "aborted", "error", "incomplete"]
 """done: the turn finished; aborted: it was stopped; error: it reported an error;
@@ -32,7 +32,7 @@ incomplete: the stream ended (or was left) before its `done` event."""
 _PREVIEW = 200
 
 
-class DeviceResult(BaseModel):
+class DeviceToolResult(BaseModel):
     """What one device answered in a tool call (`device_name`, `status`, `output`, ...).
 
     The fields of the tools' per-device entries (`console.DeviceResult` plus the command
@@ -101,7 +101,7 @@ class ToolCallRecord(BaseModel):
     outcome: str | None = None
     note: str | None = None
 
-    def devices(self) -> list[DeviceResult]:
+    def devices(self) -> list[DeviceToolResult]:
         """The per-device results in `output` (empty for other kinds of results)."""
         return device_results(self.output, self.name)
 
@@ -151,9 +151,9 @@ class Turn(ShownInCell, BaseModel):
         return self.status == "done"
 
     @property
-    def tool_results(self) -> dict[str, DeviceResult]:
+    def tool_results(self) -> dict[str, DeviceToolResult]:
         """Each device's latest result in this turn, by device name."""
-        results: dict[str, DeviceResult] = {}
+        results: dict[str, DeviceToolResult] = {}
         for call in self.tool_calls:
             for device in call.devices():
                 results[device.device_name] = device
@@ -181,7 +181,7 @@ class Turn(ShownInCell, BaseModel):
         return {"text/plain": repr(self), "text/markdown": self._repr_markdown_()}
 
     def _repr_markdown_(self) -> str:
-        from ..render_text import format_stats
+        from .render_text import format_stats
 
         lines = [f"**Turn {self.status}** · session `{self.session_id}`"]
         footer = format_stats(self.statistics.model_dump(exclude_none=True))
@@ -221,7 +221,7 @@ def parse_json_text(text: str | None) -> Any:
         return text
 
 
-def device_results(output: Any, tool: str = "") -> list[DeviceResult]:
+def device_results(output: Any, tool: str = "") -> list[DeviceToolResult]:
     """The per-device entries (objects with `device_name` and `status`) of a tool output."""
     if not isinstance(output, list):
         return []
@@ -229,7 +229,7 @@ def device_results(output: Any, tool: str = "") -> list[DeviceResult]:
     if len(entries) != len(output):
         return []
     return [
-        DeviceResult.model_validate(
+        DeviceToolResult.model_validate(
             {
                 **{key: value for key, value in entry.items() if key != "outcome"},
                 "status": device_outcome(entry),

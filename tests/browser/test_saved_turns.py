@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from support import jupyter_ui
 
-from jupyter_gns3_copilot.render_text import render_markdown, render_plain
+from jupyter_gns3_copilot.notebook.render_text import render_markdown, render_plain
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "turns"
 TURN_MIME = "application/vnd.gns3-copilot.turns+json"

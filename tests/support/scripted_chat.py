@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_gns3_copilot.events import parse_event
-from jupyter_gns3_copilot.widget import ChatWidget
+from jupyter_gns3_copilot.notebook.widget import ChatWidget
 
 PROJECT_ID = "6f1c2a8e-0d4b-4c59-9a43-1b2c3d4e5f60"
 SESSION_ID = "d7e76375-6960-419a-9367-211ef64af877"

@@ -1,6 +1,6 @@
 /**
  * The live turn of each widget model, reduced from the kernel's custom messages
- * (protocol in `jupyter_gns3_copilot/widget.py`):
+ * (protocol in `jupyter_gns3_copilot/notebook/widget.py`):
  *   {type: "begin", turn, user}            a turn starts
  *   {type: "ops", turn, batch, ops: [...]} {op: "append", index, text} | {op: "item", index, item}
  * Messages are reduced per model (in anywidget's `initialize`, which runs before any

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .device_outcome import device_outcome
-from .mode_labels import mode_label
+from ..device_outcome import device_outcome
+from ..mode_labels import mode_label
 
 __all__ = ["device_results", "format_stats", "render_markdown", "render_plain"]
 

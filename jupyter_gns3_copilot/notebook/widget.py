@@ -55,9 +55,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .events import ChatEvent, parse_event
-from .render_text import render_markdown, render_plain
-from .turns import (
+from ..events import ChatEvent, parse_event
+from ..turns import (
     TURN_MIME_TYPE,
     ErrorItem,
     Op,
@@ -68,10 +67,11 @@ from .turns import (
     TurnStatus,
     turn_bundle,
 )
+from .render_text import render_markdown, render_plain
 
 __all__ = ["ChatWidget"]
 
-_STATIC = Path(__file__).parent / "static"
+_STATIC = Path(__file__).parent.parent / "static"
 
 FLUSH_INTERVAL = 0.04
 """Seconds an operation may wait in the batch before it is sent."""

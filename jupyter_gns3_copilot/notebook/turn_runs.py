@@ -1,0 +1,158 @@
+"""What `Copilot.stream`, `ask`, `run`, `run_tool`, `approve` and `reject` do: a turn
+sent to the server and read back as a `Turn`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..chat.options import TurnOptions
+from ..events import ChatEvent
+from .conversations import Conversations, conversation
+from .errors import UsageError
+from .options import copilot_mode
+from .turn import Turn, TurnRecorder
+from .turn_reading import EventCallback, read_turn
+
+if TYPE_CHECKING:
+    from .copilot import Copilot
+
+COMMAND_TOOLS = {
+    "show": "run_show_commands",
+    "config": "run_config_commands",
+    "vpcs": "run_vpcs_commands",
+}
+"""`run(..., tool=...)` short names of the command tools."""
+OpenCallback = Callable[[], None] | None
+
+
+class TurnRuns:
+    """The turns of `copilot` (its public calls), its `conversations` told which session
+    a message went with."""
+
+    def __init__(self, copilot: Copilot, conversations: Conversations) -> None:
+        self.copilot = copilot
+        self.conversations = conversations
+
+    def stream(
+        self,
+        message: str,
+        options: TurnOptions,
+        session: str | None,
+        new: bool,
+        project_id: str | None,
+        on_open: OpenCallback,
+    ) -> Iterator[ChatEvent]:
+        """`Copilot.stream` with its options built."""
+        copilot = self.copilot
+        project_id = project_id or copilot.current_project().project_id
+        session_id = copilot.next_session(session, new=new, project_id=project_id)
+        body = copilot.chat_request(message, session_id=session_id, options=options)
+        self.conversations.sent(session_id)
+        return copilot.client.stream(
+            "projects", project_id, "chat", "stream", json=body, on_open=on_open
+        )
+
+    def ask(
+        self,
+        message: str,
+        options: TurnOptions,
+        session: str | None,
+        new: bool,
+        project_id: str | None,
+        on_event: EventCallback | None,
+        on_open: OpenCallback,
+    ) -> Turn:
+        """`Copilot.ask` with its options built: its `stream` read into the `Turn`."""
+        copilot = self.copilot
+        project_id = project_id or copilot.current_project().project_id
+        session_id = copilot.next_session(session, new=new, project_id=project_id)
+        events = copilot.stream(
+            message, options=options, session=session_id, project_id=project_id, on_open=on_open
+        )
+        recorder = TurnRecorder(message, session_id, project_id)
+        abort = (project_id, session_id)
+        return read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
+
+    def run(
+        self,
+        devices: str | list[str],
+        commands: str | list[str],
+        *,
+        tool: str,
+        mode: str | None,
+        on_event: EventCallback | None,
+        on_open: OpenCallback,
+    ) -> Turn:
+        """`Copilot.run`: the command tool `tool` names, through `Copilot.run_tool`."""
+        names = [devices] if isinstance(devices, str) else list(devices)
+        lines = commands.replace(";", "\n").splitlines() if isinstance(commands, str) else commands
+        lines = [line.strip() for line in lines if line.strip()]
+        if not names or not lines:
+            raise UsageError("Name a device and a command, e.g. `%copilot run PC1: show ip`.")
+        return self.copilot.run_tool(
+            COMMAND_TOOLS.get(tool, tool),
+            {"devices": [{"device": name, "commands": lines} for name in names]},
+            mode=mode,
+            message=f"run {', '.join(names)}: {'; '.join(lines)}",
+            on_event=on_event,
+            on_open=on_open,
+        )
+
+    def run_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        *,
+        mode: str | None,
+        message: str | None,
+        on_event: EventCallback | None,
+        on_open: OpenCallback,
+    ) -> Turn:
+        """`Copilot.run_tool`: a direct run, aborted by a kernel interrupt even while it
+        waits for an approval (it lives only as long as its request)."""
+        copilot = self.copilot
+        project_id = copilot.current_project().project_id
+        run_id = str(uuid.uuid4())
+        body: dict[str, Any] = {"arguments": arguments or {}, "session_id": run_id}
+        if mode is not None:
+            body["copilot_mode"] = copilot_mode(mode)
+        events = copilot.client.stream(
+            "projects", project_id, "tools", tool, json=body, on_open=on_open
+        )
+        recorder = TurnRecorder(message or tool.replace("_", " "), run_id, project_id)
+        abort = (project_id, run_id)
+        return read_turn(
+            copilot, copilot.client, events, recorder, on_event, abort=abort, detachable=False
+        )
+
+    def decide(
+        self,
+        decision: str,
+        comment: str | None,
+        session: str | None,
+        on_event: EventCallback | None,
+    ) -> Turn | dict[str, Any]:
+        """`Copilot.approve` / `reject`: send `decision` on the change the conversation
+        waits for; the server's JSON answer when a stream waits for it, else the rest of
+        the turn read here."""
+        copilot = self.copilot
+        target = conversation(session, copilot.session_id)
+        pending = copilot.approvals(target)
+        if not pending:
+            raise UsageError(f"Nothing in conversation {target} waits for an approval.")
+        request = pending[0]
+        project_id = copilot.current_project().project_id
+        answer: list[Any] = []
+        body = {"decision": decision, **({"comment": comment} if comment else {})}
+        events = copilot.client.stream(
+            *("projects", project_id, "chat", "sessions", target),
+            *("approvals", request["approval_id"]),
+            json=body,
+            on_json=answer.append,
+        )
+        recorder = TurnRecorder(f"{decision}: {request['summary']}", target, project_id)
+        abort = (project_id, target)
+        turn = read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
+        return answer[0] if answer else turn
