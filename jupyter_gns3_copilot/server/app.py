@@ -58,11 +58,12 @@ if TYPE_CHECKING:
     from ..gns3 import GNS3Client, Project
     from ..hub.service_client import HubServiceClient, HubSession
     from ..hub.student_labs import HubProjectLabs
-    from ..llm_config import LLMAdminConfig, LLMConfigStore
-    from ..notebook_projects import NotebookProjects
     from ..objectives.service import ProjectLabs
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
+    from .llm_config import LLMAdminConfig
+    from .llm_store import LLMConfigStore
+    from .notebook_projects import NotebookProjects
     from .tool_runs import ToolRuns
 
 MODES = ("teaching_assistant", "lab_automation_assistant")
@@ -458,7 +459,7 @@ class GNS3Copilot(ExtensionApp):
         if self._llm_admin is None:
             from pydantic import SecretStr
 
-            from ..llm_config import LLMAdminConfig
+            from .llm_config import LLMAdminConfig
 
             self._llm_admin = LLMAdminConfig(
                 provider=self.llm_provider,
@@ -481,7 +482,7 @@ class GNS3Copilot(ExtensionApp):
     def _hub_llm_admin(self) -> LLMAdminConfig:
         from pydantic import SecretStr
 
-        from ..llm_config import LLMAdminConfig
+        from .llm_config import LLMAdminConfig
 
         session = self.hub_client().cached
         if self._hub_admin is not None and self._hub_admin[0] is session:
@@ -515,7 +516,7 @@ class GNS3Copilot(ExtensionApp):
     def llm_store(self) -> LLMConfigStore:
         """The users' model settings, encrypted under `data_dir`."""
         if self._llm_store is None:
-            from ..llm_config import LLMConfigStore
+            from .llm_store import LLMConfigStore
 
             self._llm_store = LLMConfigStore(self.data_dir)
         return self._llm_store
@@ -523,7 +524,7 @@ class GNS3Copilot(ExtensionApp):
     def notebook_projects(self) -> NotebookProjects:
         """The project and conversations each user's notebooks use, under `data_dir`."""
         if self._notebook_projects is None:
-            from ..notebook_projects import NotebookProjects
+            from .notebook_projects import NotebookProjects
 
             self._notebook_projects = NotebookProjects(self.data_dir)
         return self._notebook_projects

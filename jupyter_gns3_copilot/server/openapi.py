@@ -111,12 +111,11 @@ def operations() -> tuple[Operation, ...]:
     from ..agent.history import ConversationHistory
     from ..events import LabEvent
     from ..gns3.topology import Topology
-    from ..llm_config import LLMConfigUpdate, LLMConfigView
     from ..objectives.results import CheckReport
     from ..objectives.view import LabView
-    from ..status import StatusReport
     from ..store.sessions import ChatSession
     from . import responses as r
+    from .llm_config import LLMConfigUpdate, LLMConfigView
     from .schemas import (
         ApprovalDecisionRequest,
         CatchUpRequest,
@@ -128,6 +127,7 @@ def operations() -> tuple[Operation, ...]:
         RenameRequest,
         ToolRunRequest,
     )
+    from .status import StatusReport
 
     project = "/copilot/projects/{project_id}"
     session = project + "/chat/sessions/{session_id}"

@@ -13,7 +13,7 @@ from ..errors import bad_input
 from .base import CopilotHandler
 
 if TYPE_CHECKING:
-    from ...notebook_projects import NotebookProject
+    from ..notebook_projects import NotebookProject
 
 
 class NotebookProjectsHandler(CopilotHandler):
