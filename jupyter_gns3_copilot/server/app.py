@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_server.extension.application import ExtensionApp
 
+from ..common_settings import MODES
 from ..objectives import SALT_FILE
 from .configuration import (
     ConfigProblem,
@@ -48,7 +49,7 @@ from .kernel_env import publish_server_to_kernels
 from .lab_clients import LabClients
 from .model_admin import ModelAdmin
 from .project_users import ProjectUsers
-from .settings import CONSOLE_TRANSPORTS, MODES, GNS3CopilotSettings
+from .settings import CONSOLE_TRANSPORTS, GNS3CopilotSettings
 from .warmup import WarmUp
 
 if TYPE_CHECKING:

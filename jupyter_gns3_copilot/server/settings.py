@@ -4,8 +4,10 @@ Every trait is settable as `c.GNS3Copilot.<trait>` in `jupyter_server_config.py`
 makes sense the default comes from an environment variable (trait -> environment ->
 built-in default), which is how a JupyterHub operator configures a whole class.
 `GNS3CopilotSettings` only declares them (the app, `server/app.py`, is a
-`GNS3CopilotSettings`); the checks at load are `server.configuration`'s. No Jupyter
-server import, and no core module: loading the extension stays light.
+`GNS3CopilotSettings`); those the hub service has too are declared once, in
+`common_settings.CommonSettings`, which it inherits. The checks at load are
+`server.configuration`'s. No Jupyter server import, and no core module: loading the
+extension stays light.
 """
 
 from __future__ import annotations
@@ -15,15 +17,11 @@ import os
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
-from traitlets import Bool, Enum, Float, HasTraits, Int, List, Unicode, Union, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, Union, default
 
+from ..common_settings import MODES, CommonSettings, env_list
 from ..hub import HUB_URL_ENV
-from ..objectives import SALT_ENV
-from .configuration import env_list
 
-MODES = ("teaching_assistant", "lab_automation_assistant")
-"""The copilot modes (`tools.modes.MODE_TOOLS`), named here so loading imports no tools."""
-ALLOWED_MODES_ENV = "GNS3_COPILOT_ALLOWED_MODES"
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
 CONSOLE_TRANSPORT_ENV = "GNS3_COPILOT_CONSOLE_TRANSPORT"
 CONSOLE_TRANSPORTS = ("telnet", "websocket")
@@ -36,20 +34,12 @@ def under_jupyterhub() -> bool:
     return any(os.environ.get(name) for name in JUPYTERHUB_ENV)
 
 
-class GNS3CopilotSettings(HasTraits):
+class GNS3CopilotSettings(CommonSettings):
     """The extension's settings (see the module docstring)."""
 
     # -- GNS3 ------------------------------------------------------------------------------
-    gns3_url = Unicode(help="URL of the GNS3 v3 server (env GNS3_URL).").tag(config=True)
-    gns3_username = Unicode(help="GNS3 user name (env GNS3_USER).").tag(config=True)
-    gns3_password = Unicode(help="GNS3 password (env GNS3_PASSWORD); never logged.").tag(
-        config=True
-    )
     gns3_token = Unicode(
         help="A GNS3 JWT to use instead of user name and password (env GNS3_TOKEN)."
-    ).tag(config=True)
-    gns3_timeout = Float(
-        15.0, help="Seconds to wait for one GNS3 API request before giving up."
     ).tag(config=True)
 
     # Unicode, not Enum: a bad value from the environment must close the routes.
@@ -70,18 +60,6 @@ class GNS3CopilotSettings(HasTraits):
     # -- the model (administrator defaults; users may override within the limits) -----------
     llm_provider = Unicode(
         "", help="A label for the model provider shown to users (e.g. 'OpenAI', 'Ollama')."
-    ).tag(config=True)
-    llm_base_url = Unicode(
-        help="Base URL of the OpenAI-compatible model endpoint (env OPENAI_BASE_URL)."
-    ).tag(config=True)
-    llm_api_key = Unicode(
-        help="API key for llm_base_url (env OPENAI_API_KEY); only ever sent to llm_base_url."
-    ).tag(config=True)
-    llm_model = Unicode(help="Chat model name (env GNS3_COPILOT_MODEL).").tag(config=True)
-    title_model = Unicode(
-        "",
-        help="Model that names conversations, on llm_base_url (default: llm_model; a user "
-        "who chose their own endpoint gets titles from their own model).",
     ).tag(config=True)
     temperature = Float(
         None,
@@ -121,13 +99,6 @@ class GNS3CopilotSettings(HasTraits):
     # -- modes and limits ----------------------------------------------------------------------
     default_mode = Enum(
         list(MODES), "teaching_assistant", help="Copilot mode for users who choose none."
-    ).tag(config=True)
-    # Unicode items, not Enum: a mode from the environment that is not one of MODES must
-    # close the routes (`server.configuration`), not fail the loading with no routes at all.
-    allowed_modes = List(
-        Unicode(),
-        help="Copilot modes users may choose (e.g. only teaching_assistant for a class; env "
-        f"{ALLOWED_MODES_ENV}, comma-separated).",
     ).tag(config=True)
     allowed_base_urls = List(
         Unicode(),
@@ -185,29 +156,15 @@ class GNS3CopilotSettings(HasTraits):
         "name no user (default: the server's OS user name)."
     ).tag(config=True)
 
-    # -- lab objectives --------------------------------------------------------------------
-    lab_salt = Unicode(
-        help="Secret that makes each student's lab parameter values; never shown to students "
-        "(env GNS3_COPILOT_LAB_SALT; default: generated once into data_dir/lab.salt)."
-    ).tag(config=True)
-
     @property
     def hub_mode(self) -> bool:
         """Whether the copilot takes its settings from the hub service."""
         return bool(self.hub_service_url)
 
-    @default("lab_salt")
-    def _default_lab_salt(self) -> str:
-        return os.environ.get(SALT_ENV, "")
-
     @default("allow_auto_approval")
     def _default_allow_auto_approval(self) -> bool:
         """`True`, `False` under JupyterHub."""
         return not under_jupyterhub()
-
-    @default("allowed_modes")
-    def _default_allowed_modes(self) -> list[str]:
-        return env_list(ALLOWED_MODES_ENV) or list(MODES)
 
     @default("allowed_base_urls")
     def _default_allowed_base_urls(self) -> list[str]:
@@ -224,33 +181,9 @@ class GNS3CopilotSettings(HasTraits):
             "websocket" if self.hub_service_url else "telnet"
         )
 
-    @default("gns3_url")
-    def _default_gns3_url(self) -> str:
-        return os.environ.get("GNS3_URL", "http://127.0.0.1:3080")
-
-    @default("gns3_username")
-    def _default_gns3_username(self) -> str:
-        return os.environ.get("GNS3_USER", "admin")
-
-    @default("gns3_password")
-    def _default_gns3_password(self) -> str:
-        return os.environ.get("GNS3_PASSWORD", "")
-
     @default("gns3_token")
     def _default_gns3_token(self) -> str:
         return os.environ.get("GNS3_TOKEN", "")
-
-    @default("llm_base_url")
-    def _default_llm_base_url(self) -> str:
-        return os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-
-    @default("llm_api_key")
-    def _default_llm_api_key(self) -> str:
-        return os.environ.get("OPENAI_API_KEY", "")
-
-    @default("llm_model")
-    def _default_llm_model(self) -> str:
-        return os.environ.get("GNS3_COPILOT_MODEL", "")
 
     @default("data_dir")
     def _default_data_dir(self) -> str:
