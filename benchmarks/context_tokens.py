@@ -21,8 +21,8 @@ from typing import Any, cast
 from _common import parse_args
 from langchain_core.messages import HumanMessage
 
+from jupyter_gns3_copilot.agent.agent_context import AgentContext, make_tool_specs
 from jupyter_gns3_copilot.agent.context import aprepare_context
-from jupyter_gns3_copilot.agent.graph import AgentContext, make_tool_specs
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.prompts import system_prompt
 from jupyter_gns3_copilot.agent.tokens import (

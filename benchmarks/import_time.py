@@ -94,14 +94,14 @@ before = set(sys.modules)
 WarmUp()._run()
 from langchain_core.messages import HumanMessage
 from jupyter_gns3_copilot.agent.context import prepare_context
-from jupyter_gns3_copilot.agent.graph import _tool_tokens, make_tool_specs
+from jupyter_gns3_copilot.agent.agent_context import make_tool_specs, tool_schema_tokens
 from jupyter_gns3_copilot.agent.prompts import system_prompt
 from jupyter_gns3_copilot.agent.tokens import token_counter_for_model
 
 mode = "lab_automation_assistant"
 prepare_context([HumanMessage("Which devices are in my lab?")], system_prompt=system_prompt(mode),
                 topology=None, context_limit=128, model="gpt-4o",
-                tool_tokens=_tool_tokens("gpt-4o", tuple(make_tool_specs(mode))))
+                tool_tokens=tool_schema_tokens("gpt-4o", tuple(make_tool_specs(mode))))
 warm = rss_mb()
 tops = {}
 for name in set(sys.modules) - before:

@@ -39,8 +39,8 @@ from typing import Any
 from _common import gns3_lab, parse_args
 from langchain_core.messages import HumanMessage
 
-from jupyter_gns3_copilot.agent.graph import read_topology
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
+from jupyter_gns3_copilot.agent.topology_source import read_topology
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client

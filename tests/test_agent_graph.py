@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from support.agent import agent_context, custom, run_turn
 from support.http_counting import CountingTransport
 
-from jupyter_gns3_copilot.agent import graph as agent_graph
 from jupyter_gns3_copilot.agent import tokens
 from jupyter_gns3_copilot.agent.abort import AbortRegistry, SessionBusy
+from jupyter_gns3_copilot.agent.agent_context import tool_schema_tokens
 from jupyter_gns3_copilot.agent.context import TOPOLOGY_PLACEHOLDER
 from jupyter_gns3_copilot.agent.graph import build_graph
 from jupyter_gns3_copilot.agent.history import (
@@ -367,9 +367,9 @@ async def test_topology_is_read_once_per_turn_and_after_lab_changes(
 def fresh_counters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The process-wide token counters (and the cached tool costs) as in a new server."""
     monkeypatch.setattr(tokens, "_counters", {})
-    agent_graph._tool_tokens.cache_clear()
+    tool_schema_tokens.cache_clear()
     yield
-    agent_graph._tool_tokens.cache_clear()
+    tool_schema_tokens.cache_clear()
 
 
 async def test_a_turn_well_inside_the_window_builds_no_tokenizer(

@@ -27,7 +27,7 @@ from jupyter_gns3_copilot.server.openapi import openapi_document
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 
-from copilot_docs import environment_variables, trait_rows  # noqa: E402
+from copilot_docs import environment_variables, settings_classes, trait_rows  # noqa: E402
 
 APPS = (GNS3Copilot, CopilotHubService)
 
@@ -136,7 +136,9 @@ def test_the_configuration_page_names_every_setting_with_its_environment_variabl
     text = page_text(site / "reference" / "configuration.html")
     for app in APPS:
         rows = trait_rows(app)
-        assert {row.name for row in rows} == set(app.class_own_traits(config=True))
+        framework = next(base for base in app.__mro__ if base not in settings_classes(app))
+        declared = set(app.class_traits(config=True)) - set(framework.class_traits(config=True))
+        assert {row.name for row in rows} == declared
         for row in rows:
             assert row.name in text
             for name in row.environment:
@@ -150,7 +152,7 @@ def test_each_environment_variable_found_is_read_by_its_setting(
     app: type[HasTraits], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for row in trait_rows(app):
-        trait = app.class_own_traits()[row.name]
+        trait = app.class_traits()[row.name]
         for name in row.environment:
             if isinstance(trait, List):
                 raw, expected = "probe-a,probe-b", ["probe-a", "probe-b"]

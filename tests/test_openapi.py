@@ -17,9 +17,10 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from support.server import call, lab_traits, server_config
 
+from jupyter_gns3_copilot.server.api_operations import operations
 from jupyter_gns3_copilot.server.errors import ErrorAnswer, bad_input
 from jupyter_gns3_copilot.server.handlers import default_handlers
-from jupyter_gns3_copilot.server.openapi import openapi_document, operations, route_template
+from jupyter_gns3_copilot.server.openapi import openapi_document, route_template
 
 VERBS = ("get", "post", "put", "patch", "delete")
 BASE_URL = "/jupyter/odd-base/"

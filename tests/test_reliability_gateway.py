@@ -152,7 +152,7 @@ async def test_stop_during_a_retry_wait_ends_the_turn(
     graph = build_graph(InMemorySaver())
     scheduled = asyncio.Event()
     handler = RetryScheduled(scheduled)
-    graph_log = logging.getLogger("jupyter_gns3_copilot.agent.graph")
+    graph_log = logging.getLogger("jupyter_gns3_copilot.agent.model_node")
     caplog.set_level(logging.INFO, logger=graph_log.name)
     graph_log.addHandler(handler)
     try:

@@ -1,5 +1,5 @@
-"""Per-user model settings (`llm_config.py`, core): the merge over the admin's defaults, the
-admin's limits, and the encrypted store."""
+"""Per-user model settings (`server/llm_config.py`, `server/llm_store.py`): the merge over
+the admin's defaults, the admin's limits, and the encrypted store."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from jupyter_gns3_copilot.llm_config import (
+from jupyter_gns3_copilot.server.llm_config import (
     LLMAdminConfig,
     LLMConfigError,
-    LLMConfigStore,
     LLMConfigUpdate,
     ModelNotConfigured,
     UserLLMSettings,
     effective_config,
 )
+from jupyter_gns3_copilot.server.llm_store import LLMConfigStore
 
 ADMIN_KEY = "sk-admin-0123456789abcdef"
 USER_KEY = "sk-user-fedcba9876543210"

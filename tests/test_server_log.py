@@ -13,15 +13,16 @@ import pytest
 from cryptography.fernet import Fernet
 from support.server import jupyter_process
 
-from jupyter_gns3_copilot.llm_config import KEY_FILE_NAME, LLMConfigStore, UserLLMSettings
 from jupyter_gns3_copilot.notebook.copilot import Copilot
+from jupyter_gns3_copilot.server.llm_config import UserLLMSettings
+from jupyter_gns3_copilot.server.llm_store import KEY_FILE_NAME, LLMConfigStore
 from jupyter_gns3_copilot.testing.local_stack import JupyterServer, ModelEndpoint
 from jupyter_gns3_copilot.testing.scripted_llm import error
 
 
 @pytest.mark.slow
 def test_package_loggers_write_through_the_server_log(tmp_path: Path) -> None:
-    # Given a user whose stored settings the key file no longer opens (llm_config logs it)
+    # Given a user whose stored settings the key file no longer opens (llm_store logs it)
     data_dir = tmp_path / "copilot-data"
     LLMConfigStore(data_dir).put("tester", UserLLMSettings(model="m"))
     (data_dir / KEY_FILE_NAME).write_bytes(Fernet.generate_key())
@@ -37,7 +38,7 @@ def test_package_loggers_write_through_the_server_log(tmp_path: Path) -> None:
     log = log_path.read_text()
     # Then the package's warning has the server's prefix and the logger's name
     [line] = [line for line in log.splitlines() if "cannot be decrypted" in line]
-    assert re.match(r"\[W \d{4}-\d\d-\d\d [\d:.]+ jupyter_gns3_copilot\.llm_config\] ", line)
+    assert re.match(r"\[W \d{4}-\d\d-\d\d [\d:.]+ jupyter_gns3_copilot\.server\.llm_store\] ", line)
     # And nothing complains about open_browser
     assert "open_browser" not in log
 

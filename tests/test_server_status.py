@@ -90,7 +90,7 @@ class TestWithWrongPassword:
 
 
 def test_context_limit_status_says_when_it_is_a_guess() -> None:
-    from jupyter_gns3_copilot.status import context_limit_status
+    from jupyter_gns3_copilot.server.status import context_limit_status
 
     alias = context_limit_status("school-default", None)
     assert (alias.limit, alias.source, alias.guessed) == (32, "guess", True)

@@ -17,7 +17,7 @@ import pytest
 from jupyter_gns3_copilot.agent.history import ConversationHistory, OpenAIMessage, TurnError
 from jupyter_gns3_copilot.notebook.session_routes import attachment_filename
 from jupyter_gns3_copilot.server.handlers.chat import content_disposition
-from jupyter_gns3_copilot.session_export import export_session, to_markdown, to_notebook
+from jupyter_gns3_copilot.server.session_export import export_session, to_markdown, to_notebook
 
 PROJECT_ID = "5b0e5b5e-9c1d-4c59-8f43-2f1c8a0b6a11"
 

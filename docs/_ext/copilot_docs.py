@@ -4,8 +4,10 @@ A page holds a marker line, an HTML comment that renders nothing without this ex
 which the `source-read` event replaces with Markdown before MyST parses the page:
 
 - `<!-- generated: traits package.module:Class -->`: a table of every configurable trait
-  the class itself declares (name, environment variable, default, help). The environment
-  variable is read from the trait's `@default` method (`os.environ.get(NAME, ...)`,
+  the class declares, itself or through the settings classes of its own package it
+  inherits (name, environment variable, default, help); the traits of the framework it
+  builds on (traitlets, jupyter_server) are not listed. The environment variable is read
+  from the trait's `@default` method (the most derived one) (`os.environ.get(NAME, ...)`,
   `os.environ[NAME]`, `os.getenv(NAME)` or an `env_list(NAME)` helper, NAME a string or a
   module constant); the default is the method's docstring when it has one, else the value
   in an environment without those variables (a machine-dependent value is an error).
@@ -48,6 +50,13 @@ class TraitRow:
     default: str
     """Markdown."""
     help: str
+
+
+def settings_classes(cls: type) -> list[type]:
+    """`cls` and the classes of its own top-level package it inherits from, bases first:
+    the classes that declare its settings."""
+    package = cls.__module__.split(".")[0]
+    return [base for base in reversed(cls.__mro__) if base.__module__.split(".")[0] == package]
 
 
 def _default_methods(cls: type) -> dict[str, ast.FunctionDef]:
@@ -140,14 +149,26 @@ def _machine_dependent(text: str) -> bool:
 
 
 def trait_rows(cls: type[HasTraits]) -> list[TraitRow]:
-    """Every configurable trait `cls` declares itself, in declaration order."""
-    traits = cls.class_own_traits(config=True)
-    methods = _default_methods(cls)
+    """Every configurable trait `cls` declares (`settings_classes`), in declaration order,
+    the bases' first."""
+    classes = settings_classes(cls)
+    traits = {
+        name: trait
+        for owner in classes
+        if issubclass(owner, HasTraits)
+        for name, trait in owner.class_own_traits(config=True).items()
+    }
+    methods = {
+        name: (owner, method)
+        for owner in classes
+        for name, method in _default_methods(owner).items()
+    }
+    order = [name for owner in classes for name in _declaration_order(owner)]
     rows = []
-    for name in sorted(traits, key=_declaration_order(cls).index):
+    for name in sorted(traits, key=order.index):
         trait = traits[name]
-        method = methods.get(name)
-        environment = environment_variables(cls, method) if method else ()
+        owner, method = methods.get(name, (cls, None))
+        environment = environment_variables(owner, method) if method else ()
         if method is not None and ast.get_docstring(method):
             default = " ".join(ast.get_docstring(method).split())
         else:

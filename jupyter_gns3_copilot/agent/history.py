@@ -232,6 +232,12 @@ class PendingCall(BaseModel):
     name: str
 
 
+def last_ai(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    """The last message, when it is the model's (None otherwise or for no messages)."""
+    last = messages[-1] if messages else None
+    return last if isinstance(last, AIMessage) else None
+
+
 def requested_calls(message: AIMessage) -> list[PendingCall]:
     """Every tool call the message asks for, well-formed or not, in order."""
     return [PendingCall(id=call["id"] or "", name=call["name"]) for call in message.tool_calls] + [

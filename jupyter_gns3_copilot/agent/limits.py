@@ -14,6 +14,9 @@ MAX_TOOL_CALLS_LIMIT = 50
 MAX_EXECUTION_TIME_LIMIT = 3600
 UNLIMITED_TOOL_CALLS = 999
 """The stand-in for "no limit" on tool calls."""
+MIN_REMAINING_STEPS = 1
+"""The graph ends the turn below this many model calls left (steps are model calls here,
+not LangGraph super-steps), and runs no tool whose result no model call would read."""
 
 Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
 MaxIterations = Annotated[int, Field(ge=1, le=MAX_ITERATIONS_LIMIT)]

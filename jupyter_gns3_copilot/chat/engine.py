@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.types import StreamMode
 
-    from ..agent.graph import AgentContext, CopilotGraph, TopologySource
+    from ..agent.agent_context import AgentContext
+    from ..agent.graph import CopilotGraph
     from ..agent.llm_access import ModelSettings
+    from ..agent.topology_source import TopologySource
     from ..gns3 import Project, Topology
     from ..objectives.hints import TurnObjectives
 
@@ -81,7 +83,8 @@ class TurnEngine:
         read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> None:
         # LangGraph is imported when the first service opens, not when the server loads.
-        from ..agent.graph import build_graph, read_topology
+        from ..agent.graph import build_graph
+        from ..agent.topology_source import read_topology
 
         self.project_id = project_id
         self.approval = approval or NO_APPROVAL
@@ -137,7 +140,7 @@ class TurnEngine:
         """Start reading the project's topology for a turn (shared with turns starting
         together); hand it to `stream_chat`, or `close()` it if no turn follows."""
         # LangGraph is imported when the first service opens, not when the server loads.
-        from ..agent.graph import TopologySource
+        from ..agent.topology_source import TopologySource
 
         topology = TopologySource(
             lambda: self._topology_reads(self.project_id),

@@ -65,9 +65,9 @@ from .stream_events import copilot_off, error_text, invalid_parameters, refused
 
 if TYPE_CHECKING:
     from ..agent.approval_policy import ApprovalPolicy
-    from ..agent.graph import TopologySource
     from ..agent.limits import TurnLimits
     from ..agent.llm_access import ModelSettings
+    from ..agent.topology_source import TopologySource
     from ..gns3 import Project
     from ..objectives.hints import TurnObjectives
     from ..tools import LabAccess

@@ -1,4 +1,4 @@
-"""The runtime context of one turn (`agent.graph.AgentContext`): the model, the tools
+"""The runtime context of one turn (`agent.agent_context.AgentContext`): the model, the tools
 of the turn's mode, the system prompt, the approvals, and the lab objectives when the
 user has some."""
 
@@ -13,8 +13,9 @@ from ..tools import ToolContext
 from ..tools.modes import TEACHING
 
 if TYPE_CHECKING:
-    from ..agent.graph import AgentContext, TopologySource
+    from ..agent.agent_context import AgentContext
     from ..agent.llm_access import ModelSettings
+    from ..agent.topology_source import TopologySource
     from ..objectives.hints import TurnObjectives
 
 
@@ -39,7 +40,7 @@ async def agent_context(
     context reaches them, the model is offered `check_objectives`, and in teaching mode
     it reads the current stage and a `nudge` stage holds configuration lines back."""
     # LangGraph and the model client are imported when the first service opens.
-    from ..agent.graph import AgentContext, make_tool_specs
+    from ..agent.agent_context import AgentContext, make_tool_specs
     from ..agent.llm_access import shared_chat_model
 
     prompt = system_prompt(mode, prompt_template)

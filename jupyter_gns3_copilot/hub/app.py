@@ -4,7 +4,8 @@ Started by the hub (`c.JupyterHub.services`, `python -m jupyter_gns3_copilot.hub
 the only process with the model key and the GNS3 admin password. Students' servers ask it
 (with their own hub token) for a session: their own GNS3 token and the model gateway.
 
-Settings: traits of `CopilotHubService`, from `jupyter_gns3_copilot_hub_config.py` in the
+Settings: traits of `CopilotHubService` (those the server extension has too declared
+once, `common_settings.CommonSettings`), from `jupyter_gns3_copilot_hub_config.py` in the
 working directory (or `--config=<file>`), the command line (`--CopilotHubService.x=...`),
 else the service's environment, else the default. Keep the secrets (`GNS3_PASSWORD`,
 `OPENAI_API_KEY`, `GNS3_COPILOT_HUB_SECRET`) in the environment: `--debug` logs the
@@ -45,7 +46,8 @@ from pydantic import SecretStr
 from traitlets import Bool, Dict, Int, List, Unicode, Union, default
 from traitlets.config import Application
 
-from ..objectives import SALT_ENV, SALT_FILE
+from ..common_settings import MODES, CommonSettings
+from ..objectives import SALT_FILE
 from ..private_files import read_or_create_secret
 from .budgets import BudgetPolicy
 from .restart import exec_again, keep_open, listening_sockets, write_pid_file
@@ -55,14 +57,9 @@ SERVICE_NAME = "gns3-copilot"
 PACKAGE_LOGGER = "jupyter_gns3_copilot"
 CONFIG_FILE = "jupyter_gns3_copilot_hub_config.py"
 SECRET_FILE = "account.secret"
-MODES = ("teaching_assistant", "lab_automation_assistant")
 
 
-def _env_list(name: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
-
-
-class CopilotHubService(Application):
+class CopilotHubService(CommonSettings, Application):
     """The copilot hub service (see the module docstring)."""
 
     name = "jupyter-gns3-copilot-hub"
@@ -72,23 +69,7 @@ class CopilotHubService(Application):
 
     config_file = Unicode(CONFIG_FILE, help="Configuration file to load.").tag(config=True)
 
-    # -- GNS3 (the administrator's account) ------------------------------------------------
-    gns3_url = Unicode(help="GNS3 v3 server (env GNS3_URL).").tag(config=True)
-    gns3_username = Unicode(help="GNS3 administrator (env GNS3_USER).").tag(config=True)
-    gns3_password = Unicode(
-        help="GNS3 administrator's password (env GNS3_PASSWORD); keep it in the environment."
-    ).tag(config=True)
-    gns3_timeout = Int(30, help="Seconds per GNS3 request.").tag(config=True)
-
-    # -- the model -------------------------------------------------------------------------
-    llm_base_url = Unicode(help="The real model endpoint (env OPENAI_BASE_URL).").tag(config=True)
-    llm_api_key = Unicode(help="Its key (env OPENAI_API_KEY); keep it in the environment.").tag(
-        config=True
-    )
-    llm_model = Unicode(help="Chat model (env GNS3_COPILOT_MODEL).").tag(config=True)
-    title_model = Unicode("", help="Model naming conversations (default: llm_model).").tag(
-        config=True
-    )
+    # -- the model (its endpoint and the GNS3 account: `CommonSettings`) ------------------
     models = List(
         Unicode(), help="Models students may use (default: llm_model and title_model)."
     ).tag(config=True)
@@ -106,9 +87,6 @@ class CopilotHubService(Application):
     # -- the class -------------------------------------------------------------------------
     instructor_groups = List(
         Unicode(), ["instructors"], help="Hub groups of the course staff (the dashboard)."
-    ).tag(config=True)
-    allowed_modes = List(
-        Unicode(), help="Copilot modes students may use (env GNS3_COPILOT_ALLOWED_MODES)."
     ).tag(config=True)
     default_mode = Unicode("teaching_assistant", help="Mode for students who choose none.").tag(
         config=True
@@ -140,34 +118,10 @@ class CopilotHubService(Application):
         "(data_dir/gns3-tokens.enc) (env GNS3_COPILOT_HUB_SECRET; default: generated once "
         "into data_dir/account.secret, mode 0600)."
     ).tag(config=True)
-    lab_salt = Unicode(
-        help="Makes each student's lab parameter values; never shown to students (env "
-        "GNS3_COPILOT_LAB_SALT; default: generated once into data_dir/lab.salt, mode 0600)."
-    ).tag(config=True)
 
-    @default("gns3_url")
-    def _gns3_url(self) -> str:
-        return os.environ.get("GNS3_URL", "http://127.0.0.1:3080")
-
-    @default("gns3_username")
-    def _gns3_username(self) -> str:
-        return os.environ.get("GNS3_USER", "admin")
-
-    @default("gns3_password")
-    def _gns3_password(self) -> str:
-        return os.environ.get("GNS3_PASSWORD", "")
-
-    @default("llm_base_url")
-    def _llm_base_url(self) -> str:
-        return os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-
-    @default("llm_api_key")
-    def _llm_api_key(self) -> str:
-        return os.environ.get("OPENAI_API_KEY", "")
-
-    @default("llm_model")
-    def _llm_model(self) -> str:
-        return os.environ.get("GNS3_COPILOT_MODEL", "")
+    @default("gns3_timeout")
+    def _gns3_timeout(self) -> float:
+        return 30.0
 
     @default("budgets")
     def _budgets(self) -> dict[str, Any]:
@@ -177,10 +131,6 @@ class CopilotHubService(Application):
         except ValueError as exc:
             self.log.critical("GNS3_COPILOT_HUB_BUDGETS is not JSON: %s", exc)
             self.exit(1)
-
-    @default("allowed_modes")
-    def _allowed_modes(self) -> list[str]:
-        return _env_list("GNS3_COPILOT_ALLOWED_MODES") or list(MODES)
 
     @default("ip")
     def _ip(self) -> str:
@@ -196,10 +146,6 @@ class CopilotHubService(Application):
     @default("account_secret")
     def _account_secret(self) -> str:
         return os.environ.get("GNS3_COPILOT_HUB_SECRET", "")
-
-    @default("lab_salt")
-    def _lab_salt(self) -> str:
-        return os.environ.get(SALT_ENV, "")
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ traitlets warns about it, as everywhere in Jupyter.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -62,11 +61,6 @@ def problem_from_link_error(exc: BaseException) -> ConfigProblem:
     match = _TRAIT_NAME.search(str(exc))
     setting = match.group(1) if match else UNNAMED
     return ConfigProblem(setting, str(exc).rstrip(".") or type(exc).__name__)
-
-
-def env_list(name: str) -> list[str]:
-    """The comma-separated, non-empty items of environment variable `name`."""
-    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 def _data_dir(value: str) -> None:

@@ -257,7 +257,6 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
     from pydantic import ValidationError
 
     from ..agent.abort import SessionBusy
-    from ..llm_config import LLMConfigError, ModelNotConfigured
     from ..objectives.errors import (
         LabFileError,
         NoLab,
@@ -266,6 +265,7 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
         UnknownStage,
     )
     from ..store import InvalidProjectId, InvalidTitle
+    from .llm_config import LLMConfigError, ModelNotConfigured
 
     name = type(exc).__name__
     if isinstance(exc, ValidationError):

@@ -41,6 +41,8 @@ from ..events import (
 )
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..agent.approval import ApprovalDecision, ApprovalRequest
     from ..agent.approval_policy import ApprovalPolicy
     from ..tools import ToolContext, ToolOutcome
@@ -160,7 +162,7 @@ class ToolRuns:
             future.cancel()  # a later decision finds it decided (kept until the run ends)
 
 
-def _event(model: Any) -> dict[str, Any]:
+def _event(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(exclude_none=True)
 
 

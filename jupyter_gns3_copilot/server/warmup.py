@@ -33,8 +33,9 @@ EXIT_WAIT = 30.0
 CORE_MODULES: tuple[str, ...] = (
     "httpcore",
     "jupyter_gns3_copilot.tls",
-    "jupyter_gns3_copilot.llm_config",
-    "jupyter_gns3_copilot.status",
+    "jupyter_gns3_copilot.server.llm_config",
+    "jupyter_gns3_copilot.server.llm_store",
+    "jupyter_gns3_copilot.server.status",
     "jupyter_gns3_copilot.gns3",
     "jupyter_gns3_copilot.single_flight",
     "jupyter_gns3_copilot.store",

@@ -15,15 +15,12 @@ from typing import Any
 
 import httpx
 
-from jupyter_gns3_copilot.agent.graph import (
-    AgentContext,
-    TopologySource,
-    make_tool_specs,
-)
+from jupyter_gns3_copilot.agent.agent_context import AgentContext, make_tool_specs
 from jupyter_gns3_copilot.agent.limits import TurnLimits
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.prompts import system_prompt
 from jupyter_gns3_copilot.agent.state import turn_input, user_message
+from jupyter_gns3_copilot.agent.topology_source import TopologySource
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.events import parse_event

@@ -23,7 +23,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -95,7 +95,7 @@ class CopilotHandler(APIHandler):
 
     @property
     def copilot(self) -> GNS3Copilot:
-        return self.settings["gns3_copilot"]
+        return cast("GNS3Copilot", self.settings["gns3_copilot"])
 
     @property
     def user_id(self) -> str:

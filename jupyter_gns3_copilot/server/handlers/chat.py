@@ -54,7 +54,7 @@ class ChatStreamHandler(EventStreamHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str) -> None:
-        from ...llm_config import effective_config
+        from ..llm_config import effective_config
         from ..schemas import ChatRequest
 
         app = self.copilot
@@ -223,8 +223,8 @@ class ExportHandler(_SessionHandler):
     @authorized
     async def get(self, project_id: str, session_id: str) -> None:
         from ...gns3 import GNS3Error
-        from ...session_export import EXPORT_FORMATS, MEDIA_TYPES, export_session
         from ..errors import bad_input
+        from ..session_export import EXPORT_FORMATS, MEDIA_TYPES, export_session
 
         export_format = self.get_query_argument("format", "ipynb")
         if export_format not in EXPORT_FORMATS:
@@ -343,7 +343,7 @@ class ApprovalHandler(EventStreamHandler):
     @authorized
     async def post(self, project_id: str, session_id: str, approval_id: str) -> None:
         from ...agent.approval import ApprovalDecision
-        from ...llm_config import effective_config
+        from ..llm_config import effective_config
         from ..schemas import ApprovalDecisionRequest
 
         app = self.copilot

@@ -138,8 +138,10 @@ class NodeConsoleHandler(WebSocketMixin, WebSocketHandler, CopilotHandler):
 
 def _named(nodes: list[Any], name: str) -> Any:
     """The node called `name` (else the one whose name differs only in case), or None."""
-    for matches in (lambda n: n.name == name, lambda n: n.name.lower() == name.lower()):
-        found = [n for n in nodes if matches(n)]
+    for exact in (True, False):
+        found = [
+            n for n in nodes if n.name == name or (not exact and n.name.lower() == name.lower())
+        ]
         if len(found) == 1:
             return found[0]
     return None

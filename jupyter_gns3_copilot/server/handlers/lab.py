@@ -49,7 +49,7 @@ class LabHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self, project_id: str) -> None:
-        from ...llm_config import effective_config
+        from ..llm_config import effective_config
         from ..schemas import LabAttachRequest
 
         project_id = self.project_id_from(project_id)

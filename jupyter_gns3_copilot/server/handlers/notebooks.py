@@ -13,7 +13,7 @@ from ..errors import bad_input
 from .base import CopilotHandler
 
 if TYPE_CHECKING:
-    from ...notebook_projects import NotebookProject
+    from ..notebook_projects import NotebookProject
 
 
 class NotebookProjectsHandler(CopilotHandler):
@@ -61,7 +61,9 @@ class NotebookProjectsHandler(CopilotHandler):
         if not notebook.strip():
             return ""
         return os.path.join(
-            self.kernel_manager.cwd_for_path(notebook), posixpath.basename(notebook)
+            # jupyter_server's cwd_for_path has no annotations
+            self.kernel_manager.cwd_for_path(notebook),  # type: ignore[no-untyped-call]
+            posixpath.basename(notebook),
         )
 
     def _answer(self, path: str, record: NotebookProject) -> None:

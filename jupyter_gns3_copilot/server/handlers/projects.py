@@ -114,8 +114,8 @@ class ProjectHandler(CopilotHandler):
 
     def _check_delete_allowed(self) -> None:
         """403 naming what is missing: the admin setting, the caller's mode, or both."""
-        from ...llm_config import effective_config
         from ...tools.modes import LAB_AUTOMATION
+        from ..llm_config import effective_config
 
         app = self.copilot
         mode = effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).copilot_mode

@@ -28,7 +28,7 @@ class LLMConfigHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        from ...llm_config import effective_config
+        from ..llm_config import effective_config
 
         app = self.copilot
         self.write_json(effective_config(app.llm_admin(), app.llm_store().get(self.user_id)).view())
@@ -36,7 +36,7 @@ class LLMConfigHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self) -> None:
-        from ...llm_config import ENDPOINT_FIELDS, LLMConfigUpdate, effective_config
+        from ..llm_config import ENDPOINT_FIELDS, LLMConfigUpdate, effective_config
 
         app = self.copilot
         user_id = self.user_id

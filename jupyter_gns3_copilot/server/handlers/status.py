@@ -26,8 +26,8 @@ class StatusHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        from ...llm_config import effective_config
-        from ...status import HubStatus, collect_status
+        from ..llm_config import effective_config
+        from ..status import HubStatus, collect_status
 
         app = self.copilot
         user_id = self.user_id

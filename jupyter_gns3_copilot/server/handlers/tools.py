@@ -55,8 +55,8 @@ class ToolRunHandler(EventStreamHandler):
     async def post(self, project_id: str, tool_name: str) -> None:
         from pydantic import ValidationError
 
-        from ...llm_config import effective_config
         from ...tools import TOOLS
+        from ..llm_config import effective_config
         from ..schemas import ToolRunRequest
         from ..tool_runs import approval_request, run_tool
 

@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .agent.history import ConversationHistory, OpenAIMessage
-from .device_outcome import device_outcome
-from .tools.outcomes import HIDDEN_COMMAND, left_out
+from ..agent.history import ConversationHistory, OpenAIMessage
+from ..device_outcome import device_outcome
+from ..tools.outcomes import HIDDEN_COMMAND, left_out
 
 EXPORT_FORMATS: tuple[str, ...] = ("ipynb", "md")
 MEDIA_TYPES = {"ipynb": "application/x-ipynb+json", "md": "text/markdown; charset=utf-8"}

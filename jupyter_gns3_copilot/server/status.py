@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ._version import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
-    from .gns3 import GNS3Client
+    from ..gns3 import GNS3Client
 
 REPORTED_PACKAGES = (
     "jupyter_server",
@@ -84,7 +84,7 @@ class ContextLimitStatus(BaseModel):
 
 def context_limit_status(model: str, context_limit: int | None) -> ContextLimitStatus:
     """Where the context limit of `model` comes from (`context_limit` None: not set)."""
-    from .agent.llm_access import DEFAULT_CONTEXT_LIMIT, SETTING_HELP, model_family
+    from ..agent.llm_access import DEFAULT_CONTEXT_LIMIT, SETTING_HELP, model_family
 
     if context_limit is not None:
         return ContextLimitStatus(limit=context_limit, source="setting")
@@ -154,7 +154,7 @@ def package_versions() -> dict[str, str | None]:
 
 async def probe_gns3(client: GNS3Client) -> GNS3Status:
     """Ask the GNS3 server for its version, then check that our credentials work."""
-    from .gns3 import GNS3AuthError, GNS3Error
+    from ..gns3 import GNS3AuthError, GNS3Error
 
     status = GNS3Status(url=client.url, reachable=False)
     try:

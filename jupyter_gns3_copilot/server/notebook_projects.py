@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .llm_config import USERS_DIR_NAME
+from .llm_store import USERS_DIR_NAME
 
 log = logging.getLogger(__name__)
 
