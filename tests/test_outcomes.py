@@ -38,7 +38,7 @@ def ping_entry(output: str, command: str = "ping 10.0.1.2 -c 1") -> dict[str, An
     """PC1's entry for a delivered ping, as the VPCS tool writes it (checks read from the
     output in the VPCS dialect, the device's outcome judged from them)."""
     from jupyter_gns3_copilot.device_outcome import judge_device
-    from jupyter_gns3_copilot.tools.reachability import read_check
+    from jupyter_gns3_copilot.devices.reachability import read_check
 
     check = read_check("vpcs", command, output)
     assert check is not None

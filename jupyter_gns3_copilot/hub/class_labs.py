@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
+from ..devices.policy import CommandPolicy
 from ..gns3.models import Project
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
@@ -46,7 +47,6 @@ from ..objectives.service import LAB_FILE, CatchUpPlan, ProjectLabs
 from ..objectives.view import LabView, lab_view
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
-from ..tools.policy import CommandPolicy
 from .grade_store import GradeStore, ObjectiveGrade
 from .lab_accounts import LabAccounts, lab_name
 from .usage import UsageStore, utc_now

@@ -21,6 +21,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from ..devices.policy import CommandPolicy
 from ..objectives.errors import UnknownSelection
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.requests import LabCheckSelection
@@ -28,7 +29,6 @@ from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
 from ..objectives.view import LabView
 from ..objectives.watch import ProgressWatch
-from ..tools.policy import CommandPolicy
 from .service_client import HubServiceClient, HubServiceError, HubServiceRefused
 
 if TYPE_CHECKING:

@@ -17,12 +17,20 @@ from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 from ..capture import CaptureError, analyze_pcap
+from ..devices.reachability import read_check
+from ..devices.readers import (
+    Address,
+    ReadError,
+    interface_lines,
+    line_at,
+    parsed_rows,
+    same_interface,
+)
 from ..gns3 import GNS3Error, GNS3NotFound, Link
 from ..gns3.models import Port
 from ..tools.base import ToolContext
 from ..tools.capture_tools import read_link_capture
 from ..tools.link_tools import LinkEnds, find_link
-from ..tools.reachability import read_check
 from .devices import DeviceAccess, Undecided
 from .model import (
     FOUND,
@@ -36,14 +44,6 @@ from .model import (
     TrafficCheck,
     is_regex_pattern,
     link_ports,
-)
-from .readers import (
-    Address,
-    ReadError,
-    interface_lines,
-    line_at,
-    parsed_rows,
-    same_interface,
 )
 from .results import CheckVerdict, Evidence
 from .templating import TemplateProblem, render_text

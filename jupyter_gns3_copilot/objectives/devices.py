@@ -13,9 +13,9 @@ import asyncio
 
 from ..console import ConsoleError, ConsoleTarget, ConsoleTargetError, DialectError
 from ..console.models import CommandResult
+from ..devices.readers import ADDRESS_COMMANDS, Address, ReadError, addresses
 from ..gns3 import GNS3Error, Link, Node
 from ..tools.base import ToolAborted, ToolContext
-from .readers import ADDRESS_COMMANDS, Address, ReadError, addresses
 
 
 class Undecided(Exception):

@@ -25,6 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..console import DialectError, dialect_by_name
+from ..devices.policy import CommandPolicy
 from .errors import LabFileError, LabProblem
 from .model import (
     CHECK_KINDS,
@@ -435,7 +436,4 @@ def _first_sentence(text: str | None) -> str:
 
 
 def _refused_by_policy(command: str, dialect: str) -> str | None:
-    # Imported here: the tools package will import this one (the check_objectives tool).
-    from ..tools.policy import CommandPolicy
-
     return CommandPolicy().check(command, dialect=dialect, read_only=True)

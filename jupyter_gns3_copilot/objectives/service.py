@@ -17,11 +17,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from ..console import ConsoleTargetError, DialectError
+from ..devices.policy import CommandPolicy
 from ..gns3 import GNS3NotFound, Node, Snapshot
 from ..tools.base import ToolContext
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
-from ..tools.policy import CommandPolicy
 from .errors import LabFileError, NoLab, StageWithoutSnapshot
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab

@@ -438,7 +438,8 @@ class GNS3Copilot(ExtensionApp):
         policy and skills."""
         if self._lab is None:
             from ..console import ConsolePool
-            from ..tools import CommandPolicy, LabAccess, SkillsLibrary
+            from ..devices.policy import CommandPolicy
+            from ..tools import LabAccess, SkillsLibrary
 
             self._lab = LabAccess(
                 gns3=self.gns3_client(),

@@ -28,12 +28,12 @@ from ..console import (
     ConsoleTransport,
 )
 from ..console.pool import abortable
+from ..devices.policy import CommandPolicy
+from ..devices.template_cache import TemplateCache
 from ..gns3 import GNS3Client, Node
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
-from .policy import CommandPolicy
 from .skills import SkillsLibrary
-from .template_cache import TemplateCache
 
 log = logging.getLogger(__name__)
 

@@ -51,11 +51,11 @@ from ..console import (
 )
 from ..console.pool import CommandOutputCallback, device_result
 from ..device_outcome import judge_device
+from ..devices.policy import CappedCommand, CommandContext, config_mode_action
+from ..devices.reachability import Check, read_check
 from ..gns3 import GNS3Error
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
-from .policy import CappedCommand, CommandContext, config_mode_action
-from .reachability import Check, read_check
 
 ToolKind = Literal["show", "config", "vpcs"]
 

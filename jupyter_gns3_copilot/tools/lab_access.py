@@ -6,13 +6,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..devices.template_cache import TemplateCache
 from .base import ToolContext
-from .template_cache import TemplateCache
 
 if TYPE_CHECKING:
     from ..console import ConsoleCredentials, ConsolePool, ConsoleTransport
+    from ..devices.policy import CommandPolicy
     from ..gns3 import GNS3Client
-    from .policy import CommandPolicy
     from .skills import SkillsLibrary
 
 
