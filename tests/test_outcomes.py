@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jupyter_gns3_copilot.devices.hidden import HIDDEN_COMMAND
 from jupyter_gns3_copilot.tools.modes import refusal
-from jupyter_gns3_copilot.tools.outcomes import HIDDEN_COMMAND, ToolReading, read_result
+from jupyter_gns3_copilot.tools.outcomes import ToolReading, read_result
 
 TEACHING = "teaching_assistant"
 LAB = "lab_automation_assistant"

@@ -74,7 +74,9 @@ class HubProjectLabs:
             log.warning("Copilot: the hub service gave no lab for %s: %s", project_id, exc)
             return None
         stage = next((s for s in view.stages if s.id == view.current_stage), view.stages[0])
-        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else {}
+        dialects = (
+            await project_dialects(self.lab.devices, project_id) if stage.hints == "nudge" else {}
+        )
         policy = self.lab.policy or CommandPolicy()
 
         def refused(command: str, dialect: str) -> str | None:

@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..devices.hidden import HIDDEN_COMMAND, left_out
 from ..devices.policy import takes_command_word
-from ..tools.outcomes import HIDDEN_COMMAND, left_out
 from .model import LabFile, Stage
 from .results import ObjectiveResult
 from .view import LabView, ObjectiveView, StageView
