@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ..devices.readers import (
     ReadError,
@@ -295,11 +294,11 @@ def _field_words(field: str, wanted: str) -> str:
     )
 
 
-def _row_matches(row: Mapping[str, Any], match: Mapping[str, str]) -> bool:
+def _row_matches(row: Mapping[str, object], match: Mapping[str, str]) -> bool:
     return all(_value_matches(row.get(field), wanted) for field, wanted in match.items())
 
 
-def _value_matches(value: Any, wanted: str) -> bool:
+def _value_matches(value: object, wanted: str) -> bool:
     if isinstance(value, list):
         return any(_value_matches(item, wanted) for item in value)
     text = str(value if value is not None else "").strip()
@@ -308,11 +307,11 @@ def _value_matches(value: Any, wanted: str) -> bool:
     return text.lower() == wanted.strip().lower()
 
 
-def _row_text(row: Mapping[str, Any]) -> str:
+def _row_text(row: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={_join(v)}" for k, v in row.items() if v not in ("", [], None))
 
 
-def _join(value: Any) -> str:
+def _join(value: object) -> str:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return "/".join(str(v) for v in value)
     return str(value)

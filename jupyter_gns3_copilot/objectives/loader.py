@@ -228,7 +228,7 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _parse_yaml(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
+def _parse_yaml(text: str, source: str) -> tuple[dict[str, object], dict[Path_, int]]:
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
@@ -261,7 +261,7 @@ def _record_lines(
 ) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
+        seen: set[object] = set()
         for key_node, value_node in node.value:
             key = key_node.value
             if key in seen:
@@ -285,7 +285,7 @@ def _record_lines(
 # -- schema and ids ----------------------------------------------------------------------------
 
 
-def _validate(data: Any, lines: Mapping[Path_, int], source: str, text: str) -> LabDocument:
+def _validate(data: object, lines: Mapping[Path_, int], source: str, text: str) -> LabDocument:
     try:
         lab = LabFile.model_validate(data)
     except ValidationError as exc:
@@ -298,7 +298,7 @@ def _validate(data: Any, lines: Mapping[Path_, int], source: str, text: str) -> 
 
 
 def _schema_problems(
-    exc: ValidationError, data: Any, lines: Mapping[Path_, int], source: str
+    exc: ValidationError, data: object, lines: Mapping[Path_, int], source: str
 ) -> list[LabProblem]:
     problems = []
     for error in exc.errors(include_url=False):
@@ -316,11 +316,11 @@ def _schema_problems(
     return problems
 
 
-def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
+def _data_path(loc: tuple[int | str, ...], data: object) -> Path_:
     """The path in the file's data of a validation error's `loc`: the union tags and
     validator names pydantic inserts (`reachable`, `function-after[...]`) are left out."""
     path: list[str | int] = []
-    current = data
+    current: Any = data  # the lab file's YAML, walked down by `loc`
     tag_seen = False
     for part in loc:
         if not tag_seen and isinstance(current, Mapping) and current.get("kind") == part:
@@ -336,7 +336,7 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
     return tuple(path)
 
 
-def _holds(data: Any, part: Any) -> bool:
+def _holds(data: object, part: object) -> bool:
     if isinstance(data, Mapping):
         return part in data
     return isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
@@ -384,6 +384,7 @@ def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabF
     late = {**values, FOUND: f"{{{{ {FOUND} }}}}"}
     try:
         rendered = render_data(data, values)
+        assert isinstance(rendered, dict)  # a mapping renders to a mapping
         for path, say in says.items():
             _at(rendered, path)["say"] = render_data(say, late, (*path, "say"))
     except RenderProblem as exc:
