@@ -82,7 +82,7 @@ async def measure(lab: LabServer, reps: int, pcs: int) -> None:
                 await build(ctx, pcs)
 
                 async def checked(context: ToolContext) -> None:
-                    result = await report(context, objectives)
+                    result = await report(context.devices, context.project_id, objectives)
                     if not result.passed:
                         failed = [
                             (r.id, r.explanation) for r in result.results if r.status != "pass"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gns3_copilot.tools.policy import (
+from jupyter_gns3_copilot.devices.policy import (
     DEFAULT_POLICY_FILE,
     CommandPolicy,
     command_words,

@@ -188,7 +188,7 @@ async def _two_vpcs_on_two_computes(
             return str(result["output"])
 
         assert "10.9.0.2 icmp_seq=1 ttl=64" in await ping("PC1", "10.9.0.2")
-        ctx.console_transport = "websocket"  # through the controller, as in hub mode
+        ctx.devices.console_transport = "websocket"  # through the controller, as in hub mode
         assert "10.9.0.1 icmp_seq=1 ttl=64" in await ping("PC2", "10.9.0.1")
 
         analysed = await call(ctx, "analyze_capture", {"link": ends, "display_filter": "icmp"})

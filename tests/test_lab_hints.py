@@ -25,6 +25,8 @@ from support.server import (
     server_config,
 )
 
+from jupyter_gns3_copilot.devices.hidden import HIDDEN_COMMAND
+from jupyter_gns3_copilot.devices.policy import CommandPolicy
 from jupyter_gns3_copilot.objectives.hints import (
     HIDDEN_LINE,
     HIDDEN_SPAN,
@@ -40,8 +42,6 @@ from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.progress import StudentProgress
 from jupyter_gns3_copilot.objectives.results import ObjectiveResult
 from jupyter_gns3_copilot.testing.scripted_llm import ToolCall, text, tool_call, tool_calls
-from jupyter_gns3_copilot.tools.outcomes import HIDDEN_COMMAND
-from jupyter_gns3_copilot.tools.policy import CommandPolicy
 
 POLICY = CommandPolicy()
 JUDGE = configuring_judge(

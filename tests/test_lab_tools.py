@@ -26,6 +26,7 @@ from jupyter_gns3_copilot.capture.display_filter import compile_filter
 from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
 from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.devices.template_cache import TemplateCache
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, text, tool_call
 from jupyter_gns3_copilot.tools import (
@@ -39,7 +40,6 @@ from jupyter_gns3_copilot.tools import (
 )
 from jupyter_gns3_copilot.tools.changes import PlannedChange, planned_change
 from jupyter_gns3_copilot.tools.outcomes import read_result
-from jupyter_gns3_copilot.tools.template_cache import TemplateCache
 
 MAC1, MAC2 = bytes.fromhex("005079666800"), bytes.fromhex("005079666801")
 PC1_PC2 = {"a": "PC1", "a_port": "e0", "b": "PC2", "b_port": "e0"}

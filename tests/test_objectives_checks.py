@@ -181,7 +181,7 @@ async def checked_lab(gns3_project: Any) -> AsyncIterator[tuple[ToolContext, IOS
 async def test_every_check_kind_passes_fails_or_says_why_not(gns3_project: Any) -> None:
     lab = load_lab(LAB).lab
     async with checked_lab(gns3_project) as (ctx, router):
-        result = await report(ctx, lab)
+        result = await report(ctx.devices, ctx.project_id, lab)
     by_id = {r.id: r for r in result.results}
     statuses = {r.id: r.status for r in result.results}
     assert statuses == {
@@ -255,12 +255,17 @@ def test_an_objective_of_several_checks_explains_in_one_sentence() -> None:
 async def test_a_stage_or_some_objectives_are_checked_alone(gns3_project: Any) -> None:
     lab = load_lab(LAB).lab
     async with checked_lab(gns3_project) as (ctx, _):
-        only = await report(ctx, lab, stage="build")
-        named = [r async for r in check_lab(ctx, lab, objectives=["gateway", "pc1-runs"])]
+        only = await report(ctx.devices, ctx.project_id, lab, stage="build")
+        named = [
+            r
+            async for r in check_lab(
+                ctx.devices, ctx.project_id, lab, objectives=["gateway", "pc1-runs"]
+            )
+        ]
         with pytest.raises(UnknownSelection, match=r"no stage 'nope' .stages: build, address"):
-            await report(ctx, lab, stage="nope")
+            await report(ctx.devices, ctx.project_id, lab, stage="nope")
         with pytest.raises(UnknownSelection, match="no objective 'gatewya'"):
-            await report(ctx, lab, objectives=["gatewya"])
+            await report(ctx.devices, ctx.project_id, lab, objectives=["gatewya"])
     assert [r.id for r in only.results][:2] == ["pc1-runs", "pc3-runs"]
     assert {r.stage for r in only.results} == {"build"}
     assert sorted(r.id for r in named) == ["gateway", "pc1-runs"]
@@ -283,8 +288,10 @@ async def test_a_check_never_changes_a_device(gns3_project: Any) -> None:
         """
     )
     async with checked_lab(gns3_project) as (ctx, _):
-        result: CheckReport = await report(ctx, load_lab(text).lab)
-        after = await report(ctx, load_lab(LAB).lab, objectives=["pc1-address"])
+        result: CheckReport = await report(ctx.devices, ctx.project_id, load_lab(text).lab)
+        after = await report(
+            ctx.devices, ctx.project_id, load_lab(LAB).lab, objectives=["pc1-address"]
+        )
     assert result.results[0].status == "error"
     assert "would change PC1; a check only reads" in result.results[0].explanation
     assert after.results[0].status == "pass"
@@ -350,7 +357,7 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
             {"devices": [{"device": "PC2", "commands": ["ip 10.0.0.2/24"]}]},
         )
         assert addressed.ok, addressed.result
-        result = await report(ctx, load_lab(REACH).lab)
+        result = await report(ctx.devices, ctx.project_id, load_lab(REACH).lab)
     by_id = {r.id: r for r in result.results}
     assert {r.id: r.status for r in result.results} == {
         "by-name": "pass",
@@ -407,7 +414,7 @@ async def test_a_reachable_check_waits_for_convergence(gns3_project: Any) -> Non
             )
 
         later = asyncio.ensure_future(address_later())
-        result = await report(ctx, load_lab(text).lab)
+        result = await report(ctx.devices, ctx.project_id, load_lab(text).lab)
         await later
     assert result.results[0].status == "pass", result.results[0].explanation
     assert result.results[0].duration_ms >= 2000
@@ -464,7 +471,7 @@ async def test_a_command_check_says_its_result_in_words_never_its_pattern(
     command, the node and the output line that decided (the one holding the pattern's
     word, GATEWAY); the pattern itself is never shown."""
     async with checked_lab(gns3_project) as (ctx, _):
-        result = await report(ctx, load_lab(WORDS).lab)
+        result = await report(ctx.devices, ctx.project_id, load_lab(WORDS).lab)
     by_id = {r.id: r for r in result.results}
     assert {r.id: r.status for r in result.results} == {
         "said-fail": "fail",
@@ -505,7 +512,7 @@ async def test_the_example_lab_says_a_wrong_gateway_with_the_students_values(
     lab = document.for_student("alice", "class")
     gateway = lab.stages[1].objectives[0].text.split("(")[1].rstrip(")")
     async with checked_lab(gns3_project) as (ctx, _):
-        result = await report(ctx, lab, objectives=["pc1-gateway"])
+        result = await report(ctx.devices, ctx.project_id, lab, objectives=["pc1-gateway"])
     [pc1] = result.results
     assert pc1.explanation == f"PC1's gateway is 10.0.0.254; it should be {gateway}."
     assert pc1.evidence[0].command == "show ip"
@@ -542,7 +549,7 @@ async def test_a_linux_node_is_reached_at_its_address_and_shows_where_it_has_non
     async with linux_shell(LINUX_NETWORK) as target, ConsolePool() as pool:
         router = target.model_copy(update={"name": "R1"})
         ctx = offline_context(consoles=pool, mode=TEACHING, console_targets={"R1": router})
-        result = await report(ctx, load_lab(LINUX).lab)
+        result = await report(ctx.devices, ctx.project_id, load_lab(LINUX).lab)
     by_id = {r.id: r for r in result.results}
     assert by_id["itself"].status == "pass", by_id["itself"].explanation
     assert by_id["itself"].evidence[0].command == "ping -c 1 -i 0.2 -W 1 10.9.0.1"

@@ -255,7 +255,7 @@ def test_a_command_checks_words_are_each_students_with_found_left_for_the_check(
 
 
 def _policy_check(command: str, dialect: str) -> str | None:
-    from jupyter_gns3_copilot.tools.policy import CommandPolicy
+    from jupyter_gns3_copilot.devices.policy import CommandPolicy
 
     return CommandPolicy().check(command, dialect=dialect, read_only=True)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jupyter_gns3_copilot.devices.hidden import HIDDEN_COMMAND
 from jupyter_gns3_copilot.tools.modes import refusal
-from jupyter_gns3_copilot.tools.outcomes import HIDDEN_COMMAND, ToolReading, read_result
+from jupyter_gns3_copilot.tools.outcomes import ToolReading, read_result
 
 TEACHING = "teaching_assistant"
 LAB = "lab_automation_assistant"
@@ -38,7 +39,7 @@ def ping_entry(output: str, command: str = "ping 10.0.1.2 -c 1") -> dict[str, An
     """PC1's entry for a delivered ping, as the VPCS tool writes it (checks read from the
     output in the VPCS dialect, the device's outcome judged from them)."""
     from jupyter_gns3_copilot.device_outcome import judge_device
-    from jupyter_gns3_copilot.tools.reachability import read_check
+    from jupyter_gns3_copilot.devices.reachability import read_check
 
     check = read_check("vpcs", command, output)
     assert check is not None

@@ -1,4 +1,4 @@
-"""Pings and traces read from device output, per dialect (`tools/reachability`).
+"""Pings and traces read from device output, per dialect (`devices/reachability`).
 
 The outputs here are copied from the devices themselves: VPCS 0.5b2 (the Debian `vpcs`
 of the local lab), iputils and BusyBox `ping` / BusyBox `traceroute` on this machine's
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gns3_copilot.tools.reachability import Check, read_check
+from jupyter_gns3_copilot.devices.reachability import Check, read_check
 
 VPCS_REPLY_05 = (
     "10.0.0.2 icmp_seq=1 ttl=64 time=0.056 ms\n10.0.0.2 icmp_seq=2 ttl=64 time=0.087 ms\n"

@@ -95,7 +95,7 @@ async def assert_usable_by_anyone(ctx: ToolContext) -> float:
             project_id=ctx.project_id,
             consoles=other_pool,
             mode=TEACHING,
-            console_transport=ctx.console_transport,
+            console_transport=ctx.devices.console_transport,
         )
         [entry] = (await execute_tool(other, "run_show_commands", show_ip())).result
     assert entry["status"] == "success", entry

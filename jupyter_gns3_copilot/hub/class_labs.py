@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
+from ..devices.access import Devices
+from ..devices.policy import CommandPolicy
 from ..gns3.models import Project
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
@@ -44,9 +46,6 @@ from ..objectives.results import ObjectiveResult
 from ..objectives.runner import check_lab
 from ..objectives.service import LAB_FILE, CatchUpPlan, ProjectLabs
 from ..objectives.view import LabView, lab_view
-from ..tools.lab_access import LabAccess
-from ..tools.modes import TEACHING
-from ..tools.policy import CommandPolicy
 from .grade_store import GradeStore, ObjectiveGrade
 from .lab_accounts import LabAccounts, lab_name
 from .usage import UsageStore, utc_now
@@ -101,7 +100,7 @@ class ClassLabs:
         self.clock = clock
         # The shared pool only names consoles (attaching judges nodes' dialects); each check
         # run has its own connections (`_run`).
-        self.labs = ProjectLabs(self._access(ConsolePool()), salt, self.policy)
+        self.labs = ProjectLabs(self._devices(ConsolePool()), salt, self.policy)
         self._runs: dict[str, asyncio.Lock] = {}
 
     # -- which lab -----------------------------------------------------------------------
@@ -263,11 +262,12 @@ class ClassLabs:
         abort: asyncio.Event | None,
     ) -> AsyncIterator[ObjectiveResult]:
         pool = ConsolePool()
-        ctx = self._access(pool).tool_context(
-            lab.project.project_id, TEACHING, abort or asyncio.Event()
-        )
+        devices = self._devices(pool)
+        project_id = lab.project.project_id
         try:
-            async for result in check_lab(ctx, rendered, stage=stage, objectives=objectives):
+            async for result in check_lab(
+                devices, project_id, rendered, abort=abort, stage=stage, objectives=objectives
+            ):
                 yield result
         finally:
             await pool.aclose()
@@ -320,8 +320,8 @@ class ClassLabs:
             if lab.graded:  # a snapshot may hold the template's lab file
                 await self.accounts.hide_lab_file(lab.project.project_id)
 
-    def _access(self, pool: ConsolePool) -> LabAccess:
-        return LabAccess(
+    def _devices(self, pool: ConsolePool) -> Devices:
+        return Devices(
             gns3=self.accounts.admin,
             consoles=pool,
             policy=self.policy,

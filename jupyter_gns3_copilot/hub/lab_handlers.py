@@ -178,8 +178,8 @@ class LabChecksApi(_LabHandler):
     async def _stream(
         self, rendered: Any, first: ObjectiveResult | None, rest: AsyncIterator[ObjectiveResult]
     ) -> None:
+        from ..console import ConsoleAborted
         from ..objectives.results import summarize
-        from ..tools.base import ToolAborted
 
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
@@ -193,7 +193,7 @@ class LabChecksApi(_LabHandler):
                     await self._event("check_result", result.model_dump_json())
             await self._event("check_summary", summarize(rendered, seen).model_dump_json())
             await self._event("done", "{}")
-        except (StreamClosedError, ToolAborted):
+        except (StreamClosedError, ConsoleAborted):
             return  # the student's server left: `on_connection_close` stopped the checks
         except Exception as exc:
             refused = lab_error(exc)

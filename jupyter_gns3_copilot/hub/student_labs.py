@@ -21,6 +21,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from ..devices.policy import CommandPolicy
 from ..objectives.errors import UnknownSelection
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.requests import LabCheckSelection
@@ -28,7 +29,6 @@ from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
 from ..objectives.view import LabView
 from ..objectives.watch import ProgressWatch
-from ..tools.policy import CommandPolicy
 from .service_client import HubServiceClient, HubServiceError, HubServiceRefused
 
 if TYPE_CHECKING:
@@ -74,7 +74,9 @@ class HubProjectLabs:
             log.warning("Copilot: the hub service gave no lab for %s: %s", project_id, exc)
             return None
         stage = next((s for s in view.stages if s.id == view.current_stage), view.stages[0])
-        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else {}
+        dialects = (
+            await project_dialects(self.lab.devices, project_id) if stage.hints == "nudge" else {}
+        )
         policy = self.lab.policy or CommandPolicy()
 
         def refused(command: str, dialect: str) -> str | None:

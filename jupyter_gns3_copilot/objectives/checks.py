@@ -8,21 +8,18 @@ command policy's read-only rules.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ipaddress
 import re
-import time
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from ..capture import CaptureError, analyze_pcap
-from ..gns3 import GNS3Error, GNS3NotFound, Link
+from ..devices.readers import (
+    ReadError,
+    interface_lines,
+    line_at,
+    parsed_rows,
+    same_interface,
+)
 from ..gns3.models import Port
-from ..tools.base import ToolContext
-from ..tools.capture_tools import read_link_capture
-from ..tools.link_tools import LinkEnds, find_link
-from ..tools.reachability import read_check
 from .devices import DeviceAccess, Undecided
 from .model import (
     FOUND,
@@ -35,42 +32,37 @@ from .model import (
     ReachableCheck,
     TrafficCheck,
     is_regex_pattern,
-    link_ports,
 )
-from .readers import (
-    Address,
-    ReadError,
-    interface_lines,
-    line_at,
-    parsed_rows,
-    same_interface,
-)
-from .results import CheckVerdict, Evidence
+from .network_checks import reachable, traffic
+from .results import MAX_EVIDENCE_LINES, CheckVerdict, Evidence, summary_lines
 from .templating import TemplateProblem, render_text
-
-MAX_EVIDENCE_LINES = 6
-"""Output lines kept as a check's evidence."""
-RETRY_INTERVAL = 1.0
-"""Seconds between two pings of a `reachable` check that waits for convergence."""
-VPCS_PING_INTERVAL_MS = 50
-"""Milliseconds between a VPCS ping's probes (`-i`; its default is 1000)."""
-LINUX_PING_INTERVAL = 0.2
-"""Seconds between a Linux ping's probes (`-i`; the least iputils allows every user)."""
 
 
 async def decide(check: Check, devices: DeviceAccess) -> CheckVerdict:
     """The verdict of `check` on the project's devices (module docstring)."""
-    decider = _DECIDERS.get(check.kind)
-    if decider is None:
-        return CheckVerdict(status="error", explanation=f"{check.kind} checks are not available")
     try:
-        return await decider(check, devices)
+        return await _verdict(check, devices)
     except Undecided as exc:
         return CheckVerdict(status="error", explanation=_sentence(str(exc)))
 
 
-async def _node_running(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, NodeRunningCheck)
+async def _verdict(check: Check, devices: DeviceAccess) -> CheckVerdict:
+    if isinstance(check, ReachableCheck):
+        return await reachable(check, devices)
+    if isinstance(check, TrafficCheck):
+        return await traffic(check, devices)
+    if isinstance(check, NodeRunningCheck):
+        return await _node_running(check, devices)
+    if isinstance(check, LinkCheck):
+        return await _link(check, devices)
+    if isinstance(check, AddressCheck):
+        return await _address(check, devices)
+    if isinstance(check, CommandCheck):
+        return await _command(check, devices)
+    return await _parsed(check, devices)
+
+
+async def _node_running(check: NodeRunningCheck, devices: DeviceAccess) -> CheckVerdict:
     node = await devices.node(check.node)
     evidence = [Evidence(node=node.name, lines=[f"status: {node.status}"])]
     if node.status == "started":
@@ -82,8 +74,7 @@ async def _node_running(check: Any, devices: DeviceAccess) -> CheckVerdict:
     )
 
 
-async def _link(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, LinkCheck)
+async def _link(check: LinkCheck, devices: DeviceAccess) -> CheckVerdict:
     node_a = await devices.node(check.nodes[0])
     node_b = await devices.node(check.nodes[1])
     wanted = check.ports
@@ -123,8 +114,7 @@ def _names_port(wanted: str, port: Port | None) -> bool:
     )
 
 
-async def _address(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, AddressCheck)
+async def _address(check: AddressCheck, devices: DeviceAccess) -> CheckVerdict:
     node = await devices.target(check.node)
     wanted = ipaddress.IPv4Interface(check.address)
     command, found = await devices.addresses(node.name)
@@ -138,7 +128,7 @@ async def _address(check: Any, devices: DeviceAccess) -> CheckVerdict:
             line
             for interface, line in interface_lines(output, node.dialect)
             if not check.interface or same_interface(check.interface, interface)
-        ] or _summary_lines(output)
+        ] or summary_lines(output)
     evidence = [Evidence(node=node.name, command=command, lines=lines[:MAX_EVIDENCE_LINES])]
     if any(a.address == wanted for a in found):
         return CheckVerdict(status="pass", explanation=f"{where} has {wanted}.", evidence=evidence)
@@ -152,8 +142,7 @@ async def _address(check: Any, devices: DeviceAccess) -> CheckVerdict:
     )
 
 
-async def _command(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, CommandCheck)
+async def _command(check: CommandCheck, devices: DeviceAccess) -> CheckVerdict:
     node = await devices.target(check.node)
     result = await devices.run(node.name, check.command)
     if not result.ok:
@@ -247,8 +236,7 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-async def _parsed(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, ParsedCheck)
+async def _parsed(check: ParsedCheck, devices: DeviceAccess) -> CheckVerdict:
     node = await devices.target(check.node)
     platform = check.platform or node.dialect
     result = await devices.run(node.name, check.command)
@@ -306,11 +294,11 @@ def _field_words(field: str, wanted: str) -> str:
     )
 
 
-def _row_matches(row: Mapping[str, Any], match: Mapping[str, str]) -> bool:
+def _row_matches(row: Mapping[str, object], match: Mapping[str, str]) -> bool:
     return all(_value_matches(row.get(field), wanted) for field, wanted in match.items())
 
 
-def _value_matches(value: Any, wanted: str) -> bool:
+def _value_matches(value: object, wanted: str) -> bool:
     if isinstance(value, list):
         return any(_value_matches(item, wanted) for item in value)
     text = str(value if value is not None else "").strip()
@@ -319,11 +307,11 @@ def _value_matches(value: Any, wanted: str) -> bool:
     return text.lower() == wanted.strip().lower()
 
 
-def _row_text(row: Mapping[str, Any]) -> str:
+def _row_text(row: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={_join(v)}" for k, v in row.items() if v not in ("", [], None))
 
 
-def _join(value: Any) -> str:
+def _join(value: object) -> str:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return "/".join(str(v) for v in value)
     return str(value)
@@ -333,177 +321,3 @@ def _sentence(text: str) -> str:
     text = text.strip()
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-async def _reachable(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, ReachableCheck)
-    source = await devices.target(check.source)
-    if check.address is not None:
-        address, named = check.address, f"{check.to} ({check.address})"
-    else:
-        address, named = await _destination(check.to, devices)
-    command = ping_command(source.dialect, address, check.count)
-    deadline = time.monotonic() + check.wait
-    fresh = False
-    while True:
-        result = await devices.run(source.name, command, fresh=fresh)
-        reading = read_check(source.dialect, command, result.output)
-        answered = reading is not None and bool(reading.received)
-        if answered == check.expect or time.monotonic() >= deadline:
-            break
-        await asyncio.sleep(RETRY_INTERVAL)
-        fresh = True
-    lines = [reading.detail] if reading is not None and reading.detail else []
-    lines = lines or _summary_lines(result.output)
-    evidence = [Evidence(node=source.name, command=command, lines=lines)]
-    counted = (
-        f"{reading.received} of {reading.sent} answered"
-        if reading is not None and reading.sent
-        else (reading.problem if reading is not None and reading.problem else "no answer")
-    )
-    if answered:
-        said = f"{source.name} reaches {named} ({counted})"
-        explanation = f"{said}." if check.expect else f"{said}, which it must not."
-    else:
-        said = f"{source.name} does not reach {named} ({counted})"
-        explanation = f"{said}." if check.expect else f"{said}, as required."
-        if check.address is not None and check.expect:
-            explanation += await _has_instead(check.to, check.address, devices)
-    return CheckVerdict(
-        status="pass" if answered == check.expect else "fail",
-        explanation=explanation,
-        evidence=evidence,
-    )
-
-
-async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
-    """The address `to` names (itself, or the first address a node has, loopbacks left
-    out) and how a student reads it (`PC2 (10.0.0.2)`)."""
-    try:
-        return str(ipaddress.IPv4Address(to)), to
-    except ValueError:
-        pass
-    target = await devices.target(to)
-    found = await _reachable_addresses(target.name, devices)
-    if not found:
-        raise Undecided(f"{target.name} has no IPv4 address to reach")
-    address = str(found[0].address.ip)
-    return address, f"{target.name} ({address})"
-
-
-async def _reachable_addresses(name: str, devices: DeviceAccess) -> list[Address]:
-    _, found = await devices.addresses(name)
-    return [a for a in found if not a.address.ip.is_loopback]
-
-
-async def _has_instead(node: str, address: str, devices: DeviceAccess) -> str:
-    """` PC2 has 10.0.0.7.` when the node the ping was for has other addresses than the
-    one expected (nothing when they cannot be read: the ping's failure says enough)."""
-    try:
-        found = await _reachable_addresses(node, devices)
-    except Undecided:
-        return ""
-    if any(str(a.address.ip) == address for a in found):
-        return ""
-    named = (await devices.target(node)).name
-    if not found:
-        return f" {named} has no IPv4 address."
-    return f" {named} has {', '.join(str(a.address.ip) for a in found)}."
-
-
-def ping_command(dialect: str, address: str, count: int) -> str:
-    """The ping of `count` probes to `address` on a `dialect` console, its probes sent one
-    after the other's answer: VPCS sleeps its interval (1 s by default) after every probe,
-    the last one too, and Linux between two probes; a check would wait for nothing."""
-    if dialect == "cisco_ios":
-        return f"ping {address} repeat {count}"
-    if dialect == "linux":
-        return f"ping -c {count} -i {LINUX_PING_INTERVAL} -W 1 {address}"
-    return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}"
-
-
-def _summary_lines(output: str) -> list[str]:
-    lines = [line for line in output.splitlines() if line.strip()]
-    return lines[-MAX_EVIDENCE_LINES:]
-
-
-async def _traffic(check: Any, devices: DeviceAccess) -> CheckVerdict:
-    assert isinstance(check, TrafficCheck)
-    ends = link_ports(check.link)
-    named = _link_text(check)
-    try:
-        link = await find_link(devices.ctx, LinkEnds(**ends.model_dump()))
-    except GNS3NotFound as exc:
-        raise Undecided(str(exc)) from None
-    async with devices.capture_lock(link.link_id):
-        matched = await _captured(devices, link, check)
-    evidence = [Evidence(node=ends.a, lines=[f"{matched} packets matching {check.filter}"])]
-    seconds = f"{check.seconds:g} s"
-    if matched > 0:
-        return CheckVerdict(
-            status="pass",
-            explanation=f"{matched} {check.filter} packets crossed {named} in {seconds}.",
-            evidence=evidence,
-        )
-    return CheckVerdict(
-        status="fail",
-        explanation=f"No {check.filter} packets crossed {named} in {seconds}.",
-        evidence=evidence,
-    )
-
-
-async def _captured(devices: DeviceAccess, link: Link, check: TrafficCheck) -> int:
-    """The packets matching the check's filter that crossed `link` during the check (a
-    capture the student runs is left running; only the packets it gained count)."""
-    ctx = devices.ctx
-    link = await ctx.until_aborted(ctx.gns3.get_link(ctx.project_id, link.link_id))
-    started = not link.capturing
-    try:
-        before = 0 if started else await _matched(ctx, link, check.filter)
-        if started:
-            await ctx.until_aborted(ctx.gns3.start_capture(ctx.project_id, link.link_id))
-        waits: list[Awaitable[Any]] = [asyncio.sleep(check.seconds)]
-        if check.during is not None:
-            ping = check.during.ping
-            waits.append(_ping_once(devices, ping.source, ping.to))
-        await asyncio.gather(*waits)
-        link = await ctx.until_aborted(ctx.gns3.get_link(ctx.project_id, link.link_id))
-        return await _matched(ctx, link, check.filter) - before
-    except (GNS3Error, CaptureError) as exc:
-        raise Undecided(f"the capture on {_link_text(check)} failed: {exc}") from None
-    finally:
-        if started:
-            with contextlib.suppress(GNS3Error):
-                await ctx.gns3.stop_capture(ctx.project_id, link.link_id)
-
-
-def _link_text(check: TrafficCheck) -> str:
-    """The check's link as a student reads it: `PC1 e0 - SW1 e1`."""
-    ends = link_ports(check.link)
-    return f"{ends.a} {ends.a_port} - {ends.b} {ends.b_port}"
-
-
-async def _matched(ctx: ToolContext, link: Link, display_filter: str) -> int:
-    data = await read_link_capture(ctx, link)
-    analysis, _ = await ctx.until_aborted(
-        analyze_pcap(data, display_filter=display_filter, limit=1)
-    )
-    return analysis.matched
-
-
-async def _ping_once(devices: DeviceAccess, source: str, to: str) -> None:
-    """Traffic for a `traffic` check: its ping's answer does not matter."""
-    target = await devices.target(source)
-    address, _ = await _destination(to, devices)
-    await devices.run(target.name, ping_command(target.dialect, address, 3), fresh=True)
-
-
-_DECIDERS = {
-    "reachable": _reachable,
-    "traffic": _traffic,
-    "node_running": _node_running,
-    "link": _link,
-    "address": _address,
-    "command": _command,
-    "parsed": _parsed,
-}

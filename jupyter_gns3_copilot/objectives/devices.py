@@ -4,18 +4,33 @@ Nodes and links are read from GNS3 once per run; commands go to the consoles thr
 shared pool (one lock per console: checks of one device take turns, devices run in
 parallel), each screened by the command policy's read-only rules first, so a check never
 changes a device whatever its file says. A command asked by several checks of a run is
-typed once (`fresh=True` types it again: a retried ping).
+typed once (`fresh=True` types it again: a retried ping). Waits end with `ConsoleAborted`
+once the run's abort event is set.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
 
-from ..console import ConsoleError, ConsoleTarget, ConsoleTargetError, DialectError
+from ..console import (
+    ConsoleAborted,
+    ConsoleError,
+    ConsoleTarget,
+    ConsoleTargetError,
+    DialectError,
+)
 from ..console.models import CommandResult
+from ..console.pool import abortable
+from ..devices.access import Devices
+from ..devices.readers import ADDRESS_COMMANDS, Address, ReadError, addresses
 from ..gns3 import GNS3Error, Link, Node
-from ..tools.base import ToolAborted, ToolContext
-from .readers import ADDRESS_COMMANDS, Address, ReadError, addresses
+
+COMMAND_TIMEOUT = 30.0
+"""Seconds one command of a check may take to answer."""
+
+_T = TypeVar("_T")
 
 
 class Undecided(Exception):
@@ -23,10 +38,15 @@ class Undecided(Exception):
 
 
 class DeviceAccess:
-    """Read access to one project's devices during one check run (module docstring)."""
+    """Read access to one project's devices during one check run (module docstring):
+    `devices` reached for the project `project_id`, every wait stopped by `abort`."""
 
-    def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
+    def __init__(
+        self, devices: Devices, project_id: str, abort: asyncio.Event | None = None
+    ) -> None:
+        self.devices = devices
+        self.project_id = project_id
+        self.abort = abort
         self._nodes: asyncio.Task[dict[str, Node]] | None = None
         self._links: asyncio.Task[list[Link]] | None = None
         self._commands: dict[tuple[str, str], asyncio.Task[CommandResult]] = {}
@@ -59,15 +79,15 @@ class DeviceAccess:
         return (await self.target(name)).dialect
 
     async def target(self, name: str) -> ConsoleTarget:
-        """The console of the node called `name` (the context's `console_targets` first);
+        """The console of the node called `name` (the devices' `console_targets` first);
         `Undecided` when the node is stopped or its console cannot be used."""
-        if name in self.ctx.console_targets:
-            return self.ctx.console_targets[name]
+        if name in self.devices.console_targets:
+            return self.devices.console_targets[name]
         node = await self.node(name)
         if node.status != "started":
             raise Undecided(f"{node.name} is {node.status}; start it to check this")
         try:
-            return await self.ctx.console_target(node)
+            return await self.devices.console_target(node, self.abort)
         except (ConsoleTargetError, DialectError) as exc:
             raise Undecided(f"{node.name}'s console cannot be used: {exc}") from None
 
@@ -94,6 +114,18 @@ class DeviceAccess:
         except ReadError as exc:
             raise Undecided(f"{name}: {exc}") from None
 
+    async def find_link(self, a: str, a_port: str, b: str, b_port: str) -> Link:
+        """The project's link between the two named ports; `GNS3NotFound` naming what
+        exists."""
+        return await self.until_aborted(
+            self.devices.gns3.find_link(self.project_id, a, a_port, b, b_port)
+        )
+
+    async def until_aborted(self, awaitable: Awaitable[_T]) -> _T:
+        """Await `awaitable`, or cancel it and raise `ConsoleAborted` once the run's abort
+        event is set."""
+        return await abortable(awaitable, self.abort)
+
     def capture_lock(self, link_id: str) -> asyncio.Lock:
         """The lock a check holds while it captures the link: two checks starting and
         stopping one link's capture at once would cut each other's capture short."""
@@ -109,16 +141,14 @@ class DeviceAccess:
 
     async def _send(self, name: str, command: str) -> CommandResult:
         target = await self.target(name)
-        refused = self.ctx.policy.check(command, dialect=target.dialect, read_only=True)
+        refused = self.devices.policy.check(command, dialect=target.dialect, read_only=True)
         if refused:
             raise Undecided(f"`{command}` would change {target.name}; a check only reads")
-        timeout = self.ctx.command_timeout
         try:
-            async with self.ctx.consoles.session(target, abort_event=self.ctx.abort) as console:
-                return await self.ctx.until_aborted(
-                    console.send(command, timeout=timeout, confirm=False)
-                )
-        except ToolAborted:
+            return await self.devices.send(
+                target, command, timeout=COMMAND_TIMEOUT, abort=self.abort
+            )
+        except ConsoleAborted:
             raise
         except ConsoleError as exc:
             raise Undecided(f"{target.name}'s console did not answer `{command}`: {exc}") from None
@@ -130,13 +160,13 @@ class DeviceAccess:
 
     async def _read_nodes(self) -> dict[str, Node]:
         try:
-            nodes = await self.ctx.nodes(refresh=True)
+            nodes = await self.devices.nodes(self.project_id, self.abort)
         except GNS3Error as exc:
             raise Undecided(f"GNS3 did not list the nodes: {exc}") from None
         return {node.name: node for node in nodes}
 
     async def _read_links(self) -> list[Link]:
         try:
-            return await self.ctx.until_aborted(self.ctx.gns3.list_links(self.ctx.project_id))
+            return await self.devices.links(self.project_id, self.abort)
         except GNS3Error as exc:
             raise Undecided(f"GNS3 did not list the links: {exc}") from None

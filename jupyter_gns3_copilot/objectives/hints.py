@@ -33,10 +33,9 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..tools.outcomes import HIDDEN_COMMAND, left_out
-from ..tools.policy import takes_command_word
+from ..devices.hidden import HIDDEN_COMMAND, left_out
+from ..devices.policy import takes_command_word
 from .model import LabFile, Stage
 from .results import ObjectiveResult
 from .view import LabView, ObjectiveView, StageView
@@ -218,7 +217,7 @@ class HoldBack:
         """`text` as the filter shows it, and how many lines or spans were hidden."""
         return filter_answer(text, self.judge)
 
-    def arguments(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    def arguments(self, arguments: Mapping[str, object]) -> tuple[dict[str, object], int]:
         """A tool call's `arguments` with each configuration line of its devices' commands
         replaced by `HIDDEN_COMMAND`, and how many were."""
         return hide_commands(arguments, self.judge)
@@ -273,7 +272,7 @@ class ConfigurationFilter:
         self._in_message = 0
         return shown
 
-    def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def arguments(self, arguments: Mapping[str, object]) -> dict[str, object]:
         """A tool call's arguments as the student sees them (`HoldBack.arguments`)."""
         shown, hidden = hide_commands(arguments, self.judge)
         self.filtered += hidden
@@ -347,8 +346,8 @@ def left_out_sentence(count: int) -> str:
 
 
 def hide_commands(
-    arguments: Mapping[str, Any], judge: ConfigurationJudge
-) -> tuple[dict[str, Any], int]:
+    arguments: Mapping[str, object], judge: ConfigurationJudge
+) -> tuple[dict[str, object], int]:
     """`arguments` with each configuration line of `devices[].commands` (a multi-line
     command's lines one by one, judged for the entry's `device`) replaced by
     `HIDDEN_COMMAND`, and how many were."""
@@ -356,7 +355,7 @@ def hide_commands(
     if not isinstance(devices, list):
         return dict(arguments), 0
     hidden = 0
-    shown: list[Any] = []
+    shown: list[object] = []
     for entry in devices:
         commands = entry.get("commands") if isinstance(entry, Mapping) else None
         if isinstance(commands, list):

@@ -25,6 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..console import DialectError, dialect_by_name
+from ..devices.policy import CommandPolicy
 from .errors import LabFileError, LabProblem
 from .model import (
     CHECK_KINDS,
@@ -227,7 +228,7 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _parse_yaml(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
+def _parse_yaml(text: str, source: str) -> tuple[dict[str, object], dict[Path_, int]]:
     try:
         root = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
@@ -260,7 +261,7 @@ def _record_lines(
 ) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
+        seen: set[object] = set()
         for key_node, value_node in node.value:
             key = key_node.value
             if key in seen:
@@ -284,7 +285,7 @@ def _record_lines(
 # -- schema and ids ----------------------------------------------------------------------------
 
 
-def _validate(data: Any, lines: Mapping[Path_, int], source: str, text: str) -> LabDocument:
+def _validate(data: object, lines: Mapping[Path_, int], source: str, text: str) -> LabDocument:
     try:
         lab = LabFile.model_validate(data)
     except ValidationError as exc:
@@ -297,7 +298,7 @@ def _validate(data: Any, lines: Mapping[Path_, int], source: str, text: str) -> 
 
 
 def _schema_problems(
-    exc: ValidationError, data: Any, lines: Mapping[Path_, int], source: str
+    exc: ValidationError, data: object, lines: Mapping[Path_, int], source: str
 ) -> list[LabProblem]:
     problems = []
     for error in exc.errors(include_url=False):
@@ -315,11 +316,11 @@ def _schema_problems(
     return problems
 
 
-def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
+def _data_path(loc: tuple[int | str, ...], data: object) -> Path_:
     """The path in the file's data of a validation error's `loc`: the union tags and
     validator names pydantic inserts (`reachable`, `function-after[...]`) are left out."""
     path: list[str | int] = []
-    current = data
+    current: Any = data  # the lab file's YAML, walked down by `loc`
     tag_seen = False
     for part in loc:
         if not tag_seen and isinstance(current, Mapping) and current.get("kind") == part:
@@ -335,7 +336,7 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path_:
     return tuple(path)
 
 
-def _holds(data: Any, part: Any) -> bool:
+def _holds(data: object, part: object) -> bool:
     if isinstance(data, Mapping):
         return part in data
     return isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
@@ -383,6 +384,7 @@ def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabF
     late = {**values, FOUND: f"{{{{ {FOUND} }}}}"}
     try:
         rendered = render_data(data, values)
+        assert isinstance(rendered, dict)  # a mapping renders to a mapping
         for path, say in says.items():
             _at(rendered, path)["say"] = render_data(say, late, (*path, "say"))
     except RenderProblem as exc:
@@ -435,7 +437,4 @@ def _first_sentence(text: str | None) -> str:
 
 
 def _refused_by_policy(command: str, dialect: str) -> str | None:
-    # Imported here: the tools package will import this one (the check_objectives tool).
-    from ..tools.policy import CommandPolicy
-
     return CommandPolicy().check(command, dialect=dialect, read_only=True)

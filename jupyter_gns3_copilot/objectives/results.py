@@ -17,6 +17,16 @@ if TYPE_CHECKING:  # the lab file's models are costly to build; the event models
 Status = Literal["pass", "fail", "error"]
 """`error`: the check could not be decided (a node stopped, a console unreachable)."""
 
+MAX_EVIDENCE_LINES = 6
+"""Output lines kept as a check's evidence."""
+
+
+def summary_lines(output: str) -> list[str]:
+    """The last `MAX_EVIDENCE_LINES` non-blank lines of `output` (evidence when no line
+    says more)."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-MAX_EVIDENCE_LINES:]
+
 
 class Evidence(BaseModel):
     """What decided a check: the node, the command, and the lines of its output that

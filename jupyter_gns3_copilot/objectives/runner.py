@@ -1,9 +1,10 @@
 """Checking a lab's objectives on the real devices.
 
-`check_lab(ctx, lab, stage=..., objectives=...)` yields one `ObjectiveResult` per selected
-objective as soon as it is decided (objectives run concurrently; the console pool makes
-commands of one device take turns). Each objective has a time limit: `CHECK_TIMEOUT`
-plus the longest `wait` of its checks; past it the objective is an error, never a hang.
+`check_lab(devices, project_id, lab, abort=..., stage=..., objectives=...)` yields one
+`ObjectiveResult` per selected objective as soon as it is decided (objectives run
+concurrently; the console pool makes commands of one device take turns). Each objective
+has a time limit: `CHECK_TIMEOUT` plus the longest `wait` of its checks; past it the
+objective is an error, never a hang.
 `report(...)` gathers them with their summary.
 """
 
@@ -13,7 +14,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
 
-from ..tools.base import ToolContext
+from ..devices.access import Devices
 from .checks import decide
 from .devices import DeviceAccess
 from .errors import UnknownSelection
@@ -47,37 +48,44 @@ def select(
 
 
 async def check_lab(
-    ctx: ToolContext,
+    devices: Devices,
+    project_id: str,
     lab: LabFile,
     *,
+    abort: asyncio.Event | None = None,
     stage: str | None = None,
     objectives: Sequence[str] | None = None,
     timeout: float = CHECK_TIMEOUT,
 ) -> AsyncIterator[ObjectiveResult]:
-    """Yield each selected objective's result as it is decided (module docstring).
-    Raises `UnknownSelection` before checking anything."""
+    """Yield each selected objective's result on `project_id`'s devices as it is decided
+    (module docstring; `abort` stops the run with `ConsoleAborted`). Raises
+    `UnknownSelection` before checking anything."""
     chosen = select(lab, stage, objectives)
-    devices = DeviceAccess(ctx)
-    tasks = [asyncio.ensure_future(_check_objective(s, o, devices, timeout)) for s, o in chosen]
+    access = DeviceAccess(devices, project_id, abort)
+    tasks = [asyncio.ensure_future(_check_objective(s, o, access, timeout)) for s, o in chosen]
     try:
         for next_done in asyncio.as_completed(tasks):
             yield await next_done
     finally:
         for task in tasks:
             task.cancel()
-        devices.close()
+        access.close()
 
 
 async def report(
-    ctx: ToolContext,
+    devices: Devices,
+    project_id: str,
     lab: LabFile,
     *,
+    abort: asyncio.Event | None = None,
     stage: str | None = None,
     objectives: Sequence[str] | None = None,
     timeout: float = CHECK_TIMEOUT,
 ) -> CheckReport:
     """Every selected objective's result, in the lab's order, with the summary."""
-    results = check_lab(ctx, lab, stage=stage, objectives=objectives, timeout=timeout)
+    results = check_lab(
+        devices, project_id, lab, abort=abort, stage=stage, objectives=objectives, timeout=timeout
+    )
     return await collect(lab, results)
 
 

@@ -16,12 +16,9 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from ..console import ConsoleTargetError, DialectError
-from ..gns3 import GNS3NotFound, Node, Snapshot
-from ..tools.base import ToolContext
-from ..tools.lab_access import LabAccess
-from ..tools.modes import TEACHING
-from ..tools.policy import CommandPolicy
+from ..devices.access import Devices
+from ..devices.policy import CommandPolicy
+from ..gns3 import GNS3NotFound, Snapshot
 from .errors import LabFileError, NoLab, StageWithoutSnapshot
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
@@ -57,21 +54,21 @@ class CatchUpPlan:
 
 
 class ProjectLabs:
-    """The labs of the projects reached through `lab` (module docstring). `salt` makes each
-    student's parameter values (never shown to students); `policy` judges check commands
-    (the server's command policy); `progress` keeps each student's results and stage
-    (default: in memory)."""
+    """The labs of the projects whose devices `devices` reaches (module docstring). `salt`
+    makes each student's parameter values (never shown to students); `policy` judges
+    check commands (default: the devices' command policy); `progress` keeps each
+    student's results and stage (default: in memory)."""
 
     def __init__(
         self,
-        lab: LabAccess,
+        devices: Devices,
         salt: str | bytes,
         policy: CommandPolicy | None = None,
         progress: StudentProgress | None = None,
     ) -> None:
-        self.lab = lab
+        self.devices = devices
         self._salt = salt
-        self.policy = policy or lab.policy or CommandPolicy()
+        self.policy = policy or devices.policy
         self.progress = progress or StudentProgress()
         self.watch = self.progress.watch
         self._documents: dict[str, LabDocument | LabFileError] = {}
@@ -93,7 +90,7 @@ class ProjectLabs:
 
     async def _read(self, project_id: str) -> LabDocument | NoLab | LabFileError:
         try:
-            raw = await self.lab.gns3.read_project_file(project_id, LAB_FILE)
+            raw = await self.devices.gns3.read_project_file(project_id, LAB_FILE)
         except GNS3NotFound as exc:
             if exc.kind != "file":
                 raise
@@ -132,10 +129,9 @@ class ProjectLabs:
         names is one of the project's, and its nodes' dialects judge the check commands.
         Raises `LabFileError`."""
         document = self._load(text, source)
-        ctx = self.lab.tool_context(project_id, TEACHING, asyncio.Event())
-        dialects = {node.name: await _dialect(ctx, node) for node in await ctx.nodes()}
+        dialects = await self.devices.node_dialects(project_id)
         problems = [
-            *document.node_problems([*dialects, *ctx.console_targets]),
+            *document.node_problems([*dialects, *self.devices.console_targets]),
             *document.command_problems(self._refused, dialects.get),
         ]
         if problems:
@@ -151,7 +147,7 @@ class ProjectLabs:
         project's lab file. Raises `LabFileError`."""
         document = await self.checked_against(project_id, text, source)
         raw = text.encode() if isinstance(text, str) else text
-        await self.lab.gns3.write_project_file(project_id, LAB_FILE, raw)
+        await self.devices.gns3.write_project_file(project_id, LAB_FILE, raw)
         self._remember(_content_key(raw, LAB_FILE), document)
         self._recent[project_id] = (time.monotonic(), document)
         return document.lab
@@ -169,8 +165,10 @@ class ProjectLabs:
         """Check `lab` (as `for_student` gave it to `user`) on the project's devices,
         yielding each result as it is decided and remembering it as the user's latest.
         Raises `UnknownSelection` (`UnknownStage` for a stage) before checking anything."""
-        ctx = self.lab.tool_context(project_id, TEACHING, abort or asyncio.Event())
-        async for result in check_lab(ctx, lab, stage=stage, objectives=objectives):
+        results = check_lab(
+            self.devices, project_id, lab, abort=abort, stage=stage, objectives=objectives
+        )
+        async for result in results:
             await self.progress.record(project_id, user, [result])
             yield result
 
@@ -198,7 +196,9 @@ class ProjectLabs:
             return None
         lab = self.render(document, user)
         stage = await self.progress.current_stage(project_id, user, lab)
-        dialects = await project_dialects(self.lab, project_id) if stage.hints == "nudge" else {}
+        dialects = (
+            await project_dialects(self.devices, project_id) if stage.hints == "nudge" else {}
+        )
 
         async def checker(
             stage_id: str | None, abort: asyncio.Event | None
@@ -227,7 +227,7 @@ class ProjectLabs:
         stage = lab.require_stage(stage_id)
         if not stage.snapshot:
             raise StageWithoutSnapshot(f"stage {stage.id} has no snapshot to catch up to")
-        snapshots = await self.lab.gns3.list_snapshots(project_id)
+        snapshots = await self.devices.gns3.list_snapshots(project_id)
         snapshot = next((s for s in snapshots if s.name == stage.snapshot), None)
         if snapshot is None:
             raise StageWithoutSnapshot(
@@ -239,7 +239,7 @@ class ProjectLabs:
     async def catch_up(self, project_id: str, plan: CatchUpPlan) -> None:
         """Restore the plan's snapshot and start every node again. The latest results of
         the project are forgotten: the devices they were read from went back in time."""
-        gns3 = self.lab.gns3
+        gns3 = self.devices.gns3
         await gns3.restore_snapshot(project_id, plan.snapshot.snapshot_id)
         await self.progress.forget(project_id)
         await gns3.start_all(project_id)
@@ -269,17 +269,8 @@ def _blank(raw: bytes) -> bool:
     return all(not line.strip() or line.lstrip().startswith(b"#") for line in raw.splitlines())
 
 
-async def project_dialects(lab: LabAccess, project_id: str) -> dict[str, str]:
+async def project_dialects(devices: Devices, project_id: str) -> dict[str, str]:
     """The console dialect of each of the project's nodes that has one, by node name (what
     a `nudge` stage's filter judges command lines for)."""
-    ctx = lab.tool_context(project_id, TEACHING, asyncio.Event())
-    found = {node.name: await _dialect(ctx, node) for node in await ctx.nodes()}
+    found = await devices.node_dialects(project_id)
     return {name: dialect for name, dialect in found.items() if dialect}
-
-
-async def _dialect(ctx: ToolContext, node: Node) -> str | None:
-    """The node's console dialect as the tools decide it; None for a node without one."""
-    try:
-        return (await ctx.console_target(node)).dialect
-    except (ConsoleTargetError, DialectError):
-        return None

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -27,7 +26,7 @@ class TemplateProblem(ValueError):
     """A template that cannot be rendered; the message says why, in the author's terms."""
 
 
-def render_text(text: str, values: Mapping[str, Any]) -> str:
+def render_text(text: str, values: Mapping[str, object]) -> str:
     """`text` with its templates rendered with `values` (unchanged when it has none)."""
     if not is_template(text):
         return text
@@ -39,7 +38,9 @@ def render_text(text: str, values: Mapping[str, Any]) -> str:
         raise TemplateProblem(f"the template {text!r} cannot be rendered: {exc}") from None
 
 
-def render_data(data: Any, values: Mapping[str, Any], path: tuple[Any, ...] = ()) -> Any:
+def render_data(
+    data: object, values: Mapping[str, object], path: tuple[str | int, ...] = ()
+) -> object:
     """`data` (the lab file's parsed YAML) with every string rendered. A problem is raised as
     `RenderProblem` carrying the path of the string."""
     if isinstance(data, str):
@@ -57,12 +58,12 @@ def render_data(data: Any, values: Mapping[str, Any], path: tuple[Any, ...] = ()
 class RenderProblem(ValueError):
     """A template at `path` in the lab file that cannot be rendered."""
 
-    def __init__(self, path: tuple[Any, ...], message: str) -> None:
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.path = path
 
 
-def _host(network: Any, n: int) -> str:
+def _host(network: object, n: int) -> str:
     net = _network(network, "host")
     if not isinstance(n, int):
         raise ValueError(f"host() takes a whole number, not {n!r}")
@@ -72,19 +73,19 @@ def _host(network: Any, n: int) -> str:
     return str(address)
 
 
-def _netmask(network: Any) -> str:
+def _netmask(network: object) -> str:
     return str(_network(network, "netmask").netmask)
 
 
-def _prefixlen(network: Any) -> int:
+def _prefixlen(network: object) -> int:
     return _network(network, "prefixlen").prefixlen
 
 
-def _network_address(network: Any) -> str:
+def _network_address(network: object) -> str:
     return str(_network(network, "network").network_address)
 
 
-def _network(value: Any, name: str) -> ipaddress.IPv4Network:
+def _network(value: object, name: str) -> ipaddress.IPv4Network:
     if isinstance(value, ipaddress.IPv4Network):
         return value
     try:

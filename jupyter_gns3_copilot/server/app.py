@@ -224,7 +224,7 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
 
             salt = self.lab_salt or read_or_create_secret(Path(self.data_dir) / SALT_FILE)
             progress = StudentProgress(LabProgressStore(self.data_dir))
-            self._project_labs = ProjectLabs(self.lab(), salt, progress=progress)
+            self._project_labs = ProjectLabs(self.lab().devices, salt, progress=progress)
         return self._project_labs
 
     async def drop_lab_progress(self, project_id: str) -> None:

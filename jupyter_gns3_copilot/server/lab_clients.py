@@ -68,7 +68,8 @@ class LabClients:
         policy and skills."""
         if self._lab is None:
             from ..console import ConsolePool
-            from ..tools import CommandPolicy, LabAccess, SkillsLibrary
+            from ..devices.policy import CommandPolicy
+            from ..tools import LabAccess, SkillsLibrary
 
             settings = self.settings
             self._lab = LabAccess(

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..devices.policy import PolicyStatus
 from ..objectives.requests import CatchUpDone as CatchUpDone  # shared with the hub service
-from ..tools.policy import PolicyStatus
 
 
 class ErrorDetail(BaseModel):

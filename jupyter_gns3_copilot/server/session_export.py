@@ -19,7 +19,7 @@ of the turn, in both formats.
 Commands that cannot be written as one `%copilot run` line (a `;` or a new line inside a
 command, a device name with `:` or `,`) are kept as a Markdown note instead of a cell, and
 so are a device's commands with configuration lines a `nudge` stage held back
-(`tools.outcomes.HIDDEN_COMMAND`): the note says how many were left out.
+(`devices.hidden.HIDDEN_COMMAND`): the note says how many were left out.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from ..agent.history import ConversationHistory, OpenAIMessage
 from ..device_outcome import device_outcome
-from ..tools.outcomes import HIDDEN_COMMAND, left_out
+from ..devices.hidden import HIDDEN_COMMAND, left_out
 
 EXPORT_FORMATS: tuple[str, ...] = ("ipynb", "md")
 MEDIA_TYPES = {"ipynb": "application/x-ipynb+json", "md": "text/markdown; charset=utf-8"}

@@ -34,31 +34,21 @@ from .modes import (
     check_mode,
     mode_allows,
 )
-from .policy import (
-    DEFAULT_POLICY_FILE,
-    CommandPolicy,
-    PolicyStatus,
-    Screening,
-)
 from .registry import TOOLS, execute_tool, openai_tool_schema, tools_for_mode
 from .skills import SHIPPED_SKILLS_DIR, SkillsLibrary, SkillTopic
 
 __all__ = [
     "DEFAULT_MODE",
-    "DEFAULT_POLICY_FILE",
     "LAB_AUTOMATION",
     "MODE_TOOLS",
     "SHIPPED_SKILLS_DIR",
     "TEACHING",
     "TOOLS",
     "BlockedCommand",
-    "CommandPolicy",
     "LabAccess",
     "Mode",
     "NoArguments",
-    "PolicyStatus",
     "ProgressSink",
-    "Screening",
     "SkillTopic",
     "SkillsLibrary",
     "ToolAborted",

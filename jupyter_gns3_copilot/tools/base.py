@@ -14,9 +14,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,12 +27,13 @@ from ..console import (
     ConsoleTransport,
 )
 from ..console.pool import abortable
+from ..devices.access import Devices
+from ..devices.policy import CommandPolicy
+from ..devices.template_cache import TemplateCache
 from ..gns3 import GNS3Client, Node
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
-from .policy import CommandPolicy
 from .skills import SkillsLibrary
-from .template_cache import TemplateCache
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +125,9 @@ class ToolContext:
     - `policy`, `skills`: the command policy and the skills library (shareable).
     - `abort`: set to stop long waits (node boot, console commands) promptly.
     - `progress`: receives progress events from long tools (see `reporter`).
-    - `console_targets`: consoles by device name that take precedence over the project's
-      nodes (devices reached outside GNS3, test doubles).
-    - `console_credentials`: login/enable secrets for consoles that ask (never reported).
-    - `console_transport`: how consoles built from nodes are reached: `telnet` to their
-      console port, or `websocket` through GNS3's authenticated console websocket with
-      the GNS3 client's own token (the telnet ports may then be closed to this host).
+    - `console_targets`, `console_credentials`, `console_transport`, `templates`: how
+      consoles are reached, given to the context's `devices` (`devices.access.Devices`
+      says what each means; read them there).
     - `boot_timeout`, `command_timeout`: bounds in seconds for a console prompt after a
       node start, and for one command's answer.
     - `max_output_chars`: longest output kept per device; the middle of longer output is
@@ -141,10 +138,10 @@ class ToolContext:
     - `read_nodes`: the turn's shared read of the topology (`TopologySource.nodes`,
       None when it failed): the node cache is filled from it rather than by a GNS3 read of
       its own, so a turn reads its lab once (again after a tool changed it).
-    - `templates`: GNS3's templates, for the dialect hints of node consoles; shared by
-      every turn when given (`LabAccess` does), else read once for this context.
 
-    Keeps a cache of the project's nodes, dropped after every tool that changes the lab.
+    `devices` is the device layer's `Devices` (the GNS3 client, the console pool, the
+    policy and how consoles are reached): what the tools share with lab checks. Keeps a
+    cache of the project's nodes, dropped after every tool that changes the lab.
     """
 
     gns3: GNS3Client
@@ -155,21 +152,35 @@ class ToolContext:
     skills: SkillsLibrary = field(default_factory=SkillsLibrary)
     abort: asyncio.Event | None = None
     progress: ProgressSink | None = None
-    console_targets: Mapping[str, ConsoleTarget] = field(default_factory=dict)
-    console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
-    console_transport: ConsoleTransport = "telnet"
+    console_targets: InitVar[Mapping[str, ConsoleTarget] | None] = None
+    console_credentials: InitVar[ConsoleCredentials | None] = None
+    console_transport: InitVar[ConsoleTransport] = "telnet"
     boot_timeout: float = 120.0
     command_timeout: float = 30.0
     max_output_chars: int = 12_000
     objectives: LabObjectives | None = None
     read_nodes: Callable[[], Awaitable[Sequence[Node] | None]] | None = None
-    templates: TemplateCache | None = None
+    templates: InitVar[TemplateCache | None] = None
+    devices: Devices = field(init=False, repr=False)
     _nodes: list[Node] | None = field(default=None, init=False, repr=False)
-    _templates: TemplateCache = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(
+        self,
+        console_targets: Mapping[str, ConsoleTarget] | None,
+        console_credentials: ConsoleCredentials | None,
+        console_transport: ConsoleTransport,
+        templates: TemplateCache | None,
+    ) -> None:
         self.mode = check_mode(self.mode)
-        self._templates = self.templates or TemplateCache(self.gns3)
+        self.devices = Devices(
+            gns3=self.gns3,
+            consoles=self.consoles,
+            policy=self.policy,
+            console_credentials=console_credentials,
+            console_transport=console_transport,
+            console_targets=console_targets or {},
+            templates=templates,
+        )
 
     @property
     def aborted(self) -> bool:
@@ -214,38 +225,19 @@ class ToolContext:
     async def unknown_node_message(self, name: str) -> str:
         """A message saying no node is called `name`, listing the names that exist."""
         names = sorted(
-            {n.name for n in await self.nodes()} | set(self.console_targets), key=natural_key
+            {n.name for n in await self.nodes()} | set(self.devices.console_targets),
+            key=natural_key,
         )
         return f"No node named {name!r} in this project. Nodes: {', '.join(names) or 'none'}."
 
     async def console_target(self, node: Node) -> ConsoleTarget:
-        """The console of `node`: `console_targets[node.name]` if given, else built from
-        the node (`ConsoleTarget.from_node`, its dialect also told by its template's tags
-        and usage notes; a console host of 0.0.0.0 means the GNS3 host) and reached by
-        `console_transport` (the websocket with `gns3.access_token`).
-
-        Raises `ConsoleTargetError`/`DialectError` when the node has no usable console.
-        """
-        override = self.console_targets.get(node.name)
-        if override is not None:
-            return override
-        return ConsoleTarget.from_node(
-            node,
-            server_host=urlsplit(self.gns3.url).hostname,
-            credentials=self.console_credentials,
-            transport=self.console_transport,
-            gns3_url=self.gns3.url,
-            token_provider=self.gns3.access_token,
-            inherited=await self.template_notes(node),
-        )
+        """The console of `node` (`Devices.console_target`). Raises
+        `ConsoleTargetError`/`DialectError` when the node has no usable console."""
+        return await self.until_aborted(self.devices.console_target(node))
 
     async def template_notes(self, node: Node) -> list[str]:
-        """The tags and usage notes of `node`'s template (see `TemplateCache`); [] when it
-        has none or GNS3 does not list templates."""
-        if node.template_id is None:
-            return []
-        template = await self.until_aborted(self._templates.get(node.template_id))
-        return template.notes if template is not None else []
+        """The tags and usage notes of `node`'s template (`Devices.template_notes`)."""
+        return await self.until_aborted(self.devices.template_notes(node))
 
     # -- waiting and progress ------------------------------------------------------------
 

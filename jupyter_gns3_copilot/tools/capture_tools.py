@@ -8,8 +8,9 @@ from typing import Any
 
 from pydantic import Field
 
-from ..capture import MAX_CAPTURE_BYTES, CaptureError, analyze_pcap
-from ..gns3 import LOCAL_COMPUTE, GNS3Error, GNS3NotFound, Link
+from ..capture import CaptureError, analyze_pcap
+from ..devices.captures import read_link_capture
+from ..gns3 import LOCAL_COMPUTE, GNS3NotFound, Link
 from .base import ToolArguments, ToolContext, ToolError, ToolSpec
 from .link_tools import LinkEnds, find_link, link_text
 
@@ -73,7 +74,7 @@ async def analyze_capture(ctx: ToolContext, args: AnalyzeCaptureArgs) -> dict[st
     link = await find_link(ctx, args.link)
     text = await link_text(ctx, link)
     try:
-        data = await read_link_capture(ctx, link)
+        data = await ctx.until_aborted(read_link_capture(ctx.gns3, ctx.project_id, link))
     except GNS3NotFound as exc:
         if exc.kind != "capture":
             raise
@@ -119,22 +120,6 @@ async def _on_remote_compute(ctx: ToolContext, link: Link) -> bool:
         for node in await ctx.nodes()
         if node.node_id in ends
     )
-
-
-async def read_link_capture(ctx: ToolContext, link: Link) -> bytes:
-    """The link's capture bytes: a running capture through GNS3's capture stream (it
-    serves captures on any compute), else, or when the stream fails (e.g. the capture
-    just stopped), the capture file through the project's files."""
-    if link.capturing:
-        try:
-            return await ctx.until_aborted(
-                ctx.gns3.stream_capture(
-                    ctx.project_id, link.link_id, max_bytes=MAX_CAPTURE_BYTES + 1
-                )
-            )
-        except GNS3Error as exc:
-            log.info("Capture stream of link %s failed (%s); reading the file", link.link_id, exc)
-    return await ctx.until_aborted(ctx.gns3.read_capture(ctx.project_id, link.link_id))
 
 
 SPECS = [

@@ -51,11 +51,11 @@ from ..console import (
 )
 from ..console.pool import CommandOutputCallback, device_result
 from ..device_outcome import judge_device
+from ..devices.policy import CappedCommand, CommandContext, config_mode_action
+from ..devices.reachability import Check, read_check
 from ..gns3 import GNS3Error
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
 from .modes import TEACHING
-from .policy import CappedCommand, CommandContext, config_mode_action
-from .reachability import Check, read_check
 
 ToolKind = Literal["show", "config", "vpcs"]
 
@@ -144,7 +144,7 @@ def split_commands(commands: list[str], dialect: str | None = None) -> list[str]
 async def _plan(
     ctx: ToolContext, requests: list[DeviceCommandsArgs], kind: ToolKind
 ) -> list[_Plan]:
-    names = [r.device for r in requests if r.device not in ctx.console_targets]
+    names = [r.device for r in requests if r.device not in ctx.devices.console_targets]
     nodes = await ctx.lookup_nodes(names)
     if any(node.status != "started" for node in nodes.values()):
         await ctx.nodes(refresh=True)
@@ -154,8 +154,8 @@ async def _plan(
         plan = _Plan(device=request.device, commands=split_commands(request.commands))
         plans.append(plan)
         node = nodes.get(request.device)
-        if request.device in ctx.console_targets:
-            plan.target = ctx.console_targets[request.device]
+        if request.device in ctx.devices.console_targets:
+            plan.target = ctx.devices.console_targets[request.device]
         elif node is None:
             plan.failure = await ctx.unknown_node_message(request.device)
             continue

@@ -6,13 +6,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..devices.access import Devices
+from ..devices.policy import CommandPolicy
 from .base import ToolContext
-from .template_cache import TemplateCache
 
 if TYPE_CHECKING:
     from ..console import ConsoleCredentials, ConsolePool, ConsoleTransport
     from ..gns3 import GNS3Client
-    from .policy import CommandPolicy
     from .skills import SkillsLibrary
 
 
@@ -24,8 +24,8 @@ class LabAccess:
     `policy` and `skills` the command policy and skills library (hot-reloadable),
     `console_credentials` the device login secrets, if any, `console_transport` how
     consoles are reached (`telnet` to their ports, or `websocket`: GNS3's console websocket
-    with the GNS3 client's token; see `ToolContext`). `templates` is GNS3's template list
-    shared by every turn (`TemplateCache`).
+    with the GNS3 client's token; see `Devices`). `devices` is the device layer's `Devices`
+    made of them (what lab checks use), its template list shared by every turn.
     """
 
     gns3: GNS3Client
@@ -34,16 +34,20 @@ class LabAccess:
     skills: SkillsLibrary | None = None
     console_credentials: ConsoleCredentials | None = field(default=None, repr=False)
     console_transport: ConsoleTransport = "telnet"
-    templates: TemplateCache = field(init=False, repr=False)
+    devices: Devices = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.templates = TemplateCache(self.gns3)
+        self.devices = Devices(
+            gns3=self.gns3,
+            consoles=self.consoles,
+            policy=self.policy or CommandPolicy(),
+            console_credentials=self.console_credentials,
+            console_transport=self.console_transport,
+        )
 
     def tool_context(self, project_id: str, mode: str, abort: asyncio.Event) -> ToolContext:
         """The tool context of one turn."""
         extra: dict[str, Any] = {}
-        if self.policy is not None:
-            extra["policy"] = self.policy
         if self.skills is not None:
             extra["skills"] = self.skills
         return ToolContext(
@@ -51,9 +55,10 @@ class LabAccess:
             project_id=project_id,
             consoles=self.consoles,
             mode=mode,
+            policy=self.devices.policy,
             abort=abort,
             console_credentials=self.console_credentials,
             console_transport=self.console_transport,
-            templates=self.templates,
+            templates=self.devices.template_cache,
             **extra,
         )

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..device_outcome import Outcome, combine, device_outcome
+from ..devices.hidden import HIDDEN_COMMAND, left_out
 from ..mode_labels import MODE_LABELS
 from .address_summary import addresses_set, saves
 from .modes import TEACHING
@@ -77,8 +78,6 @@ MAX_NAMES = 6
 MAX_COMMAND_CHARS = 60
 MAX_PROBLEMS = 2
 """Failed checks named in a summary ("PC1: No gateway found")."""
-HIDDEN_COMMAND = "(configuration hidden)"
-"""What stands for a configuration line held back from the student (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -444,11 +443,6 @@ def _what(commands: Sequence[str], names: Sequence[str]) -> str:
     if not shown:
         return f"configuration of {_names(names)}"
     return f"{_commands_text(shown)} and configuration on {_names(names)}"
-
-
-def left_out(count: int) -> str:
-    """ "I left out 3 configuration lines"."""
-    return f"I left out {_count(count, 'configuration line')}"
 
 
 def _commands_text(commands: Sequence[str], shown: int = 3) -> str:

@@ -1,0 +1,186 @@
+"""Deciding `reachable` and `traffic` checks: pings from a device (retried while a check
+`wait`s for convergence) and packets captured on a link while the check waits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import time
+from collections.abc import Awaitable
+
+from ..capture import CaptureError, analyze_pcap
+from ..devices.captures import read_link_capture
+from ..devices.reachability import read_check
+from ..devices.readers import Address
+from ..gns3 import GNS3Error, GNS3NotFound, Link
+from .devices import DeviceAccess, Undecided
+from .model import ReachableCheck, TrafficCheck, link_ports
+from .results import CheckVerdict, Evidence, summary_lines
+
+RETRY_INTERVAL = 1.0
+"""Seconds between two pings of a `reachable` check that waits for convergence."""
+VPCS_PING_INTERVAL_MS = 50
+"""Milliseconds between a VPCS ping's probes (`-i`; its default is 1000)."""
+LINUX_PING_INTERVAL = 0.2
+"""Seconds between a Linux ping's probes (`-i`; the least iputils allows every user)."""
+
+
+async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdict:
+    """The verdict of a `reachable` check."""
+    source = await devices.target(check.source)
+    if check.address is not None:
+        address, named = check.address, f"{check.to} ({check.address})"
+    else:
+        address, named = await _destination(check.to, devices)
+    command = ping_command(source.dialect, address, check.count)
+    deadline = time.monotonic() + check.wait
+    fresh = False
+    while True:
+        result = await devices.run(source.name, command, fresh=fresh)
+        reading = read_check(source.dialect, command, result.output)
+        answered = reading is not None and bool(reading.received)
+        if answered == check.expect or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(RETRY_INTERVAL)
+        fresh = True
+    lines = [reading.detail] if reading is not None and reading.detail else []
+    lines = lines or summary_lines(result.output)
+    evidence = [Evidence(node=source.name, command=command, lines=lines)]
+    counted = (
+        f"{reading.received} of {reading.sent} answered"
+        if reading is not None and reading.sent
+        else (reading.problem if reading is not None and reading.problem else "no answer")
+    )
+    if answered:
+        said = f"{source.name} reaches {named} ({counted})"
+        explanation = f"{said}." if check.expect else f"{said}, which it must not."
+    else:
+        said = f"{source.name} does not reach {named} ({counted})"
+        explanation = f"{said}." if check.expect else f"{said}, as required."
+        if check.address is not None and check.expect:
+            explanation += await _has_instead(check.to, check.address, devices)
+    return CheckVerdict(
+        status="pass" if answered == check.expect else "fail",
+        explanation=explanation,
+        evidence=evidence,
+    )
+
+
+async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
+    """The address `to` names (itself, or the first address a node has, loopbacks left
+    out) and how a student reads it (`PC2 (10.0.0.2)`)."""
+    try:
+        return str(ipaddress.IPv4Address(to)), to
+    except ValueError:
+        pass
+    target = await devices.target(to)
+    found = await _reachable_addresses(target.name, devices)
+    if not found:
+        raise Undecided(f"{target.name} has no IPv4 address to reach")
+    address = str(found[0].address.ip)
+    return address, f"{target.name} ({address})"
+
+
+async def _reachable_addresses(name: str, devices: DeviceAccess) -> list[Address]:
+    _, found = await devices.addresses(name)
+    return [a for a in found if not a.address.ip.is_loopback]
+
+
+async def _has_instead(node: str, address: str, devices: DeviceAccess) -> str:
+    """` PC2 has 10.0.0.7.` when the node the ping was for has other addresses than the
+    one expected (nothing when they cannot be read: the ping's failure says enough)."""
+    try:
+        found = await _reachable_addresses(node, devices)
+    except Undecided:
+        return ""
+    if any(str(a.address.ip) == address for a in found):
+        return ""
+    named = (await devices.target(node)).name
+    if not found:
+        return f" {named} has no IPv4 address."
+    return f" {named} has {', '.join(str(a.address.ip) for a in found)}."
+
+
+def ping_command(dialect: str, address: str, count: int) -> str:
+    """The ping of `count` probes to `address` on a `dialect` console, its probes sent one
+    after the other's answer: VPCS sleeps its interval (1 s by default) after every probe,
+    the last one too, and Linux between two probes; a check would wait for nothing."""
+    if dialect == "cisco_ios":
+        return f"ping {address} repeat {count}"
+    if dialect == "linux":
+        return f"ping -c {count} -i {LINUX_PING_INTERVAL} -W 1 {address}"
+    return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}"
+
+
+async def traffic(check: TrafficCheck, devices: DeviceAccess) -> CheckVerdict:
+    """The verdict of a `traffic` check."""
+    ends = link_ports(check.link)
+    named = _link_text(check)
+    try:
+        link = await devices.find_link(ends.a, ends.a_port, ends.b, ends.b_port)
+    except GNS3NotFound as exc:
+        raise Undecided(str(exc)) from None
+    async with devices.capture_lock(link.link_id):
+        matched = await _captured(devices, link, check)
+    evidence = [Evidence(node=ends.a, lines=[f"{matched} packets matching {check.filter}"])]
+    seconds = f"{check.seconds:g} s"
+    if matched > 0:
+        return CheckVerdict(
+            status="pass",
+            explanation=f"{matched} {check.filter} packets crossed {named} in {seconds}.",
+            evidence=evidence,
+        )
+    return CheckVerdict(
+        status="fail",
+        explanation=f"No {check.filter} packets crossed {named} in {seconds}.",
+        evidence=evidence,
+    )
+
+
+async def _captured(devices: DeviceAccess, link: Link, check: TrafficCheck) -> int:
+    """The packets matching the check's filter that crossed `link` during the check (a
+    capture the student runs is left running; only the packets it gained count)."""
+    gns3, project_id = devices.devices.gns3, devices.project_id
+    link = await devices.until_aborted(gns3.get_link(project_id, link.link_id))
+    started = not link.capturing
+    try:
+        before = 0 if started else await _matched(devices, link, check.filter)
+        if started:
+            await devices.until_aborted(gns3.start_capture(project_id, link.link_id))
+        waits: list[Awaitable[None]] = [asyncio.sleep(check.seconds)]
+        if check.during is not None:
+            ping = check.during.ping
+            waits.append(_ping_once(devices, ping.source, ping.to))
+        await asyncio.gather(*waits)
+        link = await devices.until_aborted(gns3.get_link(project_id, link.link_id))
+        return await _matched(devices, link, check.filter) - before
+    except (GNS3Error, CaptureError) as exc:
+        raise Undecided(f"the capture on {_link_text(check)} failed: {exc}") from None
+    finally:
+        if started:
+            with contextlib.suppress(GNS3Error):
+                await gns3.stop_capture(project_id, link.link_id)
+
+
+def _link_text(check: TrafficCheck) -> str:
+    """The check's link as a student reads it: `PC1 e0 - SW1 e1`."""
+    ends = link_ports(check.link)
+    return f"{ends.a} {ends.a_port} - {ends.b} {ends.b_port}"
+
+
+async def _matched(devices: DeviceAccess, link: Link, display_filter: str) -> int:
+    data = await devices.until_aborted(
+        read_link_capture(devices.devices.gns3, devices.project_id, link)
+    )
+    analysis, _ = await devices.until_aborted(
+        analyze_pcap(data, display_filter=display_filter, limit=1)
+    )
+    return analysis.matched
+
+
+async def _ping_once(devices: DeviceAccess, source: str, to: str) -> None:
+    """Traffic for a `traffic` check: its ping's answer does not matter."""
+    target = await devices.target(source)
+    address, _ = await _destination(to, devices)
+    await devices.run(target.name, ping_command(target.dialect, address, 3), fresh=True)
