@@ -176,7 +176,7 @@ async def measure(base_url: str, gns3_url: str, username: str, password: str, re
             reads = []
             for _ in range(reps):
                 began = time.perf_counter()
-                await read_topology(service.lab.gns3, service.project_id)
+                await read_topology(service.engine.lab.gns3, service.engine.project_id)
                 reads.append(time.perf_counter() - began)
             print(
                 f"  of which the turn's topology read from GNS3 (one round trip, overlapping the "
