@@ -33,7 +33,9 @@ from jupyter_gns3_copilot.agent.approval_policy import ApprovalPolicy
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.events import ApprovalRequiredEvent, ErrorEvent, ToolCallEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.testing.scripted_llm import text, tool_call
@@ -69,14 +71,14 @@ async def one_run(service: AgentService, settings: ModelSettings) -> float:
         llm=settings,
         options=TurnOptions(mode="lab_automation_assistant"),
     ):
-        kind = event["type"]
-        if kind == "tool_call" and event["tool_call"]["function"].get("complete"):
+        if isinstance(event, ToolCallEvent) and event.tool_call.function.complete:
             complete = time.perf_counter()
-        elif kind == "approval_required":
+        elif isinstance(event, ApprovalRequiredEvent):
             asked = time.perf_counter()
-            assert service.decide(event["approval_id"], ApprovalDecision(decision="reject"))
-        elif kind == "error":
-            raise RuntimeError(event["error"])
+            decision = ApprovalDecision(decision="reject")
+            assert service.approvals.decide(event.approval_id, decision)
+        elif isinstance(event, ErrorEvent):
+            raise RuntimeError(event.error)
     if complete is None or asked is None:
         raise RuntimeError("the run had no complete tool call or no approval request")
     return asked - complete
@@ -93,9 +95,11 @@ async def measure(model_url: str, lab: LabServer, runs: int) -> list[float]:
         project = await gns3.create_project(f"bench-approval-{uuid.uuid4().hex[:6]}")
         service = await AgentService.open(
             project.project_id,
-            data_dir=Path(tempfile.mkdtemp(prefix="bench-approval-")),
+            ChatSettings(
+                Path(tempfile.mkdtemp(prefix="bench-approval-")),
+                approval=ApprovalPolicy("changes"),
+            ),
             lab=LabAccess(gns3, pool),
-            approval=ApprovalPolicy("changes"),
         )
         try:
             samples = [await one_run(service, settings) for _ in range(runs + 1)]

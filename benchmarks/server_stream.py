@@ -51,6 +51,7 @@ from stream_overhead import PROMPT, Sample, bare, chat, scripted_server, timed
 
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.chat.service import AgentService
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
@@ -238,7 +239,7 @@ async def measure(model_url: str, lab: LabServer, server_url: str, token: str, r
         project = await gns3.create_project(f"bench-server-{uuid.uuid4().hex[:6]}")
         data_dir = Path(tempfile.mkdtemp(prefix="bench-direct-"))
         service = await AgentService.open(
-            project.project_id, data_dir=data_dir, lab=LabAccess(gns3, pool)
+            project.project_id, ChatSettings(data_dir), lab=LabAccess(gns3, pool)
         )
         stream_url = f"{server_url}copilot/projects/{project.project_id}/chat/stream"
         try:

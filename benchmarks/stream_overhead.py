@@ -42,6 +42,7 @@ from langchain_core.messages import HumanMessage
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings, make_chat_model
 from jupyter_gns3_copilot.agent.topology_source import read_topology
 from jupyter_gns3_copilot.chat.service import AgentService
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.tools import LabAccess
@@ -117,7 +118,7 @@ async def bare(settings: ModelSettings) -> Sample:
 
 async def chat(service: AgentService, settings: ModelSettings) -> Sample:
     events = service.stream_chat(PROMPT, user_id="bench", llm=settings, session_id=None)
-    return await timed(events, lambda event: event["type"] == "content")
+    return await timed(events, lambda event: event.type == "content")
 
 
 @asynccontextmanager
@@ -134,7 +135,9 @@ async def copilot(gns3_url: str, username: str, password: str) -> AsyncIterator[
         else:
             project_id = str(uuid.uuid4())
         data_dir = Path(tempfile.mkdtemp(prefix="bench-stream-"))
-        service = await AgentService.open(project_id, data_dir=data_dir, lab=LabAccess(gns3, pool))
+        service = await AgentService.open(
+            project_id, ChatSettings(data_dir), lab=LabAccess(gns3, pool)
+        )
         try:
             yield service
         finally:
@@ -173,7 +176,7 @@ async def measure(base_url: str, gns3_url: str, username: str, password: str, re
             reads = []
             for _ in range(reps):
                 began = time.perf_counter()
-                await read_topology(service.lab.gns3, service.project_id)
+                await read_topology(service.engine.lab.gns3, service.engine.project_id)
                 reads.append(time.perf_counter() - began)
             print(
                 f"  of which the turn's topology read from GNS3 (one round trip, overlapping the "

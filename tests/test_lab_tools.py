@@ -20,11 +20,13 @@ from typing import Any
 
 import dpkt
 import pytest
+from support.agent import wire
 
 from jupyter_gns3_copilot.capture import CaptureError, analyze_pcap
 from jupyter_gns3_copilot.capture.display_filter import compile_filter
 from jupyter_gns3_copilot.chat.options import TurnOptions
 from jupyter_gns3_copilot.chat.service import AgentService
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.devices.template_cache import TemplateCache
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3Conflict
@@ -548,11 +550,11 @@ async def test_a_teaching_chat_turn_captures_a_ping_and_the_model_sees_icmp(
         )
         await two_pcs(ctx)
         service = await AgentService.open(
-            gns3_project.project_id, data_dir=tmp_path, lab=LabAccess(gns3, pool)
+            gns3_project.project_id, ChatSettings(tmp_path), lab=LabAccess(gns3, pool)
         )
         try:
             events = [
-                event
+                wire(event)
                 async for event in service.stream_chat(
                     "Show me what a ping looks like on the wire",
                     user_id="student1",

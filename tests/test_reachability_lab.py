@@ -58,7 +58,7 @@ def kernel_turn(tool: str, result: Any, arguments: Mapping[str, Any]) -> Any:
         },
         mode=LAB_AUTOMATION,
     )
-    recorder.add(parse_event(event))
+    recorder.add(parse_event(event.model_dump_json(exclude_none=True)))
     return recorder.finish()
 
 

@@ -210,7 +210,7 @@ async def test_gateway_failures_are_error_events_and_the_next_turn_works(
                 "again", session_id=session_id, user_id=USER, llm=scripted_model_settings
             )
         )
-        history = await service.get_history(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
     assert [kind for kind in kinds(events) if kind != "content"] == ["error", "done"]
     assert "".join(e["content"] for e in events if e["type"] == "content") == shown
     error_text = next(e["error"] for e in events if e["type"] == "error")

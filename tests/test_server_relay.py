@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from jupyter_gns3_copilot.events import parse_event
 from jupyter_gns3_copilot.server.handlers.base import WRITE_INTERVAL, _EventWriter
 
 HEARTBEAT = {"type": "heartbeat", "session_id": "s"}
@@ -95,18 +96,18 @@ def tool_call(arguments: str, complete: bool | None = None) -> dict[str, Any]:
 
 
 def writer_for(handler: SlowHandler, clock: FakeClock, interval: float = WRITE_INTERVAL):
-    return _EventWriter(handler, HEARTBEAT, interval=interval, clock=clock)  # type: ignore[arg-type]
+    return _EventWriter(handler, parse_event(HEARTBEAT), interval=interval, clock=clock)  # type: ignore[arg-type]
 
 
 async def test_events_queued_during_a_flush_are_merged_without_losing_anything() -> None:
     handler, clock = SlowHandler(), FakeClock()
     writer = writer_for(handler, clock, interval=0)  # only the slow flush holds events back
     for piece in ("Both ", "PCs ", "are up."):
-        writer.send(content(piece))
-    writer.send(content(" Other message.", message_id="m9"))
+        writer.send(parse_event(content(piece)))
+    writer.send(parse_event(content(" Other message.", message_id="m9")))
     for arguments in ("", '{"a', '{"a":', '{"a": 1}'):
-        writer.send(tool_call(arguments))
-    writer.send(tool_call('{"a": 1}', complete=True))
+        writer.send(parse_event(tool_call(arguments)))
+    writer.send(parse_event(tool_call('{"a": 1}', complete=True)))
     handler.flushed.set()
     await writer.close()
 
@@ -126,10 +127,10 @@ async def test_pieces_within_a_frame_go_out_merged_in_one_write_when_it_ends() -
     writer = writer_for(handler, clock)
     pieces = [f"w{i} " for i in range(50)]
     for piece in pieces[:25]:
-        writer.send(content(piece))
+        writer.send(parse_event(content(piece)))
     await clock.scheduled.wait()  # the heartbeat was just written: the frame is not over
     for piece in pieces[25:]:
-        writer.send(content(piece))
+        writer.send(parse_event(content(piece)))
     assert handler.events() == [HEARTBEAT]
 
     clock.advance(WRITE_INTERVAL)
@@ -142,18 +143,27 @@ async def test_an_event_after_a_quiet_period_is_written_at_once() -> None:
     handler, clock = SlowHandler(flushed=True), FakeClock()
     writer = writer_for(handler, clock)
     clock.now += WRITE_INTERVAL * 2  # the heartbeat went out longer than a frame ago
-    writer.send(content("Hello"))
+    writer.send(parse_event(content("Hello")))
     assert await handler.next_write() == [content("Hello")]
     assert not clock.timers  # written without waiting for a timer
 
-    writer.send(content(" again"))  # within the frame of that write: waits for its end
+    writer.send(parse_event(content(" again")))  # within the frame of that write: waits for its end
     await clock.scheduled.wait()
     assert handler.events()[1:] == [content("Hello")]
     clock.now += WRITE_INTERVAL * 5  # a late timer: the frame ended a while ago
     clock.advance(0)
     assert await handler.next_write() == [content(" again")]
     clock.advance(WRITE_INTERVAL * 2)
-    writer.send({"type": "tool_start", "tool_name": "get_topology", "session_id": "s"})
+    writer.send(
+        parse_event(
+            {
+                "type": "tool_start",
+                "tool_name": "get_topology",
+                "tool_call_id": "c1",
+                "session_id": "s",
+            }
+        )
+    )
     assert (await handler.next_write())[0]["type"] == "tool_start"
     await writer.close()
 
@@ -161,10 +171,10 @@ async def test_an_event_after_a_quiet_period_is_written_at_once() -> None:
 async def test_close_writes_what_is_queued_without_waiting_out_the_frame() -> None:
     handler, clock = SlowHandler(flushed=True), FakeClock()
     writer = writer_for(handler, clock, interval=3600.0)
-    writer.send(content("The "))
+    writer.send(parse_event(content("The ")))
     await clock.scheduled.wait()
-    writer.send(content("end."))
-    writer.send({"type": "done", "session_id": "s"})
+    writer.send(parse_event(content("end.")))
+    writer.send(parse_event({"type": "done", "session_id": "s"}))
     await writer.close()  # the clock never moves: close alone ends the frame
     assert handler.events() == [HEARTBEAT, content("The end."), {"type": "done", "session_id": "s"}]
     assert not clock.waiting()  # the frame's timer was cancelled
@@ -174,21 +184,21 @@ async def test_a_calls_opening_and_complete_payloads_are_always_sent() -> None:
     handler, clock = SlowHandler(flushed=True), FakeClock()
     writer = writer_for(handler, clock)
     arguments = '{"devices": [' + ", ".join(f'"PC{n}"' for n in range(20)) + "]}"
-    writer.send(tool_call(""))  # the opening, within the heartbeat's frame
+    writer.send(parse_event(tool_call("")))  # the opening, within the heartbeat's frame
     await clock.scheduled.wait()
     cuts = range(1, len(arguments), 7)
     frames = [list(cuts[i : i + 5]) for i in range(0, len(cuts), 5)]
     for frame in frames:  # fragments in several frames: each frame sends its last payload
         for cut in frame:
-            writer.send(tool_call(arguments[:cut]))
+            writer.send(parse_event(tool_call(arguments[:cut])))
         clock.scheduled.clear()
         clock.advance(WRITE_INTERVAL)
         await handler.next_write()
         clock.now += WRITE_INTERVAL / 2
-        writer.send(tool_call(arguments[: frame[-1] + 1]))
+        writer.send(parse_event(tool_call(arguments[: frame[-1] + 1])))
         await clock.scheduled.wait()
-    writer.send(tool_call(arguments))
-    writer.send(tool_call(arguments, complete=True))
+    writer.send(parse_event(tool_call(arguments)))
+    writer.send(parse_event(tool_call(arguments, complete=True)))
     await writer.close()
 
     calls = [e["tool_call"]["function"] for e in handler.events()[1:]]

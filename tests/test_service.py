@@ -23,6 +23,7 @@ from support.agent import (
     collect,
     copilot,
     tool_call_runs,
+    wire,
 )
 from support.http_counting import CountingTransport
 
@@ -30,7 +31,9 @@ from jupyter_gns3_copilot.agent.llm_access import TURN_HEADER, ModelSettings
 from jupyter_gns3_copilot.agent.prompts import ABORTED_RESULT, INTERRUPTED_RESULT
 from jupyter_gns3_copilot.chat.manager import ProjectAgentManager
 from jupyter_gns3_copilot.chat.options import TurnOptions
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleTarget
+from jupyter_gns3_copilot.events import ChatEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM, error, html_page, text
 from jupyter_gns3_copilot.testing.scripted_llm import tool_call as tool_reply
@@ -100,8 +103,8 @@ async def test_full_turn_runs_tools_on_real_vpcs(
             )
         )
         session_id = events[-1]["session_id"]
-        session = await service.get_session(session_id, user_id=USER)
-        history = await service.get_history(session_id, user_id=USER)
+        session = await service.sessions.get_session(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
 
     assert tool_call_runs(kinds(events)) == [
         *tool_call_events(3),
@@ -195,12 +198,12 @@ async def start_pcs(project: Any, *names: str) -> None:
             )
 
 
-async def stream_until(events: AsyncIterator[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    """Events up to and including the first of type `kind`."""
+async def stream_until(events: AsyncIterator[ChatEvent], kind: str) -> list[dict[str, Any]]:
+    """Events up to and including the first of type `kind` (as `wire` gives them)."""
     seen = []
     async for event in events:
-        seen.append(event)
-        if event["type"] == kind:
+        seen.append(wire(event))
+        if event.type == kind:
             return seen
     raise AssertionError(f"the stream ended without a {kind!r} event: {kinds(seen)}")
 
@@ -229,13 +232,13 @@ async def test_abort_stops_a_long_tool_and_keeps_history_valid(
         stream = service.stream_chat("Ping from PC1", user_id=USER, llm=scripted_model_settings)
         events = await stream_until(stream, "tool_start")
         session_id = events[-1]["session_id"]
-        assert await service.abort_session(session_id, user_id=USER)
+        assert await service.sessions.abort_session(session_id, user_id=USER)
         events += await collect(stream)
         assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
         result = json.loads(events[-3]["tool_output"])
         assert "aborted" in json.dumps(result)
         assert len(scripted_llm.chat_requests) == 1
-        assert not service.turns.is_running(session_id)
+        assert not service.engine.turns.is_running(session_id)
 
         follow_up = await collect(
             service.stream_chat(
@@ -291,7 +294,7 @@ async def test_execution_time_limit_stops_a_long_tool_and_keeps_history_valid(
         assert "aborted" in events[-3]["tool_output"]
         assert "max_execution_time_seconds=5" in events[-2]["error"]
         assert len(scripted_llm.chat_requests) == 1
-        history = await service.get_history(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
         assert history is not None
         assert [m.role for m in history.messages] == ["user", "assistant", "tool"]
 
@@ -330,12 +333,13 @@ async def test_abort_after_a_complete_tool_call_answers_it_with_a_placeholder(
     async with copilot(gns3_project, tmp_path) as service:
         stream = service.stream_chat("Show the lab", user_id=USER, llm=scripted_model_settings)
         events = []
-        async for event in stream:
+        async for sent in stream:
+            event = wire(sent)
             events.append(event)
             if event.get("tool_call", {}).get("function", {}).get("complete"):
-                await service.abort_session(event["session_id"], user_id=USER)
+                await service.sessions.abort_session(event["session_id"], user_id=USER)
         session_id = events[-1]["session_id"]
-        history = await service.get_history(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
         await collect(
             service.stream_chat(
                 "again", session_id=session_id, user_id=USER, llm=scripted_model_settings
@@ -365,10 +369,10 @@ async def test_abort_during_a_streamed_answer_keeps_the_text_shown(
         events = await stream_until(stream, "content")
         events += await stream_until(stream, "content")
         session_id = events[-1]["session_id"]
-        await service.abort_session(session_id, user_id=USER)
+        await service.sessions.abort_session(session_id, user_id=USER)
         events += await collect(stream)
-        history = await service.get_history(session_id, user_id=USER)
-        session = await service.get_session(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
+        session = await service.sessions.get_session(session_id, user_id=USER)
     assert kinds(events)[-2:] == ["abort", "done"]
     shown = "".join(e["content"] for e in events if e["type"] == "content")
     assert history is not None and history.messages[-1].content == shown
@@ -568,7 +572,7 @@ async def test_crash_left_tool_call_is_repaired_before_the_next_model_call(
         orphan = AIMessage(
             content="", tool_calls=[{"name": "get_topology", "args": {}, "id": "call_lost"}]
         )
-        await service.graph.aupdate_state(
+        await service.engine.graph.aupdate_state(
             {"configurable": {"thread_id": session_id}}, {"messages": [orphan]}, as_node="llm_call"
         )
     async with copilot(gns3_project, tmp_path) as restarted:
@@ -577,7 +581,7 @@ async def test_crash_left_tool_call_is_repaired_before_the_next_model_call(
                 "still there?", session_id=session_id, user_id=USER, llm=scripted_model_settings
             )
         )
-        session = await restarted.get_session(session_id, user_id=USER)
+        session = await restarted.sessions.get_session(session_id, user_id=USER)
     assert kinds(events) == ["content", "done"]
     request = scripted_llm.chat_requests[-1]
     assert request.status == 200
@@ -617,7 +621,7 @@ async def test_no_secret_reaches_the_data_directory(
     llm = ModelSettings(base_url=server.base_url, api_key=api_key, model="scripted-model")
     async with copilot(gns3_project, tmp_path) as service:
         events = await collect(service.stream_chat("my lab?", user_id=USER, llm=llm))
-        token = service.lab.gns3.token
+        token = service.engine.lab.gns3.token
     assert kinds(events)[-1] == "done" and "error" not in kinds(events)
     assert all(r.headers["authorization"] == f"Bearer {api_key}" for r in server.chat_requests)
     stored = stored_files(tmp_path)
@@ -657,9 +661,9 @@ async def test_consumer_leaving_mid_tool_still_saves_stats_and_valid_history(
         events = await stream_until(stream, "tool_start")
         await stream.aclose()
         session_id = events[-1]["session_id"]
-        session = await service.get_session(session_id, user_id=USER)
-        history = await service.get_history(session_id, user_id=USER)
-        assert not service.turns.is_running(session_id)
+        session = await service.sessions.get_session(session_id, user_id=USER)
+        history = await service.sessions.get_history(session_id, user_id=USER)
+        assert not service.engine.turns.is_running(session_id)
         follow_up = await collect(
             service.stream_chat(
                 "hello again", session_id=session_id, user_id=USER, llm=scripted_model_settings
@@ -689,7 +693,7 @@ async def test_consumer_leaving_mid_answer_saves_the_call(
         events = await stream_until(stream, "content")
         await stream.aclose()
         session_id = events[-1]["session_id"]
-        session = await service.get_session(session_id, user_id=USER)
+        session = await service.sessions.get_session(session_id, user_id=USER)
         follow_up = await collect(
             service.stream_chat(
                 "more",
@@ -770,7 +774,7 @@ async def test_model_errors_become_readable_error_events(
     async with copilot(gns3_project, tmp_path) as service:
         events = await collect(service.stream_chat("hi", user_id=USER, llm=scripted_model_settings))
         session_id = events[-1]["session_id"]
-        session = await service.get_session(session_id, user_id=USER)
+        session = await service.sessions.get_session(session_id, user_id=USER)
     assert kinds(events) == ["error", "done"]
     assert expected in events[0]["error"]
     assert "Traceback" not in events[0]["error"]
@@ -790,25 +794,25 @@ async def test_sessions_are_per_user(
         events = await collect(service.stream_chat("hi", user_id=USER, llm=scripted_model_settings))
         sid = events[-1]["session_id"]
         other = "student2"
-        assert await service.list_sessions(user_id=other) == []
-        assert await service.get_history(sid, user_id=other) is None
-        assert await service.rename_session(sid, "mine now", user_id=other) is None
-        assert await service.pin_session(sid, user_id=other) is None
-        assert await service.abort_session(sid, user_id=other) is False
-        assert await service.delete_session(sid, user_id=other) is False
+        assert await service.sessions.list_sessions(user_id=other) == []
+        assert await service.sessions.get_history(sid, user_id=other) is None
+        assert await service.sessions.rename_session(sid, "mine now", user_id=other) is None
+        assert await service.sessions.pin_session(sid, user_id=other) is None
+        assert await service.sessions.abort_session(sid, user_id=other) is False
+        assert await service.sessions.delete_session(sid, user_id=other) is False
         intruder = await collect(
             service.stream_chat("hello", session_id=sid, user_id=other, llm=scripted_model_settings)
         )
         assert kinds(intruder) == ["error", "done"] and "not found" in intruder[0]["error"]
 
-        renamed = await service.rename_session(sid, "My chat", user_id=USER)
-        pinned = await service.pin_session(sid, user_id=USER)
+        renamed = await service.sessions.rename_session(sid, "My chat", user_id=USER)
+        pinned = await service.sessions.pin_session(sid, user_id=USER)
         assert renamed is not None and renamed.title == "My chat"
         assert pinned is not None and pinned.pinned
-        assert [s.thread_id for s in await service.list_sessions(user_id=USER)] == [sid]
-        assert await service.delete_session(sid, user_id=USER)
-        assert await service.list_sessions(user_id=USER) == []
-        snapshot = await service.graph.aget_state({"configurable": {"thread_id": sid}})
+        assert [s.thread_id for s in await service.sessions.list_sessions(user_id=USER)] == [sid]
+        assert await service.sessions.delete_session(sid, user_id=USER)
+        assert await service.sessions.list_sessions(user_id=USER) == []
+        snapshot = await service.engine.graph.aget_state({"configurable": {"thread_id": sid}})
         assert snapshot.values == {}
     assert len(scripted_llm.chat_requests) == 2
 
@@ -820,7 +824,7 @@ async def test_manager_keeps_one_service_per_project(gns3_project: Any, tmp_path
         GNS3Client(gns3_project.url, token=gns3_project.token) as gns3,
         ConsolePool() as pool,
     ):
-        manager = ProjectAgentManager(tmp_path, LabAccess(gns3, pool))
+        manager = ProjectAgentManager(ChatSettings(tmp_path), LabAccess(gns3, pool))
         first = await manager.get_agent(gns3_project.project_id)
         assert await manager.get_agent(gns3_project.project_id.upper()) is first
         await manager.remove_agent(gns3_project.project_id)
@@ -854,7 +858,7 @@ async def test_concurrent_sessions_of_one_project_stream_side_by_side(
             collect(service.stream_chat("b", user_id="u2", llm=scripted_model_settings)),
         )
         sessions = [
-            await service.get_session(events[-1]["session_id"], user_id=user)
+            await service.sessions.get_session(events[-1]["session_id"], user_id=user)
             for events, user in zip(results, ["u1", "u2"], strict=True)
         ]
     assert all(kinds(events)[-1] == "done" and "error" not in kinds(events) for events in results)
@@ -881,7 +885,7 @@ async def test_closing_the_service_aborts_running_turns(
         assert service.store.closed
     assert kinds(events)[-2:] == ["abort", "done"]
     async with copilot(gns3_project, tmp_path) as reopened:
-        session = await reopened.get_session(events[-1]["session_id"], user_id=USER)
+        session = await reopened.sessions.get_session(events[-1]["session_id"], user_id=USER)
     assert session is not None and (session.message_count, session.llm_calls_count) == (2, 1)
 
 

@@ -1,5 +1,6 @@
-"""`ChatApprovals`: the approvals of one project's chats (what waits for a decision, the
-state of one approval, deciding it) and resuming a paused turn whose stream is gone.
+"""`ChatApprovals`: the approvals part of one project's chat service: what waits for a
+decision, the state of one approval, deciding it, and resuming a paused turn whose stream
+is gone.
 
 A turn paused by `interrupt()` keeps its `ApprovalRequest` in the checkpoint. While its
 stream is open, a decision reaches it through `LiveDecisions` (`decide`); once the
@@ -12,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..agent.abort import SessionBusy
 from ..agent.approval import ApprovalDecision, ApprovalRequest, approval_id_for
@@ -21,33 +22,39 @@ from .stream_events import custom_events, error_text, refused, resolved
 
 if TYPE_CHECKING:
     from ..agent.llm_access import ModelSettings
+    from ..events import ChatEvent
     from ..objectives.hints import TurnObjectives
 
 
-class ChatApprovals(TurnEngine):
-    """The approval part of `AgentService` (every method acts on `user_id`'s sessions)."""
+class ChatApprovals:
+    """The approval part of `AgentService`, working on its turn `engine` (every method
+    taking a `user_id` acts on that user's sessions)."""
+
+    def __init__(self, engine: TurnEngine) -> None:
+        self.engine = engine
 
     def awaits_decision(self, session_id: str) -> bool:
         """Whether the session's streaming turn waits for an approval now (a client that
         leaves then detaches: closing the stream keeps the request pending)."""
-        return self.decisions.awaits(session_id)
+        return self.engine.decisions.awaits(session_id)
 
     async def _paused_requests(self, session_id: str) -> list[ApprovalRequest]:
         """The approval requests the session's checkpoint waits on, less those decided in
         this process."""
-        snapshot = await self.graph.aget_state(self._config(session_id))
+        engine = self.engine
+        snapshot = await engine.graph.aget_state(engine.config(session_id))
         requests = [
             ApprovalRequest.model_validate(interrupt.value)
             for task in snapshot.tasks
             for interrupt in task.interrupts
         ]
-        decided = self.decisions.decided()
+        decided = engine.decisions.decided()
         return [request for request in requests if request.approval_id not in decided]
 
     async def pending_approvals(self, session_id: str, *, user_id: str) -> list[ApprovalRequest]:
         """The session's approval requests waiting for a decision (at most one: a turn
         pauses at its first undecided call); [] for no such session of the user's."""
-        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+        if await self.engine.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return []
         return await self._paused_requests(session_id)
 
@@ -57,15 +64,16 @@ class ChatApprovals(TurnEngine):
         """ "live" (a stream in this process waits for it), "pending" (paused, no stream
         attached: `resume_chat` answers it), "decided", or None (no such approval in the
         user's session)."""
-        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+        engine = self.engine
+        if await engine.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return None
-        live = self.decisions.state(approval_id, session_id)
+        live = engine.decisions.state(approval_id, session_id)
         if live is not None:
             return live
         pending = await self.pending_approvals(session_id, user_id=user_id)
         if any(request.approval_id == approval_id for request in pending):
             return "pending"
-        snapshot = await self.graph.aget_state(self._config(session_id))
+        snapshot = await engine.graph.aget_state(engine.config(session_id))
         for message in snapshot.values.get("messages", []):
             for call in getattr(message, "tool_calls", None) or []:
                 if approval_id_for(session_id, call.get("id") or "") == approval_id:
@@ -74,7 +82,7 @@ class ChatApprovals(TurnEngine):
 
     def decide(self, approval_id: str, decision: ApprovalDecision) -> bool:
         """Answer an approval a stream in this process waits for; False if none does."""
-        return self.decisions.decide(approval_id, decision)
+        return self.engine.decisions.decide(approval_id, decision)
 
     async def resume_chat(
         self,
@@ -87,7 +95,7 @@ class ChatApprovals(TurnEngine):
         title_llm: ModelSettings | None = None,
         heartbeat_interval: float | None = DEFAULT_HEARTBEAT_INTERVAL,
         objectives: TurnObjectives | None = None,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """Decide a paused turn's approval with no stream attached (its client left, or
         the server restarted) and stream the rest of the turn: `approval_resolved`, then
         the turn's events, `done` last. A request past its time resolves as "timeout"
@@ -96,15 +104,16 @@ class ChatApprovals(TurnEngine):
         from langchain_core.messages import HumanMessage
         from langgraph.types import Command
 
+        engine = self.engine
         try:
-            abort = self.turns.begin(session_id)
+            abort = engine.turns.begin(session_id)
         except SessionBusy as exc:
             for event in refused(session_id, str(exc)):
                 yield event
             return
         topology = None
         try:
-            session = await self.store.sessions.get_session_by_thread(session_id, user_id)
+            session = await engine.store.sessions.get_session_by_thread(session_id, user_id)
             pending = await self.pending_approvals(session_id, user_id=user_id)
             request = next((r for r in pending if r.approval_id == approval_id), None)
             if session is None or request is None:
@@ -115,14 +124,14 @@ class ChatApprovals(TurnEngine):
                 return
             if request.remaining() <= 0:
                 decision = ApprovalDecision(decision="timeout")
-            config = self._config(session_id, user_id)
-            snapshot = await self.graph.aget_state(config)
+            config = engine.config(session_id, user_id)
+            snapshot = await engine.graph.aget_state(config)
             human = [m for m in snapshot.values.get("messages", []) if isinstance(m, HumanMessage)]
             message_id = (human[-1].id if human else None) or str(uuid.uuid4())
-            turn = self._turn(session_id, message_id, title=session.title)
+            turn = engine.new_turn(session_id, message_id, title=session.title)
             turn.mode = request.mode
-            topology = self.read_topology()
-            context = await self._context(
+            topology = engine.read_topology()
+            context = await engine.turn_context(
                 llm,
                 title_llm,
                 request.mode,
@@ -133,11 +142,11 @@ class ChatApprovals(TurnEngine):
                 objectives,
             )
             turn.answer_filter = context.hold_back.stream() if context.hold_back else None
-            self._consistent.discard(session_id)
+            engine.consistent.discard(session_id)
             for event in custom_events(resolved(request, decision)[1], turn):
                 yield event
             async with aclosing(
-                self._stream_graph(
+                engine.stream(
                     Command(resume=decision.model_dump()),
                     config,
                     context,
@@ -155,4 +164,4 @@ class ChatApprovals(TurnEngine):
         finally:
             if topology is not None:
                 topology.close()
-            self.turns.end(session_id, abort)
+            engine.turns.end(session_id, abort)

@@ -1,11 +1,13 @@
-"""`TurnEngine`: the turn engine of one project's chat service, and the state that the
-service's other parts (`sessions.py`, `approvals.py`) share.
+"""`TurnEngine`: the turn engine of one project's chat service, the part that holds
+what the service's other parts (`sessions.py`, `approvals.py`) work on: the graph, the
+store, the running turns and the decisions they await.
 
-`_stream_graph` runs the graph from a turn's input (or a resumption) and yields the chat
-events (`service.py`'s docstring): the model's reply from the context's `reply_sink` and
-the graph's `updates` and `custom` items through one queue, heartbeats during silence,
-the turn's time limit (paused while a decision is awaited), the approvals the graph asks
-for, and, when the run ends however it ends, the turn's end saved (`_end_turn`).
+`stream` runs the graph from a turn's input (or a resumption) and yields the chat
+events (`ChatEvent` models; `service.py`'s docstring): the model's reply from the
+context's `reply_sink` and the graph's `updates` and `custom` items through one queue,
+heartbeats during silence, the turn's time limit (paused while a decision is awaited),
+the approvals the graph asks for, and, when the run ends however it ends, the turn's end
+saved (`_end_turn`).
 """
 
 from __future__ import annotations
@@ -16,19 +18,26 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..agent.abort import AbortRegistry
-from ..agent.approval import DEFAULT_TIMEOUT, ApprovalDecision, ApprovalRequest
-from ..agent.approval_policy import NO_APPROVAL, ApprovalPolicy
+from ..agent.approval import ApprovalDecision, ApprovalRequest
 from ..agent.clock import TurnClock
 from ..agent.prompts import time_limit_notice
-from ..events import AbortEvent, ApprovalRequiredEvent, DoneEvent, ErrorEvent, HeartbeatEvent
+from ..events import (
+    AbortEvent,
+    ApprovalRequiredEvent,
+    ChatEvent,
+    DoneEvent,
+    ErrorEvent,
+    HeartbeatEvent,
+)
 from ..single_flight import SingleFlight
 from ..store import ProjectStore
-from ..tools import DEFAULT_MODE, LabAccess, check_mode
+from ..tools import LabAccess
 from . import repair
 from .decisions import Detached, LiveDecisions
 from .running_turn import RunningTurn
 from .session_read import SessionRead
-from .stream_events import as_event, custom_events, error_text, reply_events, resolved
+from .settings import ChatSettings
+from .stream_events import custom_events, error_text, reply_events, resolved
 from .turn_context import agent_context
 
 if TYPE_CHECKING:
@@ -67,44 +76,40 @@ _HEARTBEAT = object()
 
 
 class TurnEngine:
-    """One project's graph, database and running turns (see `AgentService`, which is
-    built on it)."""
+    """One project's graph, database, running turns and the decisions they await, run
+    with `settings` (see `AgentService`, which composes it with the sessions and the
+    approvals). `read_project` reads the GNS3 project for the topology (None: the GNS3
+    client's `get_project`)."""
 
     def __init__(
         self,
-        project_id: str,
         store: ProjectStore,
         lab: LabAccess,
-        *,
-        system_prompt: str | None = None,
-        default_mode: str | None = None,
-        approval: ApprovalPolicy | None = None,
-        approval_timeout: float | None = None,
+        settings: ChatSettings,
         read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> None:
         # LangGraph is imported when the first service opens, not when the server loads.
         from ..agent.graph import build_graph
         from ..agent.topology_source import read_topology
 
-        self.project_id = project_id
-        self.approval = approval or NO_APPROVAL
-        self.approval_timeout = approval_timeout or DEFAULT_TIMEOUT
-        self.decisions = LiveDecisions()
+        self.project_id = store.project_id
         self.store = store
         self.lab = lab
-        self.system_prompt = system_prompt
-        self.default_mode = check_mode(default_mode or DEFAULT_MODE)
+        self.settings = settings
+        self.decisions = LiveDecisions()
         self.turns = AbortRegistry()
         self.graph: CopilotGraph = build_graph(store.checkpointer)
         self._topology_reads: SingleFlight[str, Topology] = SingleFlight(
             lambda project_id: read_topology(lab.gns3, project_id, read_project)
         )
         """Topology reads shared by turns starting together (one GNS3 read per burst)."""
-        self._consistent: set[str] = set()
+        self.consistent: set[str] = set()
         """Sessions whose last turn in this process left a valid history (no repair check
-        needed before their next turn)."""
+        needed before their next turn); a part that changes a session's history outside a
+        turn discards it (or adds it, having repaired the history)."""
 
-    def _config(self, session_id: str, user_id: str | None = None) -> RunnableConfig:
+    def config(self, session_id: str, user_id: str | None = None) -> RunnableConfig:
+        """The graph's config for a run (or a state read) of session `session_id`."""
         config: RunnableConfig = {
             "configurable": {"thread_id": session_id, "project_id": self.project_id}
         }
@@ -112,10 +117,11 @@ class TurnEngine:
             config["metadata"] = {"user_id": user_id}
         return config
 
-    def _turn(self, session_id: str, user_message_id: str, **kwargs: Any) -> RunningTurn:
+    def new_turn(self, session_id: str, user_message_id: str, **kwargs: Any) -> RunningTurn:
+        """The bookkeeping of a turn starting in session `session_id` (`RunningTurn`)."""
         return RunningTurn(session_id, user_message_id, self.store.sessions, **kwargs)
 
-    async def _stop_turns(self, timeout: float = STOP_TIMEOUT, *, detach: bool = False) -> None:
+    async def stop_turns(self, timeout: float = STOP_TIMEOUT, *, detach: bool = False) -> None:
         """Abort the running turns and wait (at most `timeout` seconds) for them to end;
         with `detach` (the service closes), turns waiting for an approval stop unresumed
         instead, their request kept in the checkpoint."""
@@ -149,7 +155,7 @@ class TurnEngine:
         topology.prefetch()
         return topology
 
-    async def _context(
+    async def turn_context(
         self,
         llm: ModelSettings,
         title_llm: ModelSettings | None,
@@ -172,12 +178,10 @@ class TurnEngine:
             topology=topology,
             turn_id=turn_id,
             objectives=objectives,
-            prompt_template=self.system_prompt,
-            approval=self.approval,
-            approval_timeout=self.approval_timeout,
+            settings=self.settings,
         )
 
-    async def _stream_graph(
+    async def stream(
         self,
         inputs: Any,
         config: RunnableConfig,
@@ -186,7 +190,7 @@ class TurnEngine:
         heartbeat_interval: float | None,
         time_limit: int | None = None,
         time_used: float = 0.0,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """Run the graph from `inputs` and yield the turn's events (`service.py`).
 
         `time_limit` (None: none) bounds the turn's own work, `time_used` seconds of it
@@ -292,7 +296,7 @@ class TurnEngine:
                     error = item.error
                     break
                 if item is _HEARTBEAT:
-                    yield as_event(HeartbeatEvent(session_id=session_id))
+                    yield HeartbeatEvent(session_id=session_id)
                     continue
                 for event in await self._translate(item, turn):
                     last_sent[0] = loop.time()
@@ -317,14 +321,12 @@ class TurnEngine:
                 turn.errors.append(final_error)
             await asyncio.shield(self._end_turn(config, turn, unread))
         if final_error is not None:
-            yield as_event(ErrorEvent(session_id=session_id, error=final_error))
+            yield ErrorEvent(session_id=session_id, error=final_error)
         elif context.abort.is_set():
-            yield as_event(AbortEvent(session_id=session_id))
-        yield as_event(
-            DoneEvent(session_id=session_id, statistics=turn.statistics(), title=turn.title)
-        )
+            yield AbortEvent(session_id=session_id)
+        yield DoneEvent(session_id=session_id, statistics=turn.statistics(), title=turn.title)
 
-    async def _translate(self, item: tuple[str, Any], turn: RunningTurn) -> list[dict[str, Any]]:
+    async def _translate(self, item: tuple[str, Any], turn: RunningTurn) -> list[ChatEvent]:
         """The chat events for one item of the graph's stream or the reply sink
         (statistics updated on the way)."""
         mode, data = item
@@ -335,7 +337,7 @@ class TurnEngine:
         await turn.record_update(data)
         if "__interrupt__" in data:
             fields = data["__interrupt__"][0].value
-            return [as_event(ApprovalRequiredEvent(session_id=turn.session_id, **fields))]
+            return [ApprovalRequiredEvent(session_id=turn.session_id, **fields)]
         return []
 
     async def _end_turn(self, config: RunnableConfig, turn: RunningTurn, unread: list[Any]) -> None:
@@ -359,7 +361,7 @@ class TurnEngine:
             if turn.errors:
                 await repair.keep_turn_errors(self.graph, config, turn)
             await turn.flush()
-            self._consistent.add(turn.session_id)
+            self.consistent.add(turn.session_id)
 
         try:
             await asyncio.wait_for(save(), CLEANUP_TIMEOUT)

@@ -1,9 +1,11 @@
 """`AgentService`: the copilot for one GNS3 project (its chats, their history and statistics),
-one per open project (`manager.py`), built on the turn engine (`engine.py`) with the
-session (`sessions.py`) and approval (`approvals.py`) parts.
+one per open project (`manager.py`), composed of three parts sharing one `ChatSettings`:
+the turn engine (`engine`, `engine.py`), the sessions (`sessions`, `sessions.py`) and the
+approvals (`approvals`, `approvals.py`).
 
 `AgentService.stream_chat(...)` runs one turn of the copilot graph and yields the chat
-stream's events as dicts (see `events.py`; every event carries `session_id`):
+stream's events as `events.ChatEvent` models (every event carries `session_id`; the
+server's relay writes each as its JSON object, None fields left out):
 
 - `content` pieces of the answer (with the assistant `message_id`);
 - `tool_call` events repeating a call with its arguments accumulated so far, the last one
@@ -47,8 +49,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -57,65 +58,61 @@ from ..agent.approval_policy import NO_APPROVAL
 from ..store import ProjectStore
 from ..tools import check_mode
 from . import repair
-from .engine import DEFAULT_HEARTBEAT_INTERVAL
+from .approvals import ChatApprovals
+from .engine import DEFAULT_HEARTBEAT_INTERVAL, TurnEngine
 from .options import TurnOptions
 from .session_read import SessionRead
 from .sessions import ChatSessions
 from .stream_events import copilot_off, error_text, invalid_parameters, refused
 
 if TYPE_CHECKING:
-    from ..agent.approval_policy import ApprovalPolicy
     from ..agent.limits import TurnLimits
     from ..agent.llm_access import ModelSettings
     from ..agent.topology_source import TopologySource
+    from ..events import ChatEvent
     from ..gns3 import Project
     from ..objectives.hints import TurnObjectives
     from ..tools import LabAccess
     from .running_turn import RunningTurn
+    from .settings import ChatSettings
 
 DEFAULT_OPTIONS = TurnOptions()
 """A turn with every option left to its default."""
 
 
-class AgentService(ChatSessions):
+class AgentService:
     """The copilot for one GNS3 project: its chats, their history and statistics.
 
-    Create it with `await AgentService.open(project_id, data_dir=..., lab=...)` (the
-    project's database is created or migrated) and `close()` it when the project closes.
-    `system_prompt` replaces the built-in prompt template (see `agent.prompts`).
-    `approval` says which tool calls wait for a person (default: none; the server passes
-    its `require_approval`), `approval_timeout` for how many seconds (default 600).
-    `read_project` reads the GNS3 project for the topology (default: the GNS3 client's
-    `get_project`; the server passes its shared lookup).
-    Every method taking a `user_id` acts only on that user's sessions.
+    Create it with `await AgentService.open(project_id, settings, lab=...)` (the
+    project's database is created or migrated under `settings.data_dir`) and `close()`
+    it when the project closes. `read_project` reads the GNS3 project for the topology
+    (default: the GNS3 client's `get_project`; the server passes its shared lookup).
+    The service runs turns (`stream_chat`); its parts answer the rest: `engine` (the
+    running turns, `read_topology`, `read_session`), `sessions` (history, list, rename,
+    pin, delete, abort) and `approvals` (what waits, deciding, `resume_chat`). Every
+    method taking a `user_id` acts only on that user's sessions.
     """
+
+    def __init__(self, engine: TurnEngine) -> None:
+        self.engine = engine
+        self.store = engine.store
+        """The project's database (opened by `open`, closed by `close`)."""
+        self.approvals = ChatApprovals(engine)
+        self.sessions = ChatSessions(engine, self.approvals)
 
     @classmethod
     async def open(
         cls,
         project_id: str,
+        settings: ChatSettings,
         *,
-        data_dir: str | Path,
         lab: LabAccess,
-        system_prompt: str | None = None,
-        default_mode: str | None = None,
-        approval: ApprovalPolicy | None = None,
-        approval_timeout: float | None = None,
         read_project: Callable[[str], Awaitable[Project]] | None = None,
     ) -> AgentService:
         """Open the project's database and build the graph."""
-        store = await ProjectStore.open(data_dir, project_id)
+        store = await ProjectStore.open(settings.data_dir, project_id)
         try:
-            return cls(
-                store.project_id,
-                store,
-                lab,
-                system_prompt=system_prompt,
-                default_mode=default_mode,
-                approval=approval,
-                approval_timeout=approval_timeout,
-                read_project=read_project,
-            )
+            return cls(TurnEngine(store, lab, settings, read_project))
         except BaseException:
             await store.close()
             raise
@@ -123,7 +120,7 @@ class AgentService(ChatSessions):
     async def close(self) -> None:
         """Abort running turns (detach those waiting for an approval), let them save their
         end, and close the database."""
-        await self._stop_turns(detach=True)
+        await self.engine.stop_turns(detach=True)
         await self.store.close()
 
     async def stream_chat(
@@ -139,24 +136,26 @@ class AgentService(ChatSessions):
         topology: TopologySource | None = None,
         session: SessionRead | None = None,
         objectives: TurnObjectives | None = None,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """One turn: the user's `message` in session `session_id` (None: a new session).
 
         `llm` says which model to call (with its API key, kept in memory), `title_llm` which
         one names a new session (None: `llm`, without tools); `options` the turn's copilot
         mode (default: the service's), limits and auto-approval (`TurnOptions`, checked
-        here). `heartbeat_interval` None or 0 sends no heartbeats. `topology` is a read the caller
-        started with `read_topology()` (the turn then owns it and closes it), None to start
-        one here; `session` likewise, from `read_session(session_id)` (a caller making up
-        the id of a new session passes `new=True` there). `objectives`: the user's lab
-        objectives (`objectives.hints`): the stage's objective texts for the model in
-        teaching mode, the `check_objectives` tool, `nudge` answers without configuration
-        lines, and `off` answered at once without a model call. Yields event dicts (module
-        docstring); invalid parameters, an unknown or foreign session, a session already
-        streaming and any failure give an `error` event, then `done`.
+        here). `heartbeat_interval` None or 0 sends no heartbeats. `topology` is a read the
+        caller started with `engine.read_topology()` (the turn then owns it and closes it),
+        None to start one here; `session` likewise, from `engine.read_session(session_id)`
+        (a caller making up the id of a new session passes `new=True` there).
+        `objectives`: the user's lab objectives (`objectives.hints`): the stage's objective
+        texts for the model in teaching mode, the `check_objectives` tool, `nudge` answers
+        without configuration lines, and `off` answered at once without a model call.
+        Yields the events (module docstring); invalid parameters, an unknown or foreign
+        session, a session already streaming and any failure give an `error` event, then
+        `done`.
         """
+        engine = self.engine
         if session is None:
-            session = self.read_session(session_id or str(uuid.uuid4()), new=session_id is None)
+            session = engine.read_session(session_id or str(uuid.uuid4()), new=session_id is None)
         session_id = session.session_id
 
         def close_reads() -> None:
@@ -172,14 +171,14 @@ class AgentService(ChatSessions):
 
         try:
             limits = options.limits()
-            mode = check_mode(options.mode or self.default_mode)
+            mode = check_mode(options.mode or engine.settings.default_mode)
         except (ValidationError, ValueError) as exc:
             close_reads()
             for event in refused(session_id, invalid_parameters(exc)):
                 yield event
             return
         try:
-            abort = self.turns.begin(session_id)
+            abort = engine.turns.begin(session_id)
         except SessionBusy as exc:
             close_reads()
             for event in refused(session_id, str(exc)):
@@ -198,7 +197,7 @@ class AgentService(ChatSessions):
                     abort,
                     heartbeat_interval,
                     options.auto_approve,
-                    topology or self.read_topology(),
+                    topology or engine.read_topology(),
                     objectives,
                 )
             ) as events:
@@ -208,7 +207,7 @@ class AgentService(ChatSessions):
             for event in refused(session_id, error_text(exc)):
                 yield event
         finally:
-            self.turns.end(session_id, abort)
+            engine.turns.end(session_id, abort)
 
     async def _run_turn(
         self,
@@ -224,10 +223,11 @@ class AgentService(ChatSessions):
         auto_approve: bool,
         topology: TopologySource,
         objectives: TurnObjectives | None,
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         # LangChain is imported when the first service opens, not when the server loads.
         from ..agent.state import turn_input, user_message
 
+        engine = self.engine
         turn: RunningTurn | None = None
         session_id = reads.session_id
         try:
@@ -239,10 +239,10 @@ class AgentService(ChatSessions):
                     yield event
                 return
             message_id = str(uuid.uuid4())
-            config = self._config(session_id, user_id)
+            config = engine.config(session_id, user_id)
             config["recursion_limit"] = limits.recursion_limit
             if session is None:
-                turn = self._turn(
+                turn = engine.new_turn(
                     session_id,
                     message_id,
                     title=None,
@@ -251,14 +251,14 @@ class AgentService(ChatSessions):
                     ),
                 )
             else:
-                turn = self._turn(session_id, message_id, title=session.title)
-                if session_id not in self._consistent:
+                turn = engine.new_turn(session_id, message_id, title=session.title)
+                if session_id not in engine.consistent:
                     await repair.answer_unanswered_calls(
-                        self.graph, config, turn, interrupted=False
+                        engine.graph, config, turn, interrupted=False
                     )
-            self._consistent.discard(session_id)
+            engine.consistent.discard(session_id)
             turn.mode = mode
-            context = await self._context(
+            context = await engine.turn_context(
                 llm, title_llm, mode, limits.temperature, abort, topology, message_id, objectives
             )
             turn.answer_filter = context.hold_back.stream() if context.hold_back else None
@@ -267,7 +267,7 @@ class AgentService(ChatSessions):
             turn.stats.user_message()
             inputs = turn_input(user_message(message, message_id), session_id, limits)
             async with aclosing(
-                self._stream_graph(
+                engine.stream(
                     inputs,
                     config,
                     context,

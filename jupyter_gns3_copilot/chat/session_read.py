@@ -11,7 +11,7 @@ class SessionRead:
     """What a turn reads of its session before the graph runs, started as soon as the
     session id is known (the server starts it alongside its GNS3 project check): the
     `chat_sessions` row and the latest checkpoint (`ProjectSaver.prefetch`, taken by the
-    graph's own read when the run starts). Made by `AgentService.read_session`; the turn
+    graph's own read when the run starts). Made by `TurnEngine.read_session`; the turn
     it is handed to owns it; `close()` it if no turn follows.
     """
 

@@ -1,5 +1,6 @@
-"""`ChatSessions`: a project's chat sessions as their user sees them: the history (read
-repaired, never written), the list, rename, pin, delete, and abort."""
+"""`ChatSessions`: the sessions part of one project's chat service: the chat sessions as
+their user sees them: the history (read repaired, never written), the list, rename, pin,
+delete, and abort."""
 
 from __future__ import annotations
 
@@ -9,14 +10,21 @@ from ..agent.abort import SessionBusy
 from ..agent.prompts import INTERRUPTED_RESULT
 from ..store import ChatSession
 from . import repair
-from .approvals import ChatApprovals
 
 if TYPE_CHECKING:
     from ..agent.history import ConversationHistory
+    from .approvals import ChatApprovals
+    from .engine import TurnEngine
 
 
-class ChatSessions(ChatApprovals):
-    """The session part of `AgentService` (every method acts on `user_id`'s sessions)."""
+class ChatSessions:
+    """The session part of `AgentService`, working on its turn `engine` and asking its
+    `approvals` what waits for a decision (every method taking a `user_id` acts on that
+    user's sessions)."""
+
+    def __init__(self, engine: TurnEngine, approvals: ChatApprovals) -> None:
+        self.engine = engine
+        self.approvals = approvals
 
     async def get_history(
         self, session_id: str, *, user_id: str, limit: int = 100
@@ -37,14 +45,15 @@ class ChatSessions(ChatApprovals):
             with_placeholder_results,
         )
 
-        session = await self.store.sessions.get_session_by_thread(session_id, user_id)
+        engine = self.engine
+        session = await engine.store.sessions.get_session_by_thread(session_id, user_id)
         if session is None:
             return None
-        snapshot = await self.graph.aget_state(self._config(session_id))
+        snapshot = await engine.graph.aget_state(engine.config(session_id))
         values = snapshot.values or {}
         messages = values.get("messages", [])
         paused = any(task.interrupts for task in snapshot.tasks)
-        if not self.turns.is_running(session_id) and not paused:
+        if not engine.turns.is_running(session_id) and not paused:
             messages = with_placeholder_results(messages, INTERRUPTED_RESULT)
         shown = to_openai_messages(messages[-limit:] if limit > 0 else [])
         return ConversationHistory(
@@ -59,64 +68,67 @@ class ChatSessions(ChatApprovals):
 
     async def list_sessions(self, *, user_id: str, limit: int = 100) -> list[ChatSession]:
         """The user's sessions in this project: pinned first, then most recently updated."""
-        return await self.store.sessions.list_sessions(user_id, limit=limit)
+        return await self.engine.store.sessions.list_sessions(user_id, limit=limit)
 
     async def get_session(self, session_id: str, *, user_id: str) -> ChatSession | None:
         """The user's session `session_id`, or None."""
-        return await self.store.sessions.get_session_by_thread(session_id, user_id)
+        return await self.engine.store.sessions.get_session_by_thread(session_id, user_id)
 
     async def rename_session(
         self, session_id: str, title: str, *, user_id: str
     ) -> ChatSession | None:
         """Set the title (1-255 characters, `InvalidTitle` otherwise); None: no such session."""
-        return await self.store.sessions.rename_session(session_id, title, user_id=user_id)
+        return await self.engine.store.sessions.rename_session(session_id, title, user_id=user_id)
 
     async def pin_session(
         self, session_id: str, pinned: bool = True, *, user_id: str
     ) -> ChatSession | None:
         """Pin (or unpin) the session; None: no such session."""
-        return await self.store.sessions.pin_session(session_id, pinned, user_id=user_id)
+        return await self.engine.store.sessions.pin_session(session_id, pinned, user_id=user_id)
 
     async def delete_session(self, session_id: str, *, user_id: str) -> bool:
         """Delete the session and its checkpoints; False: no such session.
 
         Raises `SessionBusy` while the session is streaming (abort it first).
         """
-        if self.turns.is_running(session_id):
+        engine = self.engine
+        if engine.turns.is_running(session_id):
             raise SessionBusy(
                 f"Session {session_id} is answering a message: abort it before deleting it."
             )
-        deleted = await self.store.sessions.delete_session(session_id, user_id=user_id)
+        deleted = await engine.store.sessions.delete_session(session_id, user_id=user_id)
         if deleted:
-            self._consistent.discard(session_id)
+            engine.consistent.discard(session_id)
         return deleted
 
     async def delete_all_sessions(self) -> int:
         """Delete every session of the project (project deletion), aborting running turns
         first; the number deleted."""
-        await self._stop_turns()
-        return await self.store.sessions.delete_all_sessions()
+        await self.engine.stop_turns()
+        return await self.engine.store.sessions.delete_all_sessions()
 
     async def abort_session(self, session_id: str, *, user_id: str) -> bool:
         """Ask the session's running turn to stop; False if it is not streaming (or not
         the user's). A turn paused at an approval with no stream attached is ended at
         once: its waiting calls get `{"status": "aborted"}` results, nothing runs."""
-        if await self.store.sessions.get_session_by_thread(session_id, user_id) is None:
+        engine = self.engine
+        turns = engine.turns
+        if await engine.store.sessions.get_session_by_thread(session_id, user_id) is None:
             return False
-        if self.turns.is_running(session_id):
-            return self.turns.request_abort(session_id)
-        if not await self.pending_approvals(session_id, user_id=user_id):
+        if turns.is_running(session_id):
+            return turns.request_abort(session_id)
+        if not await self.approvals.pending_approvals(session_id, user_id=user_id):
             return False
         try:
-            abort = self.turns.begin(session_id)
+            abort = turns.begin(session_id)
         except SessionBusy:
-            return self.turns.request_abort(session_id)
+            return turns.request_abort(session_id)
         try:
-            turn = self._turn(session_id, "", title=None)
+            turn = engine.new_turn(session_id, "", title=None)
             await repair.answer_unanswered_calls(
-                self.graph, self._config(session_id), turn, interrupted=True
+                engine.graph, engine.config(session_id), turn, interrupted=True
             )
-            self._consistent.add(session_id)
+            engine.consistent.add(session_id)
         finally:
-            self.turns.end(session_id, abort)
+            turns.end(session_id, abort)
         return True

@@ -1,6 +1,7 @@
-"""The chat stream's events as the turn engine yields them (dicts of `events.py` models):
-the model's reply chunks and the graph's custom items translated, and the short answers
-of a turn that cannot run.
+"""The chat stream's events as the turn engine yields them (`events.ChatEvent` models,
+carried as they are made to the server's relay, which writes them): the model's reply
+chunks and the graph's custom items translated, and the short answers of a turn that
+cannot run.
 
 Imported with the server's first stage (`server/tool_runs.py` uses `tool_end_event`):
 nothing heavy at module level.
@@ -13,11 +14,12 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..agent.llm_errors import ModelCallError
 from ..events import (
     ApprovalResolvedEvent,
+    ChatEvent,
     ContentEvent,
     DoneEvent,
     ErrorEvent,
@@ -37,30 +39,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def as_event(model: BaseModel) -> dict[str, Any]:
-    """An event model as the dict the stream yields (None fields left out)."""
-    return model.model_dump(exclude_none=True)
-
-
-def refused(session_id: str, error: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def refused(session_id: str, error: str) -> tuple[ChatEvent, ChatEvent]:
     """How a turn that could not run ends: an `error` event saying why, then `done`."""
-    return (
-        as_event(ErrorEvent(session_id=session_id, error=error)),
-        as_event(DoneEvent(session_id=session_id)),
-    )
+    return ErrorEvent(session_id=session_id, error=error), DoneEvent(session_id=session_id)
 
 
-def copilot_off(
-    session_id: str, objectives: TurnObjectives
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def copilot_off(session_id: str, objectives: TurnObjectives) -> tuple[ChatEvent, ChatEvent]:
     """How a turn ends in a stage with `hints: off` (an exam): the answer says so, no
     model is called, nothing is saved."""
     stage = objectives.stage
     text = f"The copilot is off for this stage ({stage.title}): you are on your own here."
-    return (
-        as_event(ContentEvent(session_id=session_id, content=text)),
-        as_event(DoneEvent(session_id=session_id)),
-    )
+    return ContentEvent(session_id=session_id, content=text), DoneEvent(session_id=session_id)
 
 
 def resolved(request: ApprovalRequest, decision: ApprovalDecision) -> tuple[str, dict[str, Any]]:
@@ -77,7 +66,7 @@ def resolved(request: ApprovalRequest, decision: ApprovalDecision) -> tuple[str,
     )
 
 
-def tool_end_event(session_id: str, data: Mapping[str, Any], *, mode: str | None) -> dict[str, Any]:
+def tool_end_event(session_id: str, data: Mapping[str, Any], *, mode: str | None) -> ToolEndEvent:
     """The `tool_end` event of a tool's result (`data`: tool_name, tool_call_id,
     tool_output, the call's arguments when known), with its reading for people
     (`tools.outcomes`); `tool_output` stays what the model reads."""
@@ -88,20 +77,18 @@ def tool_end_event(session_id: str, data: Mapping[str, Any], *, mode: str | None
         mode=mode,
         arguments=arguments if isinstance(arguments, Mapping) else None,
     )
-    return as_event(
-        ToolEndEvent(
-            session_id=session_id,
-            tool_name=data["tool_name"],
-            tool_call_id=data.get("tool_call_id"),
-            tool_output=data["tool_output"],
-            summary=reading.summary,
-            outcome=reading.outcome,
-            note=reading.note,
-        )
+    return ToolEndEvent(
+        session_id=session_id,
+        tool_name=data["tool_name"],
+        tool_call_id=data.get("tool_call_id"),
+        tool_output=data["tool_output"],
+        summary=reading.summary,
+        outcome=reading.outcome,
+        note=reading.note,
     )
 
 
-def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
+def reply_events(chunk: Any, turn: RunningTurn) -> list[ChatEvent]:
     """The events for one chunk of the model's reply (None: a model call starts)."""
     # LangGraph is imported on first use: this module loads with the server's first stage.
     from ..agent.graph import LLM_CALL
@@ -111,7 +98,7 @@ def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
         turn.accumulator.reset()
         return []
     session_id = turn.session_id
-    events: list[dict[str, Any]] = []
+    events: list[ChatEvent] = []
     finished = bool(chunk.response_metadata.get("finish_reason"))
     if chunk.content or (finished and turn.answer_filter is not None):
         text = chunk.content if isinstance(chunk.content, str) else chunk.text
@@ -121,14 +108,7 @@ def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
                 text += turn.answer_filter.flush()
         if text:
             events.append(
-                {
-                    "type": "content",
-                    "content": text,
-                    "message_id": chunk.id,
-                    "session_id": session_id,
-                }
-                if chunk.id
-                else as_event(ContentEvent(session_id=session_id, content=text))
+                ContentEvent(session_id=session_id, content=text, message_id=chunk.id or None)
             )
     payloads = turn.accumulator.add(chunk.tool_call_chunks) if chunk.tool_call_chunks else []
     if finished:
@@ -136,8 +116,7 @@ def reply_events(chunk: Any, turn: RunningTurn) -> list[dict[str, Any]]:
     if turn.answer_filter is not None:
         payloads = _held_back(payloads, turn.answer_filter)
     events += [
-        as_event(ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id))
-        for p in payloads
+        ToolCallEvent(session_id=session_id, tool_call=p, message_id=chunk.id) for p in payloads
     ]
     return events
 
@@ -167,23 +146,23 @@ def _held_back(
     return shown
 
 
-def custom_events(data: Mapping[str, Any], turn: RunningTurn) -> list[dict[str, Any]]:
+def custom_events(data: Mapping[str, Any], turn: RunningTurn) -> list[ChatEvent]:
     """The events for one item of the graph's custom stream (tools' start, progress and
     end, a decision, the iteration limit); the turn records results and errors."""
     kind = data.get("type")
     session_id = turn.session_id
     if kind == "tool_start":
-        return [as_event(ToolStartEvent(session_id=session_id, **_fields(data)))]
+        return [ToolStartEvent(session_id=session_id, **_fields(data))]
     if kind == "progress":
-        return [as_event(ProgressEvent(session_id=session_id, **_fields(data)))]
+        return [ProgressEvent(session_id=session_id, **_fields(data))]
     if kind == "tool_end":
         turn.tool_results[data["tool_call_id"]] = data["tool_output"]
         return [tool_end_event(session_id, data, mode=turn.mode)]
     if kind == "approval_resolved":
-        return [as_event(ApprovalResolvedEvent(session_id=session_id, **_fields(data)))]
+        return [ApprovalResolvedEvent(session_id=session_id, **_fields(data))]
     if kind == "iteration_limit":
         turn.errors.append(data["message"])
-        return [as_event(ErrorEvent(session_id=session_id, error=data["message"]))]
+        return [ErrorEvent(session_id=session_id, error=data["message"])]
     return []
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..agent.approval_policy import ApprovalPolicy
 from ..agent.prompts import system_prompt
 from ..tools import ToolContext
 from ..tools.modes import TEACHING
@@ -17,6 +16,7 @@ if TYPE_CHECKING:
     from ..agent.llm_access import ModelSettings
     from ..agent.topology_source import TopologySource
     from ..objectives.hints import TurnObjectives
+    from .settings import ChatSettings
 
 
 async def agent_context(
@@ -30,20 +30,18 @@ async def agent_context(
     topology: TopologySource,
     turn_id: str,
     objectives: TurnObjectives | None,
-    prompt_template: str | None,
-    approval: ApprovalPolicy,
-    approval_timeout: float,
+    settings: ChatSettings,
 ) -> AgentContext:
     """The context of a turn (or of its resumption after an approval) run with `tools`,
-    which look devices up in the turn's `topology` read; `prompt_template` replaces the
-    built-in system prompt. With `objectives`, the tool
+    which look devices up in the turn's `topology` read, with the chat's `settings` (its
+    prompt template, approval policy and timeout). With `objectives`, the tool
     context reaches them, the model is offered `check_objectives`, and in teaching mode
     it reads the current stage and a `nudge` stage holds configuration lines back."""
     # LangGraph and the model client are imported when the first service opens.
     from ..agent.agent_context import AgentContext, make_tool_specs
     from ..agent.llm_access import shared_chat_model
 
-    prompt = system_prompt(mode, prompt_template)
+    prompt = system_prompt(mode, settings.system_prompt)
     tools.read_nodes = topology.nodes
     hold_back = None
     if objectives is not None:
@@ -64,7 +62,7 @@ async def agent_context(
             await shared_chat_model(title_llm, streaming=False) if title_llm is not None else None
         ),
         turn_id=turn_id,
-        approval=approval,
-        approval_timeout=approval_timeout,
+        approval=settings.approval,
+        approval_timeout=settings.approval_timeout,
         temperature=temperature,
     )

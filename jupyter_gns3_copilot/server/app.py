@@ -180,14 +180,16 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
         if self._agents is None:
             from ..agent.approval_policy import ApprovalPolicy
             from ..chat.manager import ProjectAgentManager
+            from ..chat.settings import ChatSettings
 
-            self._agents = ProjectAgentManager(
-                self.data_dir,
-                self.lab(),
+            settings = ChatSettings(
+                Path(self.data_dir),
                 default_mode=self.llm_admin().effective_default_mode,
                 approval=ApprovalPolicy.parse(self.require_approval),  # checked at load
                 approval_timeout=self.approval_timeout,
-                read_project=self.project_lookup(),
+            )
+            self._agents = ProjectAgentManager(
+                settings, self.lab(), read_project=self.project_lookup()
             )
         return self._agents
 

@@ -32,6 +32,7 @@ from ..events import (
     AbortEvent,
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
+    ChatEvent,
     DoneEvent,
     ErrorEvent,
     HeartbeatEvent,
@@ -41,8 +42,6 @@ from ..events import (
 )
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from ..agent.approval import ApprovalDecision, ApprovalRequest
     from ..agent.approval_policy import ApprovalPolicy
     from ..tools import ToolContext, ToolOutcome
@@ -162,10 +161,6 @@ class ToolRuns:
             future.cancel()  # a later decision finds it decided (kept until the run ends)
 
 
-def _event(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(exclude_none=True)
-
-
 def _as_json_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
 
@@ -211,7 +206,7 @@ async def run_tool(
     approval: ApprovalRequest | None = None,
     runs: ToolRuns | None = None,
     user_id: str = "",
-) -> AsyncGenerator[dict[str, Any], None]:
+) -> AsyncGenerator[ChatEvent, None]:
     """The events of one direct tool call in `context` (module docstring): with
     `approval` (see `approval_request`), the call waits for the decision that `runs`
     receives for `user_id`'s run first. Closing the generator early cancels the tool."""
@@ -221,11 +216,9 @@ async def run_tool(
     mode = context.mode
     call_arguments = json.dumps(arguments, ensure_ascii=False)
     function = {"name": tool_name, "arguments": call_arguments, "complete": True}
-    yield _event(
-        ToolCallEvent(
-            session_id=session_id,
-            tool_call={"id": call_id, "type": "function", "function": function},
-        )
+    yield ToolCallEvent(
+        session_id=session_id,
+        tool_call={"id": call_id, "type": "function", "function": function},
     )
     if approval is not None and runs is not None:
         declined: str | None = None
@@ -241,24 +234,22 @@ async def run_tool(
             for event in ending:
                 yield event
             return
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[ProgressEvent] = asyncio.Queue()
 
     def on_progress(report: dict[str, Any]) -> None:
         queue.put_nowait(
-            _event(
-                ProgressEvent(
-                    session_id=session_id,
-                    tool_name=tool_name,
-                    tool_call_id=call_id,
-                    message=report.get("message", ""),
-                    elapsed=report.get("elapsed"),
-                    node=report.get("node"),
-                )
+            ProgressEvent(
+                session_id=session_id,
+                tool_name=tool_name,
+                tool_call_id=call_id,
+                message=report.get("message", ""),
+                elapsed=report.get("elapsed"),
+                node=report.get("node"),
             )
         )
 
     context.progress = on_progress
-    yield _event(ToolStartEvent(session_id=session_id, tool_name=tool_name, tool_call_id=call_id))
+    yield ToolStartEvent(session_id=session_id, tool_name=tool_name, tool_call_id=call_id)
     call = asyncio.ensure_future(execute_tool(context, tool_name, arguments))
     stop = asyncio.ensure_future(abort.wait())
     try:
@@ -277,18 +268,16 @@ async def run_tool(
                 await asyncio.wait({call}, timeout=ABORT_GRACE)
                 break
             if not done:
-                yield _event(HeartbeatEvent(session_id=session_id))
+                yield HeartbeatEvent(session_id=session_id)
         while not queue.empty():
             yield queue.get_nowait()
         outcome: ToolOutcome | None = None
         if call.done() and not call.cancelled():
             error = call.exception()
             if error is not None:
-                yield _event(
-                    ErrorEvent(
-                        session_id=session_id,
-                        error=f"{tool_name} failed: {type(error).__name__}: {error}",
-                    )
+                yield ErrorEvent(
+                    session_id=session_id,
+                    error=f"{tool_name} failed: {type(error).__name__}: {error}",
                 )
             else:
                 outcome = call.result()
@@ -313,7 +302,7 @@ def _last_events(
     output: str,
     mode: str,
     abort: asyncio.Event,
-) -> list[dict[str, Any]]:
+) -> list[ChatEvent]:
     """A run's last events: its `tool_end` (with its reading), `abort` when it was
     aborted, `done`."""
     data = {
@@ -322,10 +311,10 @@ def _last_events(
         "tool_output": output,
         "arguments": arguments,
     }
-    ending = [tool_end_event(session_id, data, mode=mode)]
+    ending: list[ChatEvent] = [tool_end_event(session_id, data, mode=mode)]
     if abort.is_set():
-        ending.append(_event(AbortEvent(session_id=session_id)))
-    return [*ending, _event(DoneEvent(session_id=session_id))]
+        ending.append(AbortEvent(session_id=session_id))
+    return [*ending, DoneEvent(session_id=session_id)]
 
 
 async def _approval(
@@ -335,28 +324,26 @@ async def _approval(
     user_id: str,
     abort: asyncio.Event,
     heartbeat_interval: float | None,
-) -> AsyncIterator[dict[str, Any] | str]:
+) -> AsyncIterator[ChatEvent | str]:
     """The events of a run's wait for a person: `approval_required`, heartbeats, and
     `approval_resolved`; last, when the call must not run, the result the run gives
     instead (a string: declined, not approved in time, or aborted)."""
     from ..agent.approval import declined_result
 
-    yield _event(
-        ApprovalRequiredEvent(
-            session_id=session_id,
-            approval_id=request.approval_id,
-            tool_call_id=request.tool_call_id,
-            tool_name=request.tool_name,
-            tool_input=request.tool_input,
-            summary=request.summary,
-        )
+    yield ApprovalRequiredEvent(
+        session_id=session_id,
+        approval_id=request.approval_id,
+        tool_call_id=request.tool_call_id,
+        tool_name=request.tool_name,
+        tool_input=request.tool_input,
+        summary=request.summary,
     )
     deciding = asyncio.ensure_future(runs.ask(request, session_id, user_id, abort))
     try:
         while not deciding.done():
             await asyncio.wait({deciding}, timeout=heartbeat_interval or None)
             if not deciding.done():
-                yield _event(HeartbeatEvent(session_id=session_id))
+                yield HeartbeatEvent(session_id=session_id)
     finally:
         if not deciding.done():
             deciding.cancel()
@@ -365,14 +352,12 @@ async def _approval(
     if decision is None:
         yield _as_json_text({"status": "aborted", "tool": request.tool_name})
         return
-    yield _event(
-        ApprovalResolvedEvent(
-            session_id=session_id,
-            approval_id=request.approval_id,
-            tool_call_id=request.tool_call_id,
-            decision=decision.decision,
-            comment=decision.comment,
-        )
+    yield ApprovalResolvedEvent(
+        session_id=session_id,
+        approval_id=request.approval_id,
+        tool_call_id=request.tool_call_id,
+        decision=decision.decision,
+        comment=decision.comment,
     )
     if decision.decision != "approve":
         yield declined_result(decision, request.timeout)

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..turns import TurnBuilder
+
+if TYPE_CHECKING:
+    from ..events import ChatEvent
 
 
 class TurnResult:
@@ -38,11 +41,11 @@ class TurnResult:
         self._builder = TurnBuilder()
         self._done: Mapping[str, Any] = {}
 
-    def add(self, event: Mapping[str, Any]) -> None:
+    def add(self, event: ChatEvent) -> None:
         """Take one event into account."""
-        self.session_id = event.get("session_id") or self.session_id
-        if event.get("type") == "done":
-            self._done = event
+        self.session_id = event.session_id or self.session_id
+        if event.type == "done":
+            self._done = event.model_dump(exclude_none=True)
         self._builder.apply(event)
 
     @property

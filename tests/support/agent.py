@@ -22,8 +22,9 @@ from jupyter_gns3_copilot.agent.prompts import system_prompt
 from jupyter_gns3_copilot.agent.state import turn_input, user_message
 from jupyter_gns3_copilot.agent.topology_source import TopologySource
 from jupyter_gns3_copilot.chat.service import AgentService
+from jupyter_gns3_copilot.chat.settings import ChatSettings
 from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.events import parse_event
+from jupyter_gns3_copilot.events import ChatEvent, parse_event
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.tools import LabAccess, ToolContext
@@ -130,7 +131,7 @@ async def copilot(
     project: Any, data_dir: Path, transport: httpx.AsyncBaseTransport | None = None, **options: Any
 ) -> AsyncIterator[AgentService]:
     """An AgentService for `project`, with a real GNS3 client (through `transport` if given)
-    and console pool."""
+    and console pool; `options` are its `ChatSettings` besides `data_dir`."""
     async with (
         GNS3Client(
             project.url,
@@ -142,7 +143,7 @@ async def copilot(
         ConsolePool() as pool,
     ):
         service = await AgentService.open(
-            project.project_id, data_dir=data_dir, lab=LabAccess(gns3, pool), **options
+            project.project_id, ChatSettings(data_dir, **options), lab=LabAccess(gns3, pool)
         )
         try:
             yield service
@@ -150,9 +151,14 @@ async def copilot(
             await service.close()
 
 
-async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    collected = []
-    async for event in events:
-        parse_event(event)  # every event is valid per the shared event models
-        collected.append(event)
-    return collected
+def wire(event: ChatEvent) -> dict[str, Any]:
+    """The event as the server sends it (its JSON object), checked to parse back into the
+    same event with the shared event models."""
+    sent = json.loads(event.model_dump_json(exclude_none=True))
+    assert parse_event(sent) == event
+    return sent
+
+
+async def collect(events: AsyncIterator[ChatEvent]) -> list[dict[str, Any]]:
+    """The stream's events as the server sends them (`wire`)."""
+    return [wire(event) async for event in events]

@@ -41,6 +41,7 @@ from ..identity import user_id_for
 
 if TYPE_CHECKING:
     from ...chat.service import AgentService
+    from ...events import ChatEvent
     from ...gns3 import Project
     from ...objectives.hints import TurnObjectives
     from ..app import GNS3Copilot
@@ -257,7 +258,7 @@ class EventStreamHandler(CopilotHandler):
 
     async def relay(
         self,
-        events: AsyncGenerator[dict[str, Any], None],
+        events: AsyncGenerator[ChatEvent, None],
         *,
         session_id: str,
         stream: bool,
@@ -281,7 +282,7 @@ class EventStreamHandler(CopilotHandler):
         writer = None
         if stream:
             self.start_event_stream()
-            writer = _EventWriter(self, HeartbeatEvent(session_id=session_id).model_dump())
+            writer = _EventWriter(self, HeartbeatEvent(session_id=session_id))
 
         async def pump() -> None:
             async with aclosing(events) as source:
@@ -290,7 +291,7 @@ class EventStreamHandler(CopilotHandler):
                         writer.send(event)
                         continue
                     result.add(event)
-                    if event.get("type") == "approval_required" and detach is not None:
+                    if event.type == "approval_required" and detach is not None:
                         break  # closing the events detaches the waiting turn
             if writer is not None:
                 await writer.close()
@@ -368,7 +369,7 @@ class _EventWriter:
     def __init__(
         self,
         handler: EventStreamHandler,
-        first: dict[str, Any],
+        first: ChatEvent,
         *,
         interval: float = WRITE_INTERVAL,
         clock: FrameClock | None = None,
@@ -378,7 +379,7 @@ class _EventWriter:
         self._handler = handler
         self._interval = interval
         self._clock: FrameClock = clock or asyncio.get_running_loop()
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[ChatEvent] = []
         self._wake = asyncio.Event()
         self._frame_over = asyncio.Event()
         self._closing = False
@@ -386,7 +387,7 @@ class _EventWriter:
         self._written_at = self._clock.time()
         self._task = asyncio.ensure_future(self._run(handler.flush()))
 
-    def send(self, event: dict[str, Any]) -> None:
+    def send(self, event: ChatEvent) -> None:
         if not self._handler.client_gone:
             merged = _merged(self._pending[-1], event) if self._pending else None
             if merged is not None:
@@ -439,20 +440,20 @@ class _EventWriter:
             timer.cancel()
 
 
-def _merged(last: dict[str, Any], event: dict[str, Any]) -> dict[str, Any] | None:
+def _merged(last: ChatEvent, event: ChatEvent) -> ChatEvent | None:
     """`event` folded into the queued `last`, when it only continues it (see
     `_EventWriter`); None otherwise. A call's opening and complete payloads are kept."""
-    kind = event.get("type")
-    if kind != last.get("type") or event.keys() != last.keys():
-        return None
-    if kind == "content":
-        if any(last[key] != event[key] for key in event if key != "content"):
+    from ...events import ContentEvent, ToolCallEvent
+
+    if isinstance(event, ContentEvent) and isinstance(last, ContentEvent):
+        if (event.session_id, event.message_id) != (last.session_id, last.message_id):
             return None
-        return {**event, "content": last["content"] + event["content"]}
-    if kind == "tool_call":
-        call, queued = event["tool_call"], last["tool_call"]
-        function = queued.get("function") or {}
-        if call.get("id") != queued.get("id") or function.get("complete"):
+        return event.model_copy(update={"content": last.content + event.content})
+    if isinstance(event, ToolCallEvent) and isinstance(last, ToolCallEvent):
+        queued = last.tool_call.function
+        if (event.message_id is None) != (last.message_id is None):
             return None
-        return event if function.get("arguments") else None
+        if event.tool_call.id != last.tool_call.id or queued.complete:
+            return None
+        return event if queued.arguments else None
     return None

@@ -74,8 +74,8 @@ class ChatStreamHandler(EventStreamHandler):
         # The turn's reads run alongside the project check: the topology (sharing its
         # project lookup, so one GNS3 round trip before the model call rather than two),
         # the session's row and its latest checkpoint.
-        topology = opened.read_topology() if opened is not None else None
-        reads = opened.read_session(session_id, new=new) if opened is not None else None
+        topology = opened.engine.read_topology() if opened is not None else None
+        reads = opened.engine.read_session(session_id, new=new) if opened is not None else None
         objectives = asyncio.ensure_future(self.turn_objectives(project_id))
         try:
             await self.opened_project(project_id)
@@ -85,7 +85,7 @@ class ChatStreamHandler(EventStreamHandler):
                 for started in (topology, reads):
                     if started is not None:
                         started.close()
-                topology, reads = None, agent.read_session(session_id, new=new)
+                topology, reads = None, agent.engine.read_session(session_id, new=new)
             assert reads is not None
             if not new:
                 await self.check_session(agent, reads)
@@ -112,8 +112,8 @@ class ChatStreamHandler(EventStreamHandler):
                 events,
                 session_id=session_id,
                 stream=request.stream,
-                abort=lambda: agent.turns.request_abort(session_id),
-                detach=lambda: agent.awaits_decision(session_id),
+                abort=lambda: agent.engine.turns.request_abort(session_id),
+                detach=lambda: agent.approvals.awaits_decision(session_id),
             )
 
     async def check_session(self, agent: AgentService, reads: SessionRead) -> None:
@@ -122,7 +122,7 @@ class ChatStreamHandler(EventStreamHandler):
         owner = await reads.row()
         if owner is not None and owner.user_id != self.user_id:
             raise _session_not_found(session_id)
-        if agent.turns.is_running(session_id):
+        if agent.engine.turns.is_running(session_id):
             raise ErrorAnswer(
                 409,
                 f"Session {session_id} is still answering a message: wait for it to "
@@ -151,7 +151,11 @@ class SessionsHandler(CopilotHandler):
             )
         limit = self.query_int("limit", DEFAULT_LIST_LIMIT)
         agent = await self.project_agent(project_id, create=False)
-        sessions = [] if agent is None else await agent.list_sessions(user_id=user_id, limit=limit)
+        sessions = (
+            []
+            if agent is None
+            else await agent.sessions.list_sessions(user_id=user_id, limit=limit)
+        )
         self.write_json([session.model_dump(mode="json") for session in sessions])
 
 
@@ -175,7 +179,9 @@ class SessionHandler(_SessionHandler):
 
         request = self.body_as(RenameRequest)
         agent = await self.agent_for(project_id, session_id)
-        session = await agent.rename_session(session_id, request.title, user_id=self.user_id)
+        session = await agent.sessions.rename_session(
+            session_id, request.title, user_id=self.user_id
+        )
         if session is None:
             raise _session_not_found(session_id)
         self.write_json(session.model_dump(mode="json"))
@@ -184,7 +190,7 @@ class SessionHandler(_SessionHandler):
     @authorized
     async def delete(self, project_id: str, session_id: str) -> None:
         agent = await self.agent_for(project_id, session_id)
-        if not await agent.delete_session(session_id, user_id=self.user_id):
+        if not await agent.sessions.delete_session(session_id, user_id=self.user_id):
             raise _session_not_found(session_id)
         self.set_status(204)
         self.finish()
@@ -202,7 +208,7 @@ class HistoryHandler(_SessionHandler):
 
         limit = self.query_int("limit", DEFAULT_LIST_LIMIT)
         agent = await self.agent_for(project_id, session_id)
-        history = await agent.get_history(session_id, user_id=self.user_id, limit=limit)
+        history = await agent.sessions.get_history(session_id, user_id=self.user_id, limit=limit)
         if history is None:
             raise _session_not_found(session_id)
         history.messages = with_readings(history.messages)
@@ -232,7 +238,7 @@ class ExportHandler(_SessionHandler):
                 "format", f"must be one of {', '.join(EXPORT_FORMATS)}, got {export_format!r}"
             )
         agent = await self.agent_for(project_id, session_id)
-        history = await agent.get_history(
+        history = await agent.sessions.get_history(
             session_id, user_id=self.user_id, limit=EXPORT_MESSAGE_LIMIT
         )
         if history is None:
@@ -269,10 +275,10 @@ class AbortHandler(CopilotHandler):
         agent = await self.project_agent(project_id, create=False)
         if agent is None:
             raise _session_not_found(session_id)
-        if await agent.abort_session(session_id, user_id=user_id):
+        if await agent.sessions.abort_session(session_id, user_id=user_id):
             self.write_json({"status": "ok", "session_id": session_id})
             return
-        if await agent.get_session(session_id, user_id=user_id) is None:
+        if await agent.sessions.get_session(session_id, user_id=user_id) is None:
             raise _session_not_found(session_id)
         self.write_json({"status": "not_running", "session_id": session_id})
 
@@ -282,7 +288,7 @@ class PinHandler(_SessionHandler):
 
     async def _pin(self, project_id: str, session_id: str, pinned: bool) -> None:
         agent = await self.agent_for(project_id, session_id)
-        session = await agent.pin_session(session_id, pinned, user_id=self.user_id)
+        session = await agent.sessions.pin_session(session_id, pinned, user_id=self.user_id)
         if session is None:
             raise _session_not_found(session_id)
         self.write_json(session.model_dump(mode="json"))
@@ -310,9 +316,9 @@ class ApprovalsHandler(_SessionHandler):
         pending = self.copilot.tool_runs().pending(session_id, self.user_id)
         if pending is None:
             agent = await self.agent_for(project_id, session_id)
-            if await agent.get_session(session_id, user_id=self.user_id) is None:
+            if await agent.sessions.get_session(session_id, user_id=self.user_id) is None:
                 raise _session_not_found(session_id)
-            pending = await agent.pending_approvals(session_id, user_id=self.user_id)
+            pending = await agent.approvals.pending_approvals(session_id, user_id=self.user_id)
         self.write_json(
             [
                 {
@@ -362,21 +368,21 @@ class ApprovalHandler(EventStreamHandler):
         agent = await self.project_agent(project_id, create=False)
         state = None
         if agent is not None:
-            state = await agent.approval_state(session_id, approval_id, user_id=user_id)
+            state = await agent.approvals.approval_state(session_id, approval_id, user_id=user_id)
         if agent is None or state is None:
             raise not_found(
                 f"Approval {approval_id!r} not found in chat session {session_id!r}.",
                 type="ApprovalNotFound",
             )
-        if state == "live" and agent.decide(approval_id, decision):
+        if state == "live" and agent.approvals.decide(approval_id, decision):
             self.write_json(
                 {"status": "ok", "approval_id": approval_id, "decision": decision.decision}
             )
             return
-        if state != "pending" or agent.turns.is_running(session_id):
+        if state != "pending" or agent.engine.turns.is_running(session_id):
             raise _already_decided(approval_id)
         config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
-        events = agent.resume_chat(
+        events = agent.approvals.resume_chat(
             session_id,
             approval_id,
             decision,
@@ -391,6 +397,6 @@ class ApprovalHandler(EventStreamHandler):
                 events,
                 session_id=session_id,
                 stream=True,
-                abort=lambda: agent.turns.request_abort(session_id),
-                detach=lambda: agent.awaits_decision(session_id),
+                abort=lambda: agent.engine.turns.request_abort(session_id),
+                detach=lambda: agent.approvals.awaits_decision(session_id),
             )

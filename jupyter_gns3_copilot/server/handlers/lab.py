@@ -26,6 +26,7 @@ from ..errors import ErrorAnswer
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
+    from ...events import ChatEvent
     from ...objectives.results import CheckSummary, ObjectiveResult
 
 LAB_MODE = "lab_automation_assistant"
@@ -339,15 +340,14 @@ async def _until_aborted(
 
 async def _events(
     run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary]
-) -> AsyncGenerator[dict[str, Any], None]:
+) -> AsyncGenerator[ChatEvent, None]:
     """The route's events: a `check_result` per result, `check_summary`, `done`."""
     from ...events import CheckResultEvent, CheckSummaryEvent, DoneEvent
     from ...objectives.results import ObjectiveResult
 
     async for item in items:
         if isinstance(item, ObjectiveResult):
-            event: Any = CheckResultEvent(session_id=run_id, result=item)
+            yield CheckResultEvent(session_id=run_id, result=item)
         else:
-            event = CheckSummaryEvent(session_id=run_id, summary=item)
-        yield event.model_dump(exclude_none=True)
-    yield DoneEvent(session_id=run_id).model_dump(exclude_none=True)
+            yield CheckSummaryEvent(session_id=run_id, summary=item)
+    yield DoneEvent(session_id=run_id)

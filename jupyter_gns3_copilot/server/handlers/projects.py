@@ -102,7 +102,7 @@ class ProjectHandler(CopilotHandler):
         if self.copilot.project_has_data(project_id):
             agents = self.copilot.agents()
             agent = await agents.get_agent(project_id)
-            deleted = await agent.delete_all_sessions()
+            deleted = await agent.sessions.delete_all_sessions()
             await agents.remove_agent(project_id)
             self.log.info("Copilot: project %s deleted with %d chat sessions", project_id, deleted)
         elif self.copilot.has_agents():
