@@ -1,9 +1,10 @@
 """The JSON Schema of what the front end reads from the Python side, for its TypeScript
 types: the chat events as they travel (a lab check's `check_result` / `check_summary`
 included, with the result and score models), the turn model a saved cell output holds
-(`turns.TurnBundle`, whose turns the widget's operations carry too), the REST answers it
-reads (`ANSWERS`, the lab events stream's messages among them) and the request bodies it
-sends (`REQUESTS`).
+(`turns.TurnBundle`, whose turns the widget's operations carry too), the widget's
+operations (`turns.Op`), a `%copilot check` output (`notebook.lab_report.ChecksBundle`),
+the REST answers it reads (`ANSWERS`, the lab events stream's messages among them) and the
+request bodies it sends (`REQUESTS`).
 
 The labextension's types are generated from it, so the two languages cannot drift:
 `make types` writes each schema of `SCHEMAS` to `labextension/src/generated/<name>.schema.json`
@@ -36,6 +37,7 @@ from pydantic_core import core_schema
 from .agent.history import ConversationHistory
 from .events import ChatEvent, LabEvent
 from .llm_config import LLMConfigUpdate, LLMConfigView
+from .notebook.lab_report import ChecksBundle
 from .objectives.requests import CatchUpDone, CatchUpRequest
 from .objectives.results import CheckReport
 from .objectives.view import LabView
@@ -49,7 +51,7 @@ from .server.responses import (
 from .server.schemas import ApprovalDecisionRequest, ChatRequest, LabCheckRequest, RenameRequest
 from .status import StatusReport
 from .store.sessions import ChatSession
-from .turns import TurnBundle
+from .turns import Op, TurnBundle
 
 ANSWERS: tuple[type[BaseModel], ...] = (
     StatusReport,
@@ -87,6 +89,8 @@ def _union(models: tuple[type[BaseModel], ...]) -> TypeAdapter[Any]:
 SCHEMAS: dict[str, tuple[TypeAdapter[Any], str, JsonSchemaMode]] = {
     "events": (TypeAdapter(ChatEvent), "ChatEvent", "serialization"),
     "turns": (TypeAdapter(TurnBundle), "TurnBundle", "serialization"),
+    "ops": (TypeAdapter(Op), "Op", "serialization"),
+    "checks": (TypeAdapter(ChecksBundle), "ChecksBundle", "serialization"),
     "answers": (_union(ANSWERS), "Answer", "serialization"),
     "requests": (_union(REQUESTS), "Request", "validation"),
 }

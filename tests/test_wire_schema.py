@@ -1,11 +1,13 @@
 """The JSON Schemas from which the front end's TypeScript types are generated: the chat
-events, the turn model, the REST answers and the request bodies.
+events, the turn model, the widget's operations, a check's saved checklist, the REST
+answers and the request bodies.
 
 The checked-in schemas (`labextension/src/generated/*.schema.json`) must be what the
 Python models export now (the labextension's own test checks the TypeScript compiled from
 them), and they must describe the data as it travels: the shared fixtures' events (turns,
 several recorded from real turns, and a lab check) validate, in the form they have and in
-their SSE form, and so do the turns they reduce to and a widget's saved bundle. The
+their SSE form, and so do the turns they reduce to, a widget's saved bundle, the
+operations a widget sends and the shared checklist fixtures' bundles. The
 answers are every JSON answer of the API the front end reads (the others are named), the
 requests every body it sends, and answers as the handlers write them validate.
 """
@@ -25,7 +27,7 @@ from jupyter_gns3_copilot.objectives.view import lab_view
 from jupyter_gns3_copilot.server.errors import ErrorAnswer
 from jupyter_gns3_copilot.server.openapi import Many, operations
 from jupyter_gns3_copilot.server.responses import AbortAnswer, ProjectSummary
-from jupyter_gns3_copilot.turns import reduce_turn, turn_bundle
+from jupyter_gns3_copilot.turns import TurnBuilder, reduce_turn, turn_bundle
 from jupyter_gns3_copilot.wire_schema import (
     ANSWERS,
     REQUESTS,
@@ -191,3 +193,35 @@ def test_a_lab_view_validates_and_a_wrong_one_does_not() -> None:
     body["stages"][0]["hints"] = "always"
     with pytest.raises(jsonschema.ValidationError):
         answer_validator("LabView").validate(body)
+
+
+def test_the_widgets_operations_for_the_fixtures_validate() -> None:
+    """The operations a `TurnBuilder` gives for the shared fixtures' turns (what the widget
+    sends), and not an operation on an unknown item kind."""
+    check = validator("ops")
+    ops = []
+    for path in sorted((FIXTURES / "turns").glob("*.json")):
+        builder = TurnBuilder()
+        for event in json.loads(path.read_text(encoding="utf-8"))["events"]:
+            ops += builder.apply(event)
+    assert {op["op"] for op in ops} == {"append", "item"}
+    for op in json.loads(json.dumps(ops)):
+        check.validate(op)
+    with pytest.raises(jsonschema.ValidationError):
+        check.validate({"op": "item", "index": 0, "item": {"kind": "paragraph", "text": "x"}})
+
+
+def test_the_checklist_fixtures_bundles_validate() -> None:
+    """The bundles a `%copilot check` output holds (`tests/fixtures/checks/`, which the
+    kernel's checklist must display exactly), and not one without its results."""
+    check = validator("checks")
+    bundles = [
+        bundle
+        for path in sorted((FIXTURES / "checks").glob("*.json"))
+        for bundle in json.loads(path.read_text(encoding="utf-8"))["bundles"]
+    ]
+    assert bundles
+    for bundle in bundles:
+        check.validate(bundle)
+    with pytest.raises(jsonschema.ValidationError):
+        check.validate({key: value for key, value in bundles[0].items() if key != "results"})

@@ -3,11 +3,12 @@
  * (`objectives/view.py` `LabView`), its events stream and a catch-up done (generated with
  * the REST answers, `src/generated/answers.ts`), each objective checked and the score
  * (`objectives/results.py`: generated with the events, `src/generated/events.ts`), and the
- * checklist a `%copilot check` cell keeps (`notebook/lab_report.py` `Checklist`).
+ * checklist a `%copilot check` cell keeps (`notebook/lab_report.py` `ChecksBundle`,
+ * generated too: `src/generated/checks.ts`).
  */
 
 import type { LabEvent, StageView } from '../generated/answers';
-import type { CheckSummary, ObjectiveResult } from '../generated/events';
+import type { ObjectiveResult } from '../generated/events';
 
 /** The MIME type of a `%copilot check` output: `ChecksBundle` as JSON. */
 export const CHECKS_MIME_TYPE = 'application/vnd.gns3-copilot.checks+json';
@@ -43,27 +44,4 @@ export function parseLabEvent(data: string): LabEvent | null {
   }
 }
 
-export interface PendingObjective {
-  id: string;
-  stage: string;
-  text: string;
-  /** Absent from checklists saved before points were sent. */
-  points?: number | null;
-}
-
-/** A stage of a checklist's outline: its objective ids in the lab's order. */
-export interface ChecklistOutlineStage {
-  id: string;
-  title: string;
-  objectives: string[];
-}
-
-/** The data of a `%copilot check` output (updated in place while it runs, then saved). */
-export interface ChecksBundle {
-  title: string;
-  /** Absent from checklists saved before the outline was sent. */
-  stages?: ChecklistOutlineStage[];
-  results: ObjectiveResult[];
-  pending: PendingObjective[];
-  summary: CheckSummary | null;
-}
+export type { ChecklistStage, ChecksBundle, PendingObjective } from '../generated/checks';
