@@ -23,7 +23,7 @@ CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
 MARKS = {"pass": "✅", "fail": "❌", "error": "⚠️", "pending": "⏳"}
 
 
-class ChecklistStage(BaseModel):
+class ChecklistOutlineStage(BaseModel):
     """A stage of a checklist's outline: its objective ids in the lab's order."""
 
     id: str
@@ -46,7 +46,7 @@ class ChecksBundle(BaseModel):
     in place while the check runs, then saved with the notebook."""
 
     title: str
-    stages: list[ChecklistStage] | None = None
+    stages: list[ChecklistOutlineStage] | None = None
     """None only in checklists saved before the outline was sent (the front end reads
     those)."""
     results: list[ObjectiveResult]
@@ -163,7 +163,7 @@ class Checklist:
         markdown = checklist_markdown(self.results, self.pending, self.summary, self.title)
         data = ChecksBundle(
             title=self.title,
-            stages=[ChecklistStage.model_validate(stage) for stage in self.outline],
+            stages=[ChecklistOutlineStage.model_validate(stage) for stage in self.outline],
             results=self.results,
             pending=[
                 PendingObjective(id=i, stage=s, text=t, points=self._points[i])

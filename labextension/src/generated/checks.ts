@@ -10,7 +10,7 @@
  */
 export interface ChecksBundle {
   title: string;
-  stages?: ChecklistStage[] | null;
+  stages?: ChecklistOutlineStage[] | null;
   results: ObjectiveResult[];
   pending: PendingObjective[];
   summary: CheckSummary | null;
@@ -18,7 +18,7 @@ export interface ChecksBundle {
 /**
  * A stage of a checklist's outline: its objective ids in the lab's order.
  */
-export interface ChecklistStage {
+export interface ChecklistOutlineStage {
   id: string;
   title: string;
   objectives: string[];

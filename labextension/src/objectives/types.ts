@@ -44,4 +44,4 @@ export function parseLabEvent(data: string): LabEvent | null {
   }
 }
 
-export type { ChecklistStage, ChecksBundle, PendingObjective } from '../generated/checks';
+export type { ChecklistOutlineStage, ChecksBundle, PendingObjective } from '../generated/checks';
