@@ -21,6 +21,9 @@ with every field (`model_dump_json()`), so the same rule describes it too, if lo
 field whose default is None may be absent, and never is). A request body is described as
 the server reads it (validation: a field with a default may be left out). Field titles
 are left out (each property would otherwise become a named TypeScript type).
+
+It reads models of every layer (`server/` and `notebook/` included), so only `make types`
+and the tests import it, never the running code.
 """
 
 from __future__ import annotations
