@@ -47,12 +47,13 @@ docs: install
 
 install: $(STAMP) frontend
 
-# The front end's types for the chat events and the turn model, generated from the Python
-# models: their JSON Schema (jupyter_gns3_copilot/wire_schema.py) into
-# labextension/src/generated/, then the TypeScript compiled from it
+# The front end's types for the chat events, the turn model, the REST answers and the
+# request bodies, generated from the Python models: their JSON Schema
+# (jupyter_gns3_copilot/wire_schema.py) into labextension/src/generated/, then the
+# TypeScript compiled from it
 # (json-schema-to-typescript). All are checked in; `make test` fails when one differs from
 # a fresh generation (tests/test_wire_schema.py and the labextension's
-# src/generated/generated.test.ts). Run it after changing an event or the turn model.
+# src/generated/generated.test.ts). Run it after changing any of these models.
 types: install
 	$(PY) -m jupyter_gns3_copilot.wire_schema $(FRONTEND)/src/generated
 	cd $(FRONTEND) && npm run --silent generate:types

@@ -176,8 +176,24 @@ class TurnBundle(_BundleFields, total=False):
     direct_run: bool
 
 
-Op = dict[str, Any]
-"""A browser operation: `{"op": "append", "index", "text"}` or `{"op": "item", "index", "item"}`."""
+class AppendOp(TypedDict):
+    """A browser operation: grow text item `index` by `text` (creating it)."""
+
+    op: Literal["append"]
+    index: int
+    text: str
+
+
+class ItemOp(TypedDict):
+    """A browser operation: create or replace item `index`."""
+
+    op: Literal["item"]
+    index: int
+    item: Item
+
+
+Op = AppendOp | ItemOp
+"""A browser operation (what the widget sends in its `ops` messages)."""
 
 
 class TurnBuilder:

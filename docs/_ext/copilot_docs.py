@@ -293,7 +293,7 @@ def openapi_markdown(document: Mapping[str, Any]) -> str:
                     answers.append(f"- **{status}**: {answer['description']} {', '.join(media)}")
             errors = [s for s in operation["responses"] if not s.startswith("2")]
             out += [*answers, f"- errors: {', '.join(errors)} ([meanings](#errors))", ""]
-    out += ["## Errors", "", "Every error is JSON, [ErrorAnswer](#erroranswer):", ""]
+    out += ["## Errors", "", "Every error is JSON, [ErrorBody](#errorbody):", ""]
     meanings: dict[str, str] = {}
     for verbs in document["paths"].values():
         for operation in verbs.values():

@@ -40,7 +40,7 @@ class OpenAIToolCall(BaseModel):
 
     id: str
     type: Literal["function"] = "function"
-    function: dict[str, Any]
+    function: dict[str, str]
     """`{"name": str, "arguments": str}` (arguments as JSON text)."""
 
 

@@ -14,11 +14,45 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, SerializeAsAny
+
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from .cell_display import ShownInCell
 
 CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
 MARKS = {"pass": "✅", "fail": "❌", "error": "⚠️", "pending": "⏳"}
+
+
+class ChecklistOutlineStage(BaseModel):
+    """A stage of a checklist's outline: its objective ids in the lab's order."""
+
+    id: str
+    title: str
+    objectives: list[str]
+
+
+class PendingObjective(BaseModel):
+    """An objective a checklist still waits for."""
+
+    id: str
+    stage: str
+    text: str
+    points: float | None = None
+    """None only in checklists saved before points were sent (the front end reads those)."""
+
+
+class ChecksBundle(BaseModel):
+    """The data of a `%copilot check` output (`CHECKS_MIME`): the report so far, updated
+    in place while the check runs, then saved with the notebook."""
+
+    title: str
+    stages: list[ChecklistOutlineStage] | None = None
+    """None only in checklists saved before the outline was sent (the front end reads
+    those)."""
+    results: list[ObjectiveResult]
+    pending: list[PendingObjective]
+    summary: SerializeAsAny[CheckSummary] | None
+    """Saved as given: `%copilot check` gives its `CheckReport` (results included)."""
 
 
 class LabReport(ShownInCell):
@@ -127,17 +161,21 @@ class Checklist:
 
     def _bundle(self) -> dict[str, Any]:
         markdown = checklist_markdown(self.results, self.pending, self.summary, self.title)
-        data: dict[str, Any] = {
-            "title": self.title,
-            "stages": self.outline,
-            "results": [r.model_dump(mode="json") for r in self.results],
-            "pending": [
-                {"id": i, "stage": s, "text": t, "points": self._points[i]}
+        data = ChecksBundle(
+            title=self.title,
+            stages=[ChecklistOutlineStage.model_validate(stage) for stage in self.outline],
+            results=self.results,
+            pending=[
+                PendingObjective(id=i, stage=s, text=t, points=self._points[i])
                 for i, s, t in self.pending
             ],
-            "summary": self.summary.model_dump(mode="json") if self.summary else None,
+            summary=self.summary,
+        )
+        return {
+            CHECKS_MIME: data.model_dump(mode="json"),
+            "text/markdown": markdown,
+            "text/plain": _plain(markdown),
         }
-        return {CHECKS_MIME: data, "text/markdown": markdown, "text/plain": _plain(markdown)}
 
 
 def checklist_markdown(

@@ -84,10 +84,11 @@ class ErrorAnswer(Exception):
         )
 
     def body(self) -> dict[str, Any]:
-        """The JSON body."""
-        error: dict[str, Any] = {"message": self.message, "type": self.type}
-        error.update({key: value for key, value in self.details.items() if value is not None})
-        return {"error": error}
+        """The JSON body: an `ErrorBody`, its fields that are None left out."""
+        from .responses import ErrorBody, ErrorDetail
+
+        detail = ErrorDetail(message=self.message, type=self.type, **self.details)
+        return ErrorBody(error=detail).model_dump(mode="json", exclude_none=True)
 
 
 def bad_input(field: str, rule: str, *, type: str = "ValidationError") -> ErrorAnswer:

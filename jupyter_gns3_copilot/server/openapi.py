@@ -170,9 +170,9 @@ def openapi_document(base_url: str = "/") -> dict[str, Any]:
 
 
 def _error_model() -> type[BaseModel]:
-    from .responses import ErrorAnswer
+    from .responses import ErrorBody
 
-    return ErrorAnswer
+    return ErrorBody
 
 
 def _operation_id(op: Operation) -> str:

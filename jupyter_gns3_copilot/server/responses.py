@@ -35,8 +35,8 @@ class ErrorDetail(BaseModel):
     for an invalid lab file every `{source, line, field, message}`."""
 
 
-class ErrorAnswer(BaseModel):
-    """The body of every error answer (`server.errors.ErrorAnswer.body`)."""
+class ErrorBody(BaseModel):
+    """The body of every error answer (what `server.errors.ErrorAnswer.body` writes)."""
 
     error: ErrorDetail
 

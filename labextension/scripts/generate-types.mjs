@@ -3,14 +3,18 @@
 // jupyter_gns3_copilot/wire_schema.py) -> src/generated/<name>.ts. `--check` writes nothing
 // and fails when a checked-in .ts differs from a fresh compile (src/generated/generated.test.ts
 // runs the same comparison in `npm test`).
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { compile } from 'json-schema-to-typescript';
 
 const GENERATED = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated');
-export const SCHEMAS = ['events', 'turns'];
+/** The name of every checked-in schema (`<name>.schema.json`). */
+export const SCHEMAS = (await readdir(GENERATED))
+  .filter(file => file.endsWith('.schema.json'))
+  .map(file => file.slice(0, -'.schema.json'.length))
+  .sort();
 
 const banner = name => `/**
  * GENERATED FILE: do not edit. The TypeScript of src/generated/${name}.schema.json, the JSON

@@ -11,145 +11,48 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import type { ChatEvent } from './events';
-import type { CatchUpDone, LabEvent, LabView } from './objectives/types';
+import type {
+  AbortAnswer,
+  ChatSession,
+  ConversationHistory,
+  LLMConfigView,
+  NotebookProjectAnswer,
+  PendingApproval,
+  ProjectSummary,
+  StatusReport
+} from './generated/answers';
+import type {
+  ApprovalDecisionRequest,
+  CatchUpRequest,
+  ChatRequest,
+  LabCheckRequest,
+  LLMConfigUpdate,
+  RenameRequest
+} from './generated/requests';
+import { type CatchUpDone, type LabEvent, type LabView, parseLabEvent } from './objectives/types';
 import { readEvents } from './sse';
-import type { ToolOutcome } from './turn/types';
 
-export interface ProjectInfo {
-  project_id: string;
-  name: string;
-  status: string | null;
-  filename?: string | null;
-}
-
-export interface SessionInfo {
-  thread_id: string;
-  title: string | null;
-  pinned: boolean;
-  message_count: number;
-  total_tokens: number;
-  created_at: string | null;
-  updated_at: string | null;
-  last_message_at: string | null;
-}
-
-export interface HistoryToolCall {
-  id: string;
-  type?: string;
-  function: { name: string; arguments: string };
-}
-
-/** A tool result read for people, as its `tool_end` event carried it. */
-export interface ToolReading {
-  summary: string;
-  outcome: ToolOutcome;
-  note: string | null;
-}
-
-export interface HistoryMessage {
-  id?: string | null;
-  role: 'user' | 'assistant' | 'tool' | 'system';
-  content: string;
-  name?: string | null;
-  tool_call_id?: string | null;
-  tool_calls?: HistoryToolCall[] | null;
-  /** A tool result's `reading`, among other things (timestamps). */
-  metadata?: { reading?: ToolReading; [key: string]: unknown };
-}
-
-/** The error a turn ended with: `message_id` is the id of the turn's user message. */
-export interface TurnError {
-  message_id: string;
-  error: string;
-  created_at?: string | null;
-}
-
-export interface History {
-  thread_id: string;
-  title: string | null;
-  messages: HistoryMessage[];
-  /** The errors of the turns among `messages`, in order (absent from older servers). */
-  turn_errors?: TurnError[];
-}
-
-export interface StatusReport {
-  version: string;
-  mode: 'standalone' | 'hub';
-  mode_summary: string;
-  gns3: { url: string; reachable: boolean; version?: string | null; error?: string | null };
-  model?: {
-    configured: boolean;
-    model: string;
-    copilot_mode: string;
-    missing?: string[];
-    problems?: string[];
-  } | null;
-  /** Hub mode only. `budget_left` (tokens left today) when the hub service reports it. */
-  hub?: {
-    service: string;
-    reachable: boolean;
-    /** It took the request but did not answer in time (e.g. making the student's account). */
-    slow?: boolean;
-    error?: string | null;
-    budget_left?: number | null;
-  } | null;
-}
-
-/** What the server keeps for a notebook (`copilot/notebook-projects`): the project its
- * kernel used last (null: none) and its conversation in each project. */
-export interface NotebookProjectRecord {
-  path: string;
-  project_id: string | null;
-  session_id: string | null;
-  sessions: Record<string, string>;
-  updated_at: string | null;
-}
-
-export interface LLMConfig {
-  provider: string;
-  base_url: string;
-  model: string;
-  temperature: number | null;
-  copilot_mode: string;
-  api_key_set: boolean;
-  /** Whose key is used: the user's own, the administrator's, or none. */
-  api_key_source: 'user' | 'admin' | null;
-  configured: boolean;
-  allowed_modes: string[];
-  user_settings: string[];
-}
-
-/** `PUT copilot/llm-config`: left out = unchanged, null = the administrator's value. */
-export interface LLMConfigUpdate {
-  provider?: string | null;
-  base_url?: string | null;
-  model?: string | null;
-  temperature?: number | null;
-  copilot_mode?: string | null;
-  api_key?: string | null;
-}
-
-export interface ChatRequest {
-  message: string;
-  session_id?: string | null;
-  copilot_mode?: string | null;
-}
+// The answers and request bodies are generated from the server's models
+// (src/generated/answers.ts, requests.ts).
+export type {
+  AbortAnswer,
+  ChatSession,
+  ConversationHistory,
+  LLMConfigView,
+  NotebookProjectAnswer,
+  OpenAIMessage,
+  OpenAIToolCall,
+  PendingApproval,
+  ProjectSummary,
+  StatusReport,
+  TurnError
+} from './generated/answers';
+export type { ChatRequest, LLMConfigUpdate } from './generated/requests';
 
 export type ExportFormat = 'ipynb' | 'md';
 
-/** A planned change waiting for a decision (`GET .../sessions/{s}/approvals`): the
- * `approval_required` event's fields and when it was asked and expires. */
-export interface PendingApproval {
-  approval_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  tool_input: Record<string, unknown>;
-  summary: string;
-  asked_at: string;
-  expires_at: string;
-}
-
-/** One problem of a refused request: a bad field (`field`, `rule`) or a lab file's
+/** One problem of a refused request, as the front end reads an `ErrorBody`'s `errors`
+ * (the server sends them as plain objects): a bad field (`field`, `rule`) or a lab file's
  * problem (`source`, `line`, `field`, `message`). */
 export interface ApiProblem {
   field?: string | null;
@@ -223,11 +126,11 @@ export class CopilotApi {
     return this.json('GET', this.url('status'));
   }
 
-  projects(): Promise<ProjectInfo[]> {
+  projects(): Promise<ProjectSummary[]> {
     return this.json('GET', this.url('projects'));
   }
 
-  openProject(projectId: string): Promise<ProjectInfo> {
+  openProject(projectId: string): Promise<ProjectSummary> {
     return this.json('POST', this.url('projects', projectId, 'open'));
   }
 
@@ -244,7 +147,7 @@ export class CopilotApi {
    * `ApiError`; `signal` stops the checks.
    */
   async *checkLab(projectId: string, stage: string | null = null, signal?: AbortSignal): AsyncGenerator<ChatEvent> {
-    const body = stage === null ? { stream: true } : { stage, stream: true };
+    const body: LabCheckRequest = stage === null ? { stream: true } : { stage, stream: true };
     const response = await this.send('POST', this.url('projects', projectId, 'lab', 'checks'), body, signal);
     if (!response.ok) {
       throw await errorFromResponse(response);
@@ -258,7 +161,8 @@ export class CopilotApi {
    * `ConfirmationNeeded` whose message says what would be restored.
    */
   catchUp(projectId: string, stage: string, confirm: boolean): Promise<CatchUpDone> {
-    return this.json('POST', this.url('projects', projectId, 'lab', 'stages', stage, 'catch-up'), { confirm });
+    const body: CatchUpRequest = { confirm };
+    return this.json('POST', this.url('projects', projectId, 'lab', 'stages', stage, 'catch-up'), body);
   }
 
   /**
@@ -273,12 +177,7 @@ export class CopilotApi {
     if (!response.ok) {
       throw await errorFromResponse(response);
     }
-    for await (const event of this.events(response)) {
-      const lab = event as unknown as LabEvent;
-      if (lab.type === 'lab_view' || lab.type === 'lab_error') {
-        yield lab;
-      }
-    }
+    yield* this.events(response, parseLabEvent);
   }
 
   /** The drawing of the project's topology (an SVG document as text). */
@@ -286,19 +185,20 @@ export class CopilotApi {
     return this.text('GET', this.url('projects', projectId, 'topology') + '?format=svg');
   }
 
-  sessions(projectId: string, limit = 100): Promise<SessionInfo[]> {
+  sessions(projectId: string, limit = 100): Promise<ChatSession[]> {
     return this.json('GET', this.sessionUrl(projectId) + `?limit=${limit}`);
   }
 
-  history(projectId: string, sessionId: string, limit = 1000): Promise<History> {
+  history(projectId: string, sessionId: string, limit = 1000): Promise<ConversationHistory> {
     return this.json('GET', this.sessionUrl(projectId, sessionId, 'history') + `?limit=${limit}`);
   }
 
-  rename(projectId: string, sessionId: string, title: string): Promise<SessionInfo> {
-    return this.json('PATCH', this.sessionUrl(projectId, sessionId), { title });
+  rename(projectId: string, sessionId: string, title: string): Promise<ChatSession> {
+    const body: RenameRequest = { title };
+    return this.json('PATCH', this.sessionUrl(projectId, sessionId), body);
   }
 
-  pin(projectId: string, sessionId: string, pinned: boolean): Promise<SessionInfo> {
+  pin(projectId: string, sessionId: string, pinned: boolean): Promise<ChatSession> {
     return this.json(pinned ? 'PUT' : 'DELETE', this.sessionUrl(projectId, sessionId, 'pin'));
   }
 
@@ -306,7 +206,7 @@ export class CopilotApi {
     return this.json('DELETE', this.sessionUrl(projectId, sessionId));
   }
 
-  abort(projectId: string, sessionId: string): Promise<{ status: string }> {
+  abort(projectId: string, sessionId: string): Promise<AbortAnswer> {
     return this.json('POST', this.sessionUrl(projectId, sessionId, 'abort'));
   }
 
@@ -326,12 +226,13 @@ export class CopilotApi {
     projectId: string,
     sessionId: string,
     approvalId: string,
-    decision: 'approve' | 'reject',
+    decision: ApprovalDecisionRequest['decision'],
     comment: string | null = null,
     signal?: AbortSignal
   ): Promise<AsyncGenerator<ChatEvent> | null> {
     const url = this.sessionUrl(projectId, sessionId, 'approvals', approvalId);
-    const response = await this.send('POST', url, { decision, comment }, signal);
+    const body: ApprovalDecisionRequest = { decision, comment };
+    const response = await this.send('POST', url, body, signal);
     if (!response.ok) {
       throw await errorFromResponse(response);
     }
@@ -349,15 +250,15 @@ export class CopilotApi {
   }
 
   /** What the server keeps for the notebook at contents path `notebook`. */
-  notebookProject(notebook: string): Promise<NotebookProjectRecord> {
+  notebookProject(notebook: string): Promise<NotebookProjectAnswer> {
     return this.json('GET', this.url('notebook-projects') + `?notebook=${seg(notebook)}`);
   }
 
-  llmConfig(): Promise<LLMConfig> {
+  llmConfig(): Promise<LLMConfigView> {
     return this.json('GET', this.url('llm-config'));
   }
 
-  saveLLMConfig(update: LLMConfigUpdate): Promise<LLMConfig> {
+  saveLLMConfig(update: LLMConfigUpdate): Promise<LLMConfigView> {
     return this.json('PUT', this.url('llm-config'), update);
   }
 
@@ -367,21 +268,21 @@ export class CopilotApi {
    * the read (the server treats a reader that leaves like an abort).
    */
   async *chat(projectId: string, request: ChatRequest, signal?: AbortSignal): AsyncGenerator<ChatEvent> {
-    const response = await this.send('POST', this.url('projects', projectId, 'chat', 'stream'), {
-      ...request,
-      stream: true
-    }, signal);
+    const body: ChatRequest = { ...request, stream: true };
+    const response = await this.send('POST', this.url('projects', projectId, 'chat', 'stream'), body, signal);
     if (!response.ok) {
       throw await errorFromResponse(response);
     }
     yield* this.events(response);
   }
 
-  private events(response: Response): AsyncGenerator<ChatEvent> {
+  private events(response: Response): AsyncGenerator<ChatEvent>;
+  private events<T>(response: Response, parse: (data: string) => T | null): AsyncGenerator<T>;
+  private events<T>(response: Response, parse?: (data: string) => T | null): AsyncGenerator<T | ChatEvent> {
     if (!response.body) {
       throw new ApiError('The answer has no body to read (is a proxy buffering it?)', response.status);
     }
-    return readEvents(response.body);
+    return parse ? readEvents(response.body, parse) : readEvents(response.body);
   }
 
   private sessionUrl(projectId: string, ...rest: string[]): string {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { parseLabEvent } from './objectives/types';
 import { readEvents, SSEDecoder } from './sse';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -53,5 +54,26 @@ describe('readEvents', () => {
       { type: 'heartbeat', session_id: 's' },
       { type: 'content', session_id: 's', content: 'hi' }
     ]);
+  });
+
+  it('skips a payload whose type no chat event has, and reads it with its own parser', async () => {
+    const lab = { type: 'lab_view', project_id: 'p', view: { title: 'T', max_score: 0, stages: [] } };
+    const stream = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes(`data: ${JSON.stringify(lab)}\n\ndata: {"type":"heartbeat","session_id":"s"}\n\n`));
+          controller.close();
+        }
+      });
+    const chat = [];
+    for await (const event of readEvents(stream())) {
+      chat.push(event);
+    }
+    expect(chat).toEqual([{ type: 'heartbeat', session_id: 's' }]);
+    const labEvents = [];
+    for await (const event of readEvents(stream(), parseLabEvent)) {
+      labEvents.push(event);
+    }
+    expect(labEvents).toEqual([lab]);
   });
 });

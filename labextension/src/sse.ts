@@ -56,11 +56,16 @@ export class SSEDecoder {
 }
 
 /**
- * The chat events of an SSE response body, in order; unknown payloads are skipped.
- * Ends when the body ends; cancelling the fetch (its AbortSignal) ends it with an
- * AbortError.
+ * The events of an SSE response body as `parse` reads them (the chat events by default),
+ * in order; payloads it gives null for are skipped. Ends when the body ends; cancelling
+ * the fetch (its AbortSignal) ends it with an AbortError.
  */
-export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+export function readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent>;
+export function readEvents<T>(body: ReadableStream<Uint8Array>, parse: (data: string) => T | null): AsyncGenerator<T>;
+export async function* readEvents<T>(
+  body: ReadableStream<Uint8Array>,
+  parse: (data: string) => T | null = parseEvent as (data: string) => T | null
+): AsyncGenerator<T> {
   const reader = body.getReader();
   const sse = new SSEDecoder();
   try {
@@ -68,7 +73,7 @@ export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenera
       const { done, value } = await reader.read();
       const payloads = done ? sse.end() : sse.push(value);
       for (const payload of payloads) {
-        const event = parseEvent(payload);
+        const event = parse(payload);
         if (event) {
           yield event;
         }

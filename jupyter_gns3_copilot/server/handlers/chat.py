@@ -267,20 +267,22 @@ class AbortHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str, session_id: str) -> None:
+        from ..responses import AbortAnswer
+
         project_id = self.project_id_from(project_id)
         user_id = self.user_id
         if self.copilot.tool_runs().abort(session_id, user_id):
-            self.write_json({"status": "ok", "session_id": session_id})
+            self.write_json(AbortAnswer(status="ok", session_id=session_id))
             return
         agent = await self.project_agent(project_id, create=False)
         if agent is None:
             raise _session_not_found(session_id)
         if await agent.sessions.abort_session(session_id, user_id=user_id):
-            self.write_json({"status": "ok", "session_id": session_id})
+            self.write_json(AbortAnswer(status="ok", session_id=session_id))
             return
         if await agent.sessions.get_session(session_id, user_id=user_id) is None:
             raise _session_not_found(session_id)
-        self.write_json({"status": "not_running", "session_id": session_id})
+        self.write_json(AbortAnswer(status="not_running", session_id=session_id))
 
 
 class PinHandler(_SessionHandler):
@@ -313,6 +315,8 @@ class ApprovalsHandler(_SessionHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self, project_id: str, session_id: str) -> None:
+        from ..responses import PendingApproval
+
         pending = self.copilot.tool_runs().pending(session_id, self.user_id)
         if pending is None:
             agent = await self.agent_for(project_id, session_id)
@@ -321,13 +325,13 @@ class ApprovalsHandler(_SessionHandler):
             pending = await agent.approvals.pending_approvals(session_id, user_id=self.user_id)
         self.write_json(
             [
-                {
+                PendingApproval(
                     **request.model_dump(
                         mode="json",
                         exclude={"mode", "temperature", "timeout", "time_limit", "time_used"},
                     ),
-                    "expires_at": request.expires_at.isoformat(),
-                }
+                    expires_at=request.expires_at.isoformat(),
+                ).model_dump(mode="json")
                 for request in pending
             ]
         )

@@ -28,7 +28,9 @@ TOPOLOGY_FORMATS = ("json", "text", "svg")
 
 
 def _project_json(project: Project) -> dict[str, object]:
-    return project.model_dump(mode="json", include={"project_id", "name", "status", "filename"})
+    from ..responses import ProjectSummary
+
+    return ProjectSummary.model_validate(project, from_attributes=True).model_dump(mode="json")
 
 
 class ProjectsHandler(CopilotHandler):

@@ -3,7 +3,7 @@
  * `key-dialog.ts`) and what is PUT straight to `copilot/llm-config` (write-only). The key
  * never goes through the Settings Editor, so JupyterLab never writes it into a file.
  */
-import type { CopilotApi, LLMConfig, LLMConfigUpdate } from '../api';
+import type { CopilotApi, LLMConfigView, LLMConfigUpdate } from '../api';
 
 /** What the user chose in the key dialog. */
 export type KeyChoice = { action: 'save'; key: string } | { action: 'remove' } | { action: 'cancel' };
@@ -49,7 +49,7 @@ export async function setApiKey(api: CopilotApi, ask: (ownKey: boolean) => Promi
 }
 
 /** The sidebar's words for the key in use (never the key). */
-export function keyLabel(config: Pick<LLMConfig, 'api_key_set' | 'api_key_source'>): string {
+export function keyLabel(config: Pick<LLMConfigView, 'api_key_set' | 'api_key_source'>): string {
   if (!config.api_key_set) {
     return 'no key set';
   }

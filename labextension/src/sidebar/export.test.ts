@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { History } from '../api';
+import type { ConversationHistory } from '../api';
 import { cellsFromNotebook } from './export';
 import { reduceTurn } from '../turn/reducer';
 import { turnEvents, turnsFromHistory } from './history';
@@ -11,7 +11,7 @@ const call = (id: string, name: string, args: unknown) => ({
   function: { name, arguments: JSON.stringify(args) }
 });
 
-const history: History = {
+const history: ConversationHistory = {
   thread_id: 's1',
   title: 'PC addresses',
   messages: [

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import type { HistoryMessage } from '../api';
+import type { OpenAIMessage } from '../api';
 import { TurnView } from '../turn/view';
 import { turnsFromHistory } from './history';
 
 describe('turnsFromHistory', () => {
   it('keeps the error a turn ended with: shown as the error, never "(no answer)"', () => {
-    const messages: HistoryMessage[] = [
+    const messages: OpenAIMessage[] = [
       { id: 'm1', role: 'user', content: 'Why can PC1 not ping PC2?' },
       { id: 'm2', role: 'user', content: 'And now?' },
       { id: 'm3', role: 'assistant', content: 'PC2 answers now.' }
@@ -26,7 +26,7 @@ describe('turnsFromHistory', () => {
   });
 
   it('puts the error after the text and tool calls the turn had', () => {
-    const messages: HistoryMessage[] = [
+    const messages: OpenAIMessage[] = [
       { id: 'u1', role: 'user', content: 'Check PC1' },
       { id: 'a1', role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'c1', function: { name: 'get_topology', arguments: '{}' } }] },
       { id: 't1', role: 'tool', content: '{}', tool_call_id: 'c1' }

@@ -5,11 +5,16 @@
  * (the history's `turn_errors`, by the id of the turn's user message) after them: that
  * turn shows its error, never "(no answer)".
  */
-import type { HistoryMessage, TurnError } from '../api';
+import type { OpenAIMessage, TurnError } from '../api';
 import type { ChatEvent } from '../events';
+import type { ToolEndEvent } from '../generated/events';
 import type { ToolItem, TurnRecord } from '../turn/types';
 
-export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors: readonly TurnError[] = []): TurnRecord[] {
+/** A tool result's `reading` in its message's metadata (a metadata value the server's
+ * model leaves untyped): the fields its `tool_end` event carried. */
+type Reading = Partial<Pick<ToolEndEvent, 'summary' | 'outcome' | 'note'>>;
+
+export function turnsFromHistory(messages: readonly OpenAIMessage[], turnErrors: readonly TurnError[] = []): TurnRecord[] {
   const turns: TurnRecord[] = [];
   const byMessage = new Map<string, TurnRecord>();
   const tools = new Map<string, ToolItem>();
@@ -51,7 +56,7 @@ export function turnsFromHistory(messages: readonly HistoryMessage[], turnErrors
     } else if (message.role === 'tool' && message.tool_call_id) {
       const item = tools.get(message.tool_call_id);
       if (item) {
-        const reading = message.metadata?.reading;
+        const reading = message.metadata?.reading as Reading | undefined;
         item.output = message.content;
         item.state = 'done';
         item.summary = reading?.summary ?? null;

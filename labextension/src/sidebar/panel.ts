@@ -11,7 +11,7 @@ import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, CopilotApi, type LLMConfig, type PendingApproval, type ProjectInfo, type SessionInfo } from '../api';
+import { ApiError, CopilotApi, type LLMConfigView, type PendingApproval, type ProjectSummary, type ChatSession } from '../api';
 import type { ChatEvent } from '../events';
 import { sanitizeSvg } from '../markdown';
 import type { TurnRecord } from '../turn/types';
@@ -72,7 +72,7 @@ export class CopilotSidebar extends Widget {
   private readonly insertCellsInto: SidebarOptions['insertCells'];
   private projectId: string | null = null;
   private sessionId: string | null = null;
-  private sessions: SessionInfo[] = [];
+  private sessions: ChatSession[] = [];
   private allowedModes: string[] = [];
   /** The Settings Editor's default mode, else the user's server setting. */
   private settingsMode: string | null = null;
@@ -430,7 +430,7 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  private renderProjects(projects: ProjectInfo[]): void {
+  private renderProjects(projects: ProjectSummary[]): void {
     const choose = element('option', '', projects.length ? 'Choose a GNS3 project' : 'No GNS3 project');
     choose.value = '';
     const options = projects.map(project => {
@@ -472,7 +472,7 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  private renderKey(config: LLMConfig): void {
+  private renderKey(config: LLMConfigView): void {
     this.keyState.textContent = keyLabel(config);
     this.keyState.dataset.ok = String(config.api_key_set);
   }
@@ -607,7 +607,7 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  private async rename(session: SessionInfo): Promise<void> {
+  private async rename(session: ChatSession): Promise<void> {
     const result = await InputDialog.getText({
       title: 'Rename chat',
       text: session.title ?? '',
@@ -619,7 +619,7 @@ export class CopilotSidebar extends Widget {
     }
   }
 
-  private async remove(session: SessionInfo): Promise<void> {
+  private async remove(session: ChatSession): Promise<void> {
     const result = await showDialog({
       title: 'Delete chat',
       body: `Delete "${session.title || 'Untitled chat'}" and its history? This cannot be undone.`,

@@ -2,14 +2,14 @@
  * The project's sessions: a search box and one row per session (pinned first), each with
  * pin/unpin, rename and delete. It only renders and reports clicks; the panel acts.
  */
-import type { SessionInfo } from '../api';
+import type { ChatSession } from '../api';
 import { orderSessions, searchSessions, sessionTitle } from './sessions';
 
 export interface SessionListActions {
-  select(session: SessionInfo): void;
-  pin(session: SessionInfo): void;
-  rename(session: SessionInfo): void;
-  remove(session: SessionInfo): void;
+  select(session: ChatSession): void;
+  pin(session: ChatSession): void;
+  rename(session: ChatSession): void;
+  remove(session: ChatSession): void;
 }
 
 function button(label: string, title: string, className: string, onClick: () => void): HTMLButtonElement {
@@ -30,7 +30,7 @@ export class SessionList {
   readonly node: HTMLElement;
   private readonly search: HTMLInputElement;
   private readonly list: HTMLUListElement;
-  private sessions: SessionInfo[] = [];
+  private sessions: ChatSession[] = [];
   private selected: string | null = null;
 
   constructor(private readonly actions: SessionListActions) {
@@ -47,7 +47,7 @@ export class SessionList {
     this.node.append(this.search, this.list);
   }
 
-  set(sessions: SessionInfo[], selected: string | null): void {
+  set(sessions: ChatSession[], selected: string | null): void {
     this.sessions = sessions;
     this.selected = selected;
     this.render();
@@ -64,7 +64,7 @@ export class SessionList {
     }
   }
 
-  private row(session: SessionInfo): HTMLLIElement {
+  private row(session: ChatSession): HTMLLIElement {
     const item = document.createElement('li');
     item.className = 'jp-gns3-copilot-sidebar-session';
     item.dataset.sessionId = session.thread_id;

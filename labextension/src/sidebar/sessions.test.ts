@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import type { SessionInfo } from '../api';
+import type { ChatSession } from '../api';
 import { orderSessions, searchSessions, sessionTitle } from './sessions';
 
-function session(id: string, title: string | null, updated: string | null, pinned = false): SessionInfo {
+function session(id: string, title: string | null, updated: string | null, pinned = false): ChatSession {
   return {
     thread_id: id,
     title,

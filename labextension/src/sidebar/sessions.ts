@@ -1,22 +1,22 @@
 /**
  * The session list's order and search, kept apart from the DOM so they are testable.
  */
-import type { SessionInfo } from '../api';
+import type { ChatSession } from '../api';
 
 /** The time a session was last active (ms since the epoch; 0 when unknown). */
-function lastActive(session: SessionInfo): number {
+function lastActive(session: ChatSession): number {
   const stamp = session.last_message_at ?? session.updated_at ?? session.created_at;
   const time = stamp ? Date.parse(stamp) : NaN;
   return Number.isNaN(time) ? 0 : time;
 }
 
 /** The title shown for a session ("Untitled chat" until the copilot names it). */
-export function sessionTitle(session: SessionInfo): string {
+export function sessionTitle(session: ChatSession): string {
   return session.title?.trim() || 'Untitled chat';
 }
 
 /** Pinned first, then the most recently active; ties by title, so the order is stable. */
-export function orderSessions(sessions: readonly SessionInfo[]): SessionInfo[] {
+export function orderSessions(sessions: readonly ChatSession[]): ChatSession[] {
   return [...sessions].sort(
     (a, b) =>
       Number(b.pinned) - Number(a.pinned) ||
@@ -29,7 +29,7 @@ export function orderSessions(sessions: readonly SessionInfo[]): SessionInfo[] {
  * The sessions whose title contains every word of `query` (case- and accent-insensitive),
  * or whose id starts with it (ids are what the magics print). An empty query keeps all.
  */
-export function searchSessions(sessions: readonly SessionInfo[], query: string): SessionInfo[] {
+export function searchSessions(sessions: readonly ChatSession[], query: string): ChatSession[] {
   const fold = (text: string) =>
     text.normalize('NFD').replace(/\p{Diacritic}/gu, '').toLowerCase();
   const words = fold(query).split(/\s+/).filter(Boolean);

@@ -9,9 +9,8 @@
  */
 import type { AnyModel } from '@anywidget/types';
 
+import type { Op } from '../generated/ops';
 import type { Item } from '../turn/types';
-
-export type Op = { op: 'append'; index: number; text: string } | { op: 'item'; index: number; item: Item };
 
 export interface LiveTurn {
   turn: number;
