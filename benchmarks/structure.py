@@ -141,22 +141,33 @@ def pydantic_models() -> dict[str, set[str]]:
 
 
 _TS_TYPE = re.compile(r"^export (?:interface (\w+)[^{]*\{|type (\w+) = \{)", re.MULTILINE)
-_TS_FIELD = re.compile(r"^  (?:readonly )?(\w+)\??:", re.MULTILINE)
+_TS_FIELD = re.compile(r"^  (?:readonly )?(\w+)\??:([^;]*);", re.MULTILINE)
 
 
 def copied_models() -> list[str]:
-    """Hand-written TypeScript object types that copy a pydantic model: same name, or at
-    least three fields that are all fields of one model."""
+    """Hand-written TypeScript object types that copy a pydantic model: the same name, or
+    at least three fields, all of one model's, none of them typed with the front end's own
+    view types (a view built from a model is not a copy of it)."""
     models = pydantic_models()
+    declared = {
+        path: [(m.group(1) or m.group(2), m.end()) for m in _TS_TYPE.finditer(path.read_text())]
+        for path in frontend_files()
+    }
+    views = {name for found in declared.values() for name, _ in found}
     copies = []
-    for path in frontend_files():
+    for path, found in declared.items():
         text = path.read_text()
-        for match in _TS_TYPE.finditer(text):
-            name = match.group(1) or match.group(2)
-            body = text[match.end() :].split("\n}", 1)[0]
-            names = set(_TS_FIELD.findall(body))
+        for name, end in found:
+            body = text[end:].split("\n}", 1)[0]
+            fields = dict(_TS_FIELD.findall(body))
+            names = set(fields)
             same = name in models and bool(names & models[name])
-            subset = len(names) >= 3 and any(names <= model for model in models.values())
+            typed_by_views = any(set(re.findall(r"\w+", kind)) & views for kind in fields.values())
+            subset = (
+                len(names) >= 3
+                and not typed_by_views
+                and any(names <= model for model in models.values())
+            )
             if same or subset:
                 copies.append(f"{_name(path)}::{name}")
     return copies

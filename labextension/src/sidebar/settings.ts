@@ -11,12 +11,9 @@ import type { CopilotApi, LLMConfigUpdate } from '../api';
 export const SETTINGS_PLUGIN_ID = 'jupyter-gns3-copilot:sidebar';
 
 /** The model fields of the settings, as the server names them (empty = the admin's). */
-export interface ModelFields {
-  provider: string | null;
-  base_url: string | null;
-  model: string | null;
-  temperature: number | null;
-}
+export type ModelFields = Required<
+  Pick<LLMConfigUpdate, 'provider' | 'base_url' | 'model' | 'temperature'>
+>;
 
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() ? value.trim() : null;
