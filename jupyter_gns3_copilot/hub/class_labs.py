@@ -37,13 +37,14 @@ from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
 from ..gns3.models import Project
+from ..objectives.api import LabView
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
 from ..objectives.runner import check_lab
 from ..objectives.service import LAB_FILE, CatchUpPlan, ProjectLabs
-from ..objectives.view import LabView, lab_view
+from ..objectives.view import lab_view
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
 from ..tools.policy import CommandPolicy

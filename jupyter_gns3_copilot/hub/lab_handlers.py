@@ -35,19 +35,19 @@ from typing import TYPE_CHECKING, Any
 from tornado.iostream import StreamClosedError
 
 from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
+from ..objectives.api import (
+    CatchUpDone,
+    CatchUpRequest,
+    LabAttachRequest,
+    LabCheckSelection,
+    LabStageRequest,
+)
 from ..objectives.errors import (
     LabFileError,
     NoLab,
     StageWithoutSnapshot,
     UnknownSelection,
     UnknownStage,
-)
-from ..objectives.requests import (
-    CatchUpDone,
-    CatchUpRequest,
-    LabAttachRequest,
-    LabCheckSelection,
-    LabStageRequest,
 )
 from ..objectives.results import ObjectiveResult
 from .class_labs import ClassLabs, ProjectNotOpened

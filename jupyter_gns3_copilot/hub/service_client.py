@@ -34,7 +34,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -48,19 +48,17 @@ from pydantic import (
 )
 
 from ..gns3.errors import GNS3AuthError
-from ..objectives.requests import (
+from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
     LabAttachRequest,
     LabCheckSelection,
     LabStageRequest,
+    LabView,
 )
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..tls import shared_tls_context
 from .budgets import BudgetLeft
-
-if TYPE_CHECKING:  # the lab file's models are costly to build: read when a lab is asked
-    from ..objectives.view import LabView
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -239,21 +237,15 @@ class HubServiceClient:
 
     async def lab(self, project_id: str) -> LabView:
         """The lab of the student's project as they see it (`GET api/labs/{id}`)."""
-        from ..objectives.view import LabView
-
         return await self._call("GET", _lab_path(project_id), LabView)
 
     async def attach_lab(self, project_id: str, request: LabAttachRequest) -> LabView:
         """Make `request.text` the project's lab file (`PUT api/labs/{id}`)."""
-        from ..objectives.view import LabView
-
         return await self._call("PUT", _lab_path(project_id), LabView, json=request)
 
     async def choose_stage(self, project_id: str, stage: str | None) -> LabView:
         """The stage the student works on (`PUT api/labs/{id}/stage`; None: follow their
         checks); the lab as they see it."""
-        from ..objectives.view import LabView
-
         body = LabStageRequest(stage=stage)
         return await self._call("PUT", _lab_path(project_id, "stage"), LabView, json=body)
 

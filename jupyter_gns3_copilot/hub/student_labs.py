@@ -21,12 +21,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from ..objectives.api import LabCheckSelection, LabView
 from ..objectives.errors import UnknownSelection
 from ..objectives.hints import TurnObjectives, configuring_judge
-from ..objectives.requests import LabCheckSelection
 from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
-from ..objectives.view import LabView
 from ..objectives.watch import ProgressWatch
 from ..tools.policy import CommandPolicy
 from .service_client import HubServiceClient, HubServiceError, HubServiceRefused

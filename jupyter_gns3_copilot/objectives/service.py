@@ -22,6 +22,7 @@ from ..tools.base import ToolContext
 from ..tools.lab_access import LabAccess
 from ..tools.modes import TEACHING
 from ..tools.policy import CommandPolicy
+from .api import LabView
 from .errors import LabFileError, NoLab, StageWithoutSnapshot
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
@@ -29,7 +30,7 @@ from .model import LabFile, Stage
 from .progress import StudentProgress
 from .results import ObjectiveResult
 from .runner import check_lab, collect
-from .view import LabView, lab_view
+from .view import lab_view
 
 LAB_FILE = "lab.yaml"
 """The lab file's path in the project's directory."""

@@ -112,18 +112,21 @@ def operations() -> tuple[Operation, ...]:
     from ..events import LabEvent
     from ..gns3.topology import Topology
     from ..llm_config import LLMConfigUpdate, LLMConfigView
+    from ..objectives.api import (
+        CatchUpDone,
+        CatchUpRequest,
+        LabAttachRequest,
+        LabCheckRequest,
+        LabStageRequest,
+        LabView,
+    )
     from ..objectives.results import CheckReport
-    from ..objectives.view import LabView
     from ..status import StatusReport
     from ..store.sessions import ChatSession
     from . import responses as r
     from .schemas import (
         ApprovalDecisionRequest,
-        CatchUpRequest,
         ChatRequest,
-        LabAttachRequest,
-        LabCheckRequest,
-        LabStageRequest,
         NotebookProjectRequest,
         RenameRequest,
         ToolRunRequest,
@@ -337,7 +340,7 @@ def operations() -> tuple[Operation, ...]:
             "post",
             project + "/lab/stages/{stage}/catch-up",
             "Restore the snapshot a stage starts from",
-            (Answer(200, "Restored.", {JSON: r.CatchUpDone}),),
+            (Answer(200, "Restored.", {JSON: CatchUpDone}),),
             errors=(400, 404, 409, 422, 502),
             request=CatchUpRequest,
         ),

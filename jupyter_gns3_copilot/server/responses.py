@@ -12,7 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..objectives.requests import CatchUpDone as CatchUpDone  # shared with the hub service
 from ..tools.policy import PolicyStatus
 
 

@@ -50,7 +50,7 @@ class LabHandler(CopilotHandler):
     @authorized
     async def put(self, project_id: str) -> None:
         from ...llm_config import effective_config
-        from ..schemas import LabAttachRequest
+        from ...objectives.api import LabAttachRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabAttachRequest)
@@ -83,7 +83,7 @@ class LabStageHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self, project_id: str) -> None:
-        from ..schemas import LabStageRequest
+        from ...objectives.api import LabStageRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabStageRequest)
@@ -173,8 +173,8 @@ class LabChecksHandler(EventStreamHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str) -> None:
+        from ...objectives.api import LabCheckRequest
         from ...objectives.runner import collect, select
-        from ..schemas import LabCheckRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabCheckRequest)
@@ -211,7 +211,7 @@ class LabChecksHandler(EventStreamHandler):
 
     async def _check_through_hub(self, project_id: str, request: Any) -> None:
         """The hub service checks (module docstring); its events relayed as this route's."""
-        from ...objectives.requests import LabCheckSelection
+        from ...objectives.api import LabCheckSelection
 
         app = self.copilot
         hub = app.hub_client()
@@ -256,8 +256,7 @@ class LabCatchUpHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str, stage: str) -> None:
-        from ..responses import CatchUpDone
-        from ..schemas import CatchUpRequest
+        from ...objectives.api import CatchUpDone, CatchUpRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(CatchUpRequest)
