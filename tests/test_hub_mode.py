@@ -27,6 +27,7 @@ from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
 from support.server import server_config
 from tornado.httpclient import HTTPClientError
 
+from jupyter_gns3_copilot.classroom.client import HubServiceClient
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.app import (
     SECRET_FILE,
@@ -34,7 +35,6 @@ from jupyter_gns3_copilot.hub.app import (
     HubRuntime,
 )
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts, LabStudent
-from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.hub.usage import ModelCall
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
 from jupyter_gns3_copilot.notebook.reports import status_text
@@ -256,7 +256,7 @@ class TestSlowFirstContact:
         records: list[logging.LogRecord] = []
         handler = logging.Handler(logging.WARNING)
         handler.emit = records.append  # type: ignore[method-assign]
-        logger = logging.getLogger("jupyter_gns3_copilot.hub.service_client")
+        logger = logging.getLogger("jupyter_gns3_copilot.classroom.client")
         logger.addHandler(handler)
         yield records
         logger.removeHandler(handler)

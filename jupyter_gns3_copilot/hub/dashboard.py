@@ -63,6 +63,7 @@ from ..gns3.errors import GNS3Error
 from ..objectives.errors import LabFileError
 from ..objectives.service import LAB_FILE
 from . import templates
+from .api_models import GradeReportRequest
 from .budgets import DailyTokens
 from .caller import Caller
 from .dashboard_data import (
@@ -83,7 +84,6 @@ from .dashboard_data import (
 from .grades import GradesCheckBody, check_everyone, grade_report, grades_csv, grades_view
 from .lab_handlers import lab_file_error
 from .placement import describe_placement
-from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind, Question
 

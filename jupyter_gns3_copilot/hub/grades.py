@@ -39,11 +39,11 @@ from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile, Objective
 from ..objectives.results import CheckReport, ObjectiveResult, summarize
+from .api_models import GradeReportRequest
 from .class_labs import ClassLabs, StudentLab
 from .dashboard_data import ActionError, course_staff
 from .grade_store import ObjectiveGrade
 from .lab_accounts import lab_name
-from .service_client import GradeReportRequest
 from .usage import csv_cell
 
 if TYPE_CHECKING:

@@ -28,9 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tornado.web import RequestHandler
 
 from ..gns3.errors import GNS3Conflict, GNS3Error
+from .api_models import HubPolicy, HubSession
 from .caller import Caller
 from .gateway import openai_error
-from .service_client import HubPolicy, HubSession
 
 if TYPE_CHECKING:
     from .app import HubRuntime

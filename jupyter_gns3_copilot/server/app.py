@@ -6,7 +6,7 @@ built-in default), which is how a JupyterHub operator configures a whole class.
 
 **Hub mode** (`hub_service_url`, env `GNS3_COPILOT_HUB_URL`): everything comes from the
 copilot hub service (`hub/app.py`), asked with the server's `JUPYTERHUB_API_TOKEN`
-(`hub/service_client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
+(`classroom/client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
 expires, and fetched again when GNS3 refuses it), the model endpoint (the service's
 gateway, with the hub token as the key), the models and the allowed modes; consoles go
 through GNS3's console websocket with the student's token (`console_transport`). Users
@@ -38,7 +38,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Float, Int, List, Unicode, Union, default
 
-from ..hub import HUB_URL_ENV
+from ..classroom import HUB_URL_ENV
 from ..objectives import SALT_ENV, SALT_FILE
 from .configuration import (
     ConfigProblem,
@@ -54,10 +54,11 @@ from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from ..chat.manager import ProjectAgentManager
+    from ..classroom.client import HubServiceClient
+    from ..classroom.labs import HubProjectLabs
     from ..console import ConsoleTransport
     from ..gns3 import GNS3Client, Project
-    from ..hub.service_client import HubServiceClient, HubSession
-    from ..hub.student_labs import HubProjectLabs
+    from ..hub.api_models import HubSession
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
     from ..objectives.service import ProjectLabs
@@ -387,7 +388,7 @@ class GNS3Copilot(ExtensionApp):
     def hub_client(self) -> HubServiceClient:
         """The client of the hub service (hub mode only)."""
         if self._hub is None:
-            from ..hub.service_client import HubServiceClient
+            from ..classroom.client import HubServiceClient
 
             self._hub = HubServiceClient(
                 self.hub_service_url, self.hub_token, timeout=self.gns3_timeout
@@ -556,11 +557,11 @@ class GNS3Copilot(ExtensionApp):
 
     def project_labs(self) -> ProjectLabs | HubProjectLabs:
         """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`; in hub
-        mode, through the hub service (`hub.student_labs`), which renders and checks labs
+        mode, through the hub service (`classroom.labs`), which renders and checks labs
         (this server has no salt; the lab routes forward checks, attaching and catch-up)."""
         if self.hub_mode:
             if self._hub_labs is None:
-                from ..hub.student_labs import HubProjectLabs
+                from ..classroom.labs import HubProjectLabs
 
                 self._hub_labs = HubProjectLabs(self.hub_client(), self.lab())
             return self._hub_labs

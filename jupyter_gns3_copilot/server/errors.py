@@ -220,7 +220,7 @@ def _gns3_error(exc: Exception) -> ErrorAnswer | None:
 def _hub_error(exc: Exception) -> ErrorAnswer | None:
     """The hub service's refusal as it gave it (in hub mode the lab routes forward to it),
     503 when it is slow, 502 when it cannot be asked."""
-    from ..hub.service_client import HubServiceError, HubServiceRefused, HubServiceSlow
+    from ..classroom.client import HubServiceError, HubServiceRefused, HubServiceSlow
 
     if isinstance(exc, HubServiceRefused) and exc.status < 500:
         return ErrorAnswer(

@@ -9,7 +9,7 @@ In hub mode the hub service does the lab's work (`hub/lab_handlers.py`), asked w
 server's hub token: it renders the lab with the class's salt (this server has none),
 checks the devices itself against a template's lab file and records the grades, so
 nothing here can change a grade. These routes keep their answers and errors; the
-service's refusals come back as they are (`hub.service_client.HubServiceRefused`).
+service's refusals come back as they are (`classroom.client.HubServiceRefused`).
 """
 
 from __future__ import annotations

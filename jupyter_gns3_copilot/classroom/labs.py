@@ -28,7 +28,7 @@ from ..objectives.results import ObjectiveResult
 from ..objectives.service import project_dialects
 from ..objectives.watch import ProgressWatch
 from ..tools.policy import CommandPolicy
-from .service_client import HubServiceClient, HubServiceError, HubServiceRefused
+from .client import HubServiceClient, HubServiceError, HubServiceRefused
 
 if TYPE_CHECKING:
     from ..tools.lab_access import LabAccess
