@@ -43,6 +43,7 @@ from ..objectives.api import (
     LabStageRequest,
 )
 from ..objectives.errors import (
+    ConfirmationNeeded,
     LabFileError,
     NoLab,
     StageWithoutSnapshot,
@@ -82,6 +83,8 @@ def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
     error: dict[str, Any] = {"message": str(exc), "type": type(exc).__name__}
     if isinstance(exc, NoLab | GNS3NotFound | UnknownStage):
         return 404, error
+    if isinstance(exc, ConfirmationNeeded):
+        return 400, {**error, "field": "confirm", "rule": "true to restore"}
     if isinstance(exc, UnknownSelection):
         return 400, error
     if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict):
@@ -218,20 +221,11 @@ class LabCatchUpApi(_LabHandler):
         if body is not None:
             await self.answer(lambda: self._catch_up(project_id, stage, body.confirm))
 
-    async def _catch_up(self, project_id: str, stage: str, confirm: bool) -> CatchUpDone | None:
+    async def _catch_up(self, project_id: str, stage: str, confirm: bool) -> CatchUpDone:
         labs = self.labs
         lab = await labs.student_lab(self.caller.name, project_id)
         plan = await labs.catch_up_plan(lab, stage)
         if not confirm:
-            self.send_error_object(
-                400,
-                {
-                    "message": f'{plan.description} Send {{"confirm": true}} to do it.',
-                    "type": "ConfirmationNeeded",
-                    "field": "confirm",
-                    "rule": "true to restore",
-                },
-            )
-            return None
+            raise ConfirmationNeeded(plan.description)
         await labs.catch_up(lab, plan)
         return CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)

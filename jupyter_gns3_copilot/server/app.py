@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ..hub.api_models import HubSession
     from ..llm_config import LLMAdminConfig, LLMConfigStore
     from ..notebook_projects import NotebookProjects
+    from ..objectives.provider import LabProvider
     from ..objectives.service import ProjectLabs
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
@@ -555,21 +556,18 @@ class GNS3Copilot(ExtensionApp):
 
         return database_path(self.data_dir, project_id).exists()
 
-    def project_labs(self) -> ProjectLabs | HubProjectLabs:
-        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`; in hub
-        mode, through the hub service (`classroom.labs`), which renders and checks labs
-        (this server has no salt; the lab routes forward checks, attaching and catch-up)."""
+    def project_labs(self) -> LabProvider:
+        """Each project's lab objectives (its `lab.yaml`), one interface
+        (`objectives.provider`): rendered and checked here with `lab_salt`, each student's
+        progress kept in the project's database under `data_dir`; in hub mode, through the
+        hub service (`classroom.labs`), which renders and checks labs (this server has no
+        salt)."""
         if self.hub_mode:
             if self._hub_labs is None:
                 from ..classroom.labs import HubProjectLabs
 
                 self._hub_labs = HubProjectLabs(self.hub_client(), self.lab())
             return self._hub_labs
-        return self.local_project_labs()
-
-    def local_project_labs(self) -> ProjectLabs:
-        """Outside hub mode, `project_labs()`: the labs this server renders and checks, each
-        student's progress kept in the project's database under `data_dir`."""
         if self._project_labs is None:
             from ..objectives.progress import StudentProgress
             from ..objectives.service import ProjectLabs

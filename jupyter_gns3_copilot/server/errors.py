@@ -259,6 +259,7 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
     from ..agent.abort import SessionBusy
     from ..llm_config import LLMConfigError, ModelNotConfigured
     from ..objectives.errors import (
+        ConfirmationNeeded,
         LabFileError,
         NoLab,
         StageWithoutSnapshot,
@@ -283,6 +284,8 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
         return ErrorAnswer(400, str(exc), type=name)
     if isinstance(exc, StageWithoutSnapshot):
         return ErrorAnswer(409, str(exc), type=name)
+    if isinstance(exc, ConfirmationNeeded):
+        return ErrorAnswer(400, str(exc), type=name, field="confirm", rule="true to restore")
     if isinstance(exc, LLMConfigError):
         return ErrorAnswer(
             400,
