@@ -206,8 +206,8 @@ class StudentServer:
     module docstring). Close with `aclose()`."""
 
     def __init__(self, service_url: str, student: Student) -> None:
+        from jupyter_gns3_copilot.classroom.client import HubServiceClient
         from jupyter_gns3_copilot.console import ConsolePool
-        from jupyter_gns3_copilot.hub.service_client import HubServiceClient
         from jupyter_gns3_copilot.tools import LabAccess
 
         self.student = student

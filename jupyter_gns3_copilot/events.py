@@ -39,8 +39,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
 
 from .device_outcome import Outcome
+from .objectives.api import LabView
 from .objectives.results import CheckSummary, ObjectiveResult
-from .objectives.view import LabView
 
 
 class _Event(BaseModel):

@@ -40,9 +40,8 @@ from pydantic_core import core_schema
 from .agent.history import ConversationHistory
 from .events import ChatEvent, LabEvent
 from .notebook.lab_report import ChecksBundle
-from .objectives.requests import CatchUpDone, CatchUpRequest
+from .objectives.api import CatchUpDone, CatchUpRequest, LabCheckRequest, LabView
 from .objectives.results import CheckReport
-from .objectives.view import LabView
 from .server.llm_config import LLMConfigUpdate, LLMConfigView
 from .server.responses import (
     AbortAnswer,
@@ -51,7 +50,7 @@ from .server.responses import (
     PendingApproval,
     ProjectSummary,
 )
-from .server.schemas import ApprovalDecisionRequest, ChatRequest, LabCheckRequest, RenameRequest
+from .server.schemas import ApprovalDecisionRequest, ChatRequest, RenameRequest
 from .server.status import StatusReport
 from .store.sessions import ChatSession
 from .turns import Op, TurnBundle

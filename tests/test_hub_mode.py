@@ -24,13 +24,14 @@ from typing import Any
 import httpx
 import pytest
 from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
-from support.server import server_config
+from support.server import call, copilot_app, parse_sse, server_config
 from tornado.httpclient import HTTPClientError
 
+from jupyter_gns3_copilot.classroom.client import HubServiceClient
+from jupyter_gns3_copilot.classroom.labs import HubProjectLabs
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.app import SECRET_FILE, CopilotHubService
 from jupyter_gns3_copilot.hub.runtime import HubRuntime
-from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.hub.student_accounts import LabStudent, StudentAccounts
 from jupyter_gns3_copilot.hub.usage import ModelCall
 from jupyter_gns3_copilot.labkit.ports import free_tcp_port
@@ -129,6 +130,63 @@ async def test_hub_mode_takes_gns3_and_the_model_from_the_service(
             )
         assert response.status_code == 409
         assert "the most allowed per student (1)" in response.json()["error"]["message"]
+
+
+ONE_PC_LAB = """\
+title: One PC
+stages:
+  - id: start
+    title: Start PC1
+    snapshot: fresh
+    objectives:
+      - id: pc1-runs
+        text: PC1 runs
+        check: {kind: node_running, node: PC1}
+"""
+
+
+@pytest.mark.lab
+async def test_the_lab_routes_ask_the_hub_service_through_the_same_interface(
+    jp_fetch: Any, jp_serverapp: Any, gns3_lab: Any, service_port: int, tmp_path: Path
+) -> None:
+    """In hub mode the lab routes are the same code as elsewhere: `project_labs()` is the
+    provider that asks the service's lab routes (attach, view, a check streamed, a
+    catch-up refused until confirmed, then done by the service)."""
+    modes = ("teaching_assistant", "lab_automation_assistant")
+    hub = tmp_path / "hub"
+    async with hub_service(service_port, gns3_lab, hub, labs=True, allowed_modes=modes) as runtime:
+        project = await runtime.accounts.create_project_for("alice", f"{service_port}-lab")
+        admin = runtime.accounts.admin
+        await admin.create_node_from_template(project.project_id, "VPCS", "PC1")
+        await admin.create_snapshot(project.project_id, "fresh")
+        lab = ("copilot", "projects", project.project_id, "lab")
+
+        body = {"text": ONE_PC_LAB, "copilot_mode": "lab_automation_assistant"}
+        attached = await call(jp_fetch, *lab, method="PUT", body=body)
+        assert attached.code == 200, attached.body
+        assert [o["text"] for o in attached.body["stages"][0]["objectives"]] == ["PC1 runs"]
+        assert isinstance(copilot_app(jp_serverapp).project_labs(), HubProjectLabs)
+
+        checked = await call(jp_fetch, *lab, "checks", method="POST", body={})
+        assert checked.code == 200, checked.body
+        events = [e for e in parse_sse(checked.body)[0] if e["type"] != "heartbeat"]
+        assert [e["type"] for e in events] == ["check_result", "check_summary", "done"]
+        assert events[0]["result"]["status"] == "fail"  # PC1 is not started
+        seen = await call(jp_fetch, *lab)
+        assert seen.body["stages"][0]["objectives"][0]["status"] == "fail"
+
+        catch_up = (*lab, "stages", "start", "catch-up")
+        asked = await call(jp_fetch, *catch_up, method="POST", body={})
+        assert asked.code == 400 and asked.error["type"] == "ConfirmationNeeded", asked.body
+        assert "restores the snapshot 'fresh'" in asked.error["message"]
+        assert asked.error["field"] == "confirm"
+        done = await call(jp_fetch, *catch_up, method="POST", body={"confirm": True})
+        assert done.code == 200, done.body
+        assert done.body == {"stage": "start", "snapshot": "fresh", "restored": True}
+        nodes = await admin.list_nodes(project.project_id)
+        assert [n.status for n in nodes] == ["started"]
+        restored = await call(jp_fetch, *lab)
+        assert restored.body["stages"][0]["objectives"][0]["status"] is None
 
 
 @pytest.mark.lab
@@ -253,7 +311,7 @@ class TestSlowFirstContact:
         records: list[logging.LogRecord] = []
         handler = logging.Handler(logging.WARNING)
         handler.emit = records.append  # type: ignore[method-assign]
-        logger = logging.getLogger("jupyter_gns3_copilot.hub.service_client")
+        logger = logging.getLogger("jupyter_gns3_copilot.classroom.client")
         logger.addHandler(handler)
         yield records
         logger.removeHandler(handler)

@@ -27,8 +27,8 @@ from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.notebook.errors import ApiError
 from jupyter_gns3_copilot.notebook.lab_report import CHECKS_MIME, Checklist, LabReport, collect
 from jupyter_gns3_copilot.notebook.subcommands import context as magic_context
+from jupyter_gns3_copilot.objectives.api import LabView
 from jupyter_gns3_copilot.objectives.results import CheckSummary, ObjectiveResult, StageScore
-from jupyter_gns3_copilot.objectives.view import LabView
 from jupyter_gns3_copilot.testing.local_stack import (
     JupyterServer,
     ModelEndpoint,

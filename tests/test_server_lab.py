@@ -394,6 +394,7 @@ async def test_catch_up_restores_the_stage_snapshot_once_confirmed(
 
     asked = await call(jp_fetch, *path, method="POST", body={}, headers=ALICE)
     assert asked.code == 400 and asked.error["type"] == "ConfirmationNeeded"
+    assert (asked.error["field"], asked.error["rule"]) == ("confirm", "true to restore")
     assert "restores the snapshot 'fresh'" in asked.error["message"]
     no_snapshot = await call(
         jp_fetch,

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from support.server import call, copilot_app, server_config
 
+from jupyter_gns3_copilot.classroom.client import HubServiceClient
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.hub.service_client import HubServiceClient
 from jupyter_gns3_copilot.server import warmup
 
 GATE = "_copilot_warm_up_gate"

@@ -39,13 +39,14 @@ from ..console import ConsolePool, ConsoleTransport
 from ..devices.access import Devices
 from ..devices.policy import CommandPolicy
 from ..gns3.models import Project
+from ..objectives.api import LabView
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
 from ..objectives.runner import check_lab
 from ..objectives.service import LAB_FILE, CatchUpPlan, ProjectLabs
-from ..objectives.view import LabView, lab_view
+from ..objectives.view import lab_view
 from .grade_store import GradeStore, ObjectiveGrade
 from .lab_accounts import LabAccounts, lab_name
 from .usage import UsageStore, utc_now

@@ -16,6 +16,7 @@ from tornado.web import Finish, HTTPError, RequestHandler
 from ..gns3.errors import GNS3Error
 from ..objectives.errors import LabFileError
 from . import templates
+from .api_models import GradeReportRequest
 from .caller import Caller
 from .dashboard_data import (
     ActionError,
@@ -36,7 +37,6 @@ from .dashboard_data import (
 from .grade_report import grade_report
 from .grades import GradesCheckBody, check_everyone, grades_csv, grades_view
 from .lab_handlers import lab_file_error
-from .service_client import GradeReportRequest
 from .templates import EditTemplateBody, NewTemplateBody, SaveTemplateBody, TemplateLabBody
 from .usage import OverrideKind
 

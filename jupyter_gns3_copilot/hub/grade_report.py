@@ -12,12 +12,12 @@ from ..gns3.errors import GNS3NotFound
 from ..objectives.errors import NoLab
 from ..objectives.model import Objective
 from ..objectives.results import CheckReport, ObjectiveResult, summarize
+from .api_models import GradeReportRequest
 from .class_labs import ClassLabs, StudentLab
 from .dashboard_data import ActionError
 from .grade_store import ObjectiveGrade
 from .grades import service_labs
 from .lab_accounts import lab_name
-from .service_client import GradeReportRequest
 
 if TYPE_CHECKING:
     from .dashboard_data import DashboardDeps

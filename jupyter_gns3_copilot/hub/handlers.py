@@ -28,10 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tornado.web import RequestHandler
 
 from ..gns3.errors import GNS3Conflict, GNS3Error
+from .api_models import HubPolicy, HubSession
 from .caller import Caller
 from .gateway import openai_error
 from .runtime import HubRuntime
-from .service_client import HubPolicy, HubSession
 
 log = logging.getLogger(__name__)
 _Body = TypeVar("_Body", bound=BaseModel)

@@ -35,19 +35,20 @@ from typing import Any
 from tornado.iostream import StreamClosedError
 
 from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
-from ..objectives.errors import (
-    LabFileError,
-    NoLab,
-    StageWithoutSnapshot,
-    UnknownSelection,
-    UnknownStage,
-)
-from ..objectives.requests import (
+from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
     LabAttachRequest,
     LabCheckSelection,
     LabStageRequest,
+)
+from ..objectives.errors import (
+    ConfirmationNeeded,
+    LabFileError,
+    NoLab,
+    StageWithoutSnapshot,
+    UnknownSelection,
+    UnknownStage,
 )
 from ..objectives.results import ObjectiveResult
 from .class_labs import ClassLabs, ProjectNotOpened
@@ -80,6 +81,8 @@ def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
     error: dict[str, Any] = {"message": str(exc), "type": type(exc).__name__}
     if isinstance(exc, NoLab | GNS3NotFound | UnknownStage):
         return 404, error
+    if isinstance(exc, ConfirmationNeeded):
+        return 400, {**error, "field": "confirm", "rule": "true to restore"}
     if isinstance(exc, UnknownSelection):
         return 400, error
     if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict):
@@ -216,20 +219,11 @@ class LabCatchUpApi(_LabHandler):
         if body is not None:
             await self.answer(lambda: self._catch_up(project_id, stage, body.confirm))
 
-    async def _catch_up(self, project_id: str, stage: str, confirm: bool) -> CatchUpDone | None:
+    async def _catch_up(self, project_id: str, stage: str, confirm: bool) -> CatchUpDone:
         labs = self.labs
         lab = await labs.student_lab(self.caller.name, project_id)
         plan = await labs.catch_up_plan(lab, stage)
         if not confirm:
-            self.send_error_object(
-                400,
-                {
-                    "message": f'{plan.description} Send {{"confirm": true}} to do it.',
-                    "type": "ConfirmationNeeded",
-                    "field": "confirm",
-                    "rule": "true to restore",
-                },
-            )
-            return None
+            raise ConfirmationNeeded(plan.description)
         await labs.catch_up(lab, plan)
         return CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)

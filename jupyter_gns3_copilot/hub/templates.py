@@ -37,7 +37,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..gns3.models import Project
-from ..objectives.requests import LAB_TEXT_MAX
+from ..objectives.api import LAB_TEXT_MAX
 from ..objectives.service import LAB_FILE
 from .caller import Caller
 from .dashboard_data import ActionError, DashboardDeps, ProjectView, TemplateView, template_project

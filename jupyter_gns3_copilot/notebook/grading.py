@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..hub import HUB_URL_ENV
+from ..classroom import HUB_URL_ENV
 from ..objectives.results import CheckReport
 from .errors import CopilotError, UsageError
 
@@ -87,7 +87,8 @@ class Autograding:
     ) -> CheckReport:
         """The service's report of the student's lab `project` (the template's name or
         their copy's)."""
-        from ..hub.service_client import GradeReportRequest, HubServiceError, request_grade_report
+        from ..classroom.client import HubServiceError, request_grade_report
+        from ..hub.api_models import GradeReportRequest
 
         request = GradeReportRequest(
             student=self.student,

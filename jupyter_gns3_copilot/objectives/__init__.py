@@ -6,7 +6,7 @@ parameters), read and checked before anything runs, and checked on the real devi
 - `parameters`, `templating`: each student's values and the texts and checks rendered with them;
 - `readers`, `devices`, `checks`, `runner`: deciding objectives on the devices;
 - `results`: what a check run gives; `service`: each project's lab (`ProjectLabs`);
-- `view`: the lab as a student sees it; `requests`: the lab routes' bodies.
+- `api`: the lab routes' request bodies and answers; `view`: the lab as a student sees it.
 
 Nothing is imported here, so that the event models can use `results` cheaply. No Jupyter.
 """

@@ -67,3 +67,11 @@ class UnknownStage(UnknownSelection):
 
 class StageWithoutSnapshot(LookupError):
     """A catch-up asked for a stage that names no snapshot, or whose snapshot is gone."""
+
+
+class ConfirmationNeeded(Exception):
+    """A catch-up asked without the person's confirmation: the message says what it would
+    restore (`description`) and how to confirm."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(f'{description} Send {{"confirm": true}} to do it.')

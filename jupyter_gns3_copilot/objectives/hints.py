@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 
 from ..devices.hidden import HIDDEN_COMMAND, left_out
 from ..devices.policy import takes_command_word
+from .api import LabView, ObjectiveView, StageView
 from .model import LabFile, Stage
 from .results import ObjectiveResult
-from .view import LabView, ObjectiveView, StageView
 
 HIDDEN_LINE = "(configuration hidden: this stage's hints only point the way)"
 HIDDEN_SPAN = "`[configuration hidden]`"

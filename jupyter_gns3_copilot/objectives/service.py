@@ -6,11 +6,15 @@ duplicated for every student carries it. The routes read it again on every use (
 GNS3 request; a student or instructor may have replaced it); a chat turn takes a read at
 most `TURN_MAX_AGE` seconds old (most projects have no lab, and every turn would ask).
 It is parsed once per content.
+
+`ProjectLabs` is a student's server's `provider.LabProvider` outside hub mode (the hub
+service's `ClassLabs` uses it too, for each student's project).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -19,14 +23,15 @@ from dataclasses import dataclass
 from ..devices.access import Devices
 from ..devices.policy import CommandPolicy
 from ..gns3 import GNS3NotFound, Snapshot
-from .errors import LabFileError, NoLab, StageWithoutSnapshot
+from .api import CatchUpDone, LabAttachRequest, LabCheckSelection, LabView
+from .errors import ConfirmationNeeded, LabFileError, NoLab, StageWithoutSnapshot
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
 from .model import LabFile, Stage
 from .progress import StudentProgress
-from .results import ObjectiveResult
-from .runner import check_lab, collect
-from .view import LabView, lab_view
+from .results import CheckReport, CheckSummary, ObjectiveResult, summarize
+from .runner import check_lab, collect, select
+from .view import lab_view
 
 LAB_FILE = "lab.yaml"
 """The lab file's path in the project's directory."""
@@ -54,10 +59,10 @@ class CatchUpPlan:
 
 
 class ProjectLabs:
-    """The labs of the projects whose devices `devices` reaches (module docstring). `salt`
-    makes each student's parameter values (never shown to students); `policy` judges
-    check commands (default: the devices' command policy); `progress` keeps each
-    student's results and stage (default: in memory)."""
+    """The labs of the projects whose devices `devices` reaches (module docstring), a
+    `provider.LabProvider`. `salt` makes each student's parameter values (never shown to
+    students); `policy` judges check commands (default: the devices' command policy);
+    `progress` keeps each student's results and stage (default: in memory)."""
 
     def __init__(
         self,
@@ -178,6 +183,35 @@ class ProjectLabs:
         stage = await self.progress.current_stage(project_id, user, lab)
         return lab_view(lab, await self.progress.results(project_id, user), stage.id)
 
+    async def attach_lab(self, project_id: str, user: str, request: LabAttachRequest) -> LabView:
+        """Attach `request.text` (`attach`); the lab as `user` sees it then."""
+        await self.attach(project_id, request.text, request.source)
+        return await self.view(project_id, user)
+
+    async def prepare_check(
+        self, project_id: str, user: str, selection: LabCheckSelection
+    ) -> LocalCheck:
+        """A check of `selection` as `user` sees the lab (the project's, or `selection.lab`
+        checked against the project). Raises `NoLab`, `LabFileError` or
+        `UnknownSelection` before anything runs."""
+        if selection.lab is not None:
+            document = await self.checked_against(project_id, selection.lab, selection.source)
+            lab = self.render(document, user)
+        else:
+            lab = await self.for_student(project_id, user)
+        select(lab, selection.stage, selection.objectives)
+        return LocalCheck(self, project_id, user, lab, selection)
+
+    async def prepare_catch_up(
+        self, project_id: str, user: str, stage: str, *, confirm: bool
+    ) -> LocalCatchUp:
+        """A catch-up to `stage` (`catch_up_plan`); `ConfirmationNeeded` saying what it
+        would restore when not `confirm`."""
+        plan = await self.catch_up_plan(project_id, user, stage)
+        if not confirm:
+            raise ConfirmationNeeded(plan.description)
+        return LocalCatchUp(self, project_id, plan)
+
     async def choose_stage(self, project_id: str, user: str, stage: str | None) -> LabView:
         """Make `stage` the one `user` works on (None: follow their checks again).
         Raises `UnknownStage` for a stage the lab does not have."""
@@ -256,6 +290,68 @@ class ProjectLabs:
         if len(self._documents) >= CACHED_DOCUMENTS:
             self._documents.pop(next(iter(self._documents)))
         self._documents[key] = value
+
+
+@dataclass(frozen=True)
+class LocalCheck:
+    """A check of `lab` (as `user` sees it) on the project's devices: the
+    `provider.PreparedCheck` of `ProjectLabs.prepare_check`."""
+
+    labs: ProjectLabs
+    project_id: str
+    user: str
+    lab: LabFile
+    selection: LabCheckSelection
+
+    @contextlib.asynccontextmanager
+    async def results(
+        self, abort: asyncio.Event
+    ) -> AsyncIterator[AsyncIterator[ObjectiveResult | CheckSummary]]:
+        """Each result as it is decided, then their summary."""
+        yield _summed(self.lab, self._checked(abort))
+
+    async def report(self, abort: asyncio.Event | None = None) -> CheckReport:
+        """The check as one report."""
+        return await collect(self.lab, self._checked(abort))
+
+    def _checked(self, abort: asyncio.Event | None) -> AsyncIterator[ObjectiveResult]:
+        selection = self.selection
+        return self.labs.check(
+            self.project_id,
+            self.user,
+            self.lab,
+            stage=selection.stage,
+            objectives=selection.objectives,
+            abort=abort,
+        )
+
+
+@dataclass(frozen=True)
+class LocalCatchUp:
+    """The confirmed catch-up `plan` of the project: the `provider.PreparedCatchUp` of
+    `ProjectLabs.prepare_catch_up`."""
+
+    labs: ProjectLabs
+    project_id: str
+    plan: CatchUpPlan
+
+    async def restore(self) -> CatchUpDone:
+        """`ProjectLabs.catch_up`, and what was restored."""
+        await self.labs.catch_up(self.project_id, self.plan)
+        return CatchUpDone(
+            stage=self.plan.stage.id, snapshot=self.plan.snapshot.name, restored=True
+        )
+
+
+async def _summed(
+    lab: LabFile, results: AsyncIterator[ObjectiveResult]
+) -> AsyncIterator[ObjectiveResult | CheckSummary]:
+    """`results` (of `lab`), then their summary."""
+    seen = []
+    async for result in results:
+        seen.append(result)
+        yield result
+    yield summarize(lab, seen)
 
 
 def _content_key(raw: bytes, source: str) -> str:

@@ -1,41 +1,13 @@
-"""The lab as a student sees it: stages and objective texts with their values filled in,
-never the checks (which would give the answers away)."""
+"""The lab as a student sees it (`api.LabView`): stages and objective texts with their
+values filled in, never the checks (which would give the answers away)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel
-
-from .model import HintPolicy, LabFile
-from .results import ObjectiveResult, Status
-
-
-class ObjectiveView(BaseModel):
-    id: str
-    text: str
-    points: float
-    status: Status | None = None
-    """The student's latest check of it (None: not checked, or not since a catch-up)."""
-
-
-class StageView(BaseModel):
-    id: str
-    title: str
-    hints: HintPolicy
-    catch_up: bool
-    """Whether the stage names a snapshot to catch up to."""
-    objectives: list[ObjectiveView]
-
-
-class LabView(BaseModel):
-    """`GET copilot/projects/{project_id}/lab`."""
-
-    title: str
-    max_score: float
-    current_stage: str | None = None
-    """The stage the student works on (the copilot's hints follow it)."""
-    stages: list[StageView]
+from .api import LabView, ObjectiveView, StageView
+from .model import LabFile
+from .results import ObjectiveResult
 
 
 def lab_view(

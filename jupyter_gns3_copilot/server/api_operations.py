@@ -83,18 +83,21 @@ def operations() -> tuple[Operation, ...]:
     from ..agent.history import ConversationHistory
     from ..events import LabEvent
     from ..gns3.topology import Topology
+    from ..objectives.api import (
+        CatchUpDone,
+        CatchUpRequest,
+        LabAttachRequest,
+        LabCheckRequest,
+        LabStageRequest,
+        LabView,
+    )
     from ..objectives.results import CheckReport
-    from ..objectives.view import LabView
     from ..store.sessions import ChatSession
     from . import responses as r
     from .llm_config import LLMConfigUpdate, LLMConfigView
     from .schemas import (
         ApprovalDecisionRequest,
-        CatchUpRequest,
         ChatRequest,
-        LabAttachRequest,
-        LabCheckRequest,
-        LabStageRequest,
         NotebookProjectRequest,
         RenameRequest,
         ToolRunRequest,
@@ -309,7 +312,7 @@ def operations() -> tuple[Operation, ...]:
             "post",
             project + "/lab/stages/{stage}/catch-up",
             "Restore the snapshot a stage starts from",
-            (Answer(200, "Restored.", {JSON: r.CatchUpDone}),),
+            (Answer(200, "Restored.", {JSON: CatchUpDone}),),
             errors=(400, 404, 409, 422, 502),
             request=CatchUpRequest,
         ),

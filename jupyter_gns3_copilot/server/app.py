@@ -7,7 +7,7 @@ model settings (`server/model_admin.py`), the agents, labs and tool runs of the 
 
 **Hub mode** (`hub_service_url`, env `GNS3_COPILOT_HUB_URL`): everything comes from the
 copilot hub service (`hub/app.py`), asked with the server's `JUPYTERHUB_API_TOKEN`
-(`hub/service_client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
+(`classroom/client.py`): the GNS3 URL and the student's own GNS3 token (renewed before it
 expires, and fetched again when GNS3 refuses it), the model endpoint (the service's
 gateway, with the hub token as the key), the models and the allowed modes; consoles go
 through GNS3's console websocket with the student's token (`console_transport`). Users
@@ -54,9 +54,11 @@ from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from ..chat.manager import ProjectAgentManager
+    from ..classroom.client import HubServiceClient
+    from ..classroom.labs import HubProjectLabs
     from ..gns3 import GNS3Client, Project
-    from ..hub.service_client import HubServiceClient, HubSession
-    from ..hub.student_labs import HubProjectLabs
+    from ..hub.api_models import HubSession
+    from ..objectives.provider import LabProvider
     from ..objectives.service import ProjectLabs
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
@@ -203,21 +205,18 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
 
         return database_path(self.data_dir, project_id).exists()
 
-    def project_labs(self) -> ProjectLabs | HubProjectLabs:
-        """Each project's lab objectives (its `lab.yaml`), rendered with `lab_salt`; in hub
-        mode, through the hub service (`hub.student_labs`), which renders and checks labs
-        (this server has no salt; the lab routes forward checks, attaching and catch-up)."""
+    def project_labs(self) -> LabProvider:
+        """Each project's lab objectives (its `lab.yaml`), one interface
+        (`objectives.provider`): rendered and checked here with `lab_salt`, each student's
+        progress kept in the project's database under `data_dir`; in hub mode, through the
+        hub service (`classroom.labs`), which renders and checks labs (this server has no
+        salt)."""
         if self.hub_mode:
             if self._hub_labs is None:
-                from ..hub.student_labs import HubProjectLabs
+                from ..classroom.labs import HubProjectLabs
 
                 self._hub_labs = HubProjectLabs(self.hub_client(), self.lab())
             return self._hub_labs
-        return self.local_project_labs()
-
-    def local_project_labs(self) -> ProjectLabs:
-        """Outside hub mode, `project_labs()`: the labs this server renders and checks, each
-        student's progress kept in the project's database under `data_dir`."""
         if self._project_labs is None:
             from ..objectives.progress import StudentProgress
             from ..objectives.service import ProjectLabs

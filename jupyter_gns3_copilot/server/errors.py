@@ -221,7 +221,7 @@ def _gns3_error(exc: Exception) -> ErrorAnswer | None:
 def _hub_error(exc: Exception) -> ErrorAnswer | None:
     """The hub service's refusal as it gave it (in hub mode the lab routes forward to it),
     503 when it is slow, 502 when it cannot be asked."""
-    from ..hub.service_client import HubServiceError, HubServiceRefused, HubServiceSlow
+    from ..classroom.client import HubServiceError, HubServiceRefused, HubServiceSlow
 
     if isinstance(exc, HubServiceRefused) and exc.status < 500:
         return ErrorAnswer(
@@ -259,6 +259,7 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
 
     from ..agent.abort import SessionBusy
     from ..objectives.errors import (
+        ConfirmationNeeded,
         LabFileError,
         NoLab,
         StageWithoutSnapshot,
@@ -284,6 +285,8 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
         return ErrorAnswer(400, str(exc), type=name)
     if isinstance(exc, StageWithoutSnapshot):
         return ErrorAnswer(409, str(exc), type=name)
+    if isinstance(exc, ConfirmationNeeded):
+        return ErrorAnswer(400, str(exc), type=name, field="confirm", rule="true to restore")
     if isinstance(exc, LLMConfigError):
         return ErrorAnswer(
             400,

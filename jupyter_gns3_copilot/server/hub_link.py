@@ -1,7 +1,7 @@
 """Hub mode's link to the copilot hub service: its client, made on first use.
 
 In hub mode (`hub_service_url` set) the server asks the hub service
-(`hub/service_client.py`) with its own `JUPYTERHUB_API_TOKEN` for everything a class
+(`classroom/client.py`) with its own `JUPYTERHUB_API_TOKEN` for everything a class
 shares: the GNS3 URL and the student's GNS3 token, the model endpoint and the policy.
 No Jupyter import; the client's module is imported on first use.
 """
@@ -12,7 +12,8 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..hub.service_client import HubServiceClient, HubSession
+    from ..classroom.client import HubServiceClient
+    from ..hub.api_models import HubSession
 
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 
@@ -33,7 +34,7 @@ class HubLink:
     def client(self) -> HubServiceClient:
         """The client of the hub service, made on first use."""
         if self._client is None:
-            from ..hub.service_client import HubServiceClient
+            from ..classroom.client import HubServiceClient
 
             self._client = HubServiceClient(self.url, self.token, timeout=self.timeout)
         return self._client

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..hub.service_client import HubSession
+    from ..hub.api_models import HubSession
     from .hub_link import HubLink
     from .llm_config import LLMAdminConfig
     from .settings import GNS3CopilotSettings

@@ -13,7 +13,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..devices.policy import PolicyStatus
-from ..objectives.requests import CatchUpDone as CatchUpDone  # shared with the hub service
 
 
 class ErrorDetail(BaseModel):

@@ -12,16 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..agent.limits import MaxExecutionTime, MaxIterations, MaxToolCalls, Temperature
 from ..chat.options import TurnOptions
-
-# The lab routes' bodies are shared with the hub service's lab routes.
-from ..objectives.requests import CatchUpRequest as CatchUpRequest
-from ..objectives.requests import LabAttachRequest as LabAttachRequest
-from ..objectives.requests import LabCheckSelection
-from ..objectives.requests import LabStageRequest as LabStageRequest
+from ..objectives.api import SESSION_ID_PATTERN
 
 MESSAGE_MAX_LENGTH = 32_000
-SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-"""Session ids are UUIDs when the server makes them; a client may choose its own."""
 
 
 class _Request(BaseModel):
@@ -121,13 +114,4 @@ class NotebookProjectRequest(_Request):
 
     path: str = Field(min_length=1, max_length=NOTEBOOK_PATH_MAX_LENGTH)
     project_id: str
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
-
-
-class LabCheckRequest(LabCheckSelection):
-    """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
-    `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
-    the lab file's text to check against instead of the project's (`lab`, named
-    `source` in its problems); `session_id` names the run (for the abort route)."""
-
     session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)

@@ -19,8 +19,8 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_data_dir
 from traitlets import Bool, Enum, Float, Int, List, Unicode, Union, default
 
+from ..classroom import HUB_URL_ENV
 from ..common_settings import MODES, CommonSettings, env_list
-from ..hub import HUB_URL_ENV
 
 ALLOWED_BASE_URLS_ENV = "GNS3_COPILOT_ALLOWED_BASE_URLS"
 CONSOLE_TRANSPORT_ENV = "GNS3_COPILOT_CONSOLE_TRANSPORT"

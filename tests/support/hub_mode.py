@@ -1,7 +1,8 @@
 """The copilot hub service in-process for a student's server in hub mode
 (tests/test_hub_mode.py, tests/test_console_websocket.py): `hub_service` runs its routes on
 a port with a token table standing in for JupyterHub's identity (`TokenIdentity`, the
-server's `HUB_TOKEN`) under `PREFIX`."""
+server's `HUB_TOKEN`) under `PREFIX`; with `labs`, its lab routes too (the real
+`ClassLabs` and `GradeStore`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from tornado.httputil import HTTPServerRequest
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
+from jupyter_gns3_copilot.hub.class_labs import ClassLabs
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+from jupyter_gns3_copilot.hub.grade_store import GradeStore
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
 from jupyter_gns3_copilot.hub.routes import routes
 from jupyter_gns3_copilot.hub.runtime import HubRuntime, HubSettings
@@ -49,6 +52,8 @@ async def hub_service(
     *,
     log_questions: bool = False,
     students_class: type[StudentAccounts] = StudentAccounts,
+    labs: bool = False,
+    allowed_modes: tuple[str, ...] = ("teaching_assistant",),
 ) -> AsyncIterator[HubRuntime]:
     """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
     store = await SqliteUsageStore.open(data_dir)
@@ -66,7 +71,7 @@ async def hub_service(
         model="scripted-model",
         title_model="",
         models=("scripted-model",),
-        allowed_modes=("teaching_assistant",),
+        allowed_modes=allowed_modes,
         default_mode="teaching_assistant",
         gateway_url="",
         max_projects_per_student=1,
@@ -75,7 +80,9 @@ async def hub_service(
     )
     prefix = f"hubmode{port}-"
     accounts = LabAccounts(students_class(admin, SecretStr("test-secret"), prefix=prefix))
-    runtime = HubRuntime(settings, accounts, identity, gateway, store)
+    grades = await GradeStore.open(data_dir) if labs else None
+    class_labs = ClassLabs(accounts, grades, store, "class salt") if grades else None
+    runtime = HubRuntime(settings, accounts, identity, gateway, store, labs=class_labs)
     server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
     server.listen(port, "127.0.0.1")
     try:
@@ -88,3 +95,5 @@ async def hub_service(
         await gateway.aclose()
         await admin.aclose()
         await store.close()
+        if grades is not None:
+            await grades.close()

@@ -83,7 +83,7 @@ class CopilotHandler(APIHandler):
         if not app.warm_up.done(self.warm_up_stage):
             await app.warm_up.wait(self.warm_up_stage)
         if app.hub_mode and self.needs_hub_session and self.current_user is not None:
-            from ...hub.service_client import HubServiceError, HubServiceSlow
+            from ...classroom.client import HubServiceError, HubServiceSlow
 
             try:
                 await app.hub_session()

@@ -1,23 +1,25 @@
 """A project's lab objectives: the lab as the caller sees it, attaching a lab file,
 checking objectives on the devices, catching up to a stage.
 
-The lab file is the project's `lab.yaml` (`objectives.service.ProjectLabs`); texts and
-checks carry the caller's own parameter values. An invalid file is a 422 listing every
-problem with its file, line and field; a project without one is a 404.
-
-In hub mode the hub service does the lab's work (`hub/lab_handlers.py`), asked with this
-server's hub token: it renders the lab with the class's salt (this server has none),
-checks the devices itself against a template's lab file and records the grades, so
-nothing here can change a grade. These routes keep their answers and errors; the
-service's refusals come back as they are (`hub.service_client.HubServiceRefused`).
+The lab's work is the app's `project_labs()`, an `objectives.provider.LabProvider`: the
+project's `lab.yaml` rendered and checked here (`objectives.service.ProjectLabs`), or in
+hub mode the hub service's (`classroom.labs.HubProjectLabs`, asked with this server's hub
+token: the service renders the lab with the class's salt, which this server has not,
+checks the devices itself against a template's lab file and records the grades, so nothing
+here can change a grade). Texts and checks carry the caller's own parameter values. An
+invalid file is a 422 listing every problem with its file, line and field; a project
+without one is a 404; in hub mode the service's refusals come back as they are
+(`classroom.client.HubServiceRefused`). These routes add what is this server's: the
+caller's copilot mode, the project opened and not used by others, the run registered with
+the tool runs (the abort route stops it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING
 
 import tornado.web
 from jupyter_server.auth.decorator import authorized
@@ -27,6 +29,7 @@ from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
     from ...events import ChatEvent
+    from ...objectives.api import LabCheckRequest
     from ...objectives.results import CheckSummary, ObjectiveResult
 
 LAB_MODE = "lab_automation_assistant"
@@ -50,8 +53,8 @@ class LabHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self, project_id: str) -> None:
+        from ...objectives.api import LabAttachRequest
         from ..llm_config import effective_config
-        from ..schemas import LabAttachRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabAttachRequest)
@@ -68,12 +71,8 @@ class LabHandler(CopilotHandler):
                 "for this request or as your copilot mode setting.",
                 type="ModeNotAllowed",
             )
-        if app.hub_mode:
-            self.write_json(await app.hub_client().attach_lab(project_id, request))
-            return
-        labs = app.local_project_labs()
-        await labs.attach(project_id, request.text, request.source)
-        self.write_json(await labs.view(project_id, self.user_id))
+        labs = app.project_labs()
+        self.write_json(await labs.attach_lab(project_id, self.user_id, request))
 
 
 class LabStageHandler(CopilotHandler):
@@ -84,7 +83,7 @@ class LabStageHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def put(self, project_id: str) -> None:
-        from ..schemas import LabStageRequest
+        from ...objectives.api import LabStageRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabStageRequest)
@@ -174,69 +173,28 @@ class LabChecksHandler(EventStreamHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str) -> None:
-        from ...objectives.runner import collect, select
-        from ..schemas import LabCheckRequest
+        from ...objectives.api import LabCheckRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(LabCheckRequest)
         app = self.copilot
-        if app.hub_mode:
-            await self.opened_project(project_id)
-            await self._check_through_hub(project_id, request)
-            return
-        labs = app.local_project_labs()
-        if request.lab is not None:
-            document = await labs.checked_against(project_id, request.lab, request.source)
-            lab = labs.render(document, self.user_id)
-        else:
-            lab = await labs.for_student(project_id, self.user_id)
-        select(lab, request.stage, request.objectives)  # 400 before anything runs
+        labs = app.project_labs()
+        check = await labs.prepare_check(project_id, self.user_id, request.selection())
         await self.opened_project(project_id)
-        run_id, abort = self._begin(request)
-        try:
-            results = labs.check(
-                project_id,
-                self.user_id,
-                lab,
-                stage=request.stage,
-                objectives=request.objectives,
-                abort=abort,
-            )
-            with app.project_users.using(project_id, self.user_id):
-                if request.stream:
-                    await self._relay(run_id, _summed(lab, results), abort)
-                else:
-                    self.write_json(await collect(lab, results))
-        finally:
-            app.tool_runs().end(run_id, abort)
-
-    async def _check_through_hub(self, project_id: str, request: Any) -> None:
-        """The hub service checks (module docstring); its events relayed as this route's."""
-        from ...objectives.requests import LabCheckSelection
-
-        app = self.copilot
-        hub = app.hub_client()
-        watch = app.project_labs().watch
-        selection = LabCheckSelection(**request.model_dump(exclude={"session_id"}))
         run_id, abort = self._begin(request)
         try:
             with app.project_users.using(project_id, self.user_id):
                 if not request.stream:
-                    self.write_json(await hub.lab_check_report(project_id, selection))
+                    self.write_json(await check.report(abort))
                     return
-                async with hub.lab_checks(project_id, selection) as items:
-                    told = _telling(items, lambda: watch.changed(project_id, self.user_id))
-                    await self._relay(run_id, _until_aborted(told, abort), abort)
+                async with check.results(abort) as items:
+                    await self.relay(
+                        _events(run_id, items), session_id=run_id, stream=True, abort=abort.set
+                    )
         finally:
             app.tool_runs().end(run_id, abort)
-            watch.changed(project_id, self.user_id)
 
-    async def _relay(
-        self, run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary], abort: Any
-    ) -> None:
-        await self.relay(_events(run_id, items), session_id=run_id, stream=True, abort=abort.set)
-
-    def _begin(self, request: Any) -> tuple[str, asyncio.Event]:
+    def _begin(self, request: LabCheckRequest) -> tuple[str, asyncio.Event]:
         """The run's id and abort event, registered with the tool runs (the abort route
         stops it); 409 when that run is going already."""
         run_id = request.session_id or str(uuid.uuid4())
@@ -257,85 +215,20 @@ class LabCatchUpHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def post(self, project_id: str, stage: str) -> None:
-        from ..responses import CatchUpDone
-        from ..schemas import CatchUpRequest
+        from ...objectives.api import CatchUpRequest
 
         project_id = self.project_id_from(project_id)
         request = self.body_as(CatchUpRequest)
-        if self.copilot.hub_mode:
-            await self._catch_up_through_hub(project_id, stage, request)
-            return
-        labs = self.copilot.local_project_labs()
-        plan = await labs.catch_up_plan(project_id, self.user_id, stage)
-        if not request.confirm:
-            raise ErrorAnswer(
-                400,
-                f'{plan.description} Send {{"confirm": true}} to do it.',
-                type="ConfirmationNeeded",
-                field="confirm",
-                rule="true to restore",
-            )
+        labs = self.copilot.project_labs()
+        catch_up = await labs.prepare_catch_up(
+            project_id, self.user_id, stage, confirm=request.confirm
+        )
         await self.opened_project(project_id)
         self.refuse_if_others_use(project_id, "restore")
         with self.copilot.project_users.using(project_id, self.user_id):
-            await labs.catch_up(project_id, plan)
+            done = await catch_up.restore()
         self.copilot.project_lookup().forget(project_id)
-        done = CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)
         self.write_json(done)
-
-    async def _catch_up_through_hub(self, project_id: str, stage: str, request: Any) -> None:
-        """The hub service restores (the stage's snapshot as the lab it checks names it);
-        unconfirmed, its 400 says what would be restored."""
-        hub = self.copilot.hub_client()
-        if request.confirm:
-            await self.opened_project(project_id)
-            self.refuse_if_others_use(project_id, "restore")
-        with self.copilot.project_users.using(project_id, self.user_id):
-            done = await hub.catch_up(project_id, stage, request)
-        self.copilot.project_lookup().forget(project_id)
-        self.copilot.project_labs().watch.changed(project_id)
-        self.write_json(done)
-
-
-async def _telling(
-    items: AsyncIterator[ObjectiveResult | CheckSummary], tell: Callable[[], None]
-) -> AsyncIterator[ObjectiveResult | CheckSummary]:
-    """`items`, calling `tell()` as each result comes (the service has recorded it)."""
-    from ...objectives.results import ObjectiveResult
-
-    async for item in items:
-        if isinstance(item, ObjectiveResult):
-            tell()
-        yield item
-
-
-async def _summed(lab: Any, results: AsyncIterator[ObjectiveResult]) -> AsyncIterator[Any]:
-    """`results` (of `lab`), then their summary."""
-    from ...objectives.results import summarize
-
-    seen = []
-    async for result in results:
-        seen.append(result)
-        yield result
-    yield summarize(lab, seen)
-
-
-async def _until_aborted(
-    items: AsyncIterator[ObjectiveResult | CheckSummary], abort: asyncio.Event
-) -> AsyncIterator[ObjectiveResult | CheckSummary]:
-    """`items` until `abort` is set (then `ToolAborted`, as a local run stops)."""
-    from ...console import ConsoleAborted
-    from ...console.pool import abortable
-    from ...tools.base import ToolAborted
-
-    while True:
-        try:
-            item = await abortable(anext(items), abort)
-        except StopAsyncIteration:
-            return
-        except ConsoleAborted:
-            raise ToolAborted() from None
-        yield item
 
 
 async def _events(

@@ -34,7 +34,7 @@ class StatusHandler(CopilotHandler):
         hub = None
         client = app.gns3_client() if not app.hub_mode else None
         if app.hub_mode:
-            from ...hub.service_client import HubServiceError, HubServiceSlow
+            from ...classroom.client import HubServiceError, HubServiceSlow
 
             try:
                 session = await app.hub_session()

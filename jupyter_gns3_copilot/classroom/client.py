@@ -1,4 +1,4 @@
-"""A student's server's side of the hub service: `GET api/session` and its renewal,
+"""The client of the hub service, from a student's server: `GET api/session` and its renewal,
 `GET api/usage` (the budget left today), and the lab routes (`api/labs/{project_id}...`:
 in hub mode the service renders, checks and catches up labs, see `hub/class_labs.py`).
 
@@ -9,11 +9,11 @@ in hub mode the service renders, checks and catches up labs, see `hub/class_labs
     async with hub.lab_checks(project_id, LabCheckSelection()) as results:
         async for item in results: ...                      # ObjectiveResult..., CheckSummary
 
-`HubSession` is the wire model of `api/session` (the service builds it, this client reads
-it): who the caller is, the GNS3 URL and the student's own GNS3 token with its expiry, the
-model gateway's base URL and model names, and the class policy. It never carries the
-model key or the GNS3 admin password. No Jupyter or tornado import: the server extension
-uses it as glue.
+`HubSession` (`hub/api_models.py`) is the wire model of `api/session` (the service builds
+it, this client reads it): who the caller is, the GNS3 URL and the student's own GNS3
+token with its expiry, the model gateway's base URL and model names, and the class policy.
+It never carries the model key or the GNS3 admin password. No Jupyter or tornado import:
+the server extension uses it as glue.
 
 Also the request of a kernel that nbgrader runs to autograde a student's notebook
 (`request_grade_report`, synchronous: a kernel's code): the service's report of that
@@ -34,33 +34,25 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_serializer,
-)
+from pydantic import BaseModel, ValidationError
 
 from ..gns3.errors import GNS3AuthError
-from ..objectives.requests import (
+from ..hub.api_models import GradeReportRequest, HubSession
+from ..hub.budgets import BudgetLeft
+from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
     LabAttachRequest,
     LabCheckSelection,
     LabStageRequest,
+    LabView,
 )
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..tls import shared_tls_context
-from .budgets import BudgetLeft
-
-if TYPE_CHECKING:  # the lab file's models are costly to build: read when a lab is asked
-    from ..objectives.view import LabView
 
 _Answer = TypeVar("_Answer", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -78,41 +70,6 @@ itself renews 10 minutes before, so a fetched token always has longer to live)."
 SLOW_ATTEMPTS = 3
 """Times a session fetch is asked while the service takes it but answers too late (with
 the server's default 15 s timeout: 45 s, within the kernel client's 60 s)."""
-
-
-class HubPolicy(BaseModel):
-    """What students may choose."""
-
-    model_config = ConfigDict(frozen=True)
-
-    allowed_modes: tuple[str, ...]
-    default_mode: str
-    users_may_choose_endpoints: bool = False
-    questions_logged: bool = False
-    """Whether the course staff keep a log of the questions asked (students are told)."""
-
-
-class HubSession(BaseModel):
-    """The answer of `GET api/session` for one hub user."""
-
-    model_config = ConfigDict(frozen=True)
-
-    user: str
-    groups: tuple[str, ...] = ()
-    gns3_url: str
-    gns3_username: str
-    gns3_token: SecretStr
-    gns3_token_expires_at: datetime | None = None
-    model_base_url: str
-    """The gateway, as the caller reached the service; the key is the caller's hub token."""
-    model: str
-    title_model: str = ""
-    models: tuple[str, ...] = ()
-    policy: HubPolicy
-
-    @field_serializer("gns3_token", when_used="json")
-    def _token_on_the_wire(self, token: SecretStr) -> str:
-        return token.get_secret_value()
 
 
 class HubServiceError(Exception):
@@ -139,21 +96,6 @@ class HubServiceRefused(HubServiceError):
         self.error_type = error_type
         self.field = field
         self.errors = errors
-
-
-class GradeReportRequest(BaseModel):
-    """`POST api/grades/report` (the course staff): `student`'s lab `project` (the
-    template's name, or the name or id of the student's copy), checked now when it is
-    opened, and reported from every check the service ran: an objective passed once counts
-    as passed. `stage` / `objectives` select, as in a check."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    student: str = Field(min_length=1, max_length=255)
-    project: str = Field(min_length=1, max_length=255)
-    stage: str | None = Field(default=None, min_length=1, max_length=64)
-    objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
-    check: bool = True
 
 
 class HubServiceSlow(HubServiceError):
@@ -239,21 +181,15 @@ class HubServiceClient:
 
     async def lab(self, project_id: str) -> LabView:
         """The lab of the student's project as they see it (`GET api/labs/{id}`)."""
-        from ..objectives.view import LabView
-
         return await self._call("GET", _lab_path(project_id), LabView)
 
     async def attach_lab(self, project_id: str, request: LabAttachRequest) -> LabView:
         """Make `request.text` the project's lab file (`PUT api/labs/{id}`)."""
-        from ..objectives.view import LabView
-
         return await self._call("PUT", _lab_path(project_id), LabView, json=request)
 
     async def choose_stage(self, project_id: str, stage: str | None) -> LabView:
         """The stage the student works on (`PUT api/labs/{id}/stage`; None: follow their
         checks); the lab as they see it."""
-        from ..objectives.view import LabView
-
         body = LabStageRequest(stage=stage)
         return await self._call("PUT", _lab_path(project_id, "stage"), LabView, json=body)
 

@@ -1,0 +1,110 @@
+"""The lab routes' request bodies and answers, in one place: the copilot's routes
+(`copilot/projects/{p}/lab`, `.../lab/stage`, `.../lab/checks`,
+`.../lab/stages/{s}/catch-up`), the hub service's, to which a student's server in hub mode
+forwards them (`hub/lab_handlers.py`), and their clients. Bodies refuse unknown fields.
+The answers show the lab as a student sees it: stages and objective texts with their
+values filled in, never the checks (which would give the answers away); a check's results
+are `results.ObjectiveResult`, `CheckSummary` and `CheckReport`. No tornado here."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .model import HintPolicy
+from .results import Status
+
+LAB_TEXT_MAX = 512 * 1024
+"""The longest lab file a request may carry (the loader's own limit)."""
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+"""Session ids (of a chat, or of a run: a lab check's, a tool run's) are UUIDs when the
+server makes them; a client may choose its own."""
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LabAttachRequest(_Request):
+    """`PUT .../lab`: the lab file's text (YAML) and the name its problems give it
+    (default `lab.yaml`). `copilot_mode`: the mode of this request (as a chat turn's,
+    within the allowed modes) instead of the caller's setting; attaching needs
+    lab_automation_assistant."""
+
+    text: str = Field(min_length=1, max_length=LAB_TEXT_MAX)
+    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
+    copilot_mode: str | None = None
+
+
+class LabCheckSelection(_Request):
+    """`POST .../lab/checks`: which objectives (default: all; a `stage`'s, or those named),
+    how to answer (SSE, or one JSON report), and optionally the lab file's text to check
+    against instead of the project's (`lab`, named `source` in its problems)."""
+
+    lab: str | None = Field(default=None, min_length=1, max_length=LAB_TEXT_MAX)
+    source: str = Field(default="lab.yaml", min_length=1, max_length=255)
+    stage: str | None = Field(default=None, min_length=1, max_length=64)
+    objectives: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    stream: bool = True
+
+
+class LabCheckRequest(LabCheckSelection):
+    """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
+    `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
+    the lab file's text to check against instead of the project's (`lab`, named
+    `source` in its problems); `session_id` names the run (for the abort route)."""
+
+    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+
+    def selection(self) -> LabCheckSelection:
+        """The request without its run's name: what the hub service's route takes."""
+        return LabCheckSelection(**self.model_dump(exclude={"session_id"}))
+
+
+class LabStageRequest(_Request):
+    """`PUT .../lab/stage`: the stage the caller works on (the copilot's hints follow it);
+    null: follow the caller's checks again."""
+
+    stage: str | None = Field(min_length=1, max_length=64)
+
+
+class CatchUpRequest(_Request):
+    """`POST .../lab/stages/{stage}/catch-up`: `confirm` is the person's approval (without
+    it the answer says what would be restored)."""
+
+    confirm: bool = False
+
+
+class CatchUpDone(BaseModel):
+    """The answer of a confirmed catch-up."""
+
+    stage: str
+    snapshot: str
+    """The snapshot restored."""
+    restored: bool
+
+
+class ObjectiveView(BaseModel):
+    id: str
+    text: str
+    points: float
+    status: Status | None = None
+    """The student's latest check of it (None: not checked, or not since a catch-up)."""
+
+
+class StageView(BaseModel):
+    id: str
+    title: str
+    hints: HintPolicy
+    catch_up: bool
+    """Whether the stage names a snapshot to catch up to."""
+    objectives: list[ObjectiveView]
+
+
+class LabView(BaseModel):
+    """`GET copilot/projects/{project_id}/lab`."""
+
+    title: str
+    max_score: float
+    current_stage: str | None = None
+    """The stage the student works on (the copilot's hints follow it)."""
+    stages: list[StageView]
