@@ -15,7 +15,7 @@ import { ApiError, CopilotApi, type LLMConfig, type PendingApproval, type Projec
 import type { ChatEvent } from '../events';
 import { sanitizeSvg } from '../markdown';
 import type { TurnRecord } from '../turn/types';
-import type { Decision } from '../turn/view';
+import type { Decision } from '../turn/approval-view';
 import { closedNotice, closedReason } from './closed';
 import { ConversationView } from './conversation';
 import { keyLabel, setApiKey } from './api-key';
