@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { ApiError, errorFromResponse } from '../api';
-import { CLOSED_TEXT, closedNotice, closedReason } from './closed';
+import { CLOSED_TEXT, ClosedState, closedNotice, closedReason } from './closed';
 
 describe('the copilot closed by its configuration', () => {
   it("is recognised from the server's 503 ConfigurationError answer", async () => {
@@ -24,5 +24,21 @@ describe('the copilot closed by its configuration', () => {
     expect(details.tagName).toBe('DETAILS');
     expect((details as HTMLDetailsElement).open).toBe(false);
     expect(details.textContent).toContain('c.GNS3Copilot.allowed_modes: unknown mode');
+  });
+
+  it('closes on that answer only, shows its notice, and opens again', () => {
+    const heard: boolean[] = [];
+    const state = new ClosedState(closed => heard.push(closed));
+    expect([state.closed, state.node.hidden]).toEqual([false, true]);
+    expect(state.closedBy(new ApiError('not found', 404, null, 'NotFound'))).toBe(false);
+    state.reopen(); // open already: nothing to hear
+    expect(heard).toEqual([]);
+    expect(state.closedBy(new ApiError('bad setting', 503, null, 'ConfigurationError'))).toBe(true);
+    expect([state.closed, state.node.hidden]).toEqual([true, false]);
+    expect(state.node.textContent).toContain(CLOSED_TEXT);
+    expect(state.node.textContent).toContain('bad setting');
+    state.reopen();
+    expect([state.closed, state.node.hidden, state.node.textContent]).toEqual([false, true, '']);
+    expect(heard).toEqual([true, false]);
   });
 });

@@ -30,3 +30,45 @@ export function closedNotice(reason: string): HTMLElement[] {
     )
   ];
 }
+
+/**
+ * Whether the copilot is closed, and its notice (hidden while open). `closedBy(error)`
+ * closes it when `error` says so; `reopen()` once the server answers again; `onChange`
+ * hears both.
+ */
+export class ClosedState {
+  readonly node = h('div', { class: 'jp-gns3-copilot-sidebar-closed', role: 'alert', hidden: true });
+  private reason: string | null = null;
+
+  constructor(private readonly onChange: (closed: boolean) => void) {}
+
+  get closed(): boolean {
+    return this.reason !== null;
+  }
+
+  /** When `error` says the copilot is closed by its configuration: show why (once) and
+   * answer true. */
+  closedBy(error: unknown): boolean {
+    const reason = closedReason(error);
+    if (!reason) {
+      return false;
+    }
+    if (reason !== this.reason) {
+      this.reason = reason;
+      this.node.replaceChildren(...closedNotice(reason));
+    }
+    this.node.hidden = false;
+    this.onChange(true);
+    return true;
+  }
+
+  /** The copilot answers again (the server was restarted with a fixed configuration). */
+  reopen(): void {
+    if (this.reason !== null) {
+      this.reason = null;
+      this.node.replaceChildren();
+      this.node.hidden = true;
+      this.onChange(false);
+    }
+  }
+}

@@ -6,7 +6,8 @@
 import type { ChatEvent } from '../events';
 import { TurnReducer } from '../turn/reducer';
 import type { TurnRecord, TurnStatus } from '../turn/types';
-import { type DecisionCallback, TurnView, type TurnViewOptions } from '../turn/view';
+import type { DecisionCallback } from '../turn/approval-view';
+import { TurnView, type TurnViewOptions } from '../turn/view';
 
 /** One turn on screen: the view (the question and the answer) in a block that carries
  * the turn's status. */

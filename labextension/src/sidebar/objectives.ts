@@ -30,6 +30,7 @@ import {
 } from '../objectives/checklist';
 import type { LabView, ObjectiveResult } from '../objectives/types';
 import { ChecklistView } from '../objectives/view';
+import { message } from './notice';
 
 export interface ObjectivesOptions {
   api: CopilotApi;
@@ -58,10 +59,6 @@ export function problemText(problem: ApiProblem): string {
  * clients on how to confirm. */
 export function catchUpDescription(message: string): string {
   return message.split(' Send {"confirm"')[0].trim();
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export class ObjectivesPanel {

@@ -6,60 +6,37 @@
  * no kernel: a session continued here is the same session id the notebook's magics
  * continue. It follows the active notebook's project (`followProject`), and while the
  * server is closed by its configuration it says so once and disables what needs it.
+ *
+ * Each part is its own module, composed here: `ProjectPicker`, `LabStatus`, `Chats`,
+ * `ObjectivesPanel`, `TopologyView`, `Notice`, `ConversationView`, `Composer`, with
+ * `TurnRunner` running the turn and `ClosedState` the closed copilot.
  */
-import { Dialog, InputDialog, showDialog } from '@jupyterlab/apputils';
 import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, CopilotApi, type LLMConfigView, type PendingApproval, type ProjectSummary, type ChatSession } from '../api';
+import { ApiError, CopilotApi } from '../api';
 import type { ChatEvent } from '../events';
-import { sanitizeSvg } from '../markdown';
-import type { TurnRecord } from '../turn/types';
-import type { Decision } from '../turn/view';
-import { closedNotice, closedReason } from './closed';
+import { h } from '../dom';
+import { setApiKey } from './api-key';
+import { Chats } from './chats';
+import { ClosedState } from './closed';
+import { Composer } from './composer';
 import { ConversationView } from './conversation';
-import { keyLabel, setApiKey } from './api-key';
+import { askTitle, confirmCatchUp, confirmDelete } from './dialogs';
+import type { ExportCell } from './export';
+import { turnsFromHistory } from './history';
 import { askForKey } from './key-dialog';
-import { cellsFromNotebook, type ExportCell } from './export';
-import { turnEvents, turnsFromHistory } from './history';
-import { SessionList } from './session-list';
+import { LabStatus } from './lab-status';
+import { message, Notice } from './notice';
 import { ObjectivesPanel } from './objectives';
-import { modeName } from '../modes';
-import { statusParts } from './status';
+import { ProjectPicker } from './project-picker';
+import { TopologyView } from './topology';
+import { TurnRunner } from './turn-runner';
 
 export interface SidebarOptions {
   api?: CopilotApi;
   /** Inserts cells after the active cell of the active notebook; false when there is none. */
   insertCells: (cells: ExportCell[]) => boolean;
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Ask before a catch-up: the server's words for what it restores; Restore is the
- * person's approval. */
-async function confirmCatchUp(stageTitle: string, description: string): Promise<boolean> {
-  const result = await showDialog({
-    title: `Catch up to ${stageTitle}?`,
-    body: description,
-    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Restore' })],
-    defaultButton: 0 // Enter keeps the lab: restoring loses work, so it takes a click
-  });
-  return result.button.accept;
 }
 
 /** Said when a chat chosen (or continued from a saved answer) is not on the server. */
@@ -69,85 +46,76 @@ export const MISSING_CHAT =
 
 export class CopilotSidebar extends Widget {
   readonly api: CopilotApi;
-  private readonly insertCellsInto: SidebarOptions['insertCells'];
   private projectId: string | null = null;
-  private sessionId: string | null = null;
-  private sessions: ChatSession[] = [];
-  private allowedModes: string[] = [];
-  /** The Settings Editor's default mode, else the user's server setting. */
-  private settingsMode: string | null = null;
-  private serverMode: string | null = null;
-  private running: AbortController | null = null;
   /** The active notebook's project, to choose once the running turn has ended. */
   private followLater: string | null = null;
-  /** The server's message while the copilot is closed by its configuration. */
-  private closed: string | null = null;
-  /** Set while a turn shown from the history waits for a decision and no stream of this
-   * sidebar is attached: gives that turn the events of its continuation. */
-  private resumeWaiting: ((events: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => void) | null = null;
 
-  private readonly projectSelect = element('select', 'jp-gns3-copilot-sidebar-project');
-  private readonly statusLine = element('div', 'jp-gns3-copilot-sidebar-status');
-  private readonly keyState = element('span', 'jp-gns3-copilot-sidebar-status-part jp-gns3-copilot-sidebar-key');
-  private readonly keyButton = element('button', 'jp-gns3-copilot-sidebar-set-key', 'Set key…');
-  private readonly keyRow = element('div', 'jp-gns3-copilot-sidebar-row jp-gns3-copilot-sidebar-key-row');
-  private readonly notice = element('div', 'jp-gns3-copilot-sidebar-notice');
-  private readonly closedBox = element('div', 'jp-gns3-copilot-sidebar-closed');
-  private readonly newChatButton = element('button', 'jp-gns3-copilot-sidebar-new', 'New chat');
-  private readonly toNotebookButton = element('button', 'jp-gns3-copilot-sidebar-export-notebook', 'To notebook');
-  private readonly toMarkdownButton = element('button', 'jp-gns3-copilot-sidebar-export-markdown', 'Markdown');
-  private readonly sessionList: SessionList;
-  private readonly conversation = new ConversationView((approvalId, decision, comment) =>
-    this.decide(approvalId, decision, comment)
+  private readonly closed = new ClosedState(closed => this.renderClosed(closed));
+  private readonly notice = new Notice(
+    error => this.closed.closedBy(error),
+    () => this.closed.closed
   );
+  private readonly picker = new ProjectPicker(projectId => void this.selectProject(projectId));
+  private readonly status: LabStatus;
+  private readonly chats: Chats;
   private readonly objectives: ObjectivesPanel;
-  private readonly topology = element('details', 'jp-gns3-copilot-sidebar-topology');
-  private readonly topologyDrawing = element('div', 'jp-gns3-copilot-sidebar-topology-drawing');
-  private readonly input = element('textarea', 'jp-gns3-copilot-sidebar-input');
-  private readonly sendButton = element('button', 'jp-gns3-copilot-sidebar-send jp-mod-accept', 'Send');
-  private readonly stopButton = element('button', 'jp-gns3-copilot-sidebar-stop', 'Stop');
-  private readonly modeSelect = element('select', 'jp-gns3-copilot-sidebar-mode');
-  private readonly modeBadge = element('span', 'jp-gns3-copilot-sidebar-mode-badge');
+  private readonly topology: TopologyView;
+  private readonly conversation = new ConversationView((approvalId, decision, comment) =>
+    this.runner.decide(approvalId, decision, comment)
+  );
+  private readonly composer = new Composer({ send: () => void this.send(), stop: () => void this.runner.stop() });
+  private readonly runner: TurnRunner;
 
   constructor(options: SidebarOptions) {
     super();
-    this.api = options.api ?? new CopilotApi();
-    this.insertCellsInto = options.insertCells;
+    const api = (this.api = options.api ?? new CopilotApi());
     this.id = 'jp-gns3-copilot-sidebar';
     this.addClass('jp-gns3-copilot-sidebar');
     this.title.caption = 'GNS3 Copilot';
-    this.sessionList = new SessionList({
-      select: session => void this.selectSession(session.thread_id),
-      pin: session => void this.act(() => this.api.pin(this.project(), session.thread_id, !session.pinned)),
-      rename: session => void this.rename(session),
-      remove: session => void this.remove(session)
+    const project = () => this.project();
+    const projectId = () => this.projectId;
+    this.status = new LabStatus(api, this.closed, () => void this.setApiKey());
+    this.chats = new Chats({
+      api, notice: this.notice, project, projectId, askTitle, confirmDelete,
+      insertCells: options.insertCells,
+      select: sessionId => void this.selectSession(sessionId),
+      newChat: () => this.newChat()
     });
-    this.objectives = new ObjectivesPanel({
-      api: this.api,
-      confirmCatchUp: confirmCatchUp,
-      closedBy: error => this.closedBy(error)
+    this.objectives = new ObjectivesPanel({ api, confirmCatchUp, closedBy: error => this.closed.closedBy(error) });
+    this.topology = new TopologyView(api, projectId, this.notice);
+    this.runner = new TurnRunner({
+      api, conversation: this.conversation, notice: this.notice, project, projectId,
+      sessionId: () => this.chats.selected,
+      onRunning: running => {
+        this.node.dataset.running = String(running);
+        this.composer.setRunning(running);
+      },
+      onStopping: () => this.composer.stopping()
     });
-    this.build();
+    const header = h('div', { class: 'jp-gns3-copilot-sidebar-header' },
+      h('h2', { class: 'jp-gns3-copilot-sidebar-heading', text: 'GNS3 Copilot' }), this.composer.badge);
+    this.node.append(header, this.closed.node, this.picker.node, this.status.line, this.status.keyRow, this.chats.node,
+      this.objectives.node, this.topology.node, this.notice.node, this.conversation.node, this.composer.node);
   }
 
   /** Load the projects, the status, the allowed modes and the project's sessions (the
    * magics may have added some): done each time the sidebar is shown. While the copilot
    * is closed by its configuration only the status is asked, until the server opens. */
   async refresh(): Promise<void> {
-    if (this.closed) {
-      await this.loadStatus();
-      if (this.closed) {
+    if (this.closed.closed) {
+      await this.status.load();
+      if (this.closed.closed) {
         return;
       }
     }
-    await Promise.all([this.loadProjects(), this.loadStatus(), this.loadModes(), this.act(),
+    await Promise.all([this.loadProjects(), this.status.load(), this.loadModes(), this.chats.refresh(),
       this.objectives.show(this.projectId)]);
   }
 
   /** Show the current settings again (status and key): after the Settings Editor
    * changed them. */
   async showSettings(): Promise<void> {
-    await Promise.all([this.loadStatus(), this.loadModes()]);
+    await Promise.all([this.status.load(), this.loadModes()]);
   }
 
   /**
@@ -156,16 +124,16 @@ export class CopilotSidebar extends Widget {
    * while the copilot is closed.
    */
   async followProject(projectId: string): Promise<void> {
-    if (this.closed || projectId === this.projectId) {
+    if (this.closed.closed || projectId === this.projectId) {
       this.followLater = null;
       return;
     }
-    if (this.running && !this.resumeWaiting) {
+    if (this.runner.running && !this.runner.waiting) {
       this.followLater = projectId;
       return;
     }
     this.followLater = null;
-    if (![...this.projectSelect.options].some(option => option.value === projectId)) {
+    if (!this.picker.has(projectId)) {
       await this.loadProjects();
     }
     await this.selectProject(projectId);
@@ -173,79 +141,55 @@ export class CopilotSidebar extends Widget {
 
   /** The mode the sidebar asks in by default (the user's setting; null: the server's). */
   setDefaultMode(mode: string | null): void {
-    this.settingsMode = mode || null;
-    this.renderModes();
+    this.composer.setDefaultMode(mode);
   }
 
   /** Start a new chat: the next message opens a new session. */
   newChat(): void {
-    if (this.closed) {
+    if (this.closed.closed) {
       return;
     }
-    if (this.resumeWaiting) {
-      this.running?.abort(); // only shown here: the turn keeps waiting on the server
+    if (this.runner.waiting) {
+      this.runner.abort(); // only shown here: the turn keeps waiting on the server
     }
-    this.sessionId = null;
     this.conversation.clear();
-    this.sessionList.set(this.sessions, null);
-    this.input.focus();
+    this.chats.show(null);
+    this.composer.focus();
   }
 
   /** Show `sessionId` of `projectId`, ready for the next message (a saved answer's
    * "Continue in the Copilot sidebar"); the project is chosen (opened if closed) first. */
   async openSession(projectId: string, sessionId: string): Promise<void> {
-    if (this.closed) {
+    if (this.closed.closed) {
       return;
     }
-    if (this.running && !this.resumeWaiting) {
-      this.say('Wait for the answer to finish, or stop it, before switching chats.');
+    if (this.runner.running && !this.runner.waiting) {
+      this.notice.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
     }
     await this.loadProjects();
     if (this.projectId === projectId) {
-      await this.act(); // the magics may have added the session since the list was read
+      await this.chats.refresh(); // the magics may have added the session since the list was read
     } else {
       await this.selectProject(projectId);
     }
     await this.selectSession(sessionId);
-    this.input.focus();
+    this.composer.focus();
   }
 
   /** Show the project's topology drawing (fetched again). */
   async showTopology(): Promise<void> {
-    this.topology.open = true;
-    await this.loadTopology();
+    await this.topology.show();
   }
 
   /** Insert the selected session into the active notebook, after its active cell. */
   async exportToNotebook(): Promise<void> {
-    if (this.closed) {
-      return;
-    }
-    const cells = await this.exportCells();
-    if (cells && !this.insertCellsInto(cells)) {
-      this.say('Open a notebook first: the chat is inserted after its active cell.');
-    }
+    await this.chats.exportToNotebook();
   }
 
   /** Download the selected session as a Markdown file. */
   async exportMarkdown(): Promise<void> {
-    const project = this.project();
-    const session = this.selectedSession();
-    if (!session) {
-      return;
-    }
-    try {
-      const text = await this.api.exportSession(project, session, 'md');
-      const title = this.sessions.find(s => s.thread_id === session)?.title || 'copilot-chat';
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(new Blob([text], { type: 'text/markdown' }));
-      link.download = `${title.replace(/[^\p{L}\p{N} ._-]+/gu, '_').trim() || 'copilot-chat'}.md`;
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(link.href), 0);
-    } catch (error) {
-      this.fail(error);
-    }
+    await this.chats.exportMarkdown();
   }
 
   /** Ask for the model API key in a password dialog and PUT it to the server (never to a
@@ -253,12 +197,12 @@ export class CopilotSidebar extends Widget {
   async setApiKey(): Promise<void> {
     try {
       if (await setApiKey(this.api, askForKey)) {
-        this.say('');
+        this.notice.say('');
         await this.loadModes();
       }
     } catch (error) {
-      if (!this.closedBy(error)) {
-        this.say(`Your API key was not saved: ${message(error)}`);
+      if (!this.closed.closedBy(error)) {
+        this.notice.say(`Your API key was not saved: ${message(error)}`);
       }
     }
   }
@@ -274,66 +218,10 @@ export class CopilotSidebar extends Widget {
   }
 
   dispose(): void {
-    this.running?.abort();
+    this.runner.abort();
     this.objectives.stop();
     this.objectives.pause();
     super.dispose();
-  }
-
-  private build(): void {
-    const header = element('div', 'jp-gns3-copilot-sidebar-header');
-    header.append(element('h2', 'jp-gns3-copilot-sidebar-heading', 'GNS3 Copilot'), this.modeBadge);
-    this.projectSelect.setAttribute('aria-label', 'GNS3 project');
-    this.projectSelect.addEventListener('change', () => void this.selectProject(this.projectSelect.value));
-
-    const chats = element('div', 'jp-gns3-copilot-sidebar-chats');
-    const chatsHeader = element('div', 'jp-gns3-copilot-sidebar-row');
-    this.newChatButton.addEventListener('click', () => this.newChat());
-    this.toNotebookButton.title = 'Insert this chat into the active notebook as cells';
-    this.toNotebookButton.addEventListener('click', () => void this.exportToNotebook());
-    this.toMarkdownButton.title = 'Download this chat as a Markdown file';
-    this.toMarkdownButton.addEventListener('click', () => void this.exportMarkdown());
-    chatsHeader.append(this.newChatButton, this.toNotebookButton, this.toMarkdownButton);
-    chats.append(chatsHeader, this.sessionList.node);
-
-    const topologySummary = element('summary', '', 'Topology');
-    const reload = element('button', 'jp-gns3-copilot-sidebar-topology-reload', 'Refresh');
-    reload.addEventListener('click', () => void this.loadTopology());
-    this.topology.append(topologySummary, reload, this.topologyDrawing);
-    this.topology.addEventListener('toggle', () => {
-      if (this.topology.open && !this.topologyDrawing.childElementCount) {
-        void this.loadTopology();
-      }
-    });
-
-    const composer = element('div', 'jp-gns3-copilot-sidebar-composer');
-    this.input.placeholder = 'Ask the copilot (Enter sends, Shift+Enter: new line)';
-    this.input.rows = 3;
-    this.input.setAttribute('aria-label', 'Message to the copilot');
-    this.input.addEventListener('keydown', event => {
-      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-        event.preventDefault();
-        void this.send();
-      }
-    });
-    this.sendButton.addEventListener('click', () => void this.send());
-    this.stopButton.addEventListener('click', () => void this.stop());
-    this.stopButton.hidden = true;
-    this.modeSelect.setAttribute('aria-label', 'Copilot mode');
-    this.modeSelect.addEventListener('change', () => this.renderBadge());
-    const controls = element('div', 'jp-gns3-copilot-sidebar-row');
-    controls.append(this.modeSelect, this.stopButton, this.sendButton);
-    composer.append(this.input, controls);
-
-    this.keyButton.title = 'Set or remove your model API key (GNS3 Copilot: Set Model API Key)';
-    this.keyButton.addEventListener('click', () => void this.setApiKey());
-    this.keyRow.append(this.keyState, this.keyButton);
-
-    this.notice.setAttribute('role', 'status');
-    this.closedBox.setAttribute('role', 'alert');
-    this.closedBox.hidden = true;
-    this.node.append(header, this.closedBox, this.projectSelect, this.statusLine, this.keyRow, chats,
-      this.objectives.node, this.topology, this.notice, this.conversation.node, composer);
   }
 
   private project(): string {
@@ -343,207 +231,76 @@ export class CopilotSidebar extends Widget {
     return this.projectId;
   }
 
-  private selectedSession(): string | null {
-    if (!this.sessionId) {
-      this.say('Choose a chat first.');
+  /** The copilot closed by its configuration (`closed`), or open again: what needs the
+   * server is disabled while closed. */
+  private renderClosed(closed: boolean): void {
+    if (closed) {
+      this.notice.say('');
+      void this.objectives.show(null);
     }
-    return this.sessionId;
-  }
-
-  private say(text: string): void {
-    this.notice.textContent = text;
-    this.notice.hidden = !text;
-  }
-
-  /** Say what went wrong (once the copilot is closed, nothing more: the notice said it). */
-  private fail(error: unknown): void {
-    if (!this.closedBy(error) && !this.closed) {
-      this.say(message(error));
-    }
-  }
-
-  /**
-   * When `error` says the copilot is closed by its configuration: show why once, disable
-   * what needs the server, and answer true.
-   */
-  private closedBy(error: unknown): boolean {
-    const reason = closedReason(error);
-    if (!reason) {
-      return false;
-    }
-    if (reason !== this.closed) {
-      this.closed = reason;
-      this.closedBox.replaceChildren(...closedNotice(reason));
-    }
-    this.say('');
-    this.statusLine.replaceChildren();
-    void this.objectives.show(null);
-    this.renderClosed();
-    return true;
-  }
-
-  /** The copilot answers again (the server was restarted with a fixed configuration). */
-  private reopen(): void {
-    if (this.closed) {
-      this.closed = null;
-      this.closedBox.replaceChildren();
-      this.renderClosed();
-    }
-  }
-
-  private renderClosed(): void {
-    const closed = !!this.closed;
     this.node.dataset.closed = String(closed);
-    this.closedBox.hidden = !closed;
-    this.keyRow.hidden = closed; // no key state to show: the settings were not read
-    for (const control of [this.newChatButton, this.toNotebookButton, this.toMarkdownButton, this.keyButton,
-      this.projectSelect, this.input, this.modeSelect]) {
-      control.disabled = closed;
-    }
-    this.sendButton.disabled = closed || !!this.running;
-    if (!closed) {
-      this.renderModes(); // the mode selector is enabled only with a choice
-    }
-  }
-
-  /** Run a session action (if any), then show the sessions again; errors are said, not
-   * thrown. */
-  private async act(action?: () => Promise<unknown>): Promise<void> {
-    try {
-      await action?.();
-      await this.loadSessions();
-    } catch (error) {
-      this.fail(error);
-    }
+    this.status.setClosed(closed);
+    this.chats.setClosed(closed);
+    this.picker.node.disabled = closed;
+    this.composer.setClosed(closed);
   }
 
   private async loadProjects(): Promise<void> {
     try {
       const projects = await this.api.projects();
-      this.renderProjects(projects);
+      this.picker.show(projects, this.projectId);
       const opened = projects.filter(p => p.status === 'opened');
       if (!this.projectId && opened.length === 1) {
         await this.selectProject(opened[0].project_id);
       }
     } catch (error) {
-      this.fail(error);
-    }
-  }
-
-  private renderProjects(projects: ProjectSummary[]): void {
-    const choose = element('option', '', projects.length ? 'Choose a GNS3 project' : 'No GNS3 project');
-    choose.value = '';
-    const options = projects.map(project => {
-      const option = element('option', '', `${project.name}${project.status === 'opened' ? '' : ` (${project.status ?? 'closed'})`}`);
-      option.value = project.project_id;
-      return option;
-    });
-    this.projectSelect.replaceChildren(choose, ...options);
-    this.projectSelect.value = this.projectId ?? '';
-  }
-
-  private async loadStatus(): Promise<void> {
-    try {
-      const report = await this.api.status();
-      this.reopen();
-      this.statusLine.replaceChildren(
-        ...statusParts(report).map(part => {
-          const node = element('span', 'jp-gns3-copilot-sidebar-status-part', part.text);
-          node.dataset.ok = String(part.ok);
-          return node;
-        })
-      );
-    } catch (error) {
-      if (!this.closedBy(error)) {
-        this.statusLine.textContent = message(error);
-      }
+      this.notice.fail(error);
     }
   }
 
   private async loadModes(): Promise<void> {
     try {
       const config = await this.api.llmConfig();
-      this.allowedModes = config.allowed_modes;
-      this.serverMode = config.copilot_mode;
-      this.renderModes();
-      this.renderKey(config);
+      this.composer.setModes(config);
+      this.status.showKey(config);
     } catch (error) {
-      this.fail(error);
+      this.notice.fail(error);
     }
-  }
-
-  private renderKey(config: LLMConfigView): void {
-    this.keyState.textContent = keyLabel(config);
-    this.keyState.dataset.ok = String(config.api_key_set);
-  }
-
-  private renderModes(): void {
-    const preferred = this.settingsMode ?? this.serverMode;
-    const modes = this.allowedModes.length ? this.allowedModes : preferred ? [preferred] : [];
-    this.modeSelect.replaceChildren(
-      ...modes.map(mode => {
-        const option = element('option', '', modeName(mode));
-        option.value = mode;
-        return option;
-      })
-    );
-    if (preferred && modes.includes(preferred)) {
-      this.modeSelect.value = preferred;
-    }
-    this.modeSelect.disabled = modes.length < 2 || !!this.closed;
-    this.renderBadge();
-  }
-
-  private renderBadge(): void {
-    const mode = this.modeSelect.value;
-    this.modeBadge.textContent = mode ? modeName(mode) : '';
-    this.modeBadge.dataset.mode = mode;
   }
 
   private async selectProject(projectId: string): Promise<void> {
-    this.running?.abort();
+    this.runner.abort();
     this.projectId = projectId || null;
-    this.projectSelect.value = projectId;
-    this.sessionId = null;
-    this.sessions = [];
+    this.picker.node.value = projectId;
+    this.chats.clear(!projectId);
     this.conversation.clear();
-    this.topologyDrawing.replaceChildren();
-    this.say('');
+    this.topology.clear();
+    this.notice.say('');
     if (!projectId) {
-      this.sessionList.set([], null);
       await this.objectives.show(null);
       return;
     }
     try {
       await this.api.openProject(projectId);
-      await Promise.all([this.loadSessions(), this.objectives.show(projectId)]);
+      await Promise.all([this.chats.load(), this.objectives.show(projectId)]);
       if (this.topology.open) {
-        await this.loadTopology();
+        await this.topology.load();
       }
     } catch (error) {
-      this.fail(error);
+      this.notice.fail(error);
     }
-  }
-
-  private async loadSessions(): Promise<void> {
-    if (!this.projectId) {
-      return;
-    }
-    this.sessions = await this.api.sessions(this.projectId);
-    this.sessionList.set(this.sessions, this.sessionId);
   }
 
   private async selectSession(sessionId: string): Promise<void> {
-    if (this.resumeWaiting) {
+    if (this.runner.waiting) {
       // Only shown here: the turn keeps waiting on the server.
-      this.running?.abort();
-    } else if (this.running) {
-      this.say('Wait for the answer to finish, or stop it, before switching chats.');
+      this.runner.abort();
+    } else if (this.runner.running) {
+      this.notice.say('Wait for the answer to finish, or stop it, before switching chats.');
       return;
     }
-    this.sessionId = sessionId;
-    this.sessionList.set(this.sessions, sessionId);
-    this.say('');
+    this.chats.show(sessionId);
+    this.notice.say('');
     try {
       const project = this.project();
       const [history, pending] = await Promise.all([
@@ -554,207 +311,56 @@ export class CopilotSidebar extends Widget {
       const waiting = pending.length ? turns.pop() : undefined;
       this.conversation.show(turns);
       if (pending.length) {
-        void this.continueWaiting(sessionId, waiting ?? { user: '', status: 'running', items: [], stats: {} }, pending);
+        void this.runner
+          .showWaiting(sessionId, waiting ?? { user: '', status: 'running', items: [], stats: {} }, pending)
+          .then(ended => (ended ? this.chats.refresh() : undefined));
       }
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
         this.newChat();
-        this.say(MISSING_CHAT);
+        this.notice.say(MISSING_CHAT);
       } else {
-        this.fail(error);
+        this.notice.fail(error);
       }
     }
-  }
-
-  /**
-   * Show the session's last turn, which waits for `pending` decisions (asked in a stream
-   * that has gone: a closed page, an interrupted cell, a server restart), with Approve /
-   * Reject; the decision route then answers with the rest of the turn, shown in the same
-   * view. Stop, or choosing another chat, leaves it waiting on the server.
-   */
-  private async continueWaiting(sessionId: string, waiting: TurnRecord, pending: PendingApproval[]): Promise<void> {
-    const controller = new AbortController();
-    this.running = controller;
-    this.setRunning(true);
-    let resume!: (events: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => void;
-    const decided = new Promise<Iterable<ChatEvent> | AsyncIterable<ChatEvent>>(resolve => (resume = resolve));
-    controller.signal.addEventListener('abort', () => resume([]));
-    const resumeThis = (continuation: Iterable<ChatEvent> | AsyncIterable<ChatEvent>) => {
-      this.resumeWaiting = null;
-      resume(continuation);
-    };
-    this.resumeWaiting = resumeThis;
-    async function* events(): AsyncGenerator<ChatEvent> {
-      yield* turnEvents(waiting, sessionId);
-      for (const { approval_id, tool_call_id, tool_name, tool_input, summary } of pending) {
-        yield { type: 'approval_required', session_id: sessionId, approval_id, tool_call_id, tool_name, tool_input, summary };
-      }
-      yield* await decided;
-    }
-    try {
-      await this.conversation.stream(waiting.user, events(), undefined, text => this.say(text));
-    } finally {
-      if (this.resumeWaiting === resumeThis) {
-        this.resumeWaiting = null;
-      }
-      if (this.running === controller) {
-        this.running = null;
-        this.setRunning(false);
-      }
-    }
-    if (!controller.signal.aborted) {
-      await this.act();
-    }
-  }
-
-  private async rename(session: ChatSession): Promise<void> {
-    const result = await InputDialog.getText({
-      title: 'Rename chat',
-      text: session.title ?? '',
-      okLabel: 'Rename'
-    });
-    const title = result.value?.trim();
-    if (result.button.accept && title) {
-      await this.act(() => this.api.rename(this.project(), session.thread_id, title));
-    }
-  }
-
-  private async remove(session: ChatSession): Promise<void> {
-    const result = await showDialog({
-      title: 'Delete chat',
-      body: `Delete "${session.title || 'Untitled chat'}" and its history? This cannot be undone.`,
-      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
-    });
-    if (!result.button.accept) {
-      return;
-    }
-    await this.act(async () => {
-      await this.api.deleteSession(this.project(), session.thread_id);
-      if (this.sessionId === session.thread_id) {
-        this.newChat();
-      }
-    });
   }
 
   private async send(): Promise<void> {
-    const text = this.input.value;
-    if (!text.trim() || this.running || this.closed) {
+    const text = this.composer.text;
+    if (!text.trim() || this.runner.running || this.closed.closed) {
       return;
     }
     let project: string;
     try {
       project = this.project();
     } catch (error) {
-      this.fail(error);
+      this.notice.fail(error);
       return;
     }
-    const controller = new AbortController();
-    this.running = controller;
-    this.setRunning(true);
-    this.input.value = '';
-    this.say('');
+    const request = { message: text, session_id: this.chats.selected, copilot_mode: this.composer.mode };
     const onEvent = (event: ChatEvent) => {
-      if (!this.sessionId && event.session_id) {
-        this.sessionId = event.session_id;
-        void this.loadSessions().catch(() => undefined);
+      if (!this.chats.selected && event.session_id) {
+        this.chats.selected = event.session_id;
+        void this.chats.load().catch(() => undefined);
       } else if (event.type === 'approval_required') {
         // The turn may wait long: list its chat now (the first read can precede its row).
-        void this.loadSessions().catch(() => undefined);
+        void this.chats.load().catch(() => undefined);
       }
     };
-    const events = this.api.chat(
-      project,
-      { message: text, session_id: this.sessionId, copilot_mode: this.modeSelect.value || null },
-      controller.signal
-    );
-    try {
-      await this.conversation.stream(text, events, onEvent, (said, error) => this.closedBy(error) || this.say(said));
-    } finally {
-      this.running = null;
-      this.setRunning(false);
-    }
-    if (this.closed) {
+    this.composer.clearText();
+    this.notice.say('');
+    await this.runner.stream(text, signal => this.api.chat(project, request, signal), onEvent,
+      (said, error) => this.closed.closedBy(error) || this.notice.say(said));
+    if (this.closed.closed) {
       return;
     }
     if (this.followLater) {
       await this.followProject(this.followLater);
       return;
     }
-    await this.act();
+    await this.chats.refresh();
     if (this.topology.open) {
-      await this.loadTopology();
-    }
-  }
-
-  /** Send the student's decision on a planned change of the shown turn, with the comment
-   * the copilot reads (a refusal rejects: the view says it and offers the buttons again). */
-  private async decide(approvalId: string, decision: Decision, comment: string | null): Promise<void> {
-    const sessionId = this.sessionId;
-    if (!sessionId) {
-      throw new Error('no chat is selected');
-    }
-    const events = await this.api.decide(this.project(), sessionId, approvalId, decision, comment,
-      this.running?.signal);
-    const resume = this.resumeWaiting;
-    if (events) {
-      // No stream waited: the rest of the turn is this answer.
-      resume ? resume(events) : await this.conversation.stream('', events);
-    } else if (resume) {
-      // A stream elsewhere (a notebook cell waiting on it) goes on with the turn.
-      resume([{ type: 'approval_resolved', session_id: sessionId, approval_id: approvalId, tool_call_id: '', decision, comment }]);
-      this.say('Decided: the turn goes on where it was asked (the notebook cell); choose the chat again once it has ended.');
-    }
-  }
-
-  /** Ask the server to stop the running turn; its stream then ends with an abort event. */
-  private async stop(): Promise<void> {
-    if (!this.running || !this.projectId || !this.sessionId) {
-      this.running?.abort();
-      return;
-    }
-    this.stopButton.disabled = true;
-    try {
-      await this.api.abort(this.projectId, this.sessionId);
-      // A waiting turn with no stream here: the abort ended it on the server.
-      this.resumeWaiting?.([{ type: 'abort', session_id: this.sessionId }]);
-    } catch (error) {
-      this.fail(error);
-      this.running?.abort();
-    }
-  }
-
-  private setRunning(running: boolean): void {
-    this.node.dataset.running = String(running);
-    this.stopButton.hidden = !running;
-    this.stopButton.disabled = false;
-    this.sendButton.disabled = running || !!this.closed;
-  }
-
-  /** The drawing inline (an <img> would not take the theme's colours: its CSS variables
-   * do not reach into an image), sanitised like any server text put into the page. */
-  private async loadTopology(): Promise<void> {
-    if (!this.projectId) {
-      return;
-    }
-    try {
-      const drawing = sanitizeSvg(await this.api.topologySvg(this.projectId));
-      this.topologyDrawing.replaceChildren(...(drawing ? [drawing] : []));
-    } catch (error) {
-      this.fail(error);
-    }
-  }
-
-  private async exportCells(): Promise<ExportCell[] | null> {
-    const session = this.selectedSession();
-    if (!session) {
-      return null;
-    }
-    try {
-      const project = this.project();
-      return cellsFromNotebook(await this.api.exportSession(project, session, 'ipynb'));
-    } catch (error) {
-      this.fail(error);
-      return null;
+      await this.topology.load();
     }
   }
 }

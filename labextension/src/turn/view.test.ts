@@ -4,7 +4,8 @@ import { fixtureTurn } from '../../test/fixtures';
 import { describeArguments } from './describe';
 import { resultView } from './results';
 import type { ToolItem, TurnRecord } from './types';
-import { displayOrder, settledLength, TurnView } from './view';
+import { settledLength } from './text-view';
+import { displayOrder, TurnView } from './view';
 
 function view(turn: TurnRecord, options = {}): TurnView {
   const v = new TurnView(options);

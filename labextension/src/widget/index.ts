@@ -15,7 +15,8 @@ import type { AnyModel, Initialize, Render } from '@anywidget/types';
 import { h, icon } from '../dom';
 import { modeName } from '../modes';
 import type { TurnRecord } from '../turn/types';
-import { type Decision, TurnView } from '../turn/view';
+import type { Decision } from '../turn/approval-view';
+import { TurnView } from '../turn/view';
 import { followLiveTurns, type LiveListener, type LiveTurn, liveStore } from './live';
 import { requestAbort, requestDecision } from './server';
 
