@@ -34,6 +34,7 @@ has `function.complete = true`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
@@ -207,14 +208,14 @@ ChatEvent = Annotated[
 _adapter: TypeAdapter[ChatEvent] = TypeAdapter(ChatEvent)
 
 
-def parse_event(data: str | bytes | dict) -> ChatEvent:
+def parse_event(data: str | bytes | dict[str, object]) -> ChatEvent:
     """Parse one event from its SSE `data` (JSON text) or from a dict."""
     if isinstance(data, dict):
         return _adapter.validate_python(data)
     return _adapter.validate_json(data)
 
 
-def sse_message(event: BaseModel | dict) -> str:
+def sse_message(event: BaseModel | Mapping[str, object]) -> str:
     """Format one event as an SSE message (`data: <json>\\n\\n`, non-ASCII kept)."""
     if isinstance(event, BaseModel):
         body = event.model_dump_json(exclude_none=True)

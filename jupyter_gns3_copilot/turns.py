@@ -26,7 +26,7 @@ Rules (`TurnBuilder.apply`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 # typing_extensions' TypedDict (typing's on Python 3.12+): pydantic exports its JSON Schema
 # (`wire_schema.py`) on every supported Python.
@@ -231,7 +231,7 @@ class TurnBuilder:
             stats=TurnStats(**self.stats),
         )
 
-    def apply(self, event: ChatEvent | Mapping[str, Any]) -> list[Op]:
+    def apply(self, event: ChatEvent | Mapping[str, object]) -> list[Op]:
         """Take one event (a `ChatEvent` or its dict) into account."""
         if isinstance(event, Mapping):
             event = parse_event(dict(event))
@@ -398,7 +398,7 @@ def _copy_item(item: Item) -> Item:
     return {**item}  # type: ignore[return-value]
 
 
-def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, Any]]) -> TurnRecord:
+def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, object]]) -> TurnRecord:
     """The finished `TurnRecord` of `events` (the whole stream of one turn)."""
     builder = TurnBuilder(user)
     for event in events:
