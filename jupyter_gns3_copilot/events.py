@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
 
@@ -113,7 +113,7 @@ class ApprovalRequiredEvent(_Event):
     approval_id: str
     tool_call_id: str
     tool_name: str
-    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_input: dict[str, object] = Field(default_factory=dict)
     summary: str
 
 
