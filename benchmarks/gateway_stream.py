@@ -61,6 +61,7 @@ def serve_gateway(upstream_url: str, data_dir: str) -> None:
     from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
     from jupyter_gns3_copilot.hub.caller import Caller
     from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
+    from jupyter_gns3_copilot.hub.gateway_handlers import gateway_routes
     from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
 
     async def authenticate(request: HTTPServerRequest) -> Caller | None:
@@ -84,7 +85,7 @@ def serve_gateway(upstream_url: str, data_dir: str) -> None:
             authenticate,
         )
         sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        server = tornado.httpserver.HTTPServer(tornado.web.Application(gateway.routes()))
+        server = tornado.httpserver.HTTPServer(tornado.web.Application(gateway_routes(gateway)))
         server.add_sockets(sockets)
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -187,20 +187,26 @@ def any_per_subpackage() -> Counter[str]:
 
 
 def strict_subpackages() -> tuple[list[str], list[str]]:
-    """The subpackages (and root modules) that mypy checks strictly, and those it does not."""
+    """The subpackages (and root modules) that mypy checks strictly, and those it does not:
+    all of them when `[tool.mypy]` sets `strict = true`, else those an override lists with
+    the strict checks."""
     # pyproject.toml is read as text: tomllib is not in Python 3.10.
-    blocks = (ROOT / "pyproject.toml").read_text().split("[[tool.mypy.overrides]]")[1:]
-    strict = set()
-    for block in blocks:
-        block = block.split("\n[", 1)[0]
-        if "disallow_untyped_defs = true" in block:
-            for module in re.findall(r'"jupyter_gns3_copilot\.([\w.]+?)(?:\.\*)?"', block):
-                strict.add(module)
+    config = (ROOT / "pyproject.toml").read_text()
+    blocks = config.split("[[tool.mypy.overrides]]")
+    top = blocks[0].split("[tool.mypy]", 1)[-1].split("\n[", 1)[0]
     everything = set()
     for path in package_files():
         relative = path.relative_to(PACKAGE)
         if relative.parts[0] not in ("__init__.py", "_version.py"):
             everything.add(relative.parts[0].removesuffix(".py"))
+    if re.search(r"^strict = true$", top, re.MULTILINE):
+        return sorted(everything), []
+    strict = set()
+    for block in blocks[1:]:
+        block = block.split("\n[", 1)[0]
+        if "disallow_untyped_defs = true" in block:
+            for module in re.findall(r'"jupyter_gns3_copilot\.([\w.]+?)(?:\.\*)?"', block):
+                strict.add(module)
     return sorted(everything & strict), sorted(everything - strict)
 
 

@@ -6,17 +6,19 @@ libraries they need are imported only when Jupyter or IPython asks for them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .notebook.copilot import Copilot
 
 __all__ = ["Copilot", "__version__"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "Copilot":
         from .notebook.copilot import Copilot
 
@@ -29,7 +31,7 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "jupyter-gns3-copilot"}]
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """`%load_ext jupyter_gns3_copilot`: register the `%copilot` magics. Magics registered
     already (the kernel configuration loaded them: `notebook/autoload.py`) are kept, with
     the project and conversations they hold."""
@@ -42,7 +44,7 @@ def load_ipython_extension(ipython: Any) -> None:
         ipython.input_transformers_cleanup.append(keep_question_marks)
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """`%unload_ext jupyter_gns3_copilot`: remove the magics and close their client."""
     from .notebook.magics import CopilotMagics
     from .notebook.subcommands.parsing import keep_question_marks
@@ -56,7 +58,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.magics_manager.magics[kind].pop("copilot", None)
 
 
-def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+def _jupyter_server_extension_points() -> list[dict[str, object]]:
     """Declare the server extension (found by jupyter_server at start-up)."""
     from .server.app import GNS3Copilot
 

@@ -14,7 +14,7 @@ Plain Python, nothing imported: the kernel side uses it too.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeGuard, get_args
 
 Outcome = Literal["ok", "partial", "failed", "refused"]
 """ok: it did what was asked and every check passed; partial: some of it; failed: none
@@ -58,11 +58,15 @@ def judge_device(delivery: str, checks: Iterable[Outcome], *, refused: bool) -> 
     return "ok"
 
 
+def _is_outcome(value: object) -> TypeGuard[Outcome]:
+    return value in OUTCOMES
+
+
 def device_outcome(entry: Mapping[str, Any]) -> Outcome:
     """The outcome of one device entry: its `outcome`, or for an entry saved without one,
     what its delivery status and held-back commands say."""
     outcome = entry.get("outcome")
-    if outcome in OUTCOMES:
+    if _is_outcome(outcome):
         return outcome
     blocked = {
         str(b.get("command")) for b in entry.get("blocked_commands") or [] if isinstance(b, Mapping)

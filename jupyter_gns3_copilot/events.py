@@ -34,7 +34,8 @@ has `function.complete = true`.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter
 
@@ -112,7 +113,7 @@ class ApprovalRequiredEvent(_Event):
     approval_id: str
     tool_call_id: str
     tool_name: str
-    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_input: dict[str, object] = Field(default_factory=dict)
     summary: str
 
 
@@ -207,14 +208,14 @@ ChatEvent = Annotated[
 _adapter: TypeAdapter[ChatEvent] = TypeAdapter(ChatEvent)
 
 
-def parse_event(data: str | bytes | dict) -> ChatEvent:
+def parse_event(data: str | bytes | dict[str, object]) -> ChatEvent:
     """Parse one event from its SSE `data` (JSON text) or from a dict."""
     if isinstance(data, dict):
         return _adapter.validate_python(data)
     return _adapter.validate_json(data)
 
 
-def sse_message(event: BaseModel | dict) -> str:
+def sse_message(event: BaseModel | Mapping[str, object]) -> str:
     """Format one event as an SSE message (`data: <json>\\n\\n`, non-ASCII kept)."""
     if isinstance(event, BaseModel):
         body = event.model_dump_json(exclude_none=True)

@@ -26,7 +26,8 @@ Rules (`TurnBuilder.apply`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from copy import copy
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 # typing_extensions' TypedDict (typing's on Python 3.12+): pydantic exports its JSON Schema
 # (`wire_schema.py`) on every supported Python.
@@ -71,7 +72,8 @@ TURN_MIME_TYPE = "application/vnd.gns3-copilot.turns+json"
 """The MIME type of a finished cell output: a `TurnBundle` as JSON."""
 MAX_PROGRESS_LINES = 50
 """Progress lines kept per tool call (the oldest are dropped)."""
-STAT_KEYS = ("input_tokens", "output_tokens", "llm_calls")
+StatKey = Literal["input_tokens", "output_tokens", "llm_calls"]
+STAT_KEYS: tuple[StatKey, ...] = get_args(StatKey)
 
 TurnStatus = Literal["running", "done", "aborted", "error", "interrupted"]
 ToolState = Literal["arguments", "ready", "running", "done", "stopped"]
@@ -231,7 +233,7 @@ class TurnBuilder:
             stats=TurnStats(**self.stats),
         )
 
-    def apply(self, event: ChatEvent | Mapping[str, Any]) -> list[Op]:
+    def apply(self, event: ChatEvent | Mapping[str, object]) -> list[Op]:
         """Take one event (a `ChatEvent` or its dict) into account."""
         if isinstance(event, Mapping):
             event = parse_event(dict(event))
@@ -313,7 +315,7 @@ class TurnBuilder:
         statistics = event.statistics or {}
         for key in STAT_KEYS:
             if statistics.get(key) is not None:
-                self.stats[key] = int(statistics[key])  # type: ignore[literal-required]
+                self.stats[key] = int(statistics[key])
         if statistics.get("elapsed") is not None:
             self.stats["elapsed"] = float(statistics["elapsed"])
         if event.title:
@@ -395,10 +397,10 @@ class TurnFollower(Protocol):
 def _copy_item(item: Item) -> Item:
     if item["kind"] == "tool":
         return {**item, "progress": [ProgressLine(**line) for line in item["progress"]]}
-    return {**item}  # type: ignore[return-value]
+    return copy(item)
 
 
-def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, Any]]) -> TurnRecord:
+def reduce_turn(user: str, events: Iterable[ChatEvent | Mapping[str, object]]) -> TurnRecord:
     """The finished `TurnRecord` of `events` (the whole stream of one turn)."""
     builder = TurnBuilder(user)
     for event in events:

@@ -9,11 +9,11 @@ import asyncio
 import json
 import logging
 import re
+from http.client import responses
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from tornado.httputil import responses
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 

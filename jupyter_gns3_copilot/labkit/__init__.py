@@ -10,7 +10,7 @@ and must start without loading httpx or pydantic.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .errors import LabError, LabNotRunning
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["LabError", "LabNotRunning", "LabServer", "LabStatus"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in ("LabError", "LabNotRunning"):
         from . import errors
 
