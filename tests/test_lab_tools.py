@@ -367,11 +367,12 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
 ) -> None:
     """Given PC1 - PC2 running (GNS3 snapshots a stopped lab only); when a snapshot is
     asked without `stop_running`, then nothing is saved and the result names the running
-    nodes and what to do (lab and teaching mode alike, each with its advice); teaching
-    mode refuses `stop_running` (stopping nodes is automation mode's) and stops nothing; in lab
-    mode it is a change to approve whose plan names the nodes, and it stops them, saves
-    the snapshot and starts them again: running, their consoles answering, the snapshot
-    listed; aborted while they are down, they stay stopped and the result says so."""
+    nodes and what to do (automation and teaching mode alike, each with its advice);
+    teaching mode refuses `stop_running` (stopping nodes is automation mode's) and stops
+    nothing; in automation mode it is a change to approve whose plan names the nodes, and
+    it stops them, saves the snapshot and starts them again: running, their consoles
+    answering, the snapshot listed; aborted while they are down, they stay stopped and
+    the result says so."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         ctx = ToolContext(
             gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
