@@ -31,14 +31,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import core_schema
 
 from .agent.history import ConversationHistory
 from .events import ChatEvent, LabEvent
+from .mode_labels import MODE_LABELS, MODE_NAMES, OLD_MODE_NAMES
 from .notebook.lab_report import ChecksBundle
 from .objectives.api import CatchUpDone, CatchUpRequest, LabCheckRequest, LabView
 from .objectives.results import CheckReport
@@ -53,6 +54,7 @@ from .server.responses import (
 from .server.schemas import ApprovalDecisionRequest, ChatRequest, RenameRequest
 from .server.status import StatusReport
 from .store.sessions import ChatSession
+from .tools.modes import Mode
 from .turns import Op, TurnBundle
 
 ANSWERS: tuple[type[BaseModel], ...] = (
@@ -88,6 +90,18 @@ def _union(models: tuple[type[BaseModel], ...]) -> TypeAdapter[Any]:
     return TypeAdapter(union)
 
 
+MODES = Annotated[
+    Mode,
+    Field(
+        json_schema_extra={
+            "labels": dict(MODE_LABELS),
+            "names": dict(MODE_NAMES),
+            "old_names": dict(OLD_MODE_NAMES),
+        }
+    ),
+]
+"""The mode ids, with `mode_labels`' tables for the views (labels, words, old words)."""
+
 SCHEMAS: dict[str, tuple[TypeAdapter[Any], str, JsonSchemaMode]] = {
     "events": (TypeAdapter(ChatEvent), "ChatEvent", "serialization"),
     "turns": (TypeAdapter(TurnBundle), "TurnBundle", "serialization"),
@@ -95,6 +109,7 @@ SCHEMAS: dict[str, tuple[TypeAdapter[Any], str, JsonSchemaMode]] = {
     "checks": (TypeAdapter(ChecksBundle), "ChecksBundle", "serialization"),
     "answers": (_union(ANSWERS), "Answer", "serialization"),
     "requests": (_union(REQUESTS), "Request", "validation"),
+    "modes": (TypeAdapter(MODES), "Mode", "serialization"),
 }
 """Each schema's file name, its root type (as a pydantic adapter), the root's name in
 TypeScript, and whether it describes data the server writes or reads."""

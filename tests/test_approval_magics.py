@@ -193,7 +193,7 @@ def test_a_snapshot_of_the_running_lab_asks_to_stop_and_restart_it(
 ) -> None:
     """Given PC3 running; when `%copilot snapshot create` runs, then nothing is saved and
     the card says PC3 runs and what to do (no approval asked: it changes nothing); with
-    `--stop` in lab mode the run asks first with a plan saying the lab stops and starts
+    `--stop` in automation mode the run asks first with a plan saying the lab stops and starts
     again, and a rejection changes nothing; approved (on the console, then through the
     model's call and the approval event), PC3 is stopped, the snapshot taken and PC3
     running again."""
@@ -211,7 +211,7 @@ def test_a_snapshot_of_the_running_lab_asks_to_stop_and_restart_it(
     [call] = held.result.tool_calls
     assert (call.outcome, call.output["running"]) == ("refused", ["PC3"])
     assert "<- snapshot not saved · PC3 running" in out and "waiting for your approval" not in out
-    assert "`%copilot snapshot create before --stop --mode lab`" in out
+    assert "`%copilot snapshot create before --stop --mode automation`" in out
 
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     rejected = shell.run_cell('%copilot snapshot create "before" --stop --mode lab --quiet')

@@ -76,7 +76,7 @@ def test_a_student_captures_and_snapshots_without_the_model(
     (the PCs stopped) creates and lists a snapshot; then each is a direct run with its
     card, the capture holds the ICMP exchange, and the model is never called; restoring
     the snapshot is refused in teaching mode (a refused card: nothing restored), and runs
-    in lab mode."""
+    in automation mode."""
     shell.run_cell(f"%copilot use {project}")
     link = "PC1 e0 - Switch1 e0"
 

@@ -412,7 +412,7 @@ async def test_a_students_own_project_is_practice_checked_against_its_own_lab_fi
         with pytest.raises(NoLab):
             await labs.view("alice", own.project_id)
 
-        # She attaches a lab file (her server allows it in lab automation mode): checked
+        # She attaches a lab file (her server allows it in automation mode): checked
         # against her project first, then hers, with her values.
         with pytest.raises(LabFileError, match="line 1"):
             await labs.attach("alice", own.project_id, "title: [", "mine.yaml")

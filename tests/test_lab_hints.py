@@ -461,7 +461,7 @@ async def test_a_nudge_stage_holds_configuration_back_everywhere_the_student_loo
     """The refused tool calls, their cards and notes, the answer, the title, the history
     read back and both exports show no configuration line of the stage, and say how many
     were left out; the device output of a later answer is shown as the device printed it;
-    in lab mode nothing is held back."""
+    in automation mode nothing is held back."""
     await add_pcs(gns3_project, "PC1", "PC2", "PC3", start=True)
     await attach(jp_fetch, gns3_project, ADDRESSING)
     mixed = {"devices": [{"device": "PC1", "commands": ["show ip", "ip 10.0.159.1/24"]}]}
@@ -565,7 +565,7 @@ async def test_a_nudge_stage_holds_configuration_back_everywhere_the_student_loo
     [done] = [e for e in events if e["type"] == "done"]
     assert done["statistics"]["hints_filtered"] == 0
 
-    # Lab mode configures: nothing is held back, the addresses are set.
+    # Automation mode configures: nothing is held back, the addresses are set.
     scripted_llm.add(
         tool_call("run_vpcs_commands", PC_ADDRESSES, id="call_lab"),
         text("Done: `ip 10.0.159.1/24 10.0.159.254` on PC1 and the others."),

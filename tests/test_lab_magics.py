@@ -98,9 +98,9 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     line(shell, f'%copilot use "{PROJECT}"')
     refused = shell.run_cell(f"%copilot lab attach {path}")
     assert str(refused.error_in_exec) == (
-        "Attaching a lab file needs lab automation mode: add `--mode lab` "
-        f"(`%copilot lab attach {path} --mode lab`), or switch your mode with "
-        "`%copilot config copilot_mode=lab`."
+        "Attaching a lab file needs automation mode: add `--mode automation` "
+        f"(`%copilot lab attach {path} --mode automation`), or switch your mode with "
+        "`%copilot config copilot_mode=automation`."
     )
     typo = tmp_path / "typo.yaml"
     typo.write_text(LAB.replace("to: PC2}", "to: PC9}"))
@@ -110,11 +110,11 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
         "called PC9 (its nodes are PC1, PC2, Switch1)"
     )
     capsys.readouterr()
-    line(shell, f"%copilot lab attach {path} --mode lab")  # this request only
+    line(shell, f"%copilot lab attach {path} --mode automation")  # this request only
     attached = capsys.readouterr().out
     assert f"Attached {path} to {PROJECT}: 2 stages, 3 objectives." in attached
-    assert "lab automation mode" in str(shell.run_cell(f"%copilot lab attach {path}").error_in_exec)
-    line(shell, "%copilot config copilot_mode=lab")  # switched for good
+    assert "automation mode" in str(shell.run_cell(f"%copilot lab attach {path}").error_in_exec)
+    line(shell, "%copilot config copilot_mode=lab")  # switched for good (the old word)
     line(shell, f"%copilot lab attach {path}")
     capsys.readouterr()
     line(shell, "%copilot lab")

@@ -89,7 +89,7 @@ def test_an_objective_fails_passes_once_the_copilot_fixes_it_and_fails_after_cat
     gns3_lab: Any, scripted_llm: Any, tmp_path: Path
 ) -> None:
     """Given a fresh lab (snapshot `fresh`, PC1 unaddressed); when the student checks, asks
-    the copilot in lab mode to address PC1 as the lab says (the scripted model replays
+    the copilot in automation mode to address PC1 as the lab says (the scripted model replays
     the student's own address), checks again, then catches up to the stage; then the
     objective fails, passes, and fails again."""
     lab_file = tmp_path / "lab.yaml"

@@ -367,11 +367,12 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
 ) -> None:
     """Given PC1 - PC2 running (GNS3 snapshots a stopped lab only); when a snapshot is
     asked without `stop_running`, then nothing is saved and the result names the running
-    nodes and what to do (lab and teaching mode alike, each with its advice); teaching
-    mode refuses `stop_running` (stopping nodes is lab mode's) and stops nothing; in lab
-    mode it is a change to approve whose plan names the nodes, and it stops them, saves
-    the snapshot and starts them again: running, their consoles answering, the snapshot
-    listed; aborted while they are down, they stay stopped and the result says so."""
+    nodes and what to do (automation and teaching mode alike, each with its advice);
+    teaching mode refuses `stop_running` (stopping nodes is automation mode's) and stops
+    nothing; in automation mode it is a change to approve whose plan names the nodes, and
+    it stops them, saves the snapshot and starts them again: running, their consoles
+    answering, the snapshot listed; aborted while they are down, they stay stopped and
+    the result says so."""
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:
         ctx = ToolContext(
             gns3=gns3, project_id=gns3_project.project_id, consoles=pool, mode=LAB_AUTOMATION
@@ -391,7 +392,7 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
             "refused",
         )
         assert reading.note is not None
-        assert "`%copilot snapshot create NAME --stop --mode lab`" in reading.note
+        assert "`%copilot snapshot create NAME --stop --mode automation`" in reading.note
         assert "in GNS3, right-click PC1, PC2 and choose Stop" in reading.note
         assert (await planned_change(ctx, "create_snapshot", {"name": "x"})) == PlannedChange()
 
@@ -408,7 +409,7 @@ async def test_a_running_lab_is_saved_only_when_asked_to_stop_and_restart_it(
             "the snapshot."
         )
         advised = await call(ctx, "create_snapshot", {"name": "running"})
-        assert "ask the instructor for lab mode" in advised.result["error"]
+        assert "ask the instructor for automation mode" in advised.result["error"]
         reading = read_result("create_snapshot", json.dumps(advised.result), mode=TEACHING)
         assert reading.note is not None and reading.note.startswith(
             "Teaching mode: I can't stop nodes, and GNS3 saves a snapshot of a stopped lab only"

@@ -59,7 +59,7 @@ async def test_the_linux_router_forwards_between_two_subnets_once_told_to(
     gns3_project: Any,
 ) -> None:
     """Given PC1 and PC2 in two subnets, each cabled to a port of a router made by the
-    copilot from the "Linux router" template; when the copilot (lab mode) addresses them
+    copilot from the "Linux router" template; when the copilot (automation mode) addresses them
     and R1, PC1's ping to PC2 gets no answer while R1 does not forward, and answers
     (one hop fewer TTL) once `sysctl -w net.ipv4.ip_forward=1` ran on R1."""
     async with (

@@ -311,6 +311,20 @@ def test_options_shape_the_request(shell: InteractiveShell, api: CopilotDouble) 
     assert cell == {"message": "first line\nsecond line", "session_id": "s1"}
 
 
+def test_the_automation_word_and_its_old_word_lab_select_the_same_mode(
+    shell: InteractiveShell, api: CopilotDouble
+) -> None:
+    """Given `--mode automation`, then `--mode lab` (the old word, in older notebooks) and
+    `--mode teaching`; then the first two send the automation mode's id, the last the
+    teaching mode's."""
+    run(shell, "%copilot use Demo lab")
+    run(shell, "%copilot --mode automation build it")
+    run(shell, "%copilot --mode lab build it")
+    run(shell, "%copilot --mode teaching why")
+    sent = [body["copilot_mode"] for body in api.bodies("POST", f"{PROJECT}/chat/stream")]
+    assert sent == ["lab_automation_assistant", "lab_automation_assistant", "teaching_assistant"]
+
+
 @pytest.mark.parametrize(
     "line",
     [

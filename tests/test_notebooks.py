@@ -195,11 +195,11 @@ def test_getting_started_connects_shows_asks_runs_and_keeps_the_result(
 def test_build_a_lab_creates_addresses_and_verifies_it(
     notebook_stack: NotebookStack, tmp_path: Path
 ) -> None:
-    """Given an empty project; when 02-build-a-lab runs in lab automation mode; then the
+    """Given an empty project; when 02-build-a-lab runs in automation mode; then the
     copilot builds two VPCS on a switch, addresses them, and PC1 really pings PC2."""
     run = execute(notebook_stack, "02-build-a-lab", tmp_path)
 
-    [build] = run.saved_turns("build = %copilot --mode lab")
+    [build] = run.saved_turns("build = %copilot --mode automation")
     assert [item["name"] for item in tool_items(build)] == [
         "create_nodes",
         "create_links",
@@ -210,7 +210,7 @@ def test_build_a_lab_creates_addresses_and_verifies_it(
         assert line in topology
     assert topology.count("started") == 3
 
-    [verify] = run.saved_turns("verify = %copilot --mode lab")
+    [verify] = run.saved_turns("verify = %copilot --mode automation")
     ping = tool_items(verify)[-1]
     assert "ttl=" in device_outputs(ping)["PC1"]
     assert "('run_vpcs_commands', 'ok')" in run.text("assert ")
@@ -293,7 +293,7 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
     """Given the fresh two-LAN lab with its lab file (nothing configured; R1 a Linux router
     that really forwards); when 04-graded-lab runs; then the objectives show this
     student's subnets, the first check fails every objective and says what is missing,
-    and after the copilot builds each stage in lab mode with the student's values (the
+    and after the copilot builds each stage in automation mode with the student's values (the
     scripted model's script rendered for them) every stage's check passes, PC1's trace
     crosses R1, and the final report is full marks."""
     from jupyter_gns3_copilot.objectives.loader import load_lab
@@ -340,7 +340,7 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
     assert f"- pc1-address (addressing): PC1 has {pc1}/24 (LAN A): PC1 has no IPv4" in failed
 
     # Each stage built by the copilot with this student's values, then checked
-    [addressing] = run.saved_turns("addressing = %copilot --mode lab")
+    [addressing] = run.saved_turns("addressing = %copilot --mode automation")
     [read, *configured] = tool_items(addressing)
     assert read["name"] == "check_objectives", "the copilot reads the objectives first"
     objectives = json.loads(read["output"])["objectives"]
@@ -352,7 +352,7 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
     for stage in ("addressing", "gateways"):
         checked = saved_checklist(run, f"checked = %copilot check {stage}")
         assert {r["status"] for r in checked["results"]} == {"pass"}, checked["results"]
-    [routing] = run.saved_turns("routing = %copilot --mode lab")
+    [routing] = run.saved_turns("routing = %copilot --mode automation")
     trace = device_outputs(tool_items(routing)[0])["PC1"]
     assert f" 1   {r1_a} " in trace and pc3 in trace.splitlines()[-1]
 

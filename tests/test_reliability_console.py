@@ -129,7 +129,7 @@ async def test_the_tool_route_refuses_an_oversized_command_naming_the_limit(jp_f
 async def test_a_ping_past_its_deadline_is_interrupted_and_the_console_answers(
     gns3_project: Any, transport: ConsoleTransport
 ) -> None:
-    """Given a ping of 99999 probes and a 3 s command timeout (lab mode, no cap); when the
+    """Given a ping of 99999 probes and a 3 s command timeout (automation mode, no cap); when the
     deadline passes, then the result says it was interrupted with Ctrl-C and the console
     is back, with the replies so far; `show ip` then works at once, for anyone."""
     async with two_pcs(gns3_project, transport) as lab:

@@ -87,7 +87,7 @@ async def test_a_lab_file_is_attached_and_each_student_sees_their_values(
     teaching = await call(
         jp_fetch, *lab_path(gns3_project), method="PUT", body={"text": LAB}, headers=BOB
     )
-    assert teaching.code == 403 and "lab automation mode" in teaching.error["message"]
+    assert teaching.code == 403 and "automation mode" in teaching.error["message"]
 
     attached = await attach(jp_fetch, gns3_project)
     assert attached.code == 200, attached.body

@@ -139,7 +139,7 @@ async def test_deleting_needs_the_admin_setting_and_lab_mode(
     assert reply.error["setting"] == "allow_project_delete"
     assert "c.GNS3Copilot.allow_project_delete" in reply.error["message"]
     assert "lab_automation_assistant" in reply.error["message"]
-    # Lab mode alone is not enough either
+    # Automation mode alone is not enough either
     assert (await call(jp_fetch, "copilot", "llm-config", method="PUT", body=LAB_MODE)).code == 200
     again = await call(jp_fetch, *project_path(gns3_project), method="DELETE")
     assert again.code == 403 and "lab_automation_assistant" not in again.error["message"]

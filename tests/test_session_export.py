@@ -92,9 +92,9 @@ def test_notebook_has_setup_cell_questions_answers_and_one_run_cell_per_command(
         ("code", '%load_ext jupyter_gns3_copilot\n%copilot use "OSPF lab"'),
         ("markdown", "**You asked:**\n\nGive PC1 an address and ping PC2"),
         ("markdown", "Looking at the lab first."),
-        ("code", "%copilot run --tool vpcs --mode lab PC1: ip 10.0.0.1/24"),
-        ("code", "%copilot run --tool vpcs --mode lab PC1: ping 10.0.0.2"),
-        ("code", "%copilot run --tool config --mode lab R1: interface g0/0; no shut"),
+        ("code", "%copilot run --tool vpcs --mode automation PC1: ip 10.0.0.1/24"),
+        ("code", "%copilot run --tool vpcs --mode automation PC1: ping 10.0.0.2"),
+        ("code", "%copilot run --tool config --mode automation R1: interface g0/0; no shut"),
         ("markdown", "PC1 reaches **PC2**."),
         ("markdown", "**You asked:**\n\nAnd show R1's routes"),
         (
@@ -256,7 +256,7 @@ def test_a_session_exported_by_the_route_runs_again_in_a_notebook(
             assert code == [
                 '%load_ext jupyter_gns3_copilot\n%copilot use "Copilot export"',
                 "%copilot run PC1: show ip",
-                "%copilot run --tool vpcs --mode lab PC2: show ip",
+                "%copilot run --tool vpcs --mode automation PC2: show ip",
             ]
 
             markdown = http.get(export, params={"format": "md"})

@@ -309,7 +309,7 @@ def test_skills_lookup_goes_index_topics_text(tmp_path: Path) -> None:
 
 async def test_ios_show_and_config_commands_on_the_ios_test_double() -> None:
     """Given R1 (the IOS test double); teaching mode runs diagnostics and blocks the rest;
-    lab mode configures it with one `configure terminal` and one `end`, whatever the
+    automation mode configures it with one `configure terminal` and one `end`, whatever the
     model wrote around its lines, and refuses an `exit` that would log out."""
     async with IOSDouble(hostname="R1") as router:
         ctx = offline_context(mode=TEACHING, console_targets={"R1": router.target()})
@@ -478,7 +478,7 @@ async def test_created_nodes_get_the_drawings_layout_in_gns3_unless_a_person_mov
 @pytest.mark.slow
 async def test_build_start_address_and_diagnose_a_vpcs_lab(gns3_project: Any) -> None:
     """Given an empty project; the tools build 3 VPCS behind a switch, start them waiting
-    for their prompts, address them (lab mode), and diagnose them (teaching mode), where
+    for their prompts, address them (automation mode), and diagnose them (teaching mode), where
     changes, stop_nodes and renaming a running node are refused with explanations."""
     progress: list[dict[str, Any]] = []
     async with client_for(gns3_project) as gns3, ConsolePool() as pool:

@@ -52,13 +52,14 @@ def test_the_kernel_builds_options_once_from_keywords_or_takes_them_whole() -> N
     """Given the kernel's keywords (a short mode name); then options with the full name;
     given one `TurnOptions`; then it, its mode named in full; given both; then a usage
     error that says so; an unknown mode is refused before anything is sent."""
-    assert turn_options(mode="lab", max_tool_calls=2) == TurnOptions(
-        mode="lab_automation_assistant", max_tool_calls=2
-    )
+    for word in ("automation", "lab", "Lab-Automation"):  # its word, its old word, a spelling
+        assert turn_options(mode=word, max_tool_calls=2) == TurnOptions(
+            mode="lab_automation_assistant", max_tool_calls=2
+        )
     assert turn_options(TurnOptions(mode="teaching", temperature=0.1)) == TurnOptions(
         mode="teaching_assistant", temperature=0.1
     )
     with pytest.raises(UsageError, match="not both"):
         turn_options(TurnOptions(), max_iterations=3)
-    with pytest.raises(UsageError, match="Unknown copilot mode"):
+    with pytest.raises(UsageError, match=r"use teaching \(teaching_assistant\) or automation "):
         turn_options(mode="exam")

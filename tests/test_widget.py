@@ -617,12 +617,13 @@ def test_plain_transcript_lists_devices_with_their_output() -> None:
 def test_every_view_names_the_mode_as_people_say_it_and_the_wire_keeps_the_id() -> None:
     """The mode id stays in the widget's state and the saved bundle; the live header (the
     `mode` trait the browser names), the transcripts, the text output's footer and
-    `%copilot status` say "Lab mode" / "Teaching mode", as the docs do."""
-    for mode, word, label in (
-        ("lab_automation_assistant", "lab", "Lab mode"),
-        ("teaching_assistant", "teaching", "Teaching mode"),
+    `%copilot status` say "Automation mode" / "Teaching mode", as the docs do; the old
+    word "lab" still reads as the automation mode."""
+    for mode, words, label in (
+        ("lab_automation_assistant", ("automation", "lab"), "Automation mode"),
+        ("teaching_assistant", ("teaching",), "Teaching mode"),
     ):
-        assert mode_label(mode) == mode_label(word) == label
+        assert {mode_label(name) for name in (mode, *words)} == {label}
         widget, _ = make_widget(mode=mode)
         assert widget.get_state()["mode"] == mode and widget.bundle()["mode"] == mode
         for text in (widget.transcript_text(), widget.transcript_markdown()):

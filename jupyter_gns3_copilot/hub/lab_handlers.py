@@ -4,7 +4,7 @@ checks and records (`class_labs.py`) and no student's server needs the class's s
 
 - `GET api/labs/{project_id}`: the lab of the caller's project as they see it (`LabView`);
 - `PUT api/labs/{project_id}` (`LabAttachRequest`): attach a lab file to it (the student's
-  server allows it in lab automation mode only); the attached file as they see it;
+  server allows it in automation mode only); the attached file as they see it;
 - `PUT api/labs/{project_id}/stage` (`LabStageRequest`): the stage they work on (null:
   follow their checks); the `LabView`;
 - `POST api/labs/{project_id}/checks` (`LabCheckSelection`): the service checks the lab on

@@ -423,7 +423,7 @@ class Copilot:
         self, path: str | os.PathLike[str], *, mode: str | None = None
     ) -> dict[str, Any]:
         """Make the lab file at `path` (a `lab.yaml`) the project's lab, checked against
-        the project first; the lab as you see it. It needs lab automation mode: `mode`
+        the project first; the lab as you see it. It needs automation mode: `mode`
         ("lab") for this request, else your `copilot_mode` setting."""
         from .lab_checks import lab_file_body
 

@@ -37,7 +37,7 @@ argument = cast("Callable[..., _Decorator]", ipython_arguments.argument)
 USAGE = """\
 Ask:        %copilot <message>          (or %%copilot with the message in the cell body)
             %copilot ask <message>      (a message that starts like a subcommand)
-Options:    --mode teaching|lab  --max-iterations N  --max-tool-calls N  --max-time S
+Options:    --mode teaching|automation  --max-iterations N  --max-tool-calls N  --max-time S
             --temperature T  --new (new conversation)  --session ID  --quiet (text only)
 Projects:   %copilot projects | use <name or id> | show topology
 Sessions:   %copilot sessions | history | rename <title> | pin | unpin | delete | abort
@@ -46,9 +46,9 @@ Approvals:  %copilot approve [comment] | reject [comment]  (the change a turn wa
 Devices:    %copilot run <device>[, <device>]: <command>[; <command>]  [--tool show|config|vpcs]
 Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--filter F --limit N]
 Snapshots:  %copilot snapshot list | create <name> [--stop] | restore <name>
-Lab:        %copilot lab | lab attach <lab.yaml> [--mode lab] | lab stage <stage>|auto
+Lab:        %copilot lab | lab attach <lab.yaml> [--mode automation] | lab stage <stage>|auto
             %copilot check [<stage>] | catch-up <stage> [--confirm]
-Modes:      --mode for one message; `%copilot config copilot_mode=lab|teaching` to switch
+Modes:      --mode for one message; `%copilot config copilot_mode=automation|teaching` to switch
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
 
@@ -80,7 +80,7 @@ class CopilotMagics(Magics):
         self._context.close()
 
     @magic_arguments()
-    @argument("--mode", help="copilot mode for this turn: teaching or lab (lab automation)")
+    @argument("--mode", help="copilot mode for this turn: teaching or automation (old word: lab)")
     @argument("--max-iterations", type=int, help="most model calls in this turn (1-100)")
     @argument("--max-tool-calls", type=int, help="most tool calls in this turn (1-50)")
     @argument("--max-time", type=int, help="most seconds this turn may run (1-3600)")
@@ -98,7 +98,7 @@ class CopilotMagics(Magics):
     @argument(
         "--stop",
         action="store_true",
-        help="snapshot create: stop the running nodes for it and start them again (lab mode)",
+        help="snapshot create: stop the running nodes and start them again (automation mode)",
     )
     @argument(
         "words",
@@ -138,11 +138,11 @@ class CopilotMagics(Magics):
           snapshot list|create|restore NAME
                                      the project's snapshots, without the model
                                      (GNS3 needs the nodes stopped: create --stop
-                                     stops them and starts them again, lab mode)
+                                     stops them and starts them again, automation mode)
           lab                        the lab's stages and objectives (your values)
-          lab attach PATH [--mode lab]
-                                     make a lab.yaml the project's lab (needs lab
-                                     automation mode: --mode lab, or the setting)
+          lab attach PATH [--mode automation]
+                                     make a lab.yaml the project's lab (needs
+                                     automation mode: --mode automation, or the setting)
           lab stage STAGE|auto       the stage you work on (the copilot's hints follow it)
           check [STAGE]              check the objectives on the devices: a checklist
                                      that fills in; returns the report (.score,
@@ -151,14 +151,14 @@ class CopilotMagics(Magics):
                                      (then check again once the nodes are up)
           status                     versions, GNS3 and model checks
           config [key=value ...]     your settings (the key is never shown;
-                                     copilot_mode=lab|teaching switches modes);
+                                     copilot_mode=automation|teaching switches modes);
                                      `config api_key` asks for a key without echoing it
           connect [URL] [--token T]  talk to this Jupyter server (default: find it again)
           ask <message>              a message that starts like a subcommand
 
         Examples:
           %copilot use "OSPF lab"
-          turn = %copilot --mode lab address PC1 as 10.0.0.1/24 and ping PC2
+          turn = %copilot --mode automation address PC1 as 10.0.0.1/24 and ping PC2
           %copilot run PC1: show ip
         """
         argv, rest = split_leading_options(line)

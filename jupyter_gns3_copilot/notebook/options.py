@@ -5,30 +5,26 @@ from __future__ import annotations
 import dataclasses
 
 from ..chat.options import TurnOptions
+from ..mode_labels import LAB_AUTOMATION, MODE_NAMES, TEACHING, mode_of
 from .errors import UsageError
 
-MODE_ALIASES = {
-    "teaching": "teaching_assistant",
-    "teach": "teaching_assistant",
-    "teaching_assistant": "teaching_assistant",
-    "lab": "lab_automation_assistant",
-    "automation": "lab_automation_assistant",
-    "lab_automation": "lab_automation_assistant",
-    "lab_automation_assistant": "lab_automation_assistant",
-}
+SPELLINGS = {"teach": TEACHING, "lab_automation": LAB_AUTOMATION}
+"""Other spellings of a mode `copilot_mode` reads, besides its id and its words."""
 
 
 def copilot_mode(mode: str | None) -> str | None:
-    """The copilot mode named by `mode` ("teaching", "lab", or the full names)."""
+    """The copilot mode named by `mode`: "teaching", "automation" (or "lab", its old
+    word), the mode ids or `SPELLINGS`, in any case, `-` for `_`."""
     if mode is None:
         return None
-    try:
-        return MODE_ALIASES[mode.strip().lower().replace("-", "_")]
-    except KeyError:
+    word = mode.strip().lower().replace("-", "_")
+    chosen = mode_of(word) or SPELLINGS.get(word)
+    if chosen is None:
         raise UsageError(
-            f"Unknown copilot mode {mode!r}: use teaching (teaching_assistant) or "
-            "lab (lab_automation_assistant)."
-        ) from None
+            f"Unknown copilot mode {mode!r}: use {MODE_NAMES[TEACHING]} ({TEACHING}) or "
+            f"{MODE_NAMES[LAB_AUTOMATION]} ({LAB_AUTOMATION})."
+        )
+    return chosen
 
 
 def turn_options(

@@ -127,7 +127,7 @@ class TextStream:
                 self._line(tool_output_text(item["name"], item["output"]))
 
     def finish(self, turn: Turn) -> None:
-        """Write the turn's footer: `[done · Lab mode · 1,200 in / 80 out tokens · 2 model
+        """Write the turn's footer: `[done · Automation mode · 1,200 in / 80 out tokens · 2 model
         calls · 3.1 s]` (the mode when known)."""
         stats = turn.statistics.model_dump(exclude_none=True, exclude={"first_event", "title"})
         mode = mode_label(self._mode) if self._mode else ""

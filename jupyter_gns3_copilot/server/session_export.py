@@ -40,8 +40,8 @@ MEDIA_TYPES = {"ipynb": "application/x-ipynb+json", "md": "text/markdown; charse
 
 RUN_TOOL_OPTIONS = {
     "run_show_commands": "",
-    "run_vpcs_commands": "--tool vpcs --mode lab ",
-    "run_config_commands": "--tool config --mode lab ",
+    "run_vpcs_commands": "--tool vpcs --mode automation ",
+    "run_config_commands": "--tool config --mode automation ",
 }
 """The command tools and the `%copilot run` options that call them again."""
 _UNSAFE_FILENAME = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')

@@ -355,7 +355,7 @@ def _snapshot(
             note = (
                 f"Nothing was saved: {why}. Stop them first ({stop_by_hand}), or ask me to "
                 "stop them and start them again "
-                f"(`%copilot snapshot create {name} --stop --mode lab`). "
+                f"(`%copilot snapshot create {name} --stop --mode automation`). "
                 "What was not saved on a device is lost when it stops."
             )
         return ToolReading(f"snapshot not saved · {names} running", "refused", note)

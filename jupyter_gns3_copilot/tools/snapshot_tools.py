@@ -6,7 +6,7 @@ it": a VPCS, router or other node with a process of its own is started or suspen
 `Node.blocks_snapshots`). `create_snapshot` then saves nothing and says which nodes run
 and what to do (status `refused`, their names in `running`), unless asked to
 `stop_running`: it stops those nodes, takes the snapshot and starts the same nodes again
-(waiting for their consoles), which is stopping nodes, hence lab mode only and approved
+(waiting for their consoles), which is stopping nodes, hence automation mode only and approved
 first where changes are (`ToolSpec.also_does`, `plans`).
 """
 
@@ -41,7 +41,7 @@ class CreateSnapshotArgs(SnapshotArgs):
     stop_running: bool = Field(
         default=False,
         description=(
-            "Stop the running nodes for the snapshot and start them again (lab mode; "
+            "Stop the running nodes for the snapshot and start them again (automation mode; "
             "only once the user agreed: what is not saved on them is lost)."
         ),
     )
@@ -99,7 +99,7 @@ def _running_refusal(mode: str, running: list[str]) -> dict[str, Any]:
     else:
         how = (
             "Tell the user to stop them first (in GNS3: right-click, Stop; "
-            f"{UNSAVED_LOST}), then ask again; or ask the instructor for lab mode, where "
+            f"{UNSAVED_LOST}), then ask again; or ask the instructor for automation mode, where "
             "the copilot can stop them and start them again."
         )
     return {

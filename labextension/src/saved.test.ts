@@ -17,7 +17,7 @@ describe('the saved-turn renderer', () => {
     const turns = loadFixtures().map(f => f.turn);
     const footer = (mode: string | null) =>
       renderBundle({ version: 1, project_id: 'p1', project_name: 'Lab', session_id: 's1', mode, turns }).querySelector('.gns3c-saved-footer')?.textContent;
-    expect(footer('lab_automation_assistant')).toBe('GNS3 Copilot · Lab · session s1 · Lab mode · saved answer');
+    expect(footer('lab_automation_assistant')).toBe('GNS3 Copilot · Lab · session s1 · Automation mode · saved answer');
     expect(footer('teaching_assistant')).toBe('GNS3 Copilot · Lab · session s1 · Teaching mode · saved answer');
     expect(footer(null)).toBe('GNS3 Copilot · Lab · session s1 · saved answer');
   });

@@ -70,7 +70,7 @@ class ApprovalStack(LabStack):
 @pytest.fixture(scope="module")
 def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApprovalStack]:
     """`jupyter lab` with the copilot on the lab and the scripted model, changes asking
-    first (the server's default; the test helpers default to "none") and lab mode the
+    first (the server's default; the test helpers default to "none") and automation mode the
     default; the project PC1 on a switch, and the notebook."""
     work = tmp_path_factory.mktemp("approvals-server")
     jupyter_ui.configure_front_end(work)

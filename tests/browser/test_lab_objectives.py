@@ -139,7 +139,7 @@ def _gns3(lab: Any, action: Callable[[GNS3Client], Any]) -> Any:
 @pytest.fixture(scope="module")
 def stack(gns3_lab: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabStack]:
     """`jupyter lab` with the extension on the lab, the project (with its snapshot `fresh`),
-    and `LAB` attached as the project's lab file (lab automation mode, as an
+    and `LAB` attached as the project's lab file (automation mode, as an
     instructor attaches it)."""
     work = tmp_path_factory.mktemp("objectives-server")
     jupyter_ui.configure_front_end(work)

@@ -419,7 +419,7 @@ def test_sidebar_in_notebook7(stack: SidebarStack, page: Any, screenshots: Path)
     assert badge.inner_text() == "Teaching mode"
     assert badge.get_attribute("data-mode") == "teaching_assistant"
     options = sidebar.locator("select.jp-gns3-copilot-sidebar-mode option")
-    assert options.all_inner_texts() == ["Teaching mode", "Lab mode"]
+    assert options.all_inner_texts() == ["Teaching mode", "Automation mode"]
     assert [options.nth(i).get_attribute("value") for i in range(2)] == [
         "teaching_assistant",
         "lab_automation_assistant",

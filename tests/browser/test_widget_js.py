@@ -262,11 +262,11 @@ def test_a_saved_conversation_renders_from_state_answer_first(stub: Any) -> None
 
 
 def test_the_header_names_the_mode_as_people_say_it(stub: Any) -> None:
-    """The widget's `mode` trait holds the id; the header shows "Lab mode", follows a
+    """The widget's `mode` trait holds the id; the header shows "Automation mode", follows a
     change, and shows nothing for a widget that names no mode (older states too)."""
     widget = render(stub, {"turns": [FINISHED], "mode": "lab_automation_assistant"})
     mode = widget.locator(".gns3c-header .gns3c-mode")
-    assert mode.inner_text() == "Lab mode"
+    assert mode.inner_text() == "Automation mode"
     stub.evaluate("() => window.m.set('mode', 'teaching_assistant')")
     assert mode.inner_text() == "Teaching mode"
     assert "_assistant" not in widget.locator(".gns3c-header").inner_text()

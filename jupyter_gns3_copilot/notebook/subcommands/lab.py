@@ -23,8 +23,8 @@ class LabCommands:
         return {"lab": self.lab, "check": self.check, "catch-up": self.catch_up}
 
     def lab(self, tail: str, argv: list[str]) -> Any:
-        """`%copilot lab` shows the lab; `%copilot lab attach PATH [--mode lab]` attaches
-        a file (in lab automation mode: `--mode`, else the `copilot_mode` setting)."""
+        """`%copilot lab` shows the lab; `%copilot lab attach PATH [--mode automation]` attaches
+        a file (in automation mode: `--mode`, else the `copilot_mode` setting)."""
         options, words = self.context.options(argv, tail)
         api = self.context.api
         if not words:
@@ -50,9 +50,9 @@ class LabCommands:
                 if exc.type != "ModeNotAllowed":
                     raise
                 raise UsageError(
-                    "Attaching a lab file needs lab automation mode: add `--mode lab` "
-                    f"(`%copilot lab attach {words[1]} --mode lab`), or switch your mode "
-                    "with `%copilot config copilot_mode=lab`."
+                    "Attaching a lab file needs automation mode: add `--mode automation` "
+                    f"(`%copilot lab attach {words[1]} --mode automation`), or switch your mode "
+                    "with `%copilot config copilot_mode=automation`."
                 ) from None
             count = sum(len(stage["objectives"]) for stage in lab["stages"])
             print(

@@ -67,7 +67,7 @@ class LabHandler(CopilotHandler):
         if mode != LAB_MODE:
             raise ErrorAnswer(
                 403,
-                "Attaching a lab file needs lab automation mode (lab_automation_assistant), "
+                "Attaching a lab file needs automation mode (lab_automation_assistant), "
                 "for this request or as your copilot mode setting.",
                 type="ModeNotAllowed",
             )

@@ -18,9 +18,9 @@ describe("the sidebar's input box", () => {
   it("offers the allowed modes, the Settings Editor's default first, else the user's server setting", () => {
     const { view, select } = composer();
     view.setModes({ allowed_modes: ['teaching_assistant', 'lab_automation_assistant'], copilot_mode: 'lab_automation_assistant' });
-    expect(options(select)).toEqual(['teaching_assistant:Teaching mode', 'lab_automation_assistant:Lab mode']);
+    expect(options(select)).toEqual(['teaching_assistant:Teaching mode', 'lab_automation_assistant:Automation mode']);
     expect(view.mode).toBe('lab_automation_assistant');
-    expect(view.badge.textContent).toBe('Lab mode');
+    expect(view.badge.textContent).toBe('Automation mode');
     expect(select.disabled).toBe(false);
 
     view.setDefaultMode('teaching_assistant');
