@@ -178,6 +178,7 @@ async def test_the_lab_routes_ask_the_hub_service_through_the_same_interface(
         catch_up = (*lab, "stages", "start", "catch-up")
         asked = await call(jp_fetch, *catch_up, method="POST", body={})
         assert asked.code == 400 and asked.error["type"] == "ConfirmationNeeded", asked.body
+        assert (asked.error["field"], asked.error["rule"]) == ("confirm", "true to restore")
         assert "restores the snapshot 'fresh'" in asked.error["message"]
         assert asked.error["field"] == "confirm"
         done = await call(jp_fetch, *catch_up, method="POST", body={"confirm": True})

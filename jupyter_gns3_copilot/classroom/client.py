@@ -78,7 +78,8 @@ class HubServiceError(Exception):
 
 class HubServiceRefused(HubServiceError):
     """The hub service answered with an error: `status`, and its `detail` (the service's
-    own message), `error_type`, `field` and `errors` (as the copilot routes' errors)."""
+    own message), `error_type`, `field`, `rule` and `errors` (as the copilot routes'
+    errors)."""
 
     def __init__(
         self,
@@ -88,6 +89,7 @@ class HubServiceRefused(HubServiceError):
         detail: str,
         error_type: str = "error",
         field: str | None = None,
+        rule: str | None = None,
         errors: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(message)
@@ -95,6 +97,7 @@ class HubServiceRefused(HubServiceError):
         self.detail = detail
         self.error_type = error_type
         self.field = field
+        self.rule = rule
         self.errors = errors
 
 
@@ -334,6 +337,7 @@ def refused(response: httpx.Response, url: str, path: str) -> HubServiceRefused:
         detail=detail,
         error_type=str(error.get("type") or "error"),
         field=error.get("field"),
+        rule=error.get("rule"),
         errors=error.get("errors") if isinstance(error.get("errors"), list) else None,
     )
 

@@ -225,7 +225,12 @@ def _hub_error(exc: Exception) -> ErrorAnswer | None:
 
     if isinstance(exc, HubServiceRefused) and exc.status < 500:
         return ErrorAnswer(
-            exc.status, exc.detail, type=exc.error_type, field=exc.field, errors=exc.errors
+            exc.status,
+            exc.detail,
+            type=exc.error_type,
+            field=exc.field,
+            rule=exc.rule,
+            errors=exc.errors,
         )
     if isinstance(exc, HubServiceSlow):
         return ErrorAnswer(503, str(exc), type="HubServiceSlow")
