@@ -13,7 +13,7 @@ from .conversations import Conversations, conversation
 from .errors import UsageError
 from .options import copilot_mode
 from .turn import Turn, TurnRecorder
-from .turn_reading import EventCallback, read_turn
+from .turn_reading import EventCallback, read_turn, run_abort, session_abort
 
 if TYPE_CHECKING:
     from .copilot import Copilot
@@ -72,7 +72,7 @@ class TurnRuns:
             message, options=options, session=session_id, project_id=project_id, on_open=on_open
         )
         recorder = TurnRecorder(message, session_id, project_id)
-        abort = (project_id, session_id)
+        abort = session_abort(project_id, session_id)
         return read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
 
     def run(
@@ -115,14 +115,14 @@ class TurnRuns:
         copilot = self.copilot
         project_id = copilot.current_project().project_id
         run_id = str(uuid.uuid4())
-        body: dict[str, Any] = {"arguments": arguments or {}, "session_id": run_id}
+        body: dict[str, Any] = {"arguments": arguments or {}, "run_id": run_id}
         if mode is not None:
             body["copilot_mode"] = copilot_mode(mode)
         events = copilot.client.stream(
             "projects", project_id, "tools", tool, json=body, on_open=on_open
         )
         recorder = TurnRecorder(message or tool.replace("_", " "), run_id, project_id)
-        abort = (project_id, run_id)
+        abort = run_abort(project_id, run_id)
         return read_turn(
             copilot, copilot.client, events, recorder, on_event, abort=abort, detachable=False
         )
@@ -153,6 +153,6 @@ class TurnRuns:
             on_json=answer.append,
         )
         recorder = TurnRecorder(f"{decision}: {request['summary']}", target, project_id)
-        abort = (project_id, target)
+        abort = session_abort(project_id, target)
         turn = read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
         return answer[0] if answer else turn

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..agent.limits import MaxExecutionTime, MaxIterations, MaxToolCalls, Temperature
 from ..chat.options import TurnOptions
@@ -20,8 +20,8 @@ from ..objectives.requests import LabCheckSelection
 from ..objectives.requests import LabStageRequest as LabStageRequest
 
 MESSAGE_MAX_LENGTH = 32_000
-SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-"""Session ids are UUIDs when the server makes them; a client may choose its own."""
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+"""Session and run ids are UUIDs when the server makes them; a client may choose its own."""
 
 
 class _Request(BaseModel):
@@ -46,7 +46,7 @@ class ChatRequest(_Request):
     """
 
     message: str = Field(min_length=1, max_length=MESSAGE_MAX_LENGTH)
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    session_id: str | None = Field(default=None, pattern=ID_PATTERN)
     stream: bool = True
     temperature: Temperature | None = None
     mode: Literal["text"] = "text"
@@ -97,17 +97,39 @@ class ApprovalDecisionRequest(_Request):
     comment: str | None = Field(default=None, max_length=2000)
 
 
-class ToolRunRequest(_Request):
+class RunNaming(BaseModel):
+    """The id a client gives a run (a direct tool run, a lab check): `run_id` names it in
+    its events' `session_id` and on the run routes (`.../runs/{run_id}/abort`,
+    `.../runs/{run_id}/approvals`); default a new UUID. A run is no chat session.
+    `session_id` is its deprecated old name, still accepted (not both, unless equal)."""
+
+    run_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    session_id: str | None = Field(
+        default=None,
+        pattern=ID_PATTERN,
+        deprecated="the run's id under its old name: send run_id",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("session_id") is None:
+            return data
+        if data.get("run_id") not in (None, data["session_id"]):
+            raise ValueError("give run_id only (session_id is its deprecated old name)")
+        return {**data, "run_id": data["session_id"], "session_id": None}
+
+
+class ToolRunRequest(RunNaming, _Request):
     """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool, no model.
 
     `arguments` are the tool's arguments (as the model would send them); `copilot_mode`
-    and `approval` as in `ChatRequest`; `session_id` names the run in its events (and for
-    abort and its approval; default a new UUID); `stream` false answers one JSON body.
+    and `approval` as in `ChatRequest`; `run_id` as in `RunNaming`; `stream` false
+    answers one JSON body.
     """
 
     arguments: dict[str, Any] = Field(default_factory=dict)
     copilot_mode: str | None = None
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     stream: bool = True
     approval: Literal["auto"] | None = None
 
@@ -121,13 +143,11 @@ class NotebookProjectRequest(_Request):
 
     path: str = Field(min_length=1, max_length=NOTEBOOK_PATH_MAX_LENGTH)
     project_id: str
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    session_id: str | None = Field(default=None, pattern=ID_PATTERN)
 
 
-class LabCheckRequest(LabCheckSelection):
+class LabCheckRequest(LabCheckSelection, RunNaming):
     """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
     `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
     the lab file's text to check against instead of the project's (`lab`, named
-    `source` in its problems); `session_id` names the run (for the abort route)."""
-
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    `source` in its problems); `run_id` as in `RunNaming` (for the run's abort route)."""

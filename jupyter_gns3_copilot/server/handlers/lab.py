@@ -217,7 +217,7 @@ class LabChecksHandler(EventStreamHandler):
         app = self.copilot
         hub = app.hub_client()
         watch = app.project_labs().watch
-        selection = LabCheckSelection(**request.model_dump(exclude={"session_id"}))
+        selection = LabCheckSelection(**request.model_dump(exclude={"run_id", "session_id"}))
         run_id, abort = self._begin(request)
         try:
             with app.project_users.using(project_id, self.user_id):
@@ -239,7 +239,7 @@ class LabChecksHandler(EventStreamHandler):
     def _begin(self, request: Any) -> tuple[str, asyncio.Event]:
         """The run's id and abort event, registered with the tool runs (the abort route
         stops it); 409 when that run is going already."""
-        run_id = request.session_id or str(uuid.uuid4())
+        run_id = request.run_id or str(uuid.uuid4())
         abort = self.copilot.tool_runs().begin(run_id, self.user_id)
         if abort is None:
             raise ErrorAnswer(409, f"Run {run_id} is already running.", type="SessionBusy")
