@@ -415,6 +415,43 @@ def test_an_interrupted_run_or_check_is_stopped_on_its_run_route(
     ]
 
 
+def test_a_direct_runs_approval_is_listed_and_decided_on_its_run_routes(
+    shell: InteractiveShell, api: CopilotDouble
+) -> None:
+    """Given a direct run waiting for an approval; when the kernel lists and approves it
+    (as the event callback of `Copilot.run` or the magic's console question does), then
+    it uses the run's routes, not the chat session's."""
+    run(shell, "%copilot use Demo lab")
+    copilot = shell.magics_manager.registry["CopilotMagics"].api
+    waiting = {"approval_id": "a1", "summary": "on PC1: ip 10.0.0.1/24"}
+    taken = {"status": "ok", "approval_id": "a1", "decision": "approve"}
+    call = {"tool_name": "run_vpcs_commands", "tool_call_id": "c1", "tool_input": {}}
+    routes = api.server.routes
+
+    def tool_run(handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        run_id = json.loads(body)["run_id"]
+        routes[("GET", f"{PROJECT}/runs/{run_id}/approvals")] = json_route(200, [waiting])
+        routes[("POST", f"{PROJECT}/runs/{run_id}/approvals/a1")] = json_route(200, taken)
+        asked = message("approval_required", run_id, **waiting, **call)
+        sse_route([asked, message("done", run_id)])(handler, body)
+
+    routes[("POST", f"{PROJECT}/tools/run_vpcs_commands")] = tool_run
+    answers: list[Any] = []
+
+    def approve(event: Any) -> None:
+        if event.type == "approval_required":
+            answers.append(copilot.approve(session=event.session_id))
+
+    copilot.run("PC1", "ip 10.0.0.1/24", tool="vpcs", mode="lab", on_event=approve)
+    assert answers == [taken]
+    [body] = api.bodies("POST", f"{PROJECT}/tools/run_vpcs_commands")
+    run_routes = f"{PROJECT}/runs/{body['run_id']}/approvals"
+    assert [r["path"] for r in api.server.requests if "/approvals" in r["path"]] == [
+        run_routes,
+        f"{run_routes}/a1",
+    ]
+
+
 def test_informational_subcommands(
     shell: InteractiveShell, api: CopilotDouble, capsys: pytest.CaptureFixture[str]
 ) -> None:
