@@ -148,7 +148,7 @@ class CopilotDouble:
 
     def tool_run(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
         request = json.loads(body)
-        run_id, tool = request["session_id"], handler.path.rsplit("/", 1)[-1]
+        run_id, tool = request["run_id"], handler.path.rsplit("/", 1)[-1]
         entries = [
             {
                 "device_name": d["device"],
@@ -398,6 +398,72 @@ def test_run_sends_commands_to_devices_without_the_model(
     run(shell, "%copilot run --tool vpcs --mode lab PC1: ip 10.0.0.1/24")
     [vpcs] = api.bodies("POST", f"{PROJECT}/tools/run_vpcs_commands")
     assert vpcs["copilot_mode"] == "lab_automation_assistant"
+
+
+def test_an_interrupted_run_or_check_is_stopped_on_its_run_route(
+    shell: InteractiveShell, api: CopilotDouble
+) -> None:
+    """Given `%copilot run` (`Copilot.run`) and `%copilot check` (`run_checks`); when the
+    kernel is interrupted mid-stream; then the kernel POSTs the run route's abort of the
+    `run_id` its request named (a run is no chat session)."""
+    from jupyter_gns3_copilot.notebook.lab_checks import run_checks
+
+    api.server.routes[("POST", f"{PROJECT}/lab/checks")] = sse_route([])
+    run(shell, "%copilot use Demo lab")
+    copilot = shell.magics_manager.registry["CopilotMagics"].api
+
+    def interrupt(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        copilot.run("PC1", "show ip", on_event=interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_checks(copilot.client, PROJECT_ID, {"stage": None}, on_open=interrupt)
+    [tool_run] = api.bodies("POST", f"{PROJECT}/tools/run_show_commands")
+    [check] = api.bodies("POST", f"{PROJECT}/lab/checks")
+    assert "session_id" not in tool_run and "session_id" not in check
+    aborted = [r["path"] for r in api.server.requests if r["path"].endswith("/abort")]
+    assert aborted == [
+        f"{PROJECT}/runs/{tool_run['run_id']}/abort",
+        f"{PROJECT}/runs/{check['run_id']}/abort",
+    ]
+
+
+def test_a_direct_runs_approval_is_listed_and_decided_on_its_run_routes(
+    shell: InteractiveShell, api: CopilotDouble
+) -> None:
+    """Given a direct run waiting for an approval; when the kernel lists and approves it
+    (as the event callback of `Copilot.run` or the magic's console question does), then
+    it uses the run's routes, not the chat session's."""
+    run(shell, "%copilot use Demo lab")
+    copilot = shell.magics_manager.registry["CopilotMagics"].api
+    waiting = {"approval_id": "a1", "summary": "on PC1: ip 10.0.0.1/24"}
+    taken = {"status": "ok", "approval_id": "a1", "decision": "approve"}
+    call = {"tool_name": "run_vpcs_commands", "tool_call_id": "c1", "tool_input": {}}
+    routes = api.server.routes
+
+    def tool_run(handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        run_id = json.loads(body)["run_id"]
+        routes[("GET", f"{PROJECT}/runs/{run_id}/approvals")] = json_route(200, [waiting])
+        routes[("POST", f"{PROJECT}/runs/{run_id}/approvals/a1")] = json_route(200, taken)
+        asked = message("approval_required", run_id, **waiting, **call)
+        sse_route([asked, message("done", run_id)])(handler, body)
+
+    routes[("POST", f"{PROJECT}/tools/run_vpcs_commands")] = tool_run
+    answers: list[Any] = []
+
+    def approve(event: Any) -> None:
+        if event.type == "approval_required":
+            answers.append(copilot.approve(session=event.session_id))
+
+    copilot.run("PC1", "ip 10.0.0.1/24", tool="vpcs", mode="lab", on_event=approve)
+    assert answers == [taken]
+    [body] = api.bodies("POST", f"{PROJECT}/tools/run_vpcs_commands")
+    run_routes = f"{PROJECT}/runs/{body['run_id']}/approvals"
+    assert [r["path"] for r in api.server.requests if "/approvals" in r["path"]] == [
+        run_routes,
+        f"{run_routes}/a1",
+    ]
 
 
 def test_informational_subcommands(

@@ -26,6 +26,7 @@ from jupyter_gns3_copilot.server.handlers import default_handlers
 PATH_VALUES = {
     "project_id": str(uuid.uuid4()),
     "session_id": str(uuid.uuid4()),
+    "run_id": str(uuid.uuid4()),
     "tool_name": "get_topology",
     "approval_id": str(uuid.uuid4()),
     "stage": "addressing",

@@ -58,6 +58,10 @@ def jp_server_config(gns3_lab, scripted_llm, tmp_path: Path, copilot_traits) -> 
     return config
 
 
+def project_path(project: Any, *rest: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, *rest)
+
+
 def chat_path(project: Any, *rest: str) -> tuple[str, ...]:
     return ("copilot", "projects", project.project_id, "chat", *rest)
 
@@ -665,33 +669,47 @@ async def test_a_direct_run_that_configures_asks_on_the_tool_route(jp_fetch, gns
     before = await pc3_address(jp_fetch, gns3_project)
     body = {"arguments": SET_PC3, "copilot_mode": LAB_MODE}
 
-    async def run(session_id: str, decision: str) -> list[dict[str, Any]]:
+    async def run(run_id: str, decision: str, *, old: bool = False) -> list[dict[str, Any]]:
+        """The run `run_id` decided on the run routes, or (`old`: a client from before
+        run ids) named `session_id` and decided on the chat session routes."""
         stream = open_stream(
             jp_fetch,
             *tool_path(gns3_project, "run_vpcs_commands"),
-            body={**body, "session_id": session_id},
+            body={**body, ("session_id" if old else "run_id"): run_id},
             headers=as_user("alice"),
         )
         asked = (await stream.until("approval_required"))[-1]
         assert asked["summary"] == "on PC3: ip 10.0.0.73/24 (also runs: show ip)"
+        route = ("chat", "sessions") if old else ("runs",)
         listed = await call(
             jp_fetch,
-            *chat_path(gns3_project, "sessions", session_id, "approvals"),
+            *project_path(gns3_project, *route, run_id, "approvals"),
             headers=as_user("alice"),
         )
         assert [a["approval_id"] for a in listed.body] == [asked["approval_id"]]
-        foreign = await decide(
-            jp_fetch, gns3_project, session_id, asked["approval_id"], "bob", decision=decision
+        history = await call(
+            jp_fetch,
+            *chat_path(gns3_project, "sessions", run_id, "history"),
+            headers=as_user("alice"),
         )
-        assert foreign.code == 404
+        assert history.code == 404, "a run is no chat session"
+
+        async def decide_as(user: str) -> Any:
+            return await call(
+                jp_fetch,
+                *project_path(gns3_project, *route, run_id, "approvals", asked["approval_id"]),
+                method="POST",
+                body={"decision": decision},
+                headers=as_user(user),
+            )
+
+        assert (await decide_as("bob")).code == 404
         assert await pc3_address(jp_fetch, gns3_project) == before
-        taken = await decide(
-            jp_fetch, gns3_project, session_id, asked["approval_id"], decision=decision
-        )
+        taken = await decide_as("alice")
         assert taken.code == 200 and taken.body["decision"] == decision
         return await stream.finish()
 
-    rejected = await run("run-reject", "reject")
+    rejected = await run("run-reject", "reject", old=True)
     assert kinds(rejected) == [
         "tool_call",
         "approval_required",

@@ -653,6 +653,39 @@ async def test_a_direct_tool_run_streams_progress_and_the_device_output(
     assert "blocked_commands" in blocked.body["tool_calls"][0]["output"]
 
 
+async def test_a_chat_session_is_no_run(jp_fetch, gns3_project, scripted_llm) -> None:
+    """Given a chat session; then the run routes do not know its id: aborting it, listing
+    or deciding its approvals there is 404 with a JSON message; a request naming its run
+    twice, differently, is 400."""
+    scripted_llm.add(text("Hello."), text("Greeting", when=TITLE_REPLY))
+    reply = await call(
+        jp_fetch,
+        *chat_path(gns3_project, "stream"),
+        method="POST",
+        body={"message": "hi", "stream": False},
+    )
+    session_id = reply.body["session_id"]
+    decision = {"decision": "approve"}
+    for method, rest, body in (
+        ("POST", ("abort",), None),
+        ("GET", ("approvals",), None),
+        ("POST", ("approvals", "a1"), decision),
+    ):
+        answer = await call(
+            jp_fetch, *run_path(gns3_project, session_id, *rest), method=method, body=body
+        )
+        assert answer.code == 404, (method, rest)
+        assert answer.error["type"] in {"RunNotFound", "ApprovalNotFound"}
+        assert session_id in answer.error["message"]
+    twice = await call(
+        jp_fetch,
+        *tool_path(gns3_project, "get_topology"),
+        method="POST",
+        body={"run_id": "r1", "session_id": "r2", "stream": False},
+    )
+    assert twice.code == 400 and "run_id" in twice.error["message"]
+
+
 async def test_a_tool_the_mode_does_not_allow_is_a_refused_card_for_the_student(
     jp_fetch, gns3_project
 ) -> None:
@@ -676,23 +709,37 @@ async def test_a_tool_the_mode_does_not_allow_is_a_refused_card_for_the_student(
     assert "PC2" in end["note"]
 
 
+def run_path(project: Any, *rest: str) -> tuple[str, ...]:
+    return ("copilot", "projects", project.project_id, "runs", *rest)
+
+
 @pytest.mark.slow
-async def test_a_direct_tool_run_can_be_aborted(jp_fetch, jp_serverapp, gns3_project) -> None:
+@pytest.mark.parametrize("client", ["current", "old"])
+async def test_a_direct_tool_run_can_be_aborted(
+    jp_fetch, jp_serverapp, gns3_project, client: str
+) -> None:
+    """Given a long direct run named by the request's `run_id`; when the run route aborts
+    it, then it ends aborted. An old client naming it `session_id` and aborting it on the
+    chat session route (deprecated for runs) still does."""
     await add_pcs(gns3_project, "PC1", start=True)
+    run_id = f"run-{client}"
+    named = {"run_id": run_id} if client == "current" else {"session_id": run_id}
     stream = open_stream(
         jp_fetch,
         *tool_path(gns3_project, "run_vpcs_commands"),
-        body={"arguments": PING_30, "copilot_mode": "lab_automation_assistant"},
+        body={"arguments": PING_30, "copilot_mode": "lab_automation_assistant", **named},
     )
     started = await stream.until("tool_start")
-    run_id = started[-1]["session_id"]
+    assert started[-1]["session_id"] == run_id  # the events' field carries the run's id
     await wait_until_console_busy(copilot_app(jp_serverapp), gns3_project, "PC1")
-    abort = await call(
-        jp_fetch,
-        *chat_path(gns3_project, "sessions", run_id, "abort"),
-        method="POST",
-    )
-    assert abort.body == {"status": "ok", "session_id": run_id}
+    if client == "current":
+        abort = await call(jp_fetch, *run_path(gns3_project, run_id, "abort"), method="POST")
+        assert abort.body == {"status": "ok", "run_id": run_id}
+    else:
+        abort = await call(
+            jp_fetch, *chat_path(gns3_project, "sessions", run_id, "abort"), method="POST"
+        )
+        assert abort.body == {"status": "ok", "session_id": run_id}
     events = await stream.finish(timeout=15)
     assert kinds(events)[-3:] == ["tool_end", "abort", "done"]
     assert "aborted" in events[-3]["tool_output"]

@@ -120,10 +120,18 @@ def test_the_fixtures_turns_and_their_bundle_validate() -> None:
         check.validate(broken)
 
 
-NOT_READ = {"OpenAPIDocument", "SkillsReloaded", "ToolInfo", "Topology", "TurnSummary"}
+NOT_READ = {
+    "OpenAPIDocument",
+    "SkillsReloaded",
+    "ToolInfo",
+    "Topology",
+    "TurnSummary",
+    "RunAbortAnswer",
+}
 """JSON answers the front end never reads: the API's own document, the administrator's
 skills reload, the tool catalogue and topology JSON (for the kernel and scripts), a
-`"stream": false` turn (it always streams)."""
+`"stream": false` turn (it always streams), a run's abort (the widget's Stop reads only
+its status)."""
 NOT_SENT = {"NotebookProjectRequest", "LabAttachRequest", "LabStageRequest", "ToolRunRequest"}
 """Request bodies only the kernel's client sends."""
 

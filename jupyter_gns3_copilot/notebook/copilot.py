@@ -377,8 +377,9 @@ class Copilot:
 
     def approvals(self, session: str | None = None) -> list[dict[str, Any]]:
         """The conversation's changes waiting for a decision (`approval_id`, `summary`,
-        `tool_name`, `tool_input`, `expires_at`, ...)."""
-        return self._sessions.approvals(session)
+        `tool_name`, `tool_input`, `expires_at`, ...); during a direct run (`run`,
+        `run_tool`: its id, as its events carry it), the run's."""
+        return self._runs.approvals(session)
 
     def approve(
         self,

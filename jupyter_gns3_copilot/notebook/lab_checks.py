@@ -16,7 +16,7 @@ from .errors import CopilotError, UsageError
 from .grading import Autograding
 from .lab_report import LabReport, collect
 from .options import copilot_mode
-from .turn_reading import abort_quietly
+from .turn_reading import abort_quietly, run_abort
 
 if TYPE_CHECKING:
     from .copilot import Copilot
@@ -75,7 +75,7 @@ def run_checks(
     None left out) and return the report; a kernel interrupt stops the check on the
     server."""
     run_id = str(uuid.uuid4())
-    body = {"session_id": run_id, **{k: v for k, v in request.items() if v is not None}}
+    body = {"run_id": run_id, **{k: v for k, v in request.items() if v is not None}}
     events = client.stream("projects", project_id, "lab", "checks", json=body, on_open=on_open)
     results: list[ObjectiveResult] = []
     summary: CheckSummary | None = None
@@ -90,7 +90,7 @@ def run_checks(
             elif isinstance(event, ErrorEvent):
                 raise CopilotError(event.error)
     except KeyboardInterrupt:
-        abort_quietly(client, project_id, run_id)
+        abort_quietly(client, run_abort(project_id, run_id))
         raise
     if summary is None:
         raise CopilotError("The check ended before its score was sent; run it again.")

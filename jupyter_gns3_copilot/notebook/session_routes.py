@@ -31,12 +31,6 @@ class SessionRoutes:
     def _project_id(self) -> str:
         return self.copilot.current_project().project_id
 
-    def approvals(self, session: str | None) -> list[dict[str, Any]]:
-        target = self._target(session)
-        project_id = self._project_id()
-        path = ("projects", project_id, "chat", "sessions", target, "approvals")
-        return cast("list[JsonObject]", self.copilot.client.get(*path))
-
     def sessions(self, limit: int) -> list[SessionInfo]:
         listed = self.copilot.client.get(
             "projects", self._project_id(), "chat", "sessions", params={"limit": limit}

@@ -32,14 +32,14 @@ def read_turn(
     recorder: TurnRecorder,
     on_event: EventCallback | None,
     *,
-    abort: tuple[str, str],
+    abort: tuple[str, ...],
     detachable: bool = True,
 ) -> Turn:
     """Read `events` into `recorder`, the turn kept as `holder.last_turn`; on a kernel
-    interrupt, abort the turn (`abort`: its project and session ids) on the server and
-    re-raise, except a `detachable` turn (a chat turn) waiting for an approval: it stays
-    waiting, as `holder.waiting_approval` (a direct run lives only as long as its
-    request)."""
+    interrupt, abort the turn on the server (`abort`: its abort route's path, from
+    `session_abort` or `run_abort`) and re-raise, except a `detachable` turn (a chat
+    turn) waiting for an approval: it stays waiting, as `holder.waiting_approval` (a
+    direct run lives only as long as its request)."""
     try:
         for event in events:
             ops = recorder.add(event)
@@ -50,7 +50,7 @@ def read_turn(
     except KeyboardInterrupt:
         holder.waiting_approval = recorder.waiting_approval if detachable else None
         if holder.waiting_approval is None:
-            abort_quietly(client, *abort)
+            abort_quietly(client, abort)
         holder.last_turn = recorder.finish(aborted=True)
         raise
     holder.waiting_approval = None
@@ -58,7 +58,18 @@ def read_turn(
     return holder.last_turn
 
 
-def abort_quietly(client: CopilotClient, project_id: str, session_id: str) -> None:
-    """Ask the server to stop the run `session_id` (errors ignored: it may be over)."""
+def session_abort(project_id: str, session_id: str) -> tuple[str, ...]:
+    """The path of the route stopping the chat session's turn."""
+    return ("projects", project_id, "chat", "sessions", session_id, "abort")
+
+
+def run_abort(project_id: str, run_id: str) -> tuple[str, ...]:
+    """The path of the route stopping the run `run_id` (a direct tool run, a lab check)."""
+    return ("projects", project_id, "runs", run_id, "abort")
+
+
+def abort_quietly(client: CopilotClient, path: tuple[str, ...]) -> None:
+    """Ask the server to stop what the abort route `path` names (errors ignored: it may
+    be over)."""
     with contextlib.suppress(CopilotError):
-        client.post("projects", project_id, "chat", "sessions", session_id, "abort")
+        client.post(*path)

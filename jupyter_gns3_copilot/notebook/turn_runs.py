@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..chat.options import TurnOptions
 from ..events import ChatEvent
@@ -13,7 +13,7 @@ from .conversations import Conversations, conversation
 from .errors import UsageError
 from .options import copilot_mode
 from .turn import Turn, TurnRecorder
-from .turn_reading import EventCallback, read_turn
+from .turn_reading import EventCallback, read_turn, run_abort, session_abort
 
 if TYPE_CHECKING:
     from .copilot import Copilot
@@ -34,6 +34,22 @@ class TurnRuns:
     def __init__(self, copilot: Copilot, conversations: Conversations) -> None:
         self.copilot = copilot
         self.conversations = conversations
+        self.running_run: str | None = None
+        """The run id of the direct run being read (its approvals are on the run routes)."""
+
+    def _owner(self, project_id: str, target: str) -> tuple[str, ...]:
+        """The path of `target`'s routes: the running direct run's, else the chat
+        session's."""
+        if target == self.running_run:
+            return ("projects", project_id, "runs", target)
+        return ("projects", project_id, "chat", "sessions", target)
+
+    def approvals(self, session: str | None) -> list[dict[str, Any]]:
+        """`Copilot.approvals`."""
+        copilot = self.copilot
+        target = conversation(session, copilot.session_id)
+        path = self._owner(copilot.current_project().project_id, target)
+        return cast("list[dict[str, Any]]", copilot.client.get(*path, "approvals"))
 
     def stream(
         self,
@@ -72,7 +88,7 @@ class TurnRuns:
             message, options=options, session=session_id, project_id=project_id, on_open=on_open
         )
         recorder = TurnRecorder(message, session_id, project_id)
-        abort = (project_id, session_id)
+        abort = session_abort(project_id, session_id)
         return read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
 
     def run(
@@ -115,17 +131,21 @@ class TurnRuns:
         copilot = self.copilot
         project_id = copilot.current_project().project_id
         run_id = str(uuid.uuid4())
-        body: dict[str, Any] = {"arguments": arguments or {}, "session_id": run_id}
+        body: dict[str, Any] = {"arguments": arguments or {}, "run_id": run_id}
         if mode is not None:
             body["copilot_mode"] = copilot_mode(mode)
         events = copilot.client.stream(
             "projects", project_id, "tools", tool, json=body, on_open=on_open
         )
         recorder = TurnRecorder(message or tool.replace("_", " "), run_id, project_id)
-        abort = (project_id, run_id)
-        return read_turn(
-            copilot, copilot.client, events, recorder, on_event, abort=abort, detachable=False
-        )
+        abort = run_abort(project_id, run_id)
+        self.running_run = run_id
+        try:
+            return read_turn(
+                copilot, copilot.client, events, recorder, on_event, abort=abort, detachable=False
+            )
+        finally:
+            self.running_run = None
 
     def decide(
         self,
@@ -147,12 +167,12 @@ class TurnRuns:
         answer: list[Any] = []
         body = {"decision": decision, **({"comment": comment} if comment else {})}
         events = copilot.client.stream(
-            *("projects", project_id, "chat", "sessions", target),
+            *self._owner(project_id, target),
             *("approvals", request["approval_id"]),
             json=body,
             on_json=answer.append,
         )
         recorder = TurnRecorder(f"{decision}: {request['summary']}", target, project_id)
-        abort = (project_id, target)
+        abort = (*self._owner(project_id, target), "abort")
         turn = read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
         return answer[0] if answer else turn

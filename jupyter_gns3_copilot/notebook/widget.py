@@ -18,8 +18,9 @@ continue); its output keeps the Markdown and plain-text transcripts for front en
 without its state.
 The **Stop** button does
 not go through the kernel: the browser POSTs the server's
-`copilot/projects/{project_id}/chat/sessions/{session_id}/abort` itself, so the widget
-must know the session id, which the first event of a turn carries.
+`copilot/projects/{project_id}/chat/sessions/{session_id}/abort` itself (a direct run's,
+`direct_run`: `copilot/projects/{project_id}/runs/{run_id}/abort`), so the widget must
+know the session or run id, which the first event of a turn carries (as `session_id`).
 
 Two channels carry a conversation to the browser:
 - live: `push` reduces each event into operations on the current turn's items (see

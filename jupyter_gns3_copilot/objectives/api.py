@@ -4,20 +4,22 @@
 forwards them (`hub/lab_handlers.py`), and their clients. Bodies refuse unknown fields.
 The answers show the lab as a student sees it: stages and objective texts with their
 values filled in, never the checks (which would give the answers away); a check's results
-are `results.ObjectiveResult`, `CheckSummary` and `CheckReport`. No tornado here."""
+are `results.ObjectiveResult`, `CheckSummary` and `CheckReport`. `RunNaming`, a lab
+check's run id, is the tool runs' too (`server/schemas.py`). No tornado here."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .model import HintPolicy
 from .results import Status
 
 LAB_TEXT_MAX = 512 * 1024
 """The longest lab file a request may carry (the loader's own limit)."""
-SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-"""Session ids (of a chat, or of a run: a lab check's, a tool run's) are UUIDs when the
-server makes them; a client may choose its own."""
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+"""Session and run ids are UUIDs when the server makes them; a client may choose its own."""
 
 
 class _Request(BaseModel):
@@ -47,17 +49,38 @@ class LabCheckSelection(_Request):
     stream: bool = True
 
 
-class LabCheckRequest(LabCheckSelection):
+class RunNaming(BaseModel):
+    """The id a client gives a run (a direct tool run, a lab check): `run_id` names it in
+    its events' `session_id` and on the run routes (`.../runs/{run_id}/abort`,
+    `.../runs/{run_id}/approvals`); default a new UUID. A run is no chat session.
+    `session_id` is its deprecated old name, still accepted (not both, unless equal)."""
+
+    run_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    session_id: str | None = Field(
+        default=None,
+        pattern=ID_PATTERN,
+        deprecated="the run's id under its old name: send run_id",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_name(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("session_id") is None:
+            return data
+        if data.get("run_id") not in (None, data["session_id"]):
+            raise ValueError("give run_id only (session_id is its deprecated old name)")
+        return {**data, "run_id": data["session_id"], "session_id": None}
+
+
+class LabCheckRequest(LabCheckSelection, RunNaming):
     """`POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
     `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
     the lab file's text to check against instead of the project's (`lab`, named
-    `source` in its problems); `session_id` names the run (for the abort route)."""
-
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    `source` in its problems); `run_id` as in `RunNaming` (for the run's abort route)."""
 
     def selection(self) -> LabCheckSelection:
         """The request without its run's name: what the hub service's route takes."""
-        return LabCheckSelection(**self.model_dump(exclude={"session_id"}))
+        return LabCheckSelection(**self.model_dump(exclude={"run_id", "session_id"}))
 
 
 class LabStageRequest(_Request):

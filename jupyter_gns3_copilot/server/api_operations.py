@@ -106,6 +106,7 @@ def operations() -> tuple[Operation, ...]:
 
     project = "/copilot/projects/{project_id}"
     session = project + "/chat/sessions/{session_id}"
+    run = project + "/runs/{run_id}"
     turn = Answer(
         200,
         'The turn as Server-Sent Events; with `"stream": false`, one JSON summary.',
@@ -315,6 +316,28 @@ def operations() -> tuple[Operation, ...]:
             (Answer(200, "Restored.", {JSON: CatchUpDone}),),
             errors=(400, 404, 409, 422, 502),
             request=CatchUpRequest,
+        ),
+        Operation(
+            "post",
+            run + "/abort",
+            "Stop a run (a direct tool run or a lab check)",
+            (Answer(200, "The run was told to stop.", {JSON: r.RunAbortAnswer}),),
+            errors=(404,),
+        ),
+        Operation(
+            "get",
+            run + "/approvals",
+            "Changes a run waits for a decision on",
+            (Answer(200, "The run's pending approvals.", {JSON: Many(r.PendingApproval)}),),
+            errors=(404,),
+        ),
+        Operation(
+            "post",
+            run + "/approvals/{approval_id}",
+            "Approve or reject a run's change",
+            (Answer(200, "The run's stream takes the decision.", {JSON: r.DecisionTaken}),),
+            errors=(400, 404, 409, 413),
+            request=ApprovalDecisionRequest,
         ),
         Operation(
             "post",

@@ -101,6 +101,11 @@ def not_found(message: str, *, type: str = "NotFound") -> ErrorAnswer:
     return ErrorAnswer(404, message, type=type)
 
 
+def already_decided(approval_id: str) -> ErrorAnswer:
+    """409 for a decision on an approval decided already (or timed out)."""
+    return ErrorAnswer(409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided")
+
+
 def auto_approval_forbidden() -> ErrorAnswer:
     """403 for `"approval": "auto"` where the administrator does not allow it."""
     return ErrorAnswer(

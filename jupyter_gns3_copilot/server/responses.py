@@ -8,11 +8,14 @@ of a Jupyter server against them. No tornado here.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..devices.policy import PolicyStatus
+
+if TYPE_CHECKING:
+    from ..agent.approval import ApprovalRequest
 
 
 class ErrorDetail(BaseModel):
@@ -75,10 +78,18 @@ class SkillsReloaded(BaseModel):
 
 
 class AbortAnswer(BaseModel):
-    """`POST .../abort`: "ok" when a turn or tool run was stopped, else "not_running"."""
+    """`POST .../chat/sessions/{session_id}/abort`: "ok" when a turn (or, deprecated, a
+    run named by its id) was stopped, else "not_running"."""
 
     status: Literal["ok", "not_running"]
     session_id: str
+
+
+class RunAbortAnswer(BaseModel):
+    """`POST .../runs/{run_id}/abort`: the run was told to stop."""
+
+    status: Literal["ok"]
+    run_id: str
 
 
 class PendingApproval(BaseModel):
@@ -94,6 +105,15 @@ class PendingApproval(BaseModel):
     """ISO 8601 time."""
     expires_at: str
     """ISO 8601 time; unanswered by then, it counts as rejected."""
+
+    @classmethod
+    def of(cls, request: ApprovalRequest) -> PendingApproval:
+        """The answer's view of the waiting `request`."""
+        internal = {"mode", "temperature", "timeout", "time_limit", "time_used"}
+        return cls(
+            **request.model_dump(mode="json", exclude=internal),
+            expires_at=request.expires_at.isoformat(),
+        )
 
 
 class DecisionTaken(BaseModel):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..agent.limits import MaxExecutionTime, MaxIterations, MaxToolCalls, Temperature
 from ..chat.options import TurnOptions
-from ..objectives.api import SESSION_ID_PATTERN
+from ..objectives.api import ID_PATTERN, RunNaming
 
 MESSAGE_MAX_LENGTH = 32_000
 
@@ -39,7 +39,7 @@ class ChatRequest(_Request):
     """
 
     message: str = Field(min_length=1, max_length=MESSAGE_MAX_LENGTH)
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    session_id: str | None = Field(default=None, pattern=ID_PATTERN)
     stream: bool = True
     temperature: Temperature | None = None
     mode: Literal["text"] = "text"
@@ -90,17 +90,16 @@ class ApprovalDecisionRequest(_Request):
     comment: str | None = Field(default=None, max_length=2000)
 
 
-class ToolRunRequest(_Request):
+class ToolRunRequest(RunNaming, _Request):
     """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool, no model.
 
     `arguments` are the tool's arguments (as the model would send them); `copilot_mode`
-    and `approval` as in `ChatRequest`; `session_id` names the run in its events (and for
-    abort and its approval; default a new UUID); `stream` false answers one JSON body.
+    and `approval` as in `ChatRequest`; `run_id` as in `RunNaming`; `stream` false
+    answers one JSON body.
     """
 
     arguments: dict[str, Any] = Field(default_factory=dict)
     copilot_mode: str | None = None
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     stream: bool = True
     approval: Literal["auto"] | None = None
 
@@ -114,4 +113,4 @@ class NotebookProjectRequest(_Request):
 
     path: str = Field(min_length=1, max_length=NOTEBOOK_PATH_MAX_LENGTH)
     project_id: str
-    session_id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    session_id: str | None = Field(default=None, pattern=ID_PATTERN)

@@ -11,11 +11,13 @@ complete arguments, as the model's would be, so that its card reads the same), t
 it asks, `approval_required` (heartbeats while it waits) and `approval_resolved`,
 `tool_start`, `progress`..., `tool_end` (the result as JSON text, with its summary and
 outcome; a declined run's result says so and nothing ran), `abort` if it was aborted,
-`heartbeat` during silences, `done`; their `session_id` names the run: it aborts it
-(`POST .../chat/sessions/{session_id}/abort`) and decides its approval
-(`POST .../chat/sessions/{session_id}/approvals/{approval_id}`, answered 200 JSON: the
-run's own stream goes on). A run lives as long as its request: one whose client leaves
-while it waits is aborted, and nothing runs.
+`heartbeat` during silences, `done`; their `session_id` field carries the run's id
+(`run_id`; a run is no chat session): the run routes abort it
+(`POST .../runs/{run_id}/abort`) and decide its approval
+(`POST .../runs/{run_id}/approvals/{approval_id}`, answered 200 JSON: the run's own
+stream goes on). A run lives as long as its request: one whose client leaves while it
+waits is aborted, and nothing runs. `ToolRuns` also holds the lab checks' runs (their
+abort flags), so the same routes stop them.
 """
 
 from __future__ import annotations
@@ -54,16 +56,16 @@ ABORT_GRACE = 2.0
 class _Waiting:
     """An approval a run waits for."""
 
-    session_id: str
+    run_id: str
     user_id: str
     request: ApprovalRequest
     decision: asyncio.Future[ApprovalDecision]
 
 
 class ToolRuns:
-    """The direct tool runs in progress: their abort flags and owners, by session id, and
-    the approvals they wait for. `approval` says which runs ask first (default: none),
-    `approval_timeout` for how many seconds."""
+    """The runs in progress (direct tool runs, lab checks): their abort flags and owners,
+    by run id, and the approvals they wait for. `approval` says which runs ask first
+    (default: none), `approval_timeout` for how many seconds."""
 
     def __init__(
         self, approval: ApprovalPolicy | None = None, approval_timeout: float | None = None
@@ -76,30 +78,30 @@ class ToolRuns:
         self._runs: dict[str, tuple[str, asyncio.Event]] = {}
         self._waiting: dict[str, _Waiting] = {}
 
-    def begin(self, session_id: str, user_id: str) -> asyncio.Event | None:
+    def begin(self, run_id: str, user_id: str) -> asyncio.Event | None:
         """Register a run and return its abort flag; None if that id is running already."""
-        if session_id in self._runs:
+        if run_id in self._runs:
             return None
         flag = asyncio.Event()
-        self._runs[session_id] = (user_id, flag)
+        self._runs[run_id] = (user_id, flag)
         return flag
 
-    def end(self, session_id: str, flag: asyncio.Event) -> None:
+    def end(self, run_id: str, flag: asyncio.Event) -> None:
         """Unregister the run that owns `flag` (and the approvals it asked for)."""
-        if self._runs.get(session_id, (None, None))[1] is flag:
-            del self._runs[session_id]
+        if self._runs.get(run_id, (None, None))[1] is flag:
+            del self._runs[run_id]
             for approval_id, waiting in list(self._waiting.items()):
-                if waiting.session_id == session_id:
+                if waiting.run_id == run_id:
                     del self._waiting[approval_id]
 
-    def owner(self, session_id: str) -> str | None:
-        """The user running `session_id`, or None if no such run is in progress."""
-        run = self._runs.get(session_id)
+    def owner(self, run_id: str) -> str | None:
+        """The user running `run_id`, or None if no such run is in progress."""
+        run = self._runs.get(run_id)
         return run[0] if run else None
 
-    def abort(self, session_id: str, user_id: str) -> bool:
-        """Abort the user's run `session_id`; False if the user has no such run."""
-        run = self._runs.get(session_id)
+    def abort(self, run_id: str, user_id: str) -> bool:
+        """Abort the user's run `run_id`; False if the user has no such run."""
+        run = self._runs.get(run_id)
         if run is None or run[0] != user_id:
             return False
         run[1].set()
@@ -112,25 +114,25 @@ class ToolRuns:
 
     # -- approvals -------------------------------------------------------------------------
 
-    def pending(self, session_id: str, user_id: str) -> list[ApprovalRequest] | None:
-        """The approvals the user's run `session_id` waits for; None when it is no run of
+    def pending(self, run_id: str, user_id: str) -> list[ApprovalRequest] | None:
+        """The approvals the user's run `run_id` waits for; None when it is no run of
         the user's in progress."""
-        if self.owner(session_id) != user_id:
+        if self.owner(run_id) != user_id:
             return None
         return [
             waiting.request
             for waiting in self._waiting.values()
-            if waiting.session_id == session_id and not waiting.decision.done()
+            if waiting.run_id == run_id and not waiting.decision.done()
         ]
 
     def decide(
-        self, session_id: str, approval_id: str, user_id: str, decision: ApprovalDecision
+        self, run_id: str, approval_id: str, user_id: str, decision: ApprovalDecision
     ) -> bool | None:
-        """Answer the approval `approval_id` of the user's run `session_id`: True when the
+        """Answer the approval `approval_id` of the user's run `run_id`: True when the
         run takes the decision, False when it was decided already, None when no run of
         the user's asked for it."""
         waiting = self._waiting.get(approval_id)
-        if waiting is None or (waiting.session_id, waiting.user_id) != (session_id, user_id):
+        if waiting is None or (waiting.run_id, waiting.user_id) != (run_id, user_id):
             return None
         if waiting.decision.done():
             return False
@@ -138,14 +140,14 @@ class ToolRuns:
         return True
 
     async def ask(
-        self, request: ApprovalRequest, session_id: str, user_id: str, abort: asyncio.Event
+        self, request: ApprovalRequest, run_id: str, user_id: str, abort: asyncio.Event
     ) -> ApprovalDecision | None:
         """Wait for the decision on `request` (a "timeout" one when its time runs out);
         None when the run is aborted meanwhile."""
         from ..agent.approval import ApprovalDecision
 
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-        self._waiting[request.approval_id] = _Waiting(session_id, user_id, request, future)
+        self._waiting[request.approval_id] = _Waiting(run_id, user_id, request, future)
         aborting = asyncio.ensure_future(abort.wait())
         try:
             waited: set[asyncio.Future[ApprovalDecision] | asyncio.Task[bool]]
@@ -170,7 +172,7 @@ async def approval_request(
     context: ToolContext,
     tool_name: str,
     arguments: dict[str, Any],
-    session_id: str,
+    run_id: str,
 ) -> ApprovalRequest | None:
     """The approval a direct run of `tool_name` must wait for under `runs.approval`, or
     None when it asks nothing (it changes nothing, or would not run at all)."""
@@ -183,7 +185,7 @@ async def approval_request(
     if change is None or not runs.approval.needs(tool_name, change.changes):
         return None
     return new_request(
-        session_id,
+        run_id,
         f"direct_{uuid.uuid4().hex[:24]}",
         tool_name,
         arguments,
@@ -200,7 +202,7 @@ async def run_tool(
     tool_name: str,
     arguments: dict[str, Any],
     *,
-    session_id: str,
+    run_id: str,
     abort: asyncio.Event,
     heartbeat_interval: float | None,
     approval: ApprovalRequest | None = None,
@@ -217,20 +219,18 @@ async def run_tool(
     call_arguments = json.dumps(arguments, ensure_ascii=False)
     function = {"name": tool_name, "arguments": call_arguments, "complete": True}
     yield ToolCallEvent(
-        session_id=session_id,
+        session_id=run_id,
         tool_call={"id": call_id, "type": "function", "function": function},
     )
     if approval is not None and runs is not None:
         declined: str | None = None
-        async for event in _approval(
-            approval, runs, session_id, user_id, abort, heartbeat_interval
-        ):
+        async for event in _approval(approval, runs, run_id, user_id, abort, heartbeat_interval):
             if isinstance(event, str):
                 declined = event
             else:
                 yield event
         if declined is not None:
-            ending = _last_events(session_id, tool_name, call_id, arguments, declined, mode, abort)
+            ending = _last_events(run_id, tool_name, call_id, arguments, declined, mode, abort)
             for event in ending:
                 yield event
             return
@@ -239,7 +239,7 @@ async def run_tool(
     def on_progress(report: dict[str, Any]) -> None:
         queue.put_nowait(
             ProgressEvent(
-                session_id=session_id,
+                session_id=run_id,
                 tool_name=tool_name,
                 tool_call_id=call_id,
                 message=report.get("message", ""),
@@ -249,7 +249,7 @@ async def run_tool(
         )
 
     context.progress = on_progress
-    yield ToolStartEvent(session_id=session_id, tool_name=tool_name, tool_call_id=call_id)
+    yield ToolStartEvent(session_id=run_id, tool_name=tool_name, tool_call_id=call_id)
     call = asyncio.ensure_future(execute_tool(context, tool_name, arguments))
     stop = asyncio.ensure_future(abort.wait())
     try:
@@ -268,7 +268,7 @@ async def run_tool(
                 await asyncio.wait({call}, timeout=ABORT_GRACE)
                 break
             if not done:
-                yield HeartbeatEvent(session_id=session_id)
+                yield HeartbeatEvent(session_id=run_id)
         while not queue.empty():
             yield queue.get_nowait()
         outcome: ToolOutcome | None = None
@@ -276,7 +276,7 @@ async def run_tool(
             error = call.exception()
             if error is not None:
                 yield ErrorEvent(
-                    session_id=session_id,
+                    session_id=run_id,
                     error=f"{tool_name} failed: {type(error).__name__}: {error}",
                 )
             else:
@@ -286,7 +286,7 @@ async def run_tool(
             if outcome is not None
             else _as_json_text({"status": "aborted", "tool": tool_name})
         )
-        for event in _last_events(session_id, tool_name, call_id, arguments, output, mode, abort):
+        for event in _last_events(run_id, tool_name, call_id, arguments, output, mode, abort):
             yield event
     finally:
         for task in (call, stop):
@@ -295,7 +295,7 @@ async def run_tool(
 
 
 def _last_events(
-    session_id: str,
+    run_id: str,
     tool_name: str,
     call_id: str,
     arguments: dict[str, Any],
@@ -311,16 +311,16 @@ def _last_events(
         "tool_output": output,
         "arguments": arguments,
     }
-    ending: list[ChatEvent] = [tool_end_event(session_id, data, mode=mode)]
+    ending: list[ChatEvent] = [tool_end_event(run_id, data, mode=mode)]
     if abort.is_set():
-        ending.append(AbortEvent(session_id=session_id))
-    return [*ending, DoneEvent(session_id=session_id)]
+        ending.append(AbortEvent(session_id=run_id))
+    return [*ending, DoneEvent(session_id=run_id)]
 
 
 async def _approval(
     request: ApprovalRequest,
     runs: ToolRuns,
-    session_id: str,
+    run_id: str,
     user_id: str,
     abort: asyncio.Event,
     heartbeat_interval: float | None,
@@ -331,19 +331,19 @@ async def _approval(
     from ..agent.approval import declined_result
 
     yield ApprovalRequiredEvent(
-        session_id=session_id,
+        session_id=run_id,
         approval_id=request.approval_id,
         tool_call_id=request.tool_call_id,
         tool_name=request.tool_name,
         tool_input=request.tool_input,
         summary=request.summary,
     )
-    deciding = asyncio.ensure_future(runs.ask(request, session_id, user_id, abort))
+    deciding = asyncio.ensure_future(runs.ask(request, run_id, user_id, abort))
     try:
         while not deciding.done():
             await asyncio.wait({deciding}, timeout=heartbeat_interval or None)
             if not deciding.done():
-                yield HeartbeatEvent(session_id=session_id)
+                yield HeartbeatEvent(session_id=run_id)
     finally:
         if not deciding.done():
             deciding.cancel()
@@ -353,7 +353,7 @@ async def _approval(
         yield _as_json_text({"status": "aborted", "tool": request.tool_name})
         return
     yield ApprovalResolvedEvent(
-        session_id=session_id,
+        session_id=run_id,
         approval_id=request.approval_id,
         tool_call_id=request.tool_call_id,
         decision=decision.decision,

@@ -500,6 +500,19 @@ def test_stop_posts_the_abort_endpoint_with_the_xsrf_header(stub: Any) -> None:
     assert "Stopped" in widget.locator(".gns3c-note").inner_text()
 
 
+def test_stop_and_approve_of_a_direct_run_post_the_run_routes(stub: Any) -> None:
+    """A direct run (`%copilot run`) is no chat session: its Stop and its decision go to
+    the run routes of the id its events carry."""
+    widget = _waiting_turn(stub, direct_run=True, session_id="run-1")
+    widget.locator("button.gns3c-approve").click()
+    stub.wait_for_function("() => document.querySelector('button.gns3c-approve').disabled")
+    widget.locator("button.gns3c-stop").click()
+    widget.locator(".gns3c-composer-status", has_text="Stop requested").wait_for()
+    runs = f"{ORIGIN}{BASE_URL}copilot/projects/proj%201/runs/run-1"
+    assert [r["url"] for r in stub.decisions] == [f"{runs}/approvals/ap1"]
+    assert [r["url"] for r in stub.abort_requests] == [f"{runs}/abort"]
+
+
 def test_a_refused_stop_says_why_and_can_be_retried(stub: Any) -> None:
     stub.abort_status = 404
     running = {"user": "Ping all", "status": "running", "items": [], "stats": {}}
@@ -522,10 +535,12 @@ APPROVAL = {
 }
 
 
-def _waiting_turn(page: Any) -> Any:
-    """A running turn (live messages) that waits on APPROVAL."""
+def _waiting_turn(page: Any, **state: Any) -> Any:
+    """A running turn (live messages) that waits on APPROVAL (`state`: more of the
+    widget's state)."""
     running = {"user": "Add PC3", "status": "running", "items": [], "stats": {}}
-    widget = render(page, {"turns": [running], "project_id": "proj 1", "session_id": "sess-1"})
+    base = {"turns": [running], "project_id": "proj 1", "session_id": "sess-1"}
+    widget = render(page, {**base, **state})
     emit(page, {"type": "begin", "turn": 0, "user": "Add PC3"})
     emit(
         page,

@@ -38,12 +38,14 @@ from .projects import (
     ProjectsHandler,
     TopologyHandler,
 )
+from .runs import RunAbortHandler, RunApprovalHandler, RunApprovalsHandler
 from .settings import LLMConfigHandler, ReloadSkillsHandler
 from .status import StatusHandler
 from .tools import ToolRunHandler, ToolsHandler
 
 _PROJECT = r"/copilot/projects/(?P<project_id>[^/]+)"
 _SESSION = _PROJECT + r"/chat/sessions/(?P<session_id>[^/]+)"
+_RUN = _PROJECT + r"/runs/(?P<run_id>[^/]+)"
 
 default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     ("/copilot/status", StatusHandler),
@@ -64,6 +66,9 @@ default_handlers: list[tuple[str, type[tornado.web.RequestHandler]]] = [
     (_PROJECT + "/lab/checks", LabChecksHandler),
     (_PROJECT + "/lab/events", LabEventsHandler),
     (_PROJECT + r"/lab/stages/(?P<stage>[^/]+)/catch-up", LabCatchUpHandler),
+    (_RUN + "/abort", RunAbortHandler),
+    (_RUN + "/approvals", RunApprovalsHandler),
+    (_RUN + r"/approvals/(?P<approval_id>[^/]+)", RunApprovalHandler),
     (_PROJECT + "/chat/stream", ChatStreamHandler),
     (_PROJECT + "/chat/sessions", SessionsHandler),
     (_SESSION, SessionHandler),

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import tornado.web
 from jupyter_server.auth.decorator import authorized
 
-from ..errors import ErrorAnswer, auto_approval_forbidden, not_found
+from ..errors import ErrorAnswer, already_decided, auto_approval_forbidden, not_found
 from .base import CopilotHandler, EventStreamHandler
 
 if TYPE_CHECKING:
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from ...chat.session_read import SessionRead
 
 DEFAULT_LIST_LIMIT = 100
-
-
-def _already_decided(approval_id: str) -> ErrorAnswer:
-    return ErrorAnswer(409, f"Approval {approval_id!r} was already decided.", type="AlreadyDecided")
 
 
 def _session_not_found(session_id: str) -> ErrorAnswer:
@@ -260,9 +256,11 @@ def content_disposition(filename: str) -> str:
 
 
 class AbortHandler(CopilotHandler):
-    """`POST .../chat/sessions/{session_id}/abort`: stop the session's running turn (or
-    direct tool run). `{"status": "ok", "session_id"}`; `{"status": "not_running", ...}`
-    when it is the caller's session but nothing runs; 404 otherwise."""
+    """`POST .../chat/sessions/{session_id}/abort`: stop the session's running turn.
+    `{"status": "ok", "session_id"}`; `{"status": "not_running", ...}` when it is the
+    caller's session but nothing runs; 404 otherwise. Deprecated for runs: the id of a
+    caller's run (a direct tool run, a lab check) stops it here too, for older clients;
+    `POST .../runs/{run_id}/abort` is its route."""
 
     @tornado.web.authenticated
     @authorized
@@ -307,10 +305,11 @@ class PinHandler(_SessionHandler):
 
 
 class ApprovalsHandler(_SessionHandler):
-    """`GET .../chat/sessions/{session_id}/approvals`: the session's (or the caller's
-    direct tool run's) approval requests waiting for a decision, `[{approval_id,
-    tool_call_id, tool_name, tool_input, summary, asked_at, expires_at}]` (404 for no
-    such session of the caller's)."""
+    """`GET .../chat/sessions/{session_id}/approvals`: the session's approval requests
+    waiting for a decision, `[{approval_id, tool_call_id, tool_name, tool_input, summary,
+    asked_at, expires_at}]` (404 for no such session of the caller's). Deprecated for
+    runs: a caller's run id answers its approvals here too, for older clients;
+    `GET .../runs/{run_id}/approvals` is its route."""
 
     @tornado.web.authenticated
     @authorized
@@ -324,16 +323,7 @@ class ApprovalsHandler(_SessionHandler):
                 raise _session_not_found(session_id)
             pending = await agent.approvals.pending_approvals(session_id, user_id=self.user_id)
         self.write_json(
-            [
-                PendingApproval(
-                    **request.model_dump(
-                        mode="json",
-                        exclude={"mode", "temperature", "timeout", "time_limit", "time_used"},
-                    ),
-                    expires_at=request.expires_at.isoformat(),
-                ).model_dump(mode="json")
-                for request in pending
-            ]
+            [PendingApproval.of(request).model_dump(mode="json") for request in pending]
         )
 
 
@@ -341,11 +331,12 @@ class ApprovalHandler(EventStreamHandler):
     """`POST .../chat/sessions/{session_id}/approvals/{approval_id}` with
     `{"decision": "approve" | "reject", "comment"?}`.
 
-    A stream of this server waits for it (a chat turn's, or a direct tool run's: its
-    session id is the run's): 200 `{"status": "ok", "approval_id", "decision"}` and that
-    stream goes on. None does (its client left, or the server restarted): the answer is
-    the rest of the turn as SSE (`approval_resolved` first; a request past
-    `approval_timeout` resolves as "timeout"). 400 bad body, 404 unknown id or another
+    A stream of this server waits for it (a chat turn's; deprecated: a direct tool run's,
+    named by its run id, whose route is `POST .../runs/{run_id}/approvals/{approval_id}`):
+    200 `{"status": "ok", "approval_id", "decision"}` and that stream goes on. None does
+    (its client left, or the server restarted): the answer is the rest of the turn as SSE
+    (`approval_resolved` first; a request past `approval_timeout` resolves as
+    "timeout"). 400 bad body, 404 unknown id or another
     user's session, 409 already decided.
     """
 
@@ -364,7 +355,7 @@ class ApprovalHandler(EventStreamHandler):
         taken = app.tool_runs().decide(session_id, approval_id, user_id, decision)
         if taken is not None:
             if not taken:
-                raise _already_decided(approval_id)
+                raise already_decided(approval_id)
             self.write_json(
                 {"status": "ok", "approval_id": approval_id, "decision": decision.decision}
             )
@@ -384,7 +375,7 @@ class ApprovalHandler(EventStreamHandler):
             )
             return
         if state != "pending" or agent.engine.turns.is_running(session_id):
-            raise _already_decided(approval_id)
+            raise already_decided(approval_id)
         config = effective_config(app.llm_admin(), app.llm_store().get(user_id))
         events = agent.approvals.resume_chat(
             session_id,

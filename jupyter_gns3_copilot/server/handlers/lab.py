@@ -197,7 +197,7 @@ class LabChecksHandler(EventStreamHandler):
     def _begin(self, request: LabCheckRequest) -> tuple[str, asyncio.Event]:
         """The run's id and abort event, registered with the tool runs (the abort route
         stops it); 409 when that run is going already."""
-        run_id = request.session_id or str(uuid.uuid4())
+        run_id = request.run_id or str(uuid.uuid4())
         abort = self.copilot.tool_runs().begin(run_id, self.user_id)
         if abort is None:
             raise ErrorAnswer(409, f"Run {run_id} is already running.", type="SessionBusy")

@@ -36,8 +36,9 @@ class ToolsHandler(CopilotHandler):
 class ToolRunHandler(EventStreamHandler):
     """`POST copilot/projects/{project_id}/tools/{tool_name}`: run one tool now.
 
-    Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `session_id`, `stream`,
-    `approval`). Same mode, command policy and approvals as the model's calls. SSE events
+    Body: `ToolRunRequest` (`arguments`, `copilot_mode`, `run_id` (its deprecated old
+    name `session_id` is still accepted), `stream`, `approval`). Same mode, command
+    policy and approvals as the model's calls. SSE events
     `tool_call`, `approval_required` / `approval_resolved` (a change waiting for the
     caller's decision on the approval route), `tool_start`, `progress`, `tool_end`,
     `abort`, `heartbeat`, `done` (or one JSON summary with `"stream": false`).
@@ -47,7 +48,8 @@ class ToolRunHandler(EventStreamHandler):
     rule) or a mode the administrator does not allow, 403 `"approval": "auto"` where
     `allow_auto_approval` is off, 409 the project is not opened, the run id is in use, or
     a change that waits for approval was asked with `"stream": false` (the decision needs
-    the stream), 502 GNS3 unreachable.
+    the stream), 502 GNS3 unreachable. The run's routes (`.../runs/{run_id}/abort`,
+    `.../runs/{run_id}/approvals`) stop it and decide its approval.
     """
 
     @tornado.web.authenticated
@@ -79,17 +81,17 @@ class ToolRunHandler(EventStreamHandler):
         except ValidationError as exc:
             raise validation_error(exc, prefix=("arguments",)) from exc
         await self.opened_project(project_id)
-        session_id = request.session_id or str(uuid.uuid4())
+        run_id = request.run_id or str(uuid.uuid4())
         runs = app.tool_runs()
-        abort = runs.begin(session_id, user_id)
+        abort = runs.begin(run_id, user_id)
         if abort is None:
-            raise ErrorAnswer(409, f"Run {session_id} is already running.", type="SessionBusy")
+            raise ErrorAnswer(409, f"Run {run_id} is already running.", type="SessionBusy")
         try:
             context = app.lab().tool_context(project_id, mode, abort)
             approval = None
             if request.approval != "auto":
                 approval = await approval_request(
-                    runs, context, tool_name, request.arguments, session_id
+                    runs, context, tool_name, request.arguments, run_id
                 )
             if approval is not None and not request.stream:
                 raise ErrorAnswer(
@@ -97,14 +99,14 @@ class ToolRunHandler(EventStreamHandler):
                     f"This run changes the lab or a device and waits for your approval "
                     f'({approval.summary}): send it with "stream": true, where the '
                     "approval arrives as approval_required and is decided on the "
-                    "session's approval route.",
+                    "run's approval route.",
                     type="ApprovalNeeded",
                 )
             events = run_tool(
                 context,
                 tool_name,
                 request.arguments,
-                session_id=session_id,
+                run_id=run_id,
                 abort=abort,
                 heartbeat_interval=app.heartbeat_interval or None,
                 approval=approval,
@@ -112,8 +114,6 @@ class ToolRunHandler(EventStreamHandler):
                 user_id=user_id,
             )
             with app.project_users.using(project_id, user_id):
-                await self.relay(
-                    events, session_id=session_id, stream=request.stream, abort=abort.set
-                )
+                await self.relay(events, session_id=run_id, stream=request.stream, abort=abort.set)
         finally:
-            runs.end(session_id, abort)
+            runs.end(run_id, abort)

@@ -195,7 +195,8 @@ export interface PendingApproval {
   expires_at: string;
 }
 /**
- * `POST .../abort`: "ok" when a turn or tool run was stopped, else "not_running".
+ * `POST .../chat/sessions/{session_id}/abort`: "ok" when a turn (or, deprecated, a
+ * run named by its id) was stopped, else "not_running".
  */
 export interface AbortAnswer {
   status: 'ok' | 'not_running';

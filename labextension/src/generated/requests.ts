@@ -74,15 +74,19 @@ export interface ApprovalDecisionRequest {
  * `POST copilot/projects/{project_id}/lab/checks`: which objectives (default: all; a
  * `stage`'s, or those named), how to answer (SSE, or one JSON report), and optionally
  * the lab file's text to check against instead of the project's (`lab`, named
- * `source` in its problems); `session_id` names the run (for the abort route).
+ * `source` in its problems); `run_id` as in `RunNaming` (for the run's abort route).
  */
 export interface LabCheckRequest {
+  run_id?: string | null;
+  /**
+   * @deprecated
+   */
+  session_id?: string | null;
   lab?: string | null;
   source?: string;
   stage?: string | null;
   objectives?: [string, ...string[]] | null;
   stream?: boolean;
-  session_id?: string | null;
 }
 /**
  * `POST .../lab/stages/{stage}/catch-up`: `confirm` is the person's approval (without

@@ -6,7 +6,8 @@
  * Renders the synced `turns` state and the live turn (live.ts). When a turn ends the
  * state holds it in full and its view is updated from it (only what differs changes).
  * The input box sends `{type: "send", text}` to the kernel; Stop POSTs the server's abort
- * route, Approve / Reject on a planned change its approval route (the kernel's cell waits
+ * route (the session's, or a direct run's: its run's), Approve / Reject on a planned
+ * change its approval route (the kernel's cell waits
  * on the stream, which then goes on). A model whose kernel is gone (comm closed, or a send refused) says so and
  * disables its controls.
  */
@@ -18,7 +19,7 @@ import type { TurnRecord } from '../turn/types';
 import type { Decision } from '../turn/approval-view';
 import { TurnView } from '../turn/view';
 import { followLiveTurns, type LiveListener, type LiveTurn, liveStore } from './live';
-import { requestAbort, requestDecision } from './server';
+import { requestAbort, requestDecision, type Owner } from './server';
 
 export { renderMarkdown } from '../markdown';
 export { abortUrl } from './server';
@@ -190,11 +191,16 @@ const render: Render<ChatState> = ({ model, el }) => {
     if (!projectId || !sessionId) {
       throw new Error('the server has not named the session yet');
     }
-    const taken = await requestDecision(projectId, sessionId, approvalId, decision, comment);
+    const taken = await requestDecision(projectId, ownerOf(sessionId), approvalId, decision, comment);
     if (taken === 'here') {
       // The cell had stopped waiting: this widget's turn will not show the rest.
       setStatus('Decided: the rest of the turn ran on the server; %copilot history shows it.');
     }
+  }
+
+  /** A direct run's id (the `session_id` its events carry) names a run, not a session. */
+  function ownerOf(id: string): Owner {
+    return model.get('direct_run') === true ? { runId: id } : { sessionId: id };
   }
 
   function autosize(): void {
@@ -221,7 +227,7 @@ const render: Render<ChatState> = ({ model, el }) => {
     refreshControls();
     setStatus('Stopping...');
     try {
-      await requestAbort(projectId, sessionId);
+      await requestAbort(projectId, ownerOf(sessionId));
       setStatus('Stop requested: the copilot ends the turn at the next safe point.');
     } catch (error) {
       stopping = false;

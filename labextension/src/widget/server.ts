@@ -14,23 +14,28 @@ function xsrfToken(): string {
   return match ? match[1] : '';
 }
 
-/** The URL of a chat session's route (`tail`: its path parts after the session id), under
- * the page's base URL. */
-export function sessionUrl(projectId: string, sessionId: string, tail: string[], baseUrl?: string): string {
+/** What a widget's turn belongs to: its chat session, or its run (a direct tool run,
+ * `%copilot run`: named by its `run_id`, no chat session). */
+export type Owner = { sessionId: string } | { runId: string };
+
+/** The URL of a route of `owner` (`tail`: its path parts after the session or run id),
+ * under the page's base URL. */
+export function ownerUrl(projectId: string, owner: Owner, tail: string[], baseUrl?: string): string {
   let base = baseUrl || pageConfig().baseUrl || '/';
   if (!base.endsWith('/')) {
     base += '/';
   }
-  const parts = [projectId, 'chat', 'sessions', sessionId, ...tail].map(encodeURIComponent).join('/');
+  const route = 'runId' in owner ? ['runs', owner.runId] : ['chat', 'sessions', owner.sessionId];
+  const parts = [projectId, ...route, ...tail].map(encodeURIComponent).join('/');
   return `${base}copilot/projects/${parts}`;
 }
 
-/** The server's abort route of a chat session, under the page's base URL. */
-export function abortUrl(projectId: string, sessionId: string, baseUrl?: string): string {
-  return sessionUrl(projectId, sessionId, ['abort'], baseUrl);
+/** The server's abort route of `owner`, under the page's base URL. */
+export function abortUrl(projectId: string, owner: Owner, baseUrl?: string): string {
+  return ownerUrl(projectId, owner, ['abort'], baseUrl);
 }
 
-/** POST `body` to a session route; throws an Error saying the HTTP status and the
+/** POST `body` to a session or run route; throws an Error saying the HTTP status and the
  * server's message. */
 async function post(url: string, body: unknown): Promise<Response> {
   const response = await fetch(url, {
@@ -54,8 +59,8 @@ async function post(url: string, body: unknown): Promise<Response> {
 }
 
 /** POST the abort. */
-export async function requestAbort(projectId: string, sessionId: string): Promise<void> {
-  await post(abortUrl(projectId, sessionId), {});
+export async function requestAbort(projectId: string, owner: Owner): Promise<void> {
+  await post(abortUrl(projectId, owner), {});
 }
 
 /** How a decision was taken: `'stream'` when the kernel's waiting stream goes on with the
@@ -67,12 +72,12 @@ export type DecisionTaken = 'stream' | 'here';
  * comment the model reads (null: none). */
 export async function requestDecision(
   projectId: string,
-  sessionId: string,
+  owner: Owner,
   approvalId: string,
   decision: 'approve' | 'reject',
   comment: string | null = null
 ): Promise<DecisionTaken> {
-  const response = await post(sessionUrl(projectId, sessionId, ['approvals', approvalId]), {
+  const response = await post(ownerUrl(projectId, owner, ['approvals', approvalId]), {
     decision,
     comment
   });
