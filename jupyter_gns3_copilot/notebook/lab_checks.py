@@ -19,7 +19,7 @@ from .options import copilot_mode
 from .turn_reading import abort_quietly, run_abort
 
 if TYPE_CHECKING:
-    from .copilot import Copilot
+    from .owner import CopilotOwner
 
 ResultCallback = Callable[[ObjectiveResult], None]
 
@@ -39,7 +39,7 @@ def lab_file_body(path: str | os.PathLike[str], mode: str | None) -> dict[str, A
 
 
 def check_lab(
-    copilot: Copilot,
+    copilot: CopilotOwner,
     request: dict[str, Any],
     *,
     on_open: Callable[[], None] | None,

@@ -13,7 +13,7 @@ from .errors import ApiError
 from .models import SessionInfo
 
 if TYPE_CHECKING:
-    from .copilot import Copilot
+    from .owner import CopilotOwner
 
 
 class SessionRoutes:
@@ -21,7 +21,7 @@ class SessionRoutes:
     Each call finds the project and the conversation in the order it always did (the
     project first may take the notebook's back after a kernel restart)."""
 
-    def __init__(self, copilot: Copilot, conversations: Conversations) -> None:
+    def __init__(self, copilot: CopilotOwner, conversations: Conversations) -> None:
         self.copilot = copilot
         self.conversations = conversations
 

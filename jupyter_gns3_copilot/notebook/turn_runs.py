@@ -16,7 +16,7 @@ from .turn import Turn, TurnRecorder
 from .turn_reading import EventCallback, read_turn, run_abort, session_abort
 
 if TYPE_CHECKING:
-    from .copilot import Copilot
+    from .owner import CopilotOwner
 
 COMMAND_TOOLS = {
     "show": "run_show_commands",
@@ -31,7 +31,7 @@ class TurnRuns:
     """The turns of `copilot` (its public calls), its `conversations` told which session
     a message went with."""
 
-    def __init__(self, copilot: Copilot, conversations: Conversations) -> None:
+    def __init__(self, copilot: CopilotOwner, conversations: Conversations) -> None:
         self.copilot = copilot
         self.conversations = conversations
         self.running_run: str | None = None
@@ -84,9 +84,7 @@ class TurnRuns:
         copilot = self.copilot
         project_id = project_id or copilot.current_project().project_id
         session_id = copilot.next_session(session, new=new, project_id=project_id)
-        events = copilot.stream(
-            message, options=options, session=session_id, project_id=project_id, on_open=on_open
-        )
+        events = self.stream(message, options, session_id, False, project_id, on_open)
         recorder = TurnRecorder(message, session_id, project_id)
         abort = session_abort(project_id, session_id)
         return read_turn(copilot, copilot.client, events, recorder, on_event, abort=abort)
@@ -101,13 +99,13 @@ class TurnRuns:
         on_event: EventCallback | None,
         on_open: OpenCallback,
     ) -> Turn:
-        """`Copilot.run`: the command tool `tool` names, through `Copilot.run_tool`."""
+        """`Copilot.run`: the command tool `tool` names, through `run_tool`."""
         names = [devices] if isinstance(devices, str) else list(devices)
         lines = commands.replace(";", "\n").splitlines() if isinstance(commands, str) else commands
         lines = [line.strip() for line in lines if line.strip()]
         if not names or not lines:
             raise UsageError("Name a device and a command, e.g. `%copilot run PC1: show ip`.")
-        return self.copilot.run_tool(
+        return self.run_tool(
             COMMAND_TOOLS.get(tool, tool),
             {"devices": [{"device": name, "commands": lines} for name in names]},
             mode=mode,

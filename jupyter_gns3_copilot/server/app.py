@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from ..objectives.service import ProjectLabs
     from ..single_flight import SingleFlight
     from ..tools import LabAccess
+    from .handlers.host import CopilotHost
     from .llm_config import LLMAdminConfig
     from .llm_store import LLMConfigStore
     from .notebook_projects import NotebookProjects
@@ -76,8 +77,8 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
     name = "jupyter_gns3_copilot"
     config_problem: ConfigProblem | None = None
     """Set when the configuration is invalid: every route then answers 503 with it."""
-    openapi: dict[str, Any] | None = None
-    """The API's OpenAPI document, built by its route on first use."""
+    _openapi: dict[str, Any] | None = None
+    """The API's OpenAPI document, built on first use (`openapi_document`)."""
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -93,7 +94,8 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
     def initialize_settings(self) -> None:
         """Expose this app to the handlers as `settings["gns3_copilot"]`; check the
         configuration; route the package's loggers into the server's log."""
-        self.settings["gns3_copilot"] = self
+        host: CopilotHost = self  # mypy checks that this app is what the handlers use
+        self.settings["gns3_copilot"] = host
         self.project_users = ProjectUsers()
         package_log = logging.getLogger(PACKAGE_LOGGER)
         assert self.serverapp is not None  # linked before its settings are initialized
@@ -249,6 +251,15 @@ class GNS3Copilot(GNS3CopilotSettings, ExtensionApp):
                 approval_timeout=self.approval_timeout,
             )
         return self._tool_runs
+
+    def openapi_document(self, base_url: str) -> dict[str, Any]:
+        """The API's OpenAPI document (`server.openapi`), its paths under `base_url`: built
+        on first use, then kept."""
+        if self._openapi is None:
+            from .openapi import openapi_document
+
+            self._openapi = openapi_document(base_url)
+        return self._openapi
 
     async def stop_extension(self) -> None:
         """Abort running chats, close every project database, the consoles and GNS3."""

@@ -38,13 +38,13 @@ from ..errors import (
     to_error_answer,
 )
 from ..identity import user_id_for
+from .host import CopilotHost
 
 if TYPE_CHECKING:
     from ...chat.service import AgentService
     from ...events import ChatEvent
     from ...gns3 import Project
     from ...objectives.hints import TurnObjectives
-    from ..app import GNS3Copilot
     from ..turn_result import TurnResult
     from ..warmup import WarmUpStage
 
@@ -95,8 +95,9 @@ class CopilotHandler(APIHandler):
                 ) from exc
 
     @property
-    def copilot(self) -> GNS3Copilot:
-        return cast("GNS3Copilot", self.settings["gns3_copilot"])
+    def copilot(self) -> CopilotHost:
+        """The extension app (`server/app.py`), as the handlers use it."""
+        return cast(CopilotHost, self.settings["gns3_copilot"])
 
     @property
     def user_id(self) -> str:

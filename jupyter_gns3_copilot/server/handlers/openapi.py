@@ -18,9 +18,4 @@ class OpenAPIHandler(CopilotHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        from ..openapi import openapi_document
-
-        app = self.copilot
-        if app.openapi is None:
-            app.openapi = openapi_document(self.base_url)
-        self.write_json(app.openapi)
+        self.write_json(self.copilot.openapi_document(self.base_url))
