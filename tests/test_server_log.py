@@ -63,6 +63,7 @@ def test_a_failed_model_call_is_logged_with_the_endpoints_status_and_request_id(
     [shown] = turn.errors
     assert "HTTP 500" in shown and "req_8f2c61" not in shown
     [line] = [line for line in server.log_path.read_text().splitlines() if "req_8f2c61" in line]
-    assert re.match(r"\[W [\d\-: .]+ jupyter_gns3_copilot\.agent\.model_node\] Model call at ", line)
+    logged = r"\[W [\d\-: .]+ jupyter_gns3_copilot\.agent\.model_node\] Model call at "
+    assert re.match(logged, line)
     assert scripted_llm.base_url in line and "HTTP 500" in line
     assert "request id req_8f2c61" in line and "upstream exploded" in line
