@@ -64,6 +64,9 @@ PROGRAMS = (
     "usr/bin/vtysh",
 )
 DISK_SIZE = "32M"
+CONSOLE_DIALECT = "cisco_ios"
+"""The console dialect the template names until one of vtysh's own exists: vtysh shares
+IOS's prompts, `enable`, `terminal length 0`, `configure terminal`/`end` and `% ` errors."""
 DISK_HASH_SEED = "4c4c4c4c-0000-4000-8000-000000000001"
 
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nfrr:x:100:101:FRRouting:/nonexistent:/bin/false\n"
@@ -127,8 +130,9 @@ def frr_template_body(images: RouterImages) -> dict[str, object]:
         "category": "router",
         "symbol": ":/symbols/classic/router.svg",
         "default_name_format": "R{0}",
-        "usage": "An FRRouting 8.4 router (zebra, staticd, ospfd, bgpd): vtysh on its "
-        "console; ports e0-e3 are eth0-eth3; write memory keeps the configuration.",
+        "usage": f"device_type:{CONSOLE_DIALECT}. An FRRouting 8.4 router (zebra, staticd, "
+        "ospfd, bgpd): vtysh on its console; ports e0-e3 are eth0-eth3; addresses in CIDR "
+        "(ip address 10.0.0.1/24); write memory keeps the configuration.",
         "qemu_path": QEMU,
         "platform": "x86_64",
         "ram": 256,
