@@ -39,7 +39,8 @@ QEMU = "qemu-system-x86_64"
 MODULES = ("virtio_pci", "virtio_net")
 """Kernel modules the router loads (their dependencies come along): its NICs are virtio."""
 INSTALL_HINT = (
-    "make system-deps installs them (Debian: qemu-system-x86 qemu-utils linux-image-cloud-amd64)"
+    "make system-deps installs them (Debian: qemu-system-x86 qemu-utils linux-image-cloud-amd64"
+    " e2fsprogs)"
 )
 BOOT_COMMAND_LINE = "console=ttyS0 quiet panic=-1"
 
