@@ -141,3 +141,53 @@ async def test_two_frr_routers_reach_ospf_full_and_keep_a_saved_configuration(
             await _until_full(session, time.monotonic() + OSPF_TIMEOUT)
         finally:
             await session.close()
+
+
+async def _saved_routes(gns3: GNS3Client, pid: str, url: str, add: str | None = None) -> str:
+    """Start R1, add the static route `add` (saved with `write memory`) when given, and
+    return its running configuration; R1 is stopped again."""
+    [r1] = [n for n in await gns3.list_nodes(pid) if n.name == "R1"]
+    await gns3.start_node(pid, r1.node_id)
+    session = await _console(gns3, pid, "R1", url)
+    try:
+        if add:
+            [line] = await session.configure([f"ip route {add} Null0"])
+            assert line.ok, line
+            saved = await session.send("write memory")
+            assert "[OK]" in saved.output, saved
+        shown = await session.send("show running-config")
+    finally:
+        await session.close()
+    await gns3.stop_node(pid, r1.node_id)
+    return shown.output
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+async def test_a_snapshot_and_a_duplicate_carry_the_frr_routers_saved_configuration(
+    gns3_project: Any,
+) -> None:
+    """Given R1 with a saved route, snapshotted, then duplicated; when R1 saves another
+    route and the snapshot is restored, R1 has the first route only; the duplicate's R1
+    has it too."""
+    pid = gns3_project.project_id
+    async with GNS3Client(gns3_project.url, token=gns3_project.token) as gns3:
+        node = await gns3.create_node_from_template(pid, FRR_TEMPLATE, "R1")
+        line = hostname_command_line("R1")
+        await gns3.update_node(pid, node.node_id, properties={"kernel_command_line": line})
+        await _saved_routes(gns3, pid, gns3_project.url, add="10.9.9.0/24")
+        snapshot = await gns3.create_snapshot(pid, "first route")
+        copy = await gns3.duplicate_project(pid, f"{gns3_project.name}-copy")
+        try:
+            later = await _saved_routes(gns3, pid, gns3_project.url, add="10.8.8.0/24")
+            assert "ip route 10.8.8.0/24 Null0" in later
+            await gns3.restore_snapshot(pid, snapshot.snapshot_id)
+            restored = await _saved_routes(gns3, pid, gns3_project.url)
+            assert "ip route 10.9.9.0/24 Null0" in restored, restored
+            assert "10.8.8.0" not in restored, restored
+            await gns3.open_project(copy.project_id)
+            copied = await _saved_routes(gns3, copy.project_id, gns3_project.url)
+            assert "ip route 10.9.9.0/24 Null0" in copied and "10.8.8.0" not in copied
+        finally:
+            await gns3.close_project(copy.project_id)
+            await gns3.delete_project(copy.project_id)
