@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEBIAN_PACKAGES := vpcs chromium tshark iputils-ping busybox
-ROUTER_PACKAGES := qemu-system-x86 qemu-utils linux-image-cloud-amd64
+ROUTER_PACKAGES := qemu-system-x86 qemu-utils linux-image-cloud-amd64 e2fsprogs
 PYTEST_ARGS ?=
 CHECK_MARKERS ?= not lab and not browser and not hub and not slow
 CACHE_DIR ?= $(or $(GNS3_COPILOT_LAB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/jupyter_gns3_copilot)
@@ -104,7 +104,9 @@ $(STAMP): pyproject.toml $(wildcard jupyter-config/*/*)
 # real Linux ping and traceroute whose answers the tests read as a Linux device's.
 # ROUTER_PACKAGES make the lab's Linux router (a QEMU node booting Debian's cloud kernel
 # with a BusyBox initramfs, labkit/router.py): the one node here that forwards packets
-# between subnets. Their recommends (firmware, GUI back ends) are not needed.
+# between subnets; e2fsprogs makes the FRR router's disk (labkit/frr.py). FRR itself is
+# not installed here: the lab kit fetches Debian's .debs with apt-get download into its
+# cache. Their recommends (firmware, GUI back ends) are not needed.
 system-deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -7,29 +7,12 @@ import gzip
 from typing import Any
 
 import pytest
+from support.initramfs import cpio_entries
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit.router import ROUTER_TEMPLATE, build_images
 from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext, execute_tool
-
-
-def cpio_entries(archive: bytes) -> dict[str, tuple[int, int, bytes]]:
-    """A newc cpio archive's entries: path -> (mode, rdev major, data)."""
-    entries = {}
-    offset = 0
-    while True:
-        header = archive[offset : offset + 110]
-        assert header[:6] == b"070701", f"no newc header at {offset}"
-        fields = [int(header[6 + 8 * i : 14 + 8 * i], 16) for i in range(13)]
-        mode, size, rdev_major, name_size = fields[1], fields[6], fields[9], fields[11]
-        name_start = offset + 110
-        name = archive[name_start : name_start + name_size - 1].decode()
-        data_start = name_start + name_size + (-(110 + name_size) % 4)
-        if name == "TRAILER!!!":
-            return entries
-        entries[name] = (mode, rdev_major, archive[data_start : data_start + size])
-        offset = data_start + size + (-size % 4)
 
 
 def test_the_router_boots_busybox_with_its_libraries_and_the_network_modules_in_order() -> None:

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import LabError, LabNotRunning
+from .frr import unpacked_frr
 from .provision import ensure_gns3_server, find_vpcs, resolve_cache_dir
+from .router import RouterUnavailable
 from .server import LabServer
 
 
@@ -91,8 +93,13 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _provision(args: argparse.Namespace) -> int:
-    print(f"gns3server: {ensure_gns3_server(resolve_cache_dir(args.cache_dir))}")
+    cache_dir = resolve_cache_dir(args.cache_dir)
+    print(f"gns3server: {ensure_gns3_server(cache_dir)}")
     print(f"vpcs: {find_vpcs()}")
+    try:
+        print(f"FRR router packages: {unpacked_frr(cache_dir)}")
+    except RouterUnavailable as exc:
+        print(f"no FRR router: {exc}")
     return 0
 
 

@@ -39,7 +39,8 @@ QEMU = "qemu-system-x86_64"
 MODULES = ("virtio_pci", "virtio_net")
 """Kernel modules the router loads (their dependencies come along): its NICs are virtio."""
 INSTALL_HINT = (
-    "make system-deps installs them (Debian: qemu-system-x86 qemu-utils linux-image-cloud-amd64)"
+    "make system-deps installs them (Debian: qemu-system-x86 qemu-utils linux-image-cloud-amd64"
+    " e2fsprogs)"
 )
 BOOT_COMMAND_LINE = "console=ttyS0 quiet panic=-1"
 
@@ -70,11 +71,13 @@ class RouterUnavailable(LabError):
 
 @dataclass(frozen=True)
 class RouterImages:
-    """The router's kernel and initramfs: their GNS3 image names and contents."""
+    """The router's kernel, initramfs and (when it has one) blank disk: their GNS3 image
+    names and contents."""
 
     kernel: str
     initrd: str
     files: dict[str, bytes]
+    disk: str | None = None
 
 
 def install_router(gns3: httpx.Client) -> RouterImages:
@@ -82,19 +85,24 @@ def install_router(gns3: httpx.Client) -> RouterImages:
     `ROUTER_TEMPLATE` through `gns3` (an authenticated client of the lab's `/v3` API).
     Raises `RouterUnavailable` when QEMU or a suitable kernel is missing."""
     images = build_images()
-    for name, data in images.files.items():
+    install_template(gns3, images.files, template_body(images))
+    return images
+
+
+def install_template(gns3: httpx.Client, files: dict[str, bytes], body: dict[str, object]) -> None:
+    """Upload `files` to the lab's QEMU images, then add the template `body` (or update the
+    template of the same name); `RouterUnavailable` when GNS3 refuses one of them."""
+    for name, data in files.items():
         uploaded = gns3.post(f"/v3/images/upload/QEMU/{name}", content=data)
         _require(uploaded, f"the image {name}")
-    body = template_body(images)
     listed = gns3.get("/v3/templates")
     _require(listed, "the templates")
-    existing = [t for t in listed.json() if t.get("name") == ROUTER_TEMPLATE]
+    existing = [t for t in listed.json() if t.get("name") == body["name"]]
     if existing:
         answer = gns3.put(f"/v3/templates/{existing[0]['template_id']}", json=body)
     else:
         answer = gns3.post("/v3/templates", json=body)
-    _require(answer, f"the {ROUTER_TEMPLATE} template")
-    return images
+    _require(answer, f"the {body['name']} template")
 
 
 def _require(answer: httpx.Response, what: str) -> None:
@@ -138,16 +146,11 @@ def hostname_command_line(name: str) -> str:
 
 def build_images() -> RouterImages:
     """The kernel and the initramfs (module docstring)."""
-    if shutil.which(QEMU) is None:
-        raise RouterUnavailable(f"{QEMU} is not installed; {INSTALL_HINT}")
     kernel, modules_dir = find_kernel()
-    busybox = shutil.which("busybox")
-    if busybox is None:
-        raise RouterUnavailable(f"busybox is not installed; {INSTALL_HINT}")
     kernel_data = kernel.read_bytes()
-    initrd_data = initramfs(Path(busybox), modules_dir)
-    kernel_name = f"linux-router-vmlinuz-{_digest(kernel_data)}"
-    initrd_name = f"linux-router-initrd-{_digest(initrd_data)}.gz"
+    initrd_data = initramfs(find_busybox(), modules_dir)
+    kernel_name = f"linux-router-vmlinuz-{digest(kernel_data)}"
+    initrd_name = f"linux-router-initrd-{digest(initrd_data)}.gz"
     return RouterImages(
         kernel=kernel_name,
         initrd=initrd_name,
@@ -155,7 +158,18 @@ def build_images() -> RouterImages:
     )
 
 
-def _digest(data: bytes) -> str:
+def find_busybox() -> Path:
+    """BusyBox on this machine; `RouterUnavailable` when it (or QEMU) is missing."""
+    if shutil.which(QEMU) is None:
+        raise RouterUnavailable(f"{QEMU} is not installed; {INSTALL_HINT}")
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        raise RouterUnavailable(f"busybox is not installed; {INSTALL_HINT}")
+    return Path(busybox)
+
+
+def digest(data: bytes) -> str:
+    """A short content address of `data` (image names change when their content does)."""
     return hashlib.sha256(data).hexdigest()[:12]
 
 
@@ -168,7 +182,7 @@ def find_kernel(
     for kernel in boot.glob("vmlinuz-*"):
         version = kernel.name.removeprefix("vmlinuz-")
         modules_dir = modules_root / version
-        if _module_paths(modules_dir, MODULES) is not None and _readable(kernel):
+        if module_paths(modules_dir, MODULES) is not None and _readable(kernel):
             found.append((kernel.stat().st_mtime, kernel, modules_dir))
     if not found:
         raise RouterUnavailable(
@@ -181,6 +195,15 @@ def find_kernel(
 def initramfs(busybox: Path, modules_dir: Path) -> bytes:
     """The router's initramfs (gzip'd cpio "newc"): BusyBox with its applets and the
     libraries it links, the network modules in load order, `/init`."""
+    archive = busybox_archive(busybox, modules_dir, MODULES)
+    archive.file("init", INIT_SCRIPT.encode(), mode=0o755)
+    return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
+
+
+def busybox_archive(busybox: Path, modules_dir: Path, modules: Iterable[str]) -> CpioWriter:
+    """An initramfs without its /init yet: the base folders, a console device, BusyBox
+    with its applets and libraries, `modules` (and those they need) in load order in
+    /lib/modules, listed in that order in /etc/modules."""
     archive = CpioWriter()
     for folder in ("bin", "dev", "etc", "lib", "lib/modules", "proc", "sys", "tmp"):
         archive.directory(folder)
@@ -189,11 +212,12 @@ def initramfs(busybox: Path, modules_dir: Path) -> bytes:
     for applet in _applets(busybox):
         if applet != "busybox":
             archive.symlink(f"bin/{applet}", "busybox")
-    for library in _libraries(busybox):
+    for library in libraries(busybox):
         archive.parents(library)
         archive.file(str(library).lstrip("/"), library.read_bytes(), mode=0o755)
-    ordered = _module_paths(modules_dir, MODULES)
-    assert ordered is not None
+    ordered = module_paths(modules_dir, modules)
+    if ordered is None:
+        raise RouterUnavailable(f"{modules_dir} lacks one of the modules {', '.join(modules)}")
     names = []
     for module in ordered:
         name = re.sub(r"\.ko(\.xz)?$", ".ko", module.name)
@@ -203,8 +227,7 @@ def initramfs(busybox: Path, modules_dir: Path) -> bytes:
         )
         names.append(name)
     archive.file("etc/modules", ("\n".join(names) + "\n").encode())
-    archive.file("init", INIT_SCRIPT.encode(), mode=0o755)
-    return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
+    return archive
 
 
 def _readable(path: Path) -> bool:
@@ -222,14 +245,18 @@ def _applets(busybox: Path) -> list[str]:
     return [name for name in listed.stdout.split() if "/" not in name]
 
 
-def _libraries(binary: Path) -> list[Path]:
-    """The shared libraries (and the loader) `binary` needs; [] for a static one."""
-    listed = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=10)
+def libraries(binary: Path, search: Iterable[Path] = ()) -> list[Path]:
+    """The shared libraries (and the loader) `binary` needs, looked up in `search` folders
+    before the system's; [] for a static one."""
+    env = {"LD_LIBRARY_PATH": ":".join(str(folder) for folder in search)}
+    listed = subprocess.run(
+        ["ldd", str(binary)], capture_output=True, text=True, timeout=10, env=env
+    )
     paths = re.findall(r"(/\S+) \(0x", listed.stdout) if listed.returncode == 0 else []
     return [Path(p) for p in paths]
 
 
-def _module_paths(modules_dir: Path, wanted: Iterable[str]) -> list[Path] | None:
+def module_paths(modules_dir: Path, wanted: Iterable[str]) -> list[Path] | None:
     """The files of `wanted` modules and their dependencies, each after those it needs
     (read from `modules.dep`); None when one is missing."""
     try:

@@ -48,7 +48,7 @@ from .provision import ensure_gns3_server, find_vpcs, resolve_cache_dir
 from .startup import (
     ChildProcesses,
     clear_previous,
-    install_router_template,
+    install_router_templates,
     register_lab_computes,
     settle_password,
 )
@@ -118,8 +118,9 @@ class LabServer:
         self._compute_count = computes
         self._children = ChildProcesses()
         self._state: LabState | None = None
-        self.router_problem: str | None = None
-        """Why the lab has no Linux router template (`router.py`), None when it has one."""
+        self.router_problems: dict[str, str] = {}
+        """Why the lab lacks a router template (`router.py`, `frr.py`), by template name;
+        empty when it has them all."""
 
     @classmethod
     def from_instance(
@@ -296,7 +297,9 @@ class LabServer:
                 began = time.monotonic()
                 credentials = (self.username, self.password)
                 self._children.wait_ready(self._state.url, credentials, instance, timeout)
-                self.router_problem = install_router_template(self._state.url, credentials)
+                self.router_problems = install_router_templates(
+                    self._state.url, credentials, self.cache_dir
+                )
                 register_lab_computes(
                     self._state.url,
                     credentials,

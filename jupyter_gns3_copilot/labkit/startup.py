@@ -15,7 +15,7 @@ import secrets
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -23,6 +23,7 @@ import httpx
 from .computes import launch_compute, register_computes, release_compute, wait_compute_answers
 from .errors import LabError
 from .executables import HelperPaths
+from .frr import FRR_TEMPLATE, install_frr_router
 from .instance import (
     CONFIG_FILE,
     CONSOLE_LOG,
@@ -208,16 +209,23 @@ def admin_client(url: str, credentials: Credentials) -> Iterator[httpx.Client]:
         yield client
 
 
-def install_router_template(url: str, credentials: Credentials) -> str | None:
-    """Add the Linux router template; what is missing when it cannot be built (the lab
-    runs without it: only labs with a router need it)."""
+def install_router_templates(url: str, credentials: Credentials, cache_dir: Path) -> dict[str, str]:
+    """Add the Linux router and FRR router templates (Debian's FRR packages cached in
+    `cache_dir`); what is missing, by template name, for each that cannot be built (the
+    lab runs without it: only labs with that router need it)."""
+    installers: dict[str, Callable[[httpx.Client], object]] = {
+        ROUTER_TEMPLATE: install_router,
+        FRR_TEMPLATE: lambda client: install_frr_router(client, cache_dir),
+    }
+    problems = {}
     with admin_client(url, credentials) as client:
-        try:
-            install_router(client)
-        except RouterUnavailable as exc:
-            log.warning("The lab has no %s: %s", ROUTER_TEMPLATE, exc)
-            return str(exc)
-    return None
+        for template, install in installers.items():
+            try:
+                install(client)
+            except RouterUnavailable as exc:
+                log.warning("The lab has no %s: %s", template, exc)
+                problems[template] = str(exc)
+    return problems
 
 
 def register_lab_computes(

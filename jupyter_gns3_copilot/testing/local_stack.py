@@ -349,6 +349,7 @@ ROUTER_BOOT_TIMEOUT = 180.0
 async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
     from ..console import ConsolePool, ConsoleTarget
     from ..gns3 import GNS3Client
+    from ..labkit.frr import FRR_TEMPLATE
     from ..labkit.router import ROUTER_TEMPLATE, hostname_command_line
     from ..objectives.service import LAB_FILE
 
@@ -372,10 +373,11 @@ async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
             await gns3.create_node_from_template(pid, "VPCS", name, x=-250 + 250 * index, y=-200)
             await gns3.create_link(pid, name, "e0", "Switch1", f"e{index}")
         for name, (template, x, y) in recipe.nodes.items():
-            if template == ROUTER_TEMPLATE and getattr(lab, "router_problem", None):
-                raise RuntimeError(f"Preparing {recipe.name!r}: {lab.router_problem}")
+            problem = getattr(lab, "router_problems", {}).get(template)
+            if problem:
+                raise RuntimeError(f"Preparing {recipe.name!r}: {problem}")
             node = await gns3.create_node_from_template(pid, template, name, x=x, y=y)
-            if template == ROUTER_TEMPLATE:
+            if template in (ROUTER_TEMPLATE, FRR_TEMPLATE):
                 line = hostname_command_line(name)
                 await gns3.update_node(pid, node.node_id, properties={"kernel_command_line": line})
         for a, a_port, b, b_port in recipe.links:
