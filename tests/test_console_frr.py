@@ -25,7 +25,9 @@ async def test_the_frr_dialect_drives_vtysh(gns3_project: Any) -> None:
     configuration mode is entered and left (`R1(config-if)#` on the way, `R1#` after);
     `% Unknown command` and `% Command incomplete` are failed lines; `ping` ends by itself
     after 5 probes; an overdue ping is interrupted and the console stays usable; a new
-    connection finds the same vtysh at `R1#`."""
+    connection finds the same vtysh at `R1#`; a vtysh restarted by the router's init (after
+    `exit`, which the command policy never sends) greets with its banner and answers at
+    `R1#` again, still without a pager."""
     pid = gns3_project.project_id
     async with client_for(gns3_project) as gns3:
         node = await gns3.create_node_from_template(pid, FRR_TEMPLATE, "R1")
@@ -75,5 +77,9 @@ async def test_the_frr_dialect_drives_vtysh(gns3_project: Any) -> None:
             assert again.prompt == "R1#"
             shown = await again.send("show interface brief")
             assert shown.ok and "10.0.12.1/24" in shown.output
+            restarted = await again.send("exit")
+            assert "Hello, this is FRRouting" in restarted.output and again.prompt == "R1#"
+            shown = await again.send("show interface")
+            assert shown.ok and all(f"Interface eth{n} " in shown.output for n in range(4))
         finally:
             await again.close()
