@@ -394,3 +394,70 @@ def test_an_admin_file_replaces_the_default_and_reloads_when_it_changes(tmp_path
     admin.unlink()
     assert policy.check("ping 10.0.0.1", dialect="vpcs") is None
     assert policy.status().file == str(DEFAULT_POLICY_FILE)
+
+
+FRR_READS = [
+    "show ip ospf neighbor",
+    "show interface brief",
+    "sh ip route json",
+    "show running-config | include ospf",
+    "ping 10.0.12.2",
+    "traceroute 10.0.12.2",
+]
+FRR_CHANGES = ["write memory", "wr", "clear ip ospf process", "clear bgp *", "copy run start"]
+
+
+@pytest.mark.parametrize("command", FRR_READS)
+def test_teaching_mode_runs_frr_diagnostics(policy: CommandPolicy, command: str) -> None:
+    assert policy.check(command, dialect="frr", read_only=True) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        *((command, "would change the device") for command in FRR_CHANGES),
+        ("conf t", "would enter configuration mode"),
+    ],
+)
+def test_teaching_mode_refuses_frr_changes(policy: CommandPolicy, command: str, why: str) -> None:
+    assert why in blocked(policy, command, "frr", read_only=True)
+
+
+def test_teaching_mode_never_configures_an_frr_router(policy: CommandPolicy) -> None:
+    reason = blocked(policy, "router ospf", "frr", read_only=True, context="config")
+    assert "never enters configuration mode" in reason
+
+
+def test_lab_mode_asks_before_frr_changes_and_runs_reads_at_once(policy: CommandPolicy) -> None:
+    """In lab mode every FRR change is sent only after approval (`configuring`), reads
+    are not; every line typed in configuration mode is a change too."""
+    screening = policy.screen([*FRR_READS, *FRR_CHANGES], dialect="frr")
+    assert screening.allowed == [*FRR_READS, *FRR_CHANGES] and not screening.blocked
+    assert screening.configuring == FRR_CHANGES
+    lines = ["interface eth0", "ip address 10.0.12.1/24", "router ospf", "exit", "end"]
+    screening = policy.screen(lines, dialect="frr", context="config")
+    assert screening.allowed == lines and not screening.blocked
+    assert screening.configuring == lines
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("quit", "would end the console session"),
+        ("exit", "would end the console session"),
+        ("start-shell", "interactive dialog"),
+        ("debug ospf event", "console"),
+        ("username admin nopassword", "instructor"),
+        ("show run | redirect x", "not allowed"),
+    ],
+)
+def test_frr_session_and_file_rules_hold_in_lab_mode(
+    policy: CommandPolicy, command: str, why: str
+) -> None:
+    assert why in blocked(policy, command, "frr")
+
+
+def test_frr_configuration_mode_is_entered_and_left_like_ios() -> None:
+    assert config_mode_action("conf t", "frr") == "enter"
+    assert config_mode_action("end", "frr") == "leave"
+    assert config_mode_action("router ospf", "frr") is None

@@ -440,6 +440,30 @@ def test_a_template_note_tells_the_dialect_after_the_nodes_own() -> None:
     assert resolve_dialect("qemu", properties=own, inherited=template).name == "linux"
 
 
+@pytest.mark.parametrize(
+    "tag", ["device_type:frr", "device_type:FRR", "device_type:frr_vtysh", "device_type:vtysh"]
+)
+def test_an_frr_router_is_tagged_frr_or_a_common_spelling_of_it(tag: str) -> None:
+    """The `frr` dialect: GNS3 3.1's FRR skill name and plain `vtysh` spell it too."""
+    assert resolve_dialect("qemu", properties={"usage": f"{tag}. An FRR router"}).name == "frr"
+
+
+def test_the_frr_dialect_reads_vtysh_prompts_and_error_lines() -> None:
+    """Lower-case names and every sub-mode are prompts; sub-modes are configuration mode;
+    vtysh's own complaints are error lines, a `% ` note in show output is not."""
+    frr = resolve_dialect("qemu", tags=["device_type:frr"])
+    for prompt in ("r1#", "R1(config)#", "r1(config-router)#", "edge-1(config-if)#"):
+        match = frr.prompt.search(f"Hello, this is FRRouting (version 8.4.4).\n\n{prompt}")
+        assert match and match.group("prompt") == prompt
+    assert frr.in_config_mode("r1(config-router-af)#") and not frr.in_config_mode("r1#")
+    assert frr.setup_commands == ("terminal length 0",) and frr.config_exit == "end"
+    assert frr.error is not None
+    for line in ("% Unknown command: ip address 1.2.3.4 255.0.0.0", "% Command incomplete: router"):
+        assert frr.error.search(f"{line}\n")
+    assert frr.error.search("% Ambiguous command: sh i\n")
+    assert not frr.error.search("% No BGP neighbors found in VRF default\n")
+
+
 def test_a_device_type_the_copilot_does_not_know_gives_way_to_the_node_type(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -451,7 +475,7 @@ def test_a_device_type_the_copilot_does_not_know_gives_way_to_the_node_type(
     assert resolve_dialect("vpcs", properties={"usage": "device_type: gns3_vpcs"}).name == "vpcs"
     with caplog.at_level(logging.INFO, logger="jupyter_gns3_copilot.console.dialects"):
         assert resolve_dialect("docker", tags=["device_type:gns3_docker_telnet"]).name == "linux"
-    assert "'gns3_docker_telnet' is not one of cisco_ios, linux, vpcs" in caplog.text
+    assert "'gns3_docker_telnet' is not one of cisco_ios, frr, linux, vpcs" in caplog.text
     assert "using the docker node type's dialect, linux" in caplog.text
     with pytest.raises(DialectError, match="Unknown console dialect 'gns3_qemu_telnet'"):
         resolve_dialect("qemu", tags=["device_type:gns3_qemu_telnet"])
@@ -462,7 +486,7 @@ def test_unknown_dialects_say_how_to_tag_the_node() -> None:
         resolve_dialect("qemu", node_name="R1")
     assert "node 'R1' (type qemu)" in str(caught.value)
     assert "device_type:<dialect> in the node's usage notes" in str(caught.value)
-    with pytest.raises(DialectError, match="known dialects: cisco_ios, linux, vpcs"):
+    with pytest.raises(DialectError, match="known dialects: cisco_ios, frr, linux, vpcs"):
         resolve_dialect("qemu", tags=["device_type:junos"])
 
 

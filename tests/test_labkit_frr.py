@@ -8,20 +8,18 @@ import gzip
 import json
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from support.consoles import router_console
 from support.initramfs import cpio_entries
 
-from jupyter_gns3_copilot.console import ConsoleSession, ConsoleTarget
+from jupyter_gns3_copilot.console import ConsoleSession
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit.frr import FRR_TEMPLATE, VTYSH_CONF, build_frr_images
 from jupyter_gns3_copilot.labkit.provision import resolve_cache_dir
 from jupyter_gns3_copilot.labkit.router import hostname_command_line
 
-BOOT_TIMEOUT = 180.0
-"""Seconds an FRR router may take to show its vtysh prompt (about 10 s when idle)."""
 OSPF_TIMEOUT = 120.0
 
 
@@ -43,6 +41,8 @@ def test_the_frr_router_carries_the_daemons_their_libraries_users_and_a_blank_di
     init = entries["init"][2].decode()
     assert "ln -s /disk/frr /etc/frr" in init and "watchfrr" in init
     assert "username root nopassword" in VTYSH_CONF and "cttyhack vtysh" in init
+    assert b"ping -c 5 " in entries["usr/local/bin/ping"][2]
+    assert "export PATH=/usr/local/bin:" in init
     assert images.disk is not None and images.files[images.disk][:4] == b"QFI\xfb"
 
 
@@ -55,17 +55,6 @@ def test_the_lab_has_the_frr_router_template(gns3_lab: Any, gns3_http: httpx.Cli
     assert "Linux router" in templates
     frr = templates[FRR_TEMPLATE]
     assert frr["template_type"] == "qemu" and frr["hda_disk_image"].endswith(".qcow2")
-
-
-async def _console(gns3: GNS3Client, project_id: str, name: str, url: str) -> ConsoleSession:
-    notes = {t.template_id: t.notes for t in await gns3.list_templates()}
-    [node] = [n for n in await gns3.list_nodes(project_id) if n.name == name]
-    target = ConsoleTarget.from_node(
-        node, server_host=urlsplit(url).hostname, inherited=notes.get(node.template_id or "", [])
-    )
-    session = ConsoleSession(target, prompt_timeout=BOOT_TIMEOUT)
-    await session.open()
-    return session
 
 
 async def _until_full(session: ConsoleSession, deadline: float) -> dict[str, Any]:
@@ -98,7 +87,8 @@ async def test_two_frr_routers_reach_ospf_full_and_keep_a_saved_configuration(
         await gns3.create_link(pid, "R1", "e0", "R2", "e0")
         began = time.monotonic()
         await gns3.start_all(pid)
-        sessions = [await _console(gns3, pid, name, gns3_project.url) for name in ("R1", "R2")]
+        url = gns3_project.url
+        sessions = [await router_console(gns3, pid, name, url) for name in ("R1", "R2")]
         booted = time.monotonic() - began
         try:
             for number, session in enumerate(sessions, start=1):
@@ -133,7 +123,7 @@ async def test_two_frr_routers_reach_ospf_full_and_keep_a_saved_configuration(
         [r1] = [n for n in await gns3.list_nodes(pid) if n.name == "R1"]
         await gns3.stop_node(pid, r1.node_id)
         await gns3.start_node(pid, r1.node_id)
-        session = await _console(gns3, pid, "R1", gns3_project.url)
+        session = await router_console(gns3, pid, "R1", gns3_project.url)
         try:
             shown = await session.send("show running-config")
             assert "ospf router-id 1.1.1.1" in shown.output, shown.output
@@ -148,7 +138,7 @@ async def _saved_routes(gns3: GNS3Client, pid: str, url: str, add: str | None = 
     return its running configuration; R1 is stopped again."""
     [r1] = [n for n in await gns3.list_nodes(pid) if n.name == "R1"]
     await gns3.start_node(pid, r1.node_id)
-    session = await _console(gns3, pid, "R1", url)
+    session = await router_console(gns3, pid, "R1", url)
     try:
         if add:
             [line] = await session.configure([f"ip route {add} Null0"])

@@ -268,6 +268,7 @@ def test_skills_lookup_goes_index_topics_text(tmp_path: Path) -> None:
     topics = {entry["device_type"]: entry["topics"] for entry in index["device_types"]}
     assert topics == {
         "cisco_ios": ["addressing", "ospf", "troubleshooting", "vlans"],
+        "frr": ["addressing", "ospf"],
         "vpcs": ["addressing", "troubleshooting"],
     }
 
@@ -282,13 +283,17 @@ def test_skills_lookup_goes_index_topics_text(tmp_path: Path) -> None:
     assert skills.lookup("cisco_ios", "vlan")["topic"] == "vlans"
     assert skills.lookup("cisco_ios", "ip address")["topic"] == "addressing"
     assert skills.lookup(None, "vlans")["device_type"] == "cisco_ios"
+    frr_ospf = skills.lookup("frr_vtysh", "ospf")["content"]
+    assert "router ospf\n" in frr_ospf and "network 10.0.12.0/24 area 0" in frr_ospf
+    frr_addresses = skills.lookup("frr", "ip address")["content"]
+    assert "ip address 10.0.12.1/24" in frr_addresses and "show interface brief" in frr_addresses
 
     missing = skills.lookup("vpcs", "bgp")
     assert missing["status"] == "failed" and [t["topic"] for t in missing["topics"]] == [
         "addressing",
         "troubleshooting",
     ]
-    assert skills.lookup("juniper", None)["device_types"] == ["cisco_ios", "vpcs"]
+    assert skills.lookup("juniper", None)["device_types"] == ["cisco_ios", "frr", "vpcs"]
 
     (tmp_path / "vpcs").mkdir()
     (tmp_path / "vpcs" / "addressing.md").write_text(
@@ -298,7 +303,7 @@ def test_skills_lookup_goes_index_topics_text(tmp_path: Path) -> None:
     assert extended.lookup("vpcs", "addressing")["content"] == "Use it."
     (tmp_path / "arista_eos").mkdir()
     (tmp_path / "arista_eos" / "mlag.md").write_text("No header at all.\n")
-    assert extended.reload() == 7
+    assert extended.reload() == 9
     assert extended.lookup("arista-eos", "mlag") == {
         "device_type": "arista_eos",
         "topic": "mlag",

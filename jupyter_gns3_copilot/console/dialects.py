@@ -21,7 +21,7 @@ from .errors import DialectError
 
 log = logging.getLogger(__name__)
 
-DialectName = Literal["vpcs", "cisco_ios", "linux"]
+DialectName = Literal["vpcs", "cisco_ios", "frr", "linux"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,28 @@ CISCO_IOS = Dialect(
     interrupt=("\x1e", "\x03"),
 )
 
+FRR = Dialect(
+    name="frr",
+    description="FRRouting vtysh: 'r1#', 'r1(config-router)#', '% Unknown command', no pager",
+    prompt=CISCO_IOS.prompt,
+    newline="\r",
+    error=re.compile(
+        r"^% ?(?:Unknown command|Command incomplete|Ambiguous command|There is no matched "
+        r"command|Malformed|Invalid|Can't|Cannot|OSPF is not running|Configuration failed"
+        r"|Not authorized).*$",
+        re.MULTILINE,
+    ),
+    # `enable` is accepted and does nothing: vtysh starts at `#`.
+    privileged_prompt=re.compile(r"#\Z"),
+    config_enter="configure terminal",
+    config_exit="end",
+    config_prompt=CISCO_IOS.config_prompt,
+    setup_commands=("terminal length 0",),
+    # Ctrl-C stops the program vtysh runs (ping, traceroute); vtysh itself stays. When
+    # PID 1 restarts vtysh it prints "Hello, this is FRRouting ..." before its prompt,
+    # which `wake` reads past like any other text before a prompt.
+)
+
 LINUX = Dialect(
     name="linux",
     description="Linux/BusyBox shell: prompt ending in '$ ' or '# '",
@@ -136,7 +158,7 @@ LINUX = Dialect(
     login_failed=re.compile(r"Login incorrect"),
 )
 
-DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (VPCS, CISCO_IOS, LINUX)}
+DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (VPCS, CISCO_IOS, FRR, LINUX)}
 
 # Other spellings met in tags and in Netmiko-style device types.
 _ALIASES: Mapping[str, str] = {
@@ -147,6 +169,9 @@ _ALIASES: Mapping[str, str] = {
     "cisco_iosxe": "cisco_ios",
     "iou": "cisco_ios",
     "dynamips": "cisco_ios",
+    "frr_vtysh": "frr",
+    "frrouting": "frr",
+    "vtysh": "frr",
     "shell": "linux",
     "docker": "linux",
 }

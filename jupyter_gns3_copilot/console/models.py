@@ -55,7 +55,7 @@ class ConsoleTarget(BaseModel):
     name: str = Field(description="Device name, used in results and messages")
     host: str = Field(description="Console host as reachable from this process")
     port: int = Field(gt=0, le=65535, description="Console TCP port")
-    dialect: DialectName = Field(description="Console dialect: vpcs, cisco_ios or linux")
+    dialect: DialectName = Field(description="Console dialect: vpcs, cisco_ios, frr or linux")
     credentials: ConsoleCredentials | None = Field(default=None, repr=False, exclude=True)
     transport: ConsoleTransport = Field(
         default="telnet", description="telnet to host:port, or GNS3's console websocket"

@@ -64,9 +64,14 @@ PROGRAMS = (
     "usr/bin/vtysh",
 )
 DISK_SIZE = "32M"
-CONSOLE_DIALECT = "cisco_ios"
-"""The console dialect the template names until one of vtysh's own exists: vtysh shares
-IOS's prompts, `enable`, `terminal length 0`, `configure terminal`/`end` and `% ` errors."""
+CONSOLE_DIALECT = "frr"
+"""The console dialect the template names (`device_type:frr` in its usage notes)."""
+PING_PROBES = 5
+PING_SCRIPT = f"""#!/bin/sh
+exec /bin/busybox ping -c {PING_PROBES} -W 2 "$@"
+"""
+"""The `ping` vtysh runs (first on PATH): vtysh's `ping WORD` passes no count, and a
+ping without one never stops; this one stops after 5 probes, as IOS's does."""
 DISK_HASH_SEED = "4c4c4c4c-0000-4000-8000-000000000001"
 
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nfrr:x:100:101:FRRouting:/nonexistent:/bin/false\n"
@@ -77,7 +82,7 @@ VTYSH_LINES = VTYSH_CONF.replace("\n", "\\n")
 
 INIT_SCRIPT = f"""\
 #!/bin/sh
-export PATH=/bin:/usr/bin:/usr/lib/frr
+export PATH=/usr/local/bin:/bin:/usr/bin:/usr/lib/frr
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -159,6 +164,8 @@ def build_frr_images(cache_dir: Path) -> RouterImages:
     archive = busybox_archive(busybox, modules_dir, (*MODULES, "virtio_blk"))
     for folder in ("disk", "var", "var/run", "var/tmp", "var/log", "usr", "usr/bin"):
         archive.directory(folder)
+    archive.parents(Path("/usr/local/bin/ping"))
+    archive.file("usr/local/bin/ping", PING_SCRIPT.encode(), mode=0o755)
     archive.file("etc/passwd", PASSWD.encode())
     archive.file("etc/group", GROUP.encode())
     search = [root / "usr/lib/x86_64-linux-gnu/frr", root / "usr/lib/x86_64-linux-gnu"]

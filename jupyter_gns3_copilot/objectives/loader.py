@@ -48,7 +48,7 @@ MAX_LAB_BYTES = 512 * 1024
 SAMPLE_USER = "lab-file-check"
 """The student a file's templates are tried with when it is loaded."""
 SAMPLE_SALT = "lab-file-check"
-POLICY_DIALECTS = ("vpcs", "cisco_ios", "linux")
+POLICY_DIALECTS = ("vpcs", "cisco_ios", "frr", "linux")
 """The dialects the command policy knows."""
 
 Path_ = tuple[str | int, ...]

@@ -1,6 +1,7 @@
 """Consoles to test against: VPCS nodes of a real GNS3 project (`build_pcs`,
-`console_targets`, `UNUSED_ADDRESS`) and `linux_shell`, a real `/bin/sh` on a
-pseudo-terminal behind a telnet server, optionally in a network namespace of its own."""
+`console_targets`, `UNUSED_ADDRESS`), a started router's open session (`router_console`)
+and `linux_shell`, a real `/bin/sh` on a pseudo-terminal behind a telnet server,
+optionally in a network namespace of its own."""
 
 from __future__ import annotations
 
@@ -12,10 +13,25 @@ from urllib.parse import urlsplit
 
 import telnetlib3
 
-from jupyter_gns3_copilot.console import ConsoleTarget, ConsoleTransport
+from jupyter_gns3_copilot.console import ConsoleSession, ConsoleTarget, ConsoleTransport
 from jupyter_gns3_copilot.gns3 import GNS3Client
 
 UNUSED_ADDRESS = "10.0.0.99"
+ROUTER_BOOT_TIMEOUT = 180.0
+"""Seconds a lab kit router may take to show its prompt (about 10 s when idle)."""
+
+
+async def router_console(gns3: GNS3Client, project_id: str, name: str, url: str) -> ConsoleSession:
+    """An open telnet console session to the started node `name`, its dialect decided
+    the way the tools decide it (its template's usage notes included)."""
+    notes = {t.template_id: t.notes for t in await gns3.list_templates()}
+    [node] = [n for n in await gns3.list_nodes(project_id) if n.name == name]
+    target = ConsoleTarget.from_node(
+        node, server_host=urlsplit(url).hostname, inherited=notes.get(node.template_id or "", [])
+    )
+    session = ConsoleSession(target, prompt_timeout=ROUTER_BOOT_TIMEOUT)
+    await session.open()
+    return session
 
 
 async def console_targets(

@@ -41,7 +41,7 @@ Rule file format, one rule per line (`#` starts a comment line)::
 
 WORDS match the start of a command (`$` at the end: the whole command); `*` matches one
 word, `...` any number of words, a word with `*`/`?`/`[` is a glob (no abbreviation).
-DIALECT is vpcs, cisco_ios or linux (default: every dialect). `allow:` rules are exceptions
+DIALECT is vpcs, cisco_ios, frr or linux (default: every dialect). `allow:` rules are exceptions
 checked first (on IOS against the command as typed, before looking through `no`).
 """
 

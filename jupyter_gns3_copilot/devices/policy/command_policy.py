@@ -21,6 +21,7 @@ from .dialect_rules import (
     teaching_bound,
 )
 from .rules import (
+    IOS_LIKE,
     TEACHING_HELP,
     CappedCommand,
     CommandContext,
@@ -187,7 +188,7 @@ class CommandPolicy:
             return f"teaching_assistant mode never enters configuration mode. {TEACHING_HELP}"
         if context == "config" and config_mode_action(command, dialect):
             return None
-        if dialect == "cisco_ios":
+        if dialect in IOS_LIKE:
             words, pipes = split_ios_pipes(words)
             if not words:
                 return "there is no command before `|`"

@@ -1,4 +1,4 @@
-"""The built-in rules of the IOS and VPCS dialects: the session rules, the read-only
+"""The built-in rules of the IOS, FRR and VPCS dialects: the session rules, the read-only
 (teaching) allow-lists, their known command words, and bounding a teaching-mode `ping`."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .rules import (
     FIRST_WORD_ABBREVIATION,
+    IOS_LIKE,
     LEAVE_SESSION,
     TEACHING_HELP,
     TEACHING_MAX_PROBES,
@@ -27,8 +28,9 @@ def teaching_bound(command: str, dialect: str) -> CappedCommand | None:
     One rule per dialect, all about `ping` (the diagnostic students leave running):
     VPCS `-c N` above `TEACHING_MAX_PROBES` is lowered and `-t` (until interrupted) is
     replaced by that count; IOS `repeat N` is lowered; Linux `-c N` is lowered (a Linux
-    ping without `-c` is refused in every mode). The bounded command keeps the other
-    words as typed, single-spaced.
+    ping without `-c` is refused in every mode). FRR's `ping` takes no count (the lab
+    kit's router stops after 5 probes), so nothing is bounded there. The bounded command
+    keeps the other words as typed, single-spaced.
     """
     tokens = command.split()
     words = command_words(command)
@@ -96,7 +98,7 @@ def config_mode_action(command: str, dialect: str) -> ConfigAction | None:
     `end`, `exit` for `exit` (which only leaves a sub-mode, or configuration mode when typed
     at its top level); None for everything else (typed as is).
     """
-    if dialect != "cisco_ios":
+    if dialect not in IOS_LIKE:
         return None
     words = command_words(command)
     if not words:
@@ -128,7 +130,7 @@ def spelled_out(command: str, dialect: str) -> list[str]:
             return []
         return without_wrappers([token.lower() for token in tokens])
     words = command_words(command)
-    if dialect == "cisco_ios":
+    if dialect in IOS_LIKE:
         words = split_ios_pipes(words)[0]
         if len(words) > 1 and words[0] == "do":
             words = words[1:]
@@ -172,7 +174,7 @@ def session_problem(
     context: CommandContext,
     read_only: bool,
 ) -> str | None:
-    if dialect == "cisco_ios":
+    if dialect in IOS_LIKE:
         return _ios_session_problem(words, minimum, context, read_only)
     if dialect == "vpcs":
         return _vpcs_session_problem(words, minimum)
@@ -187,7 +189,7 @@ def _ios_session_problem(
         return f"`{first}` {LEAVE_SESSION}"
     if _first_is(words, minimum, "disable"):
         return f"`{first}` would drop the session's privilege level the tools rely on"
-    if _first_is(words, minimum, "tclsh", "setup"):
+    if _first_is(words, minimum, "tclsh", "setup", "start-shell"):
         return f"`{first}` starts an interactive dialog the tools cannot drive"
     if context == "config":
         return None
@@ -295,6 +297,15 @@ _VOCABULARIES = {
         min_abbreviation=2,
         complete=False,
     ),
+    "frr": _Vocabulary(
+        read_only=("show", "ping", "traceroute"),
+        changing=word_set(
+            "clear configure copy debug disable enable end exit find list logout no quit "
+            "rpki start-shell terminal undebug watchfrr write"
+        ),
+        min_abbreviation=2,
+        complete=False,
+    ),
     "vpcs": _Vocabulary(
         read_only=("show", "ping", "trace", "arp", "echo", "help", "history", "version", "?"),
         changing=word_set("clear dhcp disconnect ip load quit relay rlogin save set sleep !"),
@@ -325,7 +336,7 @@ def takes_command_word(word: str, dialect: str) -> bool:
     if vocabulary is None:
         return True
     typed = word.lower()
-    if dialect == "cisco_ios" and typed in _IOS_CONFIGURATION_WORDS:
+    if dialect in IOS_LIKE and typed in _IOS_CONFIGURATION_WORDS:
         return True
     return typed in vocabulary.known or bool(vocabulary.candidates(typed))
 

@@ -18,7 +18,10 @@ CommandContext = Literal["exec", "config"]
 
 ConfigAction = Literal["enter", "leave", "exit"]
 
-FIRST_WORD_ABBREVIATION = {"cisco_ios": 2, "vpcs": 1}
+IOS_LIKE = frozenset({"cisco_ios", "frr"})
+"""Dialects with IOS's command line: `do`, `no`, `| include`, `configure terminal`/`end`."""
+
+FIRST_WORD_ABBREVIATION = {"cisco_ios": 2, "frr": 2, "vpcs": 1}
 """Shortest abbreviation of a command's first word each dialect accepts (Linux: none)."""
 
 _DIALECT_PREFIX = re.compile(r"\s*([A-Za-z_]+(?:\s*,\s*[A-Za-z_]+)*):\s+(.*)")
@@ -177,7 +180,7 @@ def rule_problem(
         return None
     forms = [(words, first_abbreviation)]
     if (
-        dialect == "cisco_ios"
+        dialect in IOS_LIKE
         and len(words) > 1
         and (words[0] == "no" or word_matches("default", words[0], 3))
     ):
