@@ -27,6 +27,7 @@ import httpx
 from .locks import file_lock
 from .router import (
     BOOT_COMMAND_LINE,
+    BOOT_STEPS,
     INSTALL_HINT,
     MODULES,
     QEMU,
@@ -83,16 +84,7 @@ VTYSH_LINES = VTYSH_CONF.replace("\n", "\\n")
 INIT_SCRIPT = f"""\
 #!/bin/sh
 export PATH=/usr/local/bin:/bin:/usr/bin:/usr/lib/frr
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-for module in $(cat /etc/modules); do insmod "/lib/modules/$module"; done
-name=router
-for word in $(cat /proc/cmdline); do
-    case "$word" in hostname=*) name="${{word#hostname=}}" ;; esac
-done
-hostname "$name"
-echo 1 > /proc/sys/net/ipv4/ip_forward
+{BOOT_STEPS}echo 1 > /proc/sys/net/ipv4/ip_forward
 echo 1 > /proc/sys/net/ipv6/conf/all/forwarding
 ip link set lo up
 for device in /sys/class/net/eth*; do ip link set "${{device##*/}}" up; done

@@ -44,9 +44,7 @@ INSTALL_HINT = (
 )
 BOOT_COMMAND_LINE = "console=ttyS0 quiet panic=-1"
 
-INIT_SCRIPT = """\
-#!/bin/sh
-export PATH=/bin
+BOOT_STEPS = """\
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -56,11 +54,23 @@ for word in $(cat /proc/cmdline); do
     case "$word" in hostname=*) name="${word#hostname=}" ;; esac
 done
 hostname "$name"
+"""
+"""What every router's /init does first: the kernel's file systems, its modules, and the
+host name from the `hostname=` kernel argument (default `router`)."""
+
+INIT_SCRIPT = (
+    """\
+#!/bin/sh
+export PATH=/bin
+"""
+    + BOOT_STEPS
+    + """\
 ip link set lo up
 for device in /sys/class/net/eth*; do ip link set "${device##*/}" up; done
 export PS1="$name# "
 while true; do setsid cttyhack sh; done
 """
+)
 """The router's /init: interfaces up without addresses, forwarding off, a shell on the
 serial console (the node's GNS3 console) started again when it exits."""
 
