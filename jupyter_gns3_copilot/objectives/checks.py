@@ -59,7 +59,9 @@ async def _verdict(check: Check, devices: DeviceAccess) -> CheckVerdict:
         return await _address(check, devices)
     if isinstance(check, CommandCheck):
         return await _command(check, devices)
-    return await _parsed(check, devices)
+    if isinstance(check, ParsedCheck):
+        return await _parsed(check, devices)
+    raise Undecided(f"{check.kind} checks are not decided yet")
 
 
 async def _node_running(check: NodeRunningCheck, devices: DeviceAccess) -> CheckVerdict:
