@@ -53,8 +53,7 @@ class Project(GNS3Model):
 class Template(GNS3Model):
     """A node template, e.g. the builtin "VPCS" (template_type "vpcs"). `usage` is its
     free-text notes; `tags` and `netmiko_device_type` are sent by GNS3 3.1 (its built-in
-    templates carry `device_type:` tags), honoured when a server provides them.
-    `kernel_command_line` is a QEMU template's kernel arguments (None for other types)."""
+    templates carry `device_type:` tags), honoured when a server provides them."""
 
     template_id: str
     name: str
@@ -65,7 +64,6 @@ class Template(GNS3Model):
     usage: str | None = None
     tags: list[str] = Field(default_factory=list)
     netmiko_device_type: str | None = None
-    kernel_command_line: str | None = None
 
     @property
     def notes(self) -> list[str]:
