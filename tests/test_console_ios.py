@@ -35,7 +35,7 @@ from jupyter_gns3_copilot.console import (
 )
 from jupyter_gns3_copilot.console.pool import _locked, abortable
 from jupyter_gns3_copilot.console.text import TerminalText
-from jupyter_gns3_copilot.gns3 import Node
+from jupyter_gns3_copilot.gns3 import Node, Template
 from jupyter_gns3_copilot.testing.ios_double import IOSDouble
 
 FIRST = [f"ping 10.0.0.{n}" for n in range(1, 5)]
@@ -479,6 +479,37 @@ def test_a_device_type_the_copilot_does_not_know_gives_way_to_the_node_type(
     assert "using the docker node type's dialect, linux" in caplog.text
     with pytest.raises(DialectError, match="Unknown console dialect 'gns3_qemu_telnet'"):
         resolve_dialect("qemu", tags=["device_type:gns3_qemu_telnet"])
+
+
+def test_gns3_31_netmiko_device_type_names_the_dialect_below_a_device_type_tag() -> None:
+    """GNS3 3.1 sends a node's (and a template's) `netmiko_device_type`: a QEMU node with
+    `cisco_ios` or `linux` there speaks that dialect, the node's own before its template's;
+    a `device_type:` tag, its template's included, still decides first; a Netmiko type
+    without a dialect here (`vyos`) is passed over, down to the node type."""
+    ios = Node.model_validate(
+        {
+            "node_id": "0b4d2a3e-0000-4000-8000-000000000009",
+            "name": "R9",
+            "node_type": "qemu",
+            "console": 5009,
+            "console_host": "127.0.0.1",
+            "console_type": "telnet",
+            "netmiko_device_type": "cisco_ios",
+        }
+    )
+    assert ios.netmiko_device_type == "cisco_ios"
+    assert ConsoleTarget.from_node(ios).dialect == "cisco_ios"
+    assert ConsoleTarget.from_node(ios, inherited_netmiko="linux").dialect == "cisco_ios"
+    assert ConsoleTarget.from_node(ios, inherited=["device_type:frr"]).dialect == "frr"
+    plain = ios.model_copy(update={"netmiko_device_type": None})
+    assert ConsoleTarget.from_node(plain, inherited_netmiko="linux").dialect == "linux"
+    template = Template.model_validate(
+        {"template_id": "t", "name": "VyOS", "template_type": "qemu", "netmiko_device_type": "vyos"}
+    )
+    assert template.netmiko_device_type == "vyos"
+    with pytest.raises(DialectError, match="device_type:<dialect>"):
+        ConsoleTarget.from_node(plain, inherited_netmiko=template.netmiko_device_type)
+    assert resolve_dialect("docker", netmiko_device_types=["vyos", None]).name == "linux"
 
 
 def test_unknown_dialects_say_how_to_tag_the_node() -> None:

@@ -21,7 +21,10 @@ from jupyter_gns3_copilot.gns3 import (
     GNS3Timeout,
     GNS3Unreachable,
     Link,
+    Node,
 )
+from jupyter_gns3_copilot.gns3.nodes import named_command_line
+from jupyter_gns3_copilot.labkit.router import ROUTER_TEMPLATE, hostname_command_line
 
 PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d"}
 
@@ -203,6 +206,41 @@ async def test_nodes_are_created_named_moved_and_deleted(gns3_project: Any) -> N
 
         await gns3.delete_node(project_id, default.node_id)
         assert [n.name for n in await gns3.list_nodes(project_id)] == ["Server"]
+
+
+def test_a_hostname_kernel_argument_names_the_node() -> None:
+    """A node whose kernel command line has `hostname=` gets its own name there; nodes
+    without one, already named, or with a name that is no host name are left alone."""
+
+    def node(name: str, line: str | None) -> Node:
+        properties = {} if line is None else {"kernel_command_line": line}
+        return Node(node_id="n", name=name, node_type="qemu", properties=properties)
+
+    line = "console=ttyS0 quiet hostname=router panic=-1"
+    assert named_command_line(node("R1", line)) == "console=ttyS0 quiet hostname=R1 panic=-1"
+    assert named_command_line(node("core-2", line)) == line.replace("router", "core-2")
+    assert named_command_line(node("R1", "console=ttyS0 hostname=R1")) is None
+    assert named_command_line(node("R1", "console=ttyS0 myhostname=x")) is None
+    assert named_command_line(node("R1", None)) is None
+    assert named_command_line(node("R 1", line)) is None
+
+
+@pytest.mark.lab
+async def test_a_router_node_is_named_on_its_kernel_command_line(
+    gns3_project: Any, gns3_lab: Any
+) -> None:
+    """The lab kit's router templates carry `hostname=router`: a node created from one gets
+    its name there (so its prompt is `R1#`), and a renamed one its new name."""
+    if getattr(gns3_lab, "router_problems", {}).get(ROUTER_TEMPLATE):
+        pytest.skip(gns3_lab.router_problems[ROUTER_TEMPLATE])
+    project_id = gns3_project.project_id
+    async with client_for(gns3_project) as gns3:
+        router = await gns3.create_node_from_template(project_id, ROUTER_TEMPLATE, "R1")
+        assert router.properties["kernel_command_line"] == hostname_command_line("R1")
+        default = await gns3.create_node_from_template(project_id, ROUTER_TEMPLATE)
+        assert default.properties["kernel_command_line"].endswith(f" hostname={default.name}")
+        renamed = await gns3.update_node(project_id, router.node_id, name="edge-1")
+        assert renamed.properties["kernel_command_line"] == hostname_command_line("edge-1")
 
 
 @pytest.mark.lab

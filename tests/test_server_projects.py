@@ -93,6 +93,18 @@ async def test_topology_in_json_text_and_svg(jp_fetch, gns3_project) -> None:
     )
     assert as_text.headers["Content-Type"].startswith("text/plain")
     assert "PC1" in as_text.body and gns3_project.name in as_text.body
+    stopped = await call(
+        jp_fetch,
+        *project_path(gns3_project, "topology"),
+        params={"format": "text", "addresses": "true"},
+    )
+    assert stopped.body == as_text.body, "stopped PCs have no addresses to read"
+    bad = await call(
+        jp_fetch,
+        *project_path(gns3_project, "topology"),
+        params={"format": "text", "addresses": "maybe"},
+    )
+    assert bad.code == 400 and "addresses" in bad.error["message"]
     as_svg = await call(jp_fetch, *project_path(gns3_project, "topology"), params={"format": "svg"})
     assert as_svg.headers["Content-Type"] == "image/svg+xml"
     assert as_svg.body.startswith("<svg") and "PC2" in as_svg.body

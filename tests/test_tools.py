@@ -31,6 +31,7 @@ from jupyter_gns3_copilot.tools import (
     openai_tool_schema,
     tools_for_mode,
 )
+from jupyter_gns3_copilot.tools.command_tools import split_commands
 from jupyter_gns3_copilot.tools.node_tools import SPACING, free_spot
 from jupyter_gns3_copilot.tools.placement import follows_layout
 from jupyter_gns3_copilot.tools.registry import call_changes_lab, changes_lab_with, unallowed_work
@@ -245,6 +246,19 @@ async def test_execute_tool_answers_every_expected_problem_without_raising() -> 
 
     with pytest.raises(ValueError, match="Unknown copilot mode"):
         offline_context(mode="root")
+
+
+def test_configuration_batches_drop_blank_and_comment_lines_on_ios_like_dialects() -> None:
+    """A pasted configuration is split into its lines; blank lines go everywhere, `!`
+    comment lines on IOS and FRR (both write them in `show running-config`), but not on
+    VPCS or Linux, where `!` means something else."""
+    pasted = ["!\nrouter ospf\n ospf router-id 1.1.1.1\n!\n\n", "  ! a note", "end"]
+    expected = ["router ospf", "ospf router-id 1.1.1.1", "end"]
+    assert split_commands(pasted, "frr") == expected
+    assert split_commands(pasted, "cisco_ios") == expected
+    for dialect in ("vpcs", "linux", None):
+        assert split_commands(pasted, dialect)[:2] == ["!", "router ospf"]
+        assert "" not in split_commands(pasted, dialect)
 
 
 def test_free_spots_keep_their_distance() -> None:

@@ -28,6 +28,10 @@ class TopologySource:
     stops sharing reads begun before the change with other turns). A failed or slow
     fetch yields None (the prompt then says no topology is available, the tools read the
     nodes themselves) and is logged.
+
+    `annotate` (optional) returns text to add after the topology's (the console dialects'
+    notes, `device_notes`); when it fails or outlasts `timeout`, the text goes without it
+    (logged).
     """
 
     def __init__(
@@ -36,10 +40,12 @@ class TopologySource:
         timeout: float = TOPOLOGY_TIMEOUT,
         *,
         on_lab_changed: Callable[[], object] | None = None,
+        annotate: Callable[[Topology], Awaitable[str]] | None = None,
     ) -> None:
         self._fetch = fetch
         self._timeout = timeout
         self._on_lab_changed = on_lab_changed
+        self._annotate = annotate
         self._task: asyncio.Task[tuple[Topology, str] | None] | None = None
 
     async def _load(self) -> tuple[Topology, str] | None:
@@ -48,7 +54,13 @@ class TopologySource:
         except Exception as exc:
             log.warning("Could not read the lab topology: %s", exc)
             return None
-        return topology, topology.to_text()
+        text = topology.to_text()
+        if self._annotate is not None:
+            try:
+                text += await asyncio.wait_for(self._annotate(topology), self._timeout)
+            except Exception as exc:
+                log.warning("Could not add the device notes to the topology: %s", exc)
+        return topology, text
 
     def prefetch(self) -> None:
         """Start fetching unless a fetch is under way or done."""

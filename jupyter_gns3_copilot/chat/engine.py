@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..agent.abort import AbortRegistry
 from ..agent.approval import ApprovalDecision, ApprovalRequest
 from ..agent.clock import TurnClock
+from ..agent.device_notes import device_notes
 from ..agent.prompts import time_limit_notice
 from ..events import (
     AbortEvent,
@@ -32,6 +33,7 @@ from ..events import (
 from ..single_flight import SingleFlight
 from ..store import ProjectStore
 from ..tools import LabAccess
+from ..tools.skills import SkillsLibrary
 from . import repair
 from .decisions import Detached, LiveDecisions
 from .running_turn import RunningTurn
@@ -99,6 +101,8 @@ class TurnEngine:
         self.decisions = LiveDecisions()
         self.turns = AbortRegistry()
         self.graph: CopilotGraph = build_graph(store.checkpointer)
+        self._skills = lab.skills or SkillsLibrary()
+        """Whose `prompt` notes the system prompt shows for the lab's dialects."""
         self._topology_reads: SingleFlight[str, Topology] = SingleFlight(
             lambda project_id: read_topology(lab.gns3, project_id, read_project)
         )
@@ -151,6 +155,7 @@ class TurnEngine:
         topology = TopologySource(
             lambda: self._topology_reads(self.project_id),
             on_lab_changed=lambda: self._topology_reads.forget(self.project_id),
+            annotate=lambda read: device_notes(read.nodes, self.lab.devices, self._skills),
         )
         topology.prefetch()
         return topology

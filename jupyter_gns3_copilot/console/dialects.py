@@ -229,6 +229,7 @@ def resolve_dialect(
     override: str | Dialect | None = None,
     node_name: str | None = None,
     inherited: Iterable[str] = (),
+    netmiko_device_types: Iterable[str | None] = (),
 ) -> Dialect:
     """Decide the console dialect of a node.
 
@@ -236,7 +237,9 @@ def resolve_dialect(
     node's free-text `usage` property (GNS3 3.0 nodes have no tags, so instructors write
     `device_type:cisco_ios` in the node's usage notes), else in `inherited` (its
     template's tags and usage notes: one note for every node of an appliance); then the
-    node type (vpcs -> vpcs,
+    first of `netmiko_device_types` (GNS3 3.1's `netmiko_device_type` of the node, then of
+    its template) naming a known dialect (`cisco_ios`, `linux`; others such as `vyos` are
+    passed over); then the node type (vpcs -> vpcs,
     iou/dynamips -> cisco_ios, docker -> linux). A `device_type` this module does not know
     (GNS3 3.1 tags its built-in VPCS template `device_type:gns3_vpcs_telnet`) gives way to
     the node type, and the server log says so. Raises `DialectError` saying how to tag the
@@ -255,6 +258,12 @@ def resolve_dialect(
             if by_type is None:
                 raise
             _unknown_device_type(tagged, node_type)
+    for netmiko in netmiko_device_types:
+        if netmiko:
+            try:
+                return dialect_by_name(netmiko)
+            except DialectError:
+                _unknown_device_type(netmiko, node_type)
     if by_type:
         return DIALECTS[by_type]
     who = f"node {node_name!r}" if node_name else "this node"
@@ -274,5 +283,5 @@ def _unknown_device_type(tagged: str, node_type: str) -> None:
         tagged,
         ", ".join(sorted(DIALECTS)),
         node_type,
-        NODE_TYPE_DIALECTS[node_type],
+        NODE_TYPE_DIALECTS.get(node_type, "if any"),
     )

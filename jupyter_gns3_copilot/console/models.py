@@ -100,6 +100,7 @@ class ConsoleTarget(BaseModel):
         gns3_url: str | None = None,
         token_provider: ConsoleTokenProvider | None = None,
         inherited: Sequence[str] = (),
+        inherited_netmiko: str | None = None,
     ) -> ConsoleTarget:
         """Build a target from a GNS3 node object.
 
@@ -107,7 +108,9 @@ class ConsoleTarget(BaseModel):
         `console_type`, `properties` and `tags` (the gns3 package's node model has them;
         `tags` and `properties` may be missing or empty). The dialect comes from
         `resolve_dialect` (override, then a `device_type:` token of the node's, then one in
-        `inherited`, its template's tags and usage notes, then the node type).
+        `inherited`, its template's tags and usage notes, then the node's
+        `netmiko_device_type` (GNS3 3.1), then `inherited_netmiko`, its template's, then
+        the node type).
         A console host of `0.0.0.0`/`::` means "the GNS3 host": `server_host` (the host of
         the GNS3 URL) is used then, or 127.0.0.1 when it is not given.
         With `transport="websocket"`, the console is reached through the node's console
@@ -144,6 +147,7 @@ class ConsoleTarget(BaseModel):
             override=override,
             node_name=name,
             inherited=inherited,
+            netmiko_device_types=(getattr(node, "netmiko_device_type", None), inherited_netmiko),
         )
         websocket_url = None
         if transport == "websocket":

@@ -23,7 +23,7 @@ from ..console import (
 )
 from ..console.models import CommandResult
 from ..console.pool import abortable
-from ..gns3 import GNS3Client, Link, Node
+from ..gns3 import GNS3Client, Link, Node, Template
 from .policy import CommandPolicy
 from .template_cache import TemplateCache
 
@@ -70,8 +70,9 @@ class Devices:
 
     async def console_target(self, node: Node, abort: asyncio.Event | None = None) -> ConsoleTarget:
         """The console of `node`: `console_targets[node.name]` if given, else built from
-        the node (`ConsoleTarget.from_node`, its dialect also told by its template's tags
-        and usage notes; a console host of 0.0.0.0 means the GNS3 host) and reached by
+        the node (`ConsoleTarget.from_node`, its dialect also told by its template's tags,
+        usage notes and `netmiko_device_type`; a console host of 0.0.0.0 means the GNS3
+        host) and reached by
         `console_transport` (the websocket with `gns3.access_token`).
 
         Raises `ConsoleTargetError`/`DialectError` when the node has no usable console.
@@ -79,6 +80,7 @@ class Devices:
         override = self.console_targets.get(node.name)
         if override is not None:
             return override
+        template = await self.template(node, abort)
         return ConsoleTarget.from_node(
             node,
             server_host=urlsplit(self.gns3.url).hostname,
@@ -86,16 +88,16 @@ class Devices:
             transport=self.console_transport,
             gns3_url=self.gns3.url,
             token_provider=self.gns3.access_token,
-            inherited=await self.template_notes(node, abort),
+            inherited=template.notes if template is not None else (),
+            inherited_netmiko=template.netmiko_device_type if template is not None else None,
         )
 
-    async def template_notes(self, node: Node, abort: asyncio.Event | None = None) -> list[str]:
-        """The tags and usage notes of `node`'s template (see `TemplateCache`); [] when it
-        has none or GNS3 does not list templates."""
+    async def template(self, node: Node, abort: asyncio.Event | None = None) -> Template | None:
+        """`node`'s template (see `TemplateCache`); None when it has none or GNS3 does not
+        list templates."""
         if node.template_id is None:
-            return []
-        template = await abortable(self._templates.get(node.template_id), abort)
-        return template.notes if template is not None else []
+            return None
+        return await abortable(self._templates.get(node.template_id), abort)
 
     async def dialect(self, node: Node, abort: asyncio.Event | None = None) -> str | None:
         """The node's console dialect as the tools decide it; None for a node without one."""

@@ -144,3 +144,31 @@ def line_at(text: str, position: int) -> str:
 
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+FRR_ADDRESS_COMMAND = "show interface brief"
+"""What `frr_addresses` reads: vtysh's table of interfaces, states and addresses."""
+
+_FRR_INTERFACE_ROW = re.compile(r"^(\S+)\s+(?:up|down)\s+\S+\s*(.*)$")
+_FRR_INET = re.compile(r"(?<![\w.:])(\d+\.\d+\.\d+\.\d+/\d+)\b")
+
+
+def frr_addresses(output: str) -> list[Address]:
+    """The IPv4 addresses in FRR's `show interface brief` (`eth0  up  default
+    10.0.12.1/24`, further addresses of an interface on the lines below it, IPv6 ones
+    marked `+`), in the device's order."""
+    found = []
+    interface = ""
+    for line in output.splitlines():
+        row = _FRR_INTERFACE_ROW.match(line)
+        if row:
+            interface = row.group(1)
+            rest = row.group(2)
+        elif line[:1].isspace() and interface:
+            rest = line
+        else:
+            interface = ""
+            continue
+        for inet in _FRR_INET.findall(rest):
+            found.append(Address(interface, ipaddress.IPv4Interface(inet), line.strip()))
+    return found

@@ -52,8 +52,8 @@ class Project(GNS3Model):
 
 class Template(GNS3Model):
     """A node template, e.g. the builtin "VPCS" (template_type "vpcs"). `usage` is its
-    free-text notes; `tags` are sent by GNS3 3.1 (its built-in templates carry
-    `device_type:` tags), honoured when a server provides them."""
+    free-text notes; `tags` and `netmiko_device_type` are sent by GNS3 3.1 (its built-in
+    templates carry `device_type:` tags), honoured when a server provides them."""
 
     template_id: str
     name: str
@@ -63,6 +63,7 @@ class Template(GNS3Model):
     default_name_format: str | None = None
     usage: str | None = None
     tags: list[str] = Field(default_factory=list)
+    netmiko_device_type: str | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -122,8 +123,9 @@ class Node(GNS3Model):
 
     `x`/`y` are GNS3 scene coordinates of the node's top-left corner, `width`/`height` its
     symbol size (None when GNS3 does not say). `console_host`:`console` is the console
-    endpoint of type `console_type` ("telnet", "vnc", "none"...). `tags` is not sent by
-    GNS3 3.0 but is honoured when a server provides it.
+    endpoint of type `console_type` ("telnet", "vnc", "none"...). `tags` and
+    `netmiko_device_type` (the Netmiko driver name of its CLI, e.g. `cisco_ios`) are not
+    sent by GNS3 3.0 but are honoured when a server provides them.
     """
 
     node_id: str
@@ -141,6 +143,7 @@ class Node(GNS3Model):
     ports: list[Port] = Field(default_factory=list)
     properties: dict[str, Any] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
+    netmiko_device_type: str | None = None
     compute_id: str | None = None
     template_id: str | None = None
     project_id: str | None = None

@@ -1,8 +1,14 @@
 """`NodeCalls`: GNS3 templates and nodes (look up by name, create from a template with a
-name, rename and update, delete, start / stop / suspend / reload one or all)."""
+name, rename and update, delete, start / stop / suspend / reload one or all).
+
+A QEMU node whose kernel command line carries a `hostname=` argument (the lab kit's
+routers: their init names the host after it, so the console prompt is `R1#`) gets its
+own name there when it is created or renamed (`named_command_line`).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +17,20 @@ from .errors import GNS3Conflict, GNS3Error, GNS3NotFound
 from .models import Node, Template
 from .projects import ProjectCalls
 from .topology import natural_key
+
+_HOSTNAME_ARGUMENT = re.compile(r"(?<!\S)hostname=\S*")
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]{0,62}")
+
+
+def named_command_line(node: Node) -> str | None:
+    """`node`'s kernel command line with its `hostname=` argument set to the node's name;
+    None when it has no such argument, already names the node, or the name is no host
+    name (`R1`, `core-2`: letters, digits, dots and dashes)."""
+    line = node.properties.get("kernel_command_line")
+    if not isinstance(line, str) or not _HOST_NAME.fullmatch(node.name):
+        return None
+    named = _HOSTNAME_ARGUMENT.sub(f"hostname={node.name}", line)
+    return named if named != line else None
 
 
 class NodeCalls(ProjectCalls):
@@ -110,7 +130,8 @@ class NodeCalls(ProjectCalls):
 
         Without `name` GNS3 picks one from the template (PC1, PC2...). GNS3 3.0 ignores a
         name at creation, so the node is renamed right after; GNS3 removes spaces from
-        names. Raises `GNS3Conflict` when the project already has a node named `name`.
+        names. A `hostname=` kernel argument gets the node's name (module docstring).
+        Raises `GNS3Conflict` when the project already has a node named `name`.
         """
         self.check_id("project", project_id)
         if not isinstance(template, Template):
@@ -129,13 +150,22 @@ class NodeCalls(ProjectCalls):
             subjects=[("project", project_id), ("template", template.name)],
         )
         node = Node.model_validate(data)
-        if name is None or node.name == name:
-            return node
         try:
-            return await self.update_node(project_id, node.node_id, name=name)
+            if name is not None and node.name != name:
+                return await self.update_node(project_id, node.node_id, name=name)
+            return await self._name_host(project_id, node)
         except GNS3Error:
             await self.delete_node(project_id, node.node_id)
             raise
+
+    async def _name_host(self, project_id: str, node: Node) -> Node:
+        """`node`, its `hostname=` kernel argument set to its name first if it has one."""
+        line = named_command_line(node)
+        if line is None:
+            return node
+        return await self.update_node(
+            project_id, node.node_id, properties={"kernel_command_line": line}
+        )
 
     async def update_node(
         self,
@@ -152,7 +182,8 @@ class NodeCalls(ProjectCalls):
         """Change the given fields of a node (rename, move...) and return it updated.
 
         Renaming a started VPCS/router gives `GNS3Conflict` with GNS3's message; switches
-        and hubs can be renamed while started.
+        and hubs can be renamed while started. A renamed node's `hostname=` kernel argument
+        follows its new name (module docstring).
         """
         changes = {
             key: value
@@ -172,7 +203,8 @@ class NodeCalls(ProjectCalls):
             json=changes,
             subjects=[("project", project_id), ("node", node_id)],
         )
-        return Node.model_validate(data)
+        node = Node.model_validate(data)
+        return await self._name_host(project_id, node) if name is not None else node
 
     async def delete_node(self, project_id: str, node_id: str) -> None:
         """Delete a node and its links."""

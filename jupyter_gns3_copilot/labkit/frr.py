@@ -26,11 +26,11 @@ import httpx
 
 from .locks import file_lock
 from .router import (
-    BOOT_COMMAND_LINE,
     BOOT_STEPS,
     INSTALL_HINT,
     MODULES,
     QEMU,
+    TEMPLATE_COMMAND_LINE,
     RouterImages,
     RouterUnavailable,
     busybox_archive,
@@ -139,7 +139,7 @@ def frr_template_body(images: RouterImages) -> dict[str, object]:
         "console_type": "telnet",
         "kernel_image": images.kernel,
         "initrd": images.initrd,
-        "kernel_command_line": BOOT_COMMAND_LINE,
+        "kernel_command_line": TEMPLATE_COMMAND_LINE,
         "hda_disk_image": images.disk,
         "hda_disk_interface": "virtio",
         "create_config_disk": False,

@@ -43,6 +43,9 @@ INSTALL_HINT = (
     " e2fsprogs)"
 )
 BOOT_COMMAND_LINE = "console=ttyS0 quiet panic=-1"
+TEMPLATE_COMMAND_LINE = f"{BOOT_COMMAND_LINE} hostname=router"
+"""The routers' templates' kernel command line: its `hostname=` argument is what the GNS3
+client sets to each node's name when the node is created or renamed."""
 
 BOOT_STEPS = """\
 mount -t proc proc /proc
@@ -142,7 +145,7 @@ def template_body(images: RouterImages) -> dict[str, object]:
         "console_type": "telnet",
         "kernel_image": images.kernel,
         "initrd": images.initrd,
-        "kernel_command_line": BOOT_COMMAND_LINE,
+        "kernel_command_line": TEMPLATE_COMMAND_LINE,
         "create_config_disk": False,
         "linked_clone": True,
         "on_close": "power_off",

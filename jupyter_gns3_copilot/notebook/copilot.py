@@ -213,10 +213,15 @@ class Copilot:
             raise UsageError("Name the project: `%copilot use <name or id>`.")
         return match_project(self.projects(), wanted)
 
-    def topology(self, format: Literal["json", "text", "svg"] = "json") -> Any:
-        """The project's topology: a dict (json), the text the model reads, or SVG."""
+    def topology(
+        self, format: Literal["json", "text", "svg"] = "json", *, addresses: bool = False
+    ) -> Any:
+        """The project's topology: a dict (json), the text the model reads (with
+        `addresses`, followed by the running devices' addresses, read on their consoles),
+        or SVG."""
+        params = {"format": format, **({"addresses": "true"} if addresses else {})}
         return self._client.get(
-            "projects", self.current_project().project_id, "topology", params={"format": format}
+            "projects", self.current_project().project_id, "topology", params=params
         )
 
     # -- conversations -------------------------------------------------------------------

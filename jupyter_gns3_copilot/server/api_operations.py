@@ -230,6 +230,11 @@ def operations() -> tuple[Operation, ...]:
                     "json (default), text or svg.",
                     {"type": "string", "enum": ["json", "text", "svg"], "default": "json"},
                 ),
+                Query(
+                    "addresses",
+                    "With text: also the running devices' addresses, read on their consoles.",
+                    {"type": "boolean", "default": False},
+                ),
             ),
         ),
         Operation(

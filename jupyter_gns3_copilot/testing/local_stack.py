@@ -349,8 +349,6 @@ ROUTER_BOOT_TIMEOUT = 180.0
 async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
     from ..console import ConsolePool, ConsoleTarget
     from ..gns3 import GNS3Client
-    from ..labkit.frr import FRR_TEMPLATE
-    from ..labkit.router import ROUTER_TEMPLATE, hostname_command_line
     from ..objectives.service import LAB_FILE
 
     async with GNS3Client(lab.url, username=lab.username, password=lab.password) as gns3:
@@ -376,10 +374,8 @@ async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
             problem = getattr(lab, "router_problems", {}).get(template)
             if problem:
                 raise RuntimeError(f"Preparing {recipe.name!r}: {problem}")
-            node = await gns3.create_node_from_template(pid, template, name, x=x, y=y)
-            if template in (ROUTER_TEMPLATE, FRR_TEMPLATE):
-                line = hostname_command_line(name)
-                await gns3.update_node(pid, node.node_id, properties={"kernel_command_line": line})
+            # A router's `hostname=` kernel argument is set to `name` by the client.
+            await gns3.create_node_from_template(pid, template, name, x=x, y=y)
         for a, a_port, b, b_port in recipe.links:
             await gns3.create_link(pid, a, a_port, b, b_port)
         if recipe.lab_file is not None:

@@ -30,7 +30,7 @@ from ..console.pool import abortable
 from ..devices.access import Devices
 from ..devices.policy import CommandPolicy
 from ..devices.template_cache import TemplateCache
-from ..gns3 import GNS3Client, Node
+from ..gns3 import GNS3Client, Node, Template
 from ..gns3.topology import natural_key
 from .modes import DEFAULT_MODE, check_mode
 from .skills import SkillsLibrary
@@ -235,9 +235,9 @@ class ToolContext:
         `ConsoleTargetError`/`DialectError` when the node has no usable console."""
         return await self.until_aborted(self.devices.console_target(node))
 
-    async def template_notes(self, node: Node) -> list[str]:
-        """The tags and usage notes of `node`'s template (`Devices.template_notes`)."""
-        return await self.until_aborted(self.devices.template_notes(node))
+    async def template(self, node: Node) -> Template | None:
+        """`node`'s template (`Devices.template`)."""
+        return await self.until_aborted(self.devices.template(node))
 
     # -- waiting and progress ------------------------------------------------------------
 

@@ -51,7 +51,7 @@ from ..console import (
 )
 from ..console.pool import CommandOutputCallback, device_result
 from ..device_outcome import judge_device
-from ..devices.policy import CappedCommand, CommandContext, config_mode_action
+from ..devices.policy import IOS_LIKE, CappedCommand, CommandContext, config_mode_action
 from ..devices.reachability import Check, read_check
 from ..gns3 import GNS3Error
 from .base import ToolAborted, ToolArguments, ToolContext, ToolSpec
@@ -134,11 +134,10 @@ class _Plan:
 
 
 def split_commands(commands: list[str], dialect: str | None = None) -> list[str]:
-    """Each command line on its own, stripped; blank lines (and IOS `!` comments) dropped."""
+    """Each command line on its own, stripped; blank lines dropped, and on IOS-like
+    dialects (`cisco_ios`, `frr`) the `!` comment lines of a pasted configuration too."""
     lines = [line.strip() for command in commands for line in command.splitlines()]
-    return [
-        line for line in lines if line and not (dialect == "cisco_ios" and line.startswith("!"))
-    ]
+    return [line for line in lines if line and not (dialect in IOS_LIKE and line.startswith("!"))]
 
 
 async def _plan(

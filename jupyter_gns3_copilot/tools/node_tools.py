@@ -185,7 +185,7 @@ async def create_nodes(ctx: ToolContext, args: CreateNodesArgs) -> dict[str, Any
             "x": node.x,
             "y": node.y,
             "ports": [port.short_name for port in node.ports],
-            "dialect": node_dialect(node, template.notes),
+            "dialect": node_dialect(node, template),
         }
         if node.compute_id not in (None, LOCAL_COMPUTE):
             created["compute"] = node.compute_id

@@ -12,8 +12,13 @@ library involved) followed by the guidance itself::
     title: OSPF on Cisco IOS
     summary: Single- and multi-area OSPFv2: configuration, verification, common faults
     keywords: ospf, routing, neighbor, area
+    prompt: router ospf takes a process number: router ospf 1
     ---
     ...
+
+`prompt` (optional) is one short line the model reads in its system prompt, without
+looking the topic up, whenever the project has a device of that type (`prompt_notes`):
+the few differences that trip people up, e.g. FRR's CIDR addresses.
 
 The shipped starter set lives in the package (`jupyter_gns3_copilot/skills`); directories
 given to `SkillsLibrary` come after it, and a topic they define replaces the shipped one.
@@ -47,6 +52,7 @@ class SkillTopic(BaseModel):
     title: str
     summary: str = ""
     keywords: list[str] = []
+    prompt: str = ""
     path: str
 
     def brief(self) -> dict[str, str]:
@@ -119,6 +125,11 @@ class SkillsLibrary:
     def device_types(self) -> list[str]:
         """The device types that have at least one topic."""
         return list(self.index())
+
+    def prompt_notes(self, device_type: str) -> list[str]:
+        """The `prompt` lines of `device_type`'s topics, in topic order ([] when none)."""
+        topics = self.index().get(canonical_device_type(device_type), {})
+        return [topic.prompt for topic in topics.values() if topic.prompt]
 
     def find_device_type(self, name: str) -> str | None:
         """The device type `name` designates (aliases allowed), if the library has it."""
@@ -220,6 +231,7 @@ class SkillsLibrary:
                     title=fields.get("title") or name.replace("_", " ").capitalize(),
                     summary=fields.get("summary", ""),
                     keywords=_keywords(fields.get("keywords", "")),
+                    prompt=fields.get("prompt", ""),
                     path=str(path),
                 )
         return {kind: dict(sorted(topics.items())) for kind, topics in sorted(found.items())}

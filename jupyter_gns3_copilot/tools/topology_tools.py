@@ -6,19 +6,27 @@ from typing import Any
 
 from ..console import DialectError, resolve_dialect
 from ..console.dialects import NODE_TYPE_DIALECTS
-from ..gns3 import Node
+from ..gns3 import Node, Template
 from ..gns3.topology import natural_key
 from .base import NoArguments, ToolContext, ToolSpec
 
 
-def node_dialect(node: Node, inherited: list[str]) -> str | None:
-    """The console dialect of `node` (`vpcs`, `cisco_ios`, `linux`), None when unknown;
-    `inherited`: its template's tags and usage notes."""
+def node_dialect(node: Node, template: Template | None) -> str | None:
+    """The console dialect of `node` (`vpcs`, `cisco_ios`, `frr`, `linux`), None when
+    unknown; `template`: its template, whose tags, usage notes and `netmiko_device_type`
+    may tell it (see `resolve_dialect`)."""
     if node.console_type != "telnet":
         return None
     try:
         return resolve_dialect(
-            node.node_type, tags=node.tags, properties=node.properties, inherited=inherited
+            node.node_type,
+            tags=node.tags,
+            properties=node.properties,
+            inherited=template.notes if template is not None else (),
+            netmiko_device_types=(
+                node.netmiko_device_type,
+                template.netmiko_device_type if template is not None else None,
+            ),
         ).name
     except DialectError:
         return None
@@ -34,7 +42,7 @@ async def get_topology(ctx: ToolContext, args: NoArguments) -> dict[str, Any]:
             "type": node.node_type,
             "status": node.status,
             "console": node.console_endpoint,
-            "dialect": node_dialect(node, await ctx.template_notes(node)),
+            "dialect": node_dialect(node, await ctx.template(node)),
             "ports": [port.short_name for port in node.ports],
             "x": node.x,
             "y": node.y,

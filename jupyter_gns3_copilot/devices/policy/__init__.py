@@ -48,6 +48,7 @@ checked first (on IOS against the command as typed, before looking through `no`)
 from .command_policy import DEFAULT_POLICY_FILE, CommandPolicy, Screening
 from .dialect_rules import config_mode_action, spelled_out, takes_command_word, teaching_bound
 from .rules import (
+    IOS_LIKE,
     TEACHING_MAX_PROBES,
     CappedCommand,
     CommandContext,
@@ -60,6 +61,7 @@ from .rules import (
 
 __all__ = [
     "DEFAULT_POLICY_FILE",
+    "IOS_LIKE",
     "TEACHING_MAX_PROBES",
     "CappedCommand",
     "CommandContext",

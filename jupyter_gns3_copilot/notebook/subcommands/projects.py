@@ -76,7 +76,7 @@ class ProjectCommands:
             return NOT_A_SUBCOMMAND
         copilot = self.context.api
         svg = copilot.topology("svg")
-        text = copilot.topology("text")
+        text = copilot.topology("text", addresses=True)
         if self.context.widgets and not options.quiet:
             # HTML first: JupyterLab puts it inline, where the drawing takes the theme's
             # colours; its image/svg+xml renderer uses an <img> (light fallback colours).

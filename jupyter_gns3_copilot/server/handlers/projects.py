@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ...gns3 import Project
 
 TOPOLOGY_FORMATS = ("json", "text", "svg")
+FLAG_VALUES = {"true": True, "1": True, "false": False, "0": False, "": False}
 
 
 def _project_json(project: Project) -> dict[str, object]:
@@ -140,8 +141,10 @@ class ProjectHandler(CopilotHandler):
 class TopologyHandler(CopilotHandler):
     """`GET copilot/projects/{project_id}/topology?format=json|text|svg` (default json).
 
-    json: `{project, nodes, links, connections}`; text: the compact text the model reads;
-    svg: a drawing (`image/svg+xml`). The project must be opened (409 otherwise).
+    json: `{project, nodes, links, connections}`; text: the compact text the model reads,
+    with `addresses=true` followed by the running devices' addresses read on their
+    consoles (`devices.address_book`); svg: a drawing (`image/svg+xml`). The project must
+    be opened (409 otherwise).
     """
 
     warm_up_stage = "core"
@@ -153,11 +156,20 @@ class TopologyHandler(CopilotHandler):
         fmt = self.get_query_argument("format", "json")
         if fmt not in TOPOLOGY_FORMATS:
             raise bad_input("format", f"must be one of {', '.join(TOPOLOGY_FORMATS)}, got {fmt!r}")
+        with_addresses = FLAG_VALUES.get(self.get_query_argument("addresses", "").lower())
+        if with_addresses is None:
+            raise bad_input("addresses", "must be true or false")
         await self.opened_project(project_id)
         topology = await self.copilot.gns3_client().get_topology(project_id)
         if fmt == "json":
             self.finish(topology.to_json())
         elif fmt == "text":
-            self.finish(topology.to_text(), set_content_type="text/plain; charset=utf-8")
+            text = topology.to_text()
+            if with_addresses:
+                from ...devices.address_book import addresses_text, read_addresses
+
+                devices = self.copilot.lab().devices
+                text += addresses_text(await read_addresses(devices, topology.nodes))
+            self.finish(text, set_content_type="text/plain; charset=utf-8")
         else:
             self.finish(topology.to_svg(), set_content_type="image/svg+xml")
