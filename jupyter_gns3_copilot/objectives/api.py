@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .model import HintPolicy
+from .model_base import HintPolicy
 from .results import Status
 
 LAB_TEXT_MAX = 512 * 1024

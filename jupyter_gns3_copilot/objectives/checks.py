@@ -22,7 +22,6 @@ from ..devices.readers import (
 from ..gns3.models import Port
 from .devices import DeviceAccess, Undecided
 from .model import (
-    FOUND,
     AddressCheck,
     Check,
     CommandCheck,
@@ -31,8 +30,8 @@ from .model import (
     ParsedCheck,
     ReachableCheck,
     TrafficCheck,
-    is_regex_pattern,
 )
+from .model_base import FOUND, is_regex_pattern
 from .network_checks import reachable, traffic
 from .results import MAX_EVIDENCE_LINES, CheckVerdict, Evidence, summary_lines
 from .templating import TemplateProblem, render_text

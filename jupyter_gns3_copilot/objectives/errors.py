@@ -65,6 +65,14 @@ class UnknownStage(UnknownSelection):
         super().__init__(f"{message}; did you mean {close[0]}?" if close else message)
 
 
+class UnknownFault(UnknownSelection):
+    """A fault id the lab does not have; the message lists the lab's faults."""
+
+    def __init__(self, fault: str, known: Sequence[str]) -> None:
+        listed = ", ".join(known) if known else "none"
+        super().__init__(f"the lab has no fault {fault!r} (faults: {listed})")
+
+
 class StageWithoutSnapshot(LookupError):
     """A catch-up asked for a stage that names no snapshot, or whose snapshot is gone."""
 

@@ -27,9 +27,9 @@ from pydantic import ValidationError
 from ..console import DialectError, dialect_by_name
 from ..devices.policy import CommandPolicy
 from .errors import LabFileError, LabProblem
+from .fault_model import STEP_KINDS, ConfigStep, NodeStoppedStep
 from .model import (
     CHECK_KINDS,
-    FOUND,
     Check,
     CommandCheck,
     LabFile,
@@ -37,9 +37,8 @@ from .model import (
     ParsedCheck,
     ReachableCheck,
     TrafficCheck,
-    is_ipv4,
-    link_ports,
 )
+from .model_base import FOUND, is_ipv4, is_template, link_ports
 from .parameters import ParameterValue, student_values
 from .templating import RenderProblem, render_data
 
@@ -152,8 +151,9 @@ def command_checks(lab: LabFile) -> Iterator[tuple[Path_, CommandCheck | ParsedC
 
 
 def node_names(lab: LabFile) -> Iterator[tuple[Path_, str]]:
-    """Every node a check names, with its path in the file (an address in `to` is not a
-    node)."""
+    """Every node a check or a fault names, with its path in the file (an address in `to`
+    is not a node)."""
+    yield from _fault_nodes(lab)
     for path, check in _checks(lab):
         if isinstance(check, ReachableCheck):
             yield (*path, "from"), check.source
@@ -180,6 +180,19 @@ def node_names(lab: LabFile) -> Iterator[tuple[Path_, str]]:
                     yield (*path, "during", "ping", "to"), ping.to
         else:
             yield (*path, "node"), check.node
+
+
+def _fault_nodes(lab: LabFile) -> Iterator[tuple[Path_, str]]:
+    for f, fault in enumerate(lab.faults):
+        yield ("faults", f, "diagnosis", "device"), fault.diagnosis.device
+        for i, step in enumerate(fault.apply):
+            path: Path_ = ("faults", f, "apply", i)
+            if isinstance(step, ConfigStep | NodeStoppedStep):
+                yield (*path, "node"), step.node
+            elif not (isinstance(step.link, str) and is_template(step.link)):
+                ends = link_ports(step.link)
+                yield (*path, "link"), ends.a
+                yield (*path, "link"), ends.b
 
 
 def _checks(lab: LabFile) -> Iterator[tuple[Path_, Check]]:
@@ -291,7 +304,7 @@ def _validate(data: object, lines: Mapping[Path_, int], source: str, text: str) 
     except ValidationError as exc:
         raise LabFileError(_schema_problems(exc, data, lines, source)) from None
     document = LabDocument(lab, source, text, lines)
-    problems = _duplicate_ids(document)
+    problems = _duplicate_ids(document) + _fault_problems(document)
     if problems:
         raise LabFileError(problems)
     return document
@@ -343,7 +356,7 @@ def _holds(data: object, part: object) -> bool:
 
 
 def _is_tag(part: str) -> bool:
-    return part in CHECK_KINDS or "[" in part
+    return part in CHECK_KINDS or part in STEP_KINDS or "[" in part
 
 
 def _kinds() -> str:
@@ -372,6 +385,36 @@ def _duplicate_ids(document: LabDocument) -> list[LabProblem]:
     return problems
 
 
+def _fault_problems(document: LabDocument) -> list[LabProblem]:
+    """Faults with a taken id, or naming a stage or an objective the lab does not have."""
+    lab = document.lab
+    objectives = lab.objective_ids()
+    stages = [s.id for s in lab.stages]
+    problems = []
+    seen: set[str] = set()
+    for f, fault in enumerate(lab.faults):
+        if fault.id in seen:
+            problems.append(
+                document.problem(("faults", f, "id"), f"another fault has the id {fault.id!r}")
+            )
+        seen.add(fault.id)
+        if fault.stage is not None and fault.stage not in stages:
+            problems.append(
+                document.problem(
+                    ("faults", f, "stage"),
+                    f"no stage {fault.stage!r} (stages: {', '.join(stages)})",
+                )
+            )
+        for b, objective in enumerate(fault.breaks):
+            if objective not in objectives:
+                problems.append(
+                    document.problem(
+                        ("faults", f, "breaks", b), f"no objective {objective!r} in the lab"
+                    )
+                )
+    return problems
+
+
 # -- rendering -----------------------------------------------------------------------------------
 
 
@@ -380,7 +423,7 @@ def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabF
     data.pop("parameters", None)
     # A command check's `say` names `{{ found }}` too, known only when the check runs: it
     # renders to itself here, for the check to fill in.
-    says = {path: check.pop("say") for path, check in _check_data(data) if "say" in check}
+    says = {path: check.pop("say") for path, check in check_data(data) if "say" in check}
     late = {**values, FOUND: f"{{{{ {FOUND} }}}}"}
     try:
         rendered = render_data(data, values)
@@ -402,7 +445,7 @@ def _render(document: LabDocument, values: Mapping[str, ParameterValue]) -> LabF
         ) from None
 
 
-def _check_data(data: Mapping[str, Any]) -> Iterator[tuple[Path_, dict[str, Any]]]:
+def check_data(data: Mapping[str, Any]) -> Iterator[tuple[Path_, dict[str, Any]]]:
     """Every check of a lab file's data (as `model_dump` gives it) with its path."""
     for s, stage in enumerate(data.get("stages", [])):
         for o, objective in enumerate(stage.get("objectives", [])):

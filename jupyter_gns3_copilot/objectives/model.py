@@ -14,34 +14,28 @@ a student, so an unrendered lab keeps its templates as they are.
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-"""Stage and objective ids: a letter, then letters, digits, `_` and `-`."""
-PARAMETER_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-"""Parameter names are template variables: Python identifiers."""
-MAX_WAIT = 600
-"""Longest `wait` a check may ask for (seconds)."""
-MAX_SECONDS = 60
-"""Longest capture a `traffic` check may take (seconds)."""
-
-HintPolicy = Literal["nudge", "explain", "off"]
-
-
-def is_template(text: str) -> bool:
-    """Whether `text` holds a Jinja2 expression or statement (rendered per student)."""
-    return "{{" in text or "{%" in text
-
-
-class LabModel(BaseModel):
-    """Base of the lab file's models: unknown fields are errors (a typo must not silently
-    turn a check off), aliases are the file's names."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
+from .fault_model import Fault
+from .model_base import (
+    IDENTIFIER,
+    MAX_SECONDS,
+    MAX_WAIT,
+    PARAMETER_NAME,
+    CommandSay,
+    HintPolicy,
+    LabModel,
+    LinkPorts,
+    compile_pattern,
+    exactly_one,
+    is_ipv4,
+    is_regex_pattern,
+    is_template,
+    link_ports,
+)
+from .routing_model import BgpSessionCheck, JsonCheck, OspfNeighborCheck, RouteCheck
 
 # -- checks ------------------------------------------------------------------------------------
 
@@ -98,24 +92,6 @@ class AddressCheck(LabModel):
         return value
 
 
-FOUND = "found"
-"""The name a `command` check's `say` texts give the value `read` took from the output."""
-_USES_FOUND = re.compile(r"\{\{-?\s*" + FOUND + r"\b")
-
-
-class CommandSay(LabModel):
-    """What a student reads when a `command` check passes or fails, in the instructor's
-    words (templates over the lab's parameters, and `{{ found }}`: what `read` took from
-    the output). Without one, the check says it in general words."""
-
-    passed: str | None = Field(None, alias="pass", min_length=1, max_length=500)
-    failed: str | None = Field(None, alias="fail", min_length=1, max_length=500)
-
-    def uses_found(self) -> bool:
-        """Whether a text names `{{ found }}`."""
-        return any(_USES_FOUND.search(t) for t in (self.passed, self.failed) if t)
-
-
 class CommandCheck(LabModel):
     """`command` on `node`: its output `contains`, matches `regex` or `not_contains` text.
     `read` (a regex with one group) takes the value a student should see out of the
@@ -136,14 +112,14 @@ class CommandCheck(LabModel):
 
     @model_validator(mode="after")
     def _one_test(self) -> CommandCheck:
-        _exactly_one(
+        exactly_one(
             "a command check",
             {"contains": self.contains, "regex": self.regex, "not_contains": self.not_contains},
         )
         if self.regex is not None:
-            _compile(self.regex)
+            compile_pattern(self.regex)
         read = self.read
-        if read is not None and not is_template(read) and _compile(read).groups != 1:
+        if read is not None and not is_template(read) and compile_pattern(read).groups != 1:
             raise ValueError(f"read {self.read!r} needs exactly one (group): the value")
         if self.say is not None and self.say.uses_found() and self.read is None:
             raise ValueError("say uses {{ found }}: give read, the regex that finds it")
@@ -173,7 +149,7 @@ class ParsedCheck(LabModel):
     def _patterns(cls, match: dict[str, str]) -> dict[str, str]:
         for value in match.values():
             if is_regex_pattern(value) and not is_template(value):
-                _compile(value[1:-1])
+                compile_pattern(value[1:-1])
         return match
 
 
@@ -223,29 +199,6 @@ class TrafficDuring(LabModel):
     ping: PingDuring
 
 
-class LinkPorts(LabModel):
-    """A link by its two ends, as the capture tools name it."""
-
-    a: str = Field(min_length=1)
-    a_port: str = Field(min_length=1)
-    b: str = Field(min_length=1)
-    b_port: str = Field(min_length=1)
-
-
-_LINK_TEXT = re.compile(r"^\s*(\S.*?)\s+(\S+)\s*(?:<->|-)\s*(\S.*?)\s+(\S+)\s*$")
-
-
-def link_ports(link: str | LinkPorts) -> LinkPorts:
-    """`"PC1 e0 - SW1 e1"` (or `<->`) as `LinkPorts`; ValueError for another shape."""
-    if isinstance(link, LinkPorts):
-        return link
-    match = _LINK_TEXT.match(link)
-    if match is None:
-        raise ValueError(f"{link!r} names no link; write it as 'PC1 e0 - SW1 e1'")
-    a, a_port, b, b_port = match.groups()
-    return LinkPorts(a=a, a_port=a_port, b=b, b_port=b_port)
-
-
 class TrafficCheck(LabModel):
     """Packets matching `filter` cross `link` (`"PC1 e0 - SW1 e1"`, or `{a, a_port, b,
     b_port}`) within `seconds`, while `during` runs when given."""
@@ -264,134 +217,6 @@ class TrafficCheck(LabModel):
         if isinstance(link, str) and not is_template(link):
             link_ports(link)
         return link
-
-
-RouteProtocol = Literal["ospf", "bgp", "static", "connected", "kernel", "rip", "isis"]
-"""The protocols a `route` check may name (as FRR's `show ip route json` names them)."""
-OspfState = Literal["Full", "2-Way", "ExStart", "Exchange", "Loading", "Init", "Attempt", "Down"]
-BgpState = Literal["Established", "Idle", "Connect", "Active", "OpenSent", "OpenConfirm"]
-AsNumber = Annotated[int, Field(ge=1, le=4294967295)] | str
-"""An AS number, or a template giving one per student (`"{{ as_r2 }}"`)."""
-
-
-def _wait_field() -> float:
-    return Field(
-        0, ge=0, le=MAX_WAIT, description="Seconds to keep retrying while routing converges."
-    )
-
-
-class OspfNeighborCheck(LabModel):
-    """`node` (a router) has the OSPF neighbour `neighbor` (its router id), or one on
-    `interface`, or both, in `state` (Full by default); read from `show ip ospf neighbor
-    json`."""
-
-    kind: Literal["ospf_neighbor"]
-    node: str = Field(min_length=1)
-    neighbor: str | None = Field(None, min_length=1, description="The neighbour's router id.")
-    interface: str | None = Field(None, min_length=1, description="e.g. eth0")
-    state: OspfState = "Full"
-    wait: float = _wait_field()
-
-    @model_validator(mode="after")
-    def _which_neighbor(self) -> OspfNeighborCheck:
-        if self.neighbor is None and self.interface is None:
-            raise ValueError(
-                "an ospf_neighbor check names the neighbor (router id), interface or both"
-            )
-        neighbor = self.neighbor
-        if neighbor is not None and not is_template(neighbor) and not is_ipv4(neighbor):
-            raise ValueError(f"neighbor {self.neighbor!r} is a router id, e.g. 2.2.2.2")
-        return self
-
-
-class RouteCheck(LabModel):
-    """`node` (a router) has a route to `prefix` (`a.b.c.d/len`) in its routing table,
-    learned by `protocol` when given, through next hop `via` when given; with `expect:
-    false`, has none. Read from `show ip route json`."""
-
-    kind: Literal["route"]
-    node: str = Field(min_length=1)
-    prefix: str = Field(min_length=1, description="a.b.c.d/len")
-    protocol: RouteProtocol | None = None
-    via: str | None = Field(None, min_length=1, description="The next hop's IPv4 address.")
-    expect: bool = Field(True, description="False checks the route is absent.")
-    wait: float = _wait_field()
-
-    @field_validator("prefix")
-    @classmethod
-    def _network(cls, value: str) -> str:
-        if is_template(value):
-            return value
-        try:
-            ipaddress.IPv4Network(value, strict=True)
-        except ValueError:
-            raise ValueError(f"{value!r} is not an IPv4 network, e.g. 10.0.23.0/24") from None
-        return value
-
-    @field_validator("via")
-    @classmethod
-    def _next_hop(cls, value: str | None) -> str | None:
-        if value is not None and not is_template(value) and not is_ipv4(value):
-            raise ValueError(f"via {value!r} is not an IPv4 address, e.g. 10.0.12.2")
-        return value
-
-
-class BgpSessionCheck(LabModel):
-    """`node` (a router) has a BGP session with the peer at `neighbor`, in `state`
-    (Established by default), with `remote_as` when given; read from `show bgp summary
-    json`."""
-
-    kind: Literal["bgp_session"]
-    node: str = Field(min_length=1)
-    neighbor: str = Field(min_length=1, description="The peer's address.")
-    remote_as: AsNumber | None = None
-    state: BgpState = "Established"
-    wait: float = _wait_field()
-
-    @field_validator("neighbor")
-    @classmethod
-    def _peer(cls, value: str) -> str:
-        if not is_template(value) and not is_ipv4(value):
-            raise ValueError(f"neighbor {value!r} is not an IPv4 address, e.g. 10.0.12.2")
-        return value
-
-
-class JsonCheck(LabModel):
-    """`command` (a `show ... json` command) on `node`; the JMESPath `query` into its
-    answer equals `expect`. `say` words the result for the student (`{{ found }}` is what
-    the query found)."""
-
-    kind: Literal["json"]
-    node: str = Field(min_length=1)
-    command: str = Field(min_length=1, max_length=400, description="e.g. show ip ospf json")
-    query: str = Field(
-        min_length=1, max_length=400, description='A JMESPath expression, e.g. areas."0.0.0.0"'
-    )
-    expect: JsonValue = Field(description="The value the query must find.")
-    say: CommandSay | None = None
-    wait: float = _wait_field()
-
-    @field_validator("command")
-    @classmethod
-    def _json_command(cls, value: str) -> str:
-        words = value.split()
-        if not is_template(value) and (words[0].lower() != "show" or words[-1] != "json"):
-            raise ValueError(f"{value!r} is not a show command ending in json")
-        return value
-
-    @field_validator("query")
-    @classmethod
-    def _jmespath(cls, value: str) -> str:
-        if is_template(value):
-            return value
-        import jmespath
-        from jmespath.exceptions import JMESPathError
-
-        try:
-            jmespath.compile(value)
-        except JMESPathError as exc:
-            raise ValueError(f"the query {value!r} is not valid JMESPath: {exc}") from None
-        return value
 
 
 Check = Annotated[
@@ -439,7 +264,7 @@ class Objective(LabModel):
 
     @model_validator(mode="after")
     def _one_way(self) -> Objective:
-        _exactly_one("an objective", {"check": self.check, "all": self.all, "any": self.any})
+        exactly_one("an objective", {"check": self.check, "all": self.all, "any": self.any})
         return self
 
     @property
@@ -488,7 +313,7 @@ class Parameter(LabModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Parameter:
-        _exactly_one(
+        exactly_one(
             "a parameter", {"subnet": self.subnet, "int": self.integer, "choice": self.choice}
         )
         if self.integer is not None and self.integer[0] > self.integer[1]:
@@ -504,6 +329,9 @@ class LabFile(LabModel):
         default_factory=dict
     )
     stages: list[Stage] = Field(min_length=1)
+    faults: list[Fault] = Field(
+        default_factory=list, description="Faults for troubleshooting exercises."
+    )
 
     def stage(self, stage_id: str) -> Stage | None:
         """The stage called `stage_id`, or None."""
@@ -519,33 +347,15 @@ class LabFile(LabModel):
             raise UnknownStage(stage_id, [s.id for s in self.stages])
         return stage
 
+    def require_fault(self, fault_id: str) -> Fault:
+        """The fault called `fault_id`; raises `UnknownFault` (naming the lab's faults)."""
+        from .errors import UnknownFault
 
-def is_regex_pattern(value: str) -> bool:
-    """Whether a `match` value is written as a `/regex/`."""
-    return len(value) >= 2 and value.startswith("/") and value.endswith("/")
+        fault = next((f for f in self.faults if f.id == fault_id), None)
+        if fault is None:
+            raise UnknownFault(fault_id, [f.id for f in self.faults])
+        return fault
 
-
-def is_ipv4(text: str) -> bool:
-    """Whether `text` is an IPv4 address (`to` may be one, or a node's name)."""
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"the regular expression {pattern!r} is invalid: {exc}") from None
-
-
-def _exactly_one(what: str, fields: dict[str, object]) -> None:
-    given = [name for name, value in fields.items() if value is not None]
-    if len(given) != 1:
-        names = list(fields)
-        raise ValueError(
-            f"{what} needs exactly one of {', '.join(names[:-1])} or {names[-1]}"
-            + (f" (found {', '.join(given)})" if given else "")
-        )
+    def objective_ids(self) -> list[str]:
+        """Every objective's id, in the lab's order."""
+        return [o.id for s in self.stages for o in s.objectives]

@@ -15,7 +15,8 @@ from ..devices.reachability import read_check
 from ..devices.readers import Address
 from ..gns3 import GNS3Error, GNS3NotFound, Link
 from .devices import DeviceAccess, Undecided
-from .model import ReachableCheck, TrafficCheck, link_ports
+from .model import ReachableCheck, TrafficCheck
+from .model_base import link_ports
 from .results import CheckVerdict, Evidence, summary_lines
 
 RETRY_INTERVAL = 1.0

@@ -2,7 +2,8 @@
 
 `check_lab(devices, project_id, lab, abort=..., stage=..., objectives=...)` yields one
 `ObjectiveResult` per selected objective as soon as it is decided (objectives run
-concurrently; the console pool makes commands of one device take turns). Each objective
+concurrently, those capturing traffic after all the others; the console pool makes
+commands of one device take turns). Each objective
 has a time limit: `CHECK_TIMEOUT` plus the longest `wait` of its checks; past it the
 objective is an error, never a hang.
 `report(...)` gathers them with their summary.
@@ -18,7 +19,7 @@ from ..devices.access import Devices
 from .checks import decide
 from .devices import DeviceAccess
 from .errors import UnknownSelection
-from .model import LabFile, Objective, Stage
+from .model import LabFile, Objective, Stage, TrafficCheck
 from .results import CheckReport, CheckVerdict, ObjectiveResult, combined, summarize
 
 CHECK_TIMEOUT = 30.0
@@ -62,14 +63,27 @@ async def check_lab(
     `UnknownSelection` before checking anything."""
     chosen = select(lab, stage, objectives)
     access = DeviceAccess(devices, project_id, abort)
-    tasks = [asyncio.ensure_future(_check_objective(s, o, access, timeout)) for s, o in chosen]
+    # A capture counts the packets crossing a link: the pings of other checks running
+    # meanwhile would count too, so objectives that capture run after all the others.
+    first = [(s, o) for s, o in chosen if not _captures(o)]
+    last = [(s, o) for s, o in chosen if _captures(o)]
+    tasks: list[asyncio.Future[ObjectiveResult]] = []
     try:
-        for next_done in asyncio.as_completed(tasks):
-            yield await next_done
+        for batch in (first, last):
+            started = [
+                asyncio.ensure_future(_check_objective(s, o, access, timeout)) for s, o in batch
+            ]
+            tasks += started
+            for next_done in asyncio.as_completed(started):
+                yield await next_done
     finally:
         for task in tasks:
             task.cancel()
         access.close()
+
+
+def _captures(objective: Objective) -> bool:
+    return any(isinstance(check, TrafficCheck) for check in objective.checks)
 
 
 async def report(

@@ -19,7 +19,7 @@ from functools import cache
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .model import is_template
+from .model_base import is_template
 
 
 class TemplateProblem(ValueError):

@@ -1,0 +1,116 @@
+"""What putting a fault into a lab does to its devices, with the instructor's rights (the
+command policy does not screen these: a fault is the instructor's, never a student's or
+the model's): lines typed on a console, a cable pulled, a link's packet filters set, a
+node stopped. Each raises `FaultStepError` with a sentence an instructor understands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from ..console import ConsoleError
+from ..console.models import CommandResult
+from ..console.pool import abortable
+from ..gns3 import GNS3Error, Link, Node
+from .access import Devices
+
+_T = TypeVar("_T")
+STEP_TIMEOUT = 30.0
+"""Seconds one typed line may take."""
+
+
+class FaultStepError(RuntimeError):
+    """A step of a fault could not be done; `str()` says which and why."""
+
+
+async def type_lines(
+    devices: Devices,
+    project_id: str,
+    node_name: str,
+    lines: list[str],
+    *,
+    abort: asyncio.Event | None = None,
+) -> list[CommandResult]:
+    """`lines` typed on `node_name`'s console: in configuration mode (entered and left
+    again) when its dialect has one, else one by one. A line the device rejects is an
+    error: a fault that half applies would grade the wrong thing."""
+    node = await _node(devices, project_id, node_name, abort)
+    try:
+        target = await devices.console_target(node, abort)
+        async with devices.consoles.session(target, abort_event=abort) as console:
+            if console.dialect.config_enter is not None:
+                typed = console.configure(lines, timeout=STEP_TIMEOUT)
+                results = await abortable(typed, abort)
+            else:
+                results = []
+                for line in lines:
+                    sent = console.send(line, timeout=STEP_TIMEOUT, confirm=True)
+                    results.append(await abortable(sent, abort))
+    except ConsoleError as exc:
+        raise FaultStepError(f"{node_name}'s console: {exc}") from None
+    refused = [r for r in results if not r.ok]
+    if refused:
+        said = refused[0].error or refused[0].output.strip()
+        raise FaultStepError(f"{node_name} refused `{refused[0].command}`: {said}")
+    return results
+
+
+async def pull_cable(devices: Devices, project_id: str, ends: tuple[str, str, str, str]) -> Link:
+    """Suspend the link between the ports `ends` (a, a_port, b, b_port)."""
+    link = await _link(devices, project_id, ends)
+    return await _gns3(devices.gns3.suspend_link(project_id, link.link_id), ends)
+
+
+async def filter_link(
+    devices: Devices,
+    project_id: str,
+    ends: tuple[str, str, str, str],
+    filters: dict[str, list[int]],
+) -> Link:
+    """Set the link's packet filters to `filters`; an error when GNS3 cannot filter it."""
+    link = await _link(devices, project_id, ends)
+    offered = await _gns3(devices.gns3.link_filter_types(project_id, link.link_id), ends)
+    missing = sorted(set(filters) - set(offered))
+    if missing:
+        raise FaultStepError(
+            f"GNS3 cannot apply {', '.join(missing)} on {_text(ends)}: neither end filters "
+            "traffic (e.g. two switches)"
+        )
+    return await _gns3(devices.gns3.set_link_filters(project_id, link.link_id, filters), ends)
+
+
+async def stop_node(
+    devices: Devices, project_id: str, node_name: str, abort: asyncio.Event | None = None
+) -> None:
+    """Stop the node called `node_name`."""
+    node = await _node(devices, project_id, node_name, abort)
+    try:
+        await abortable(devices.gns3.stop_node(project_id, node.node_id), abort)
+    except GNS3Error as exc:
+        raise FaultStepError(f"stopping {node_name}: {exc}") from None
+
+
+async def _node(devices: Devices, project_id: str, name: str, abort: asyncio.Event | None) -> Node:
+    nodes = await devices.nodes(project_id, abort)
+    node = next((n for n in nodes if n.name == name), None)
+    if node is None:
+        raise FaultStepError(f"the project has no node {name!r}")
+    return node
+
+
+async def _link(devices: Devices, project_id: str, ends: tuple[str, str, str, str]) -> Link:
+    return await _gns3(devices.gns3.find_link(project_id, *ends), ends)
+
+
+async def _gns3(call: Awaitable[_T], ends: tuple[str, str, str, str]) -> _T:
+    try:
+        return await call
+    except GNS3Error as exc:
+        raise FaultStepError(f"{_text(ends)}: {exc}") from None
+
+
+def _text(ends: tuple[str, str, str, str]) -> str:
+    a, a_port, b, b_port = ends
+    return f"{a} {a_port} - {b} {b_port}"

@@ -1,0 +1,157 @@
+"""Putting one of a lab's faults into a project, verified on the devices.
+
+`apply_fault(devices, project_id, lab, fault_id)`:
+
+1. checks the objectives the fault `breaks`: each must pass, else the fault is `refused`
+   (a broken lab cannot take a fault: its symptom would not be the fault's), naming the
+   ones that do not;
+2. runs its steps, in order, with the instructor's rights (`devices.fault_steps`);
+3. checks the broken objectives again until every one fails or the fault's `settle`
+   seconds are over (routing takes a few seconds to notice a change): `applied` when
+   they all fail, else `ineffective`, naming those still passing.
+
+With `check_all`, every other objective is checked before and after too, and the ones
+that passed before and fail after are `also_broken`: a fault should break what it says
+and no more. Checks run here without their `wait` (this loop does the waiting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..devices.access import Devices
+from ..devices.fault_steps import filter_link, pull_cable, stop_node, type_lines
+from .fault_model import ConfigStep, Fault, FaultStep, LinkDownStep, LinkFilterStep
+from .loader import check_data
+from .model import LabFile
+from .model_base import link_ports
+from .results import ObjectiveResult
+from .runner import report
+
+FaultStatus = Literal["applied", "ineffective", "refused"]
+POLL_INTERVAL = 1.0
+"""Seconds between two checks of the broken objectives while the fault settles."""
+
+
+class FaultOutcome(BaseModel):
+    """What applying a fault did (module docstring). `before` and `after` hold the checked
+    objectives' results; `seconds` is the whole time taken, checks included."""
+
+    fault: str
+    status: FaultStatus
+    explanation: str
+    before: list[ObjectiveResult] = Field(default_factory=list)
+    after: list[ObjectiveResult] = Field(default_factory=list)
+    also_broken: list[str] = Field(default_factory=list)
+    seconds: float
+
+
+async def apply_fault(
+    devices: Devices,
+    project_id: str,
+    lab: LabFile,
+    fault_id: str,
+    *,
+    check_all: bool = False,
+    abort: asyncio.Event | None = None,
+) -> FaultOutcome:
+    """Apply the fault `fault_id` of `lab` (rendered for the student whose project it is)
+    to `project_id` and verify it (module docstring). Raises `UnknownFault`, and
+    `FaultStepError` when a step cannot be done (the project may then hold part of it)."""
+    began = time.monotonic()
+    fault = lab.require_fault(fault_id)
+    quick = without_waits(lab)
+    others = [o for o in lab.objective_ids() if o not in fault.breaks] if check_all else []
+    before = await _check(lab, [*fault.breaks, *others], devices, project_id, abort)
+    not_passing = [r for r in before if r.id in fault.breaks and r.status != "pass"]
+    if not_passing:
+        return FaultOutcome(
+            fault=fault.id,
+            status="refused",
+            explanation="The lab must pass what the fault breaks first; " + _listed(not_passing),
+            before=before,
+            seconds=time.monotonic() - began,
+        )
+    for step in fault.apply:
+        await _run(step, devices, project_id, abort)
+    after = await _settled(fault, quick, devices, project_id, abort)
+    still = [r for r in after if r.status == "pass"]
+    passed_before = {r.id for r in before if r.status == "pass"}
+    others_after = await _check(quick, others, devices, project_id, abort)
+    also = [r.id for r in others_after if r.id in passed_before and r.status != "pass"]
+    return FaultOutcome(
+        fault=fault.id,
+        status="ineffective" if still else "applied",
+        explanation=(
+            f"Applied, but these still pass: {', '.join(r.id for r in still)}."
+            if still
+            else f"Applied: {', '.join(fault.breaks)} fail as intended."
+        ),
+        before=before,
+        after=[*after, *others_after],
+        also_broken=also,
+        seconds=time.monotonic() - began,
+    )
+
+
+def without_waits(lab: LabFile) -> LabFile:
+    """`lab` with every check's `wait` at 0 (a check then decides on its first try)."""
+    data = lab.model_dump(by_alias=True, exclude_unset=True)
+    for _, check in check_data(data):
+        if "wait" in check:
+            check["wait"] = 0
+    return LabFile.model_validate(data)
+
+
+async def _check(
+    lab: LabFile,
+    ids: Sequence[str],
+    devices: Devices,
+    project_id: str,
+    abort: asyncio.Event | None,
+) -> list[ObjectiveResult]:
+    if not ids:
+        return []
+    return (await report(devices, project_id, lab, objectives=ids, abort=abort)).results
+
+
+async def _settled(
+    fault: Fault,
+    lab: LabFile,
+    devices: Devices,
+    project_id: str,
+    abort: asyncio.Event | None,
+) -> list[ObjectiveResult]:
+    """The broken objectives checked until none passes or `fault.settle` is over."""
+    deadline = time.monotonic() + fault.settle
+    while True:
+        after = await _check(lab, fault.breaks, devices, project_id, abort)
+        if all(r.status != "pass" for r in after) or time.monotonic() >= deadline:
+            return after
+        await asyncio.sleep(POLL_INTERVAL)
+
+
+async def _run(
+    step: FaultStep, devices: Devices, project_id: str, abort: asyncio.Event | None
+) -> None:
+    if isinstance(step, ConfigStep):
+        await type_lines(devices, project_id, step.node, step.lines, abort=abort)
+        return
+    if isinstance(step, LinkDownStep | LinkFilterStep):
+        ports = link_ports(step.link)
+        ends = (ports.a, ports.a_port, ports.b, ports.b_port)
+        if isinstance(step, LinkDownStep):
+            await pull_cable(devices, project_id, ends)
+        else:
+            await filter_link(devices, project_id, ends, step.filters())
+        return
+    await stop_node(devices, project_id, step.node, abort)
+
+
+def _listed(results: Sequence[ObjectiveResult]) -> str:
+    return "; ".join(f"{r.id} is {r.status}: {r.explanation}" for r in results)
