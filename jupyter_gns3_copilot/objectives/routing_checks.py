@@ -1,0 +1,566 @@
+"""Deciding the routing checks from an FRR router's own JSON: `ospf_neighbor` (`show ip
+ospf neighbor json`), `route` (`show ip route PREFIX json`), `bgp_session` (`show bgp
+summary json`) and `json` (any `show ... json` and a JMESPath query into its answer).
+
+`decide_routing(check, devices)` reads the router through `DeviceAccess` (so the command
+policy's read-only rules screen each command) and tries again every `RETRY_INTERVAL`
+while the check fails and its `wait` lasts (routing converges). A failure names what the
+router has instead, in words a student understands, with the entries that decided as
+evidence. A node that does not answer `show ... json` (a VPCS, a Linux shell) leaves the
+check undecided (`Undecided`), naming its console dialect.
+
+The `*_verdict` functions decide from the parsed answer alone (no device): the unit tests
+feed them JSON captured from real FRR 8.4 routers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from ..devices.readers import same_interface
+from .devices import DeviceAccess, Undecided
+from .model import BgpSessionCheck, JsonCheck, OspfNeighborCheck, RouteCheck
+from .network_checks import RETRY_INTERVAL
+from .results import MAX_EVIDENCE_LINES, CheckVerdict, Evidence, inline_code
+from .templating import said
+
+RoutingCheck = OspfNeighborCheck | RouteCheck | BgpSessionCheck | JsonCheck
+JSON_DIALECTS = ("frr",)
+"""The console dialects whose devices answer `show ... json`."""
+OSPF_NEIGHBORS = "show ip ospf neighbor json"
+BGP_SUMMARY = "show bgp summary json"
+DEVICE_WORDS = {"vpcs": "a VPCS PC", "linux": "a Linux shell", "cisco_ios": "an IOS router"}
+"""How a student reads a console dialect that speaks no JSON."""
+
+OSPF_STUCK = {
+    "Init": "hello or dead intervals may differ, or it does not hear this router's hellos",
+    "2-Way": "on a shared network, routers that are neither DR nor BDR stay in 2-Way; "
+    "otherwise the two ends' network types may differ",
+    "ExStart": "the two ends may disagree on the interface MTU",
+    "Exchange": "the two ends may disagree on the interface MTU",
+    "Loading": "they are still exchanging their databases; check again in a moment",
+    "Attempt": "no hello has been heard from it lately",
+    "Down": "no hello has been heard from it lately",
+}
+"""Why an OSPF neighbour may stay short of Full, per the state it is in."""
+NOT_HEARD = (
+    "OSPF may not run on the link, or its two ends may disagree on the area, the subnet, "
+    "or the hello and dead intervals"
+)
+"""Why an OSPF neighbour is not seen at all."""
+PROTOCOL_WORDS = {
+    "connected": "as a connected network",
+    "static": "by a static route",
+    "kernel": "from the kernel",
+    "ospf": "by OSPF",
+    "bgp": "by BGP",
+    "rip": "by RIP",
+    "isis": "by IS-IS",
+}
+
+
+class RoutingAnswerError(ValueError):
+    """An answer whose shape is not FRR's."""
+
+
+async def decide_routing(check: RoutingCheck, devices: DeviceAccess) -> CheckVerdict:
+    """The verdict of a routing check (module docstring), retried while it `wait`s."""
+    return await until_passed(check.wait, lambda fresh: _attempt(check, devices, fresh))
+
+
+async def until_passed(
+    wait: float, attempt: Callable[[bool], Awaitable[CheckVerdict]]
+) -> CheckVerdict:
+    """`attempt`'s verdict, tried again every `RETRY_INTERVAL` while it fails and `wait`
+    seconds have not passed since the first try; `attempt(fresh)` types its commands
+    again when `fresh` (a retry must read the device anew, not the run's first answer)."""
+    deadline = time.monotonic() + wait
+    fresh = False
+    while True:
+        verdict = await attempt(fresh)
+        if verdict.status != "fail" or time.monotonic() >= deadline:
+            return verdict
+        await asyncio.sleep(RETRY_INTERVAL)
+        fresh = True
+
+
+async def _attempt(check: RoutingCheck, devices: DeviceAccess, fresh: bool) -> CheckVerdict:
+    if isinstance(check, OspfNeighborCheck):
+        node, data = await read_json(devices, check.node, OSPF_NEIGHBORS, fresh)
+        return ospf_neighbor_verdict(check, node, data)
+    if isinstance(check, RouteCheck):
+        command = route_command(check.prefix)
+        node, data = await read_json(devices, check.node, command, fresh)
+        return route_verdict(check, node, data)
+    if isinstance(check, BgpSessionCheck):
+        node, data = await read_json(devices, check.node, BGP_SUMMARY, fresh)
+        return bgp_session_verdict(check, node, data)
+    node, data = await read_json(devices, check.node, check.command, fresh)
+    return json_verdict(check, node, data)
+
+
+async def read_json(
+    devices: DeviceAccess, name: str, command: str, fresh: bool = False
+) -> tuple[str, Any]:
+    """The node's name and its answer to `command`, parsed (an empty answer, as FRR gives
+    for a protocol that does not run, is `{}`). `Undecided` when the node speaks no JSON,
+    refuses the command or answers something else."""
+    target = await devices.target(name)
+    if target.dialect not in JSON_DIALECTS:
+        device = DEVICE_WORDS.get(target.dialect, f"a {target.dialect} device")
+        raise Undecided(
+            f"{target.name} is {device} (console dialect {target.dialect}): it does not "
+            f"answer routing JSON such as `{command}`; this check reads an FRR router"
+        )
+    result = await devices.run(target.name, command, fresh=fresh)
+    if not result.ok:
+        raise Undecided(f"{target.name} did not accept `{command}`: {result.error}")
+    text = result.output.strip()
+    try:
+        return target.name, json.loads(text) if text else {}
+    except ValueError:
+        raise Undecided(f"{target.name} did not answer `{command}` in JSON") from None
+
+
+def route_command(prefix: str) -> str:
+    """The command that shows the routes to `prefix` (`a.b.c.d/len`) alone."""
+    return f"show ip route {ipaddress.IPv4Network(prefix)} json"
+
+
+# -- OSPF neighbours -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OspfNeighbor:
+    """One neighbour of `show ip ospf neighbor json`: `state` is `Full` of `Full/DR`."""
+
+    router_id: str
+    state: str
+    role: str
+    interface: str
+    address: str
+
+    @property
+    def line(self) -> str:
+        """The neighbour as an evidence line."""
+        role = f"/{self.role}" if self.role else ""
+        return f"{self.router_id} {self.state}{role} on {self.interface} ({self.address})"
+
+
+def ospf_neighbors(data: object) -> list[OspfNeighbor]:
+    """The neighbours of FRR's `show ip ospf neighbor json` answer (`{"neighbors":
+    {router id: [entry, ...]}}`; `{}` when OSPF does not run)."""
+    found = _mapping(data, "the OSPF neighbours").get("neighbors", {})
+    neighbors = []
+    for router_id, entries in _mapping(found, "neighbors").items():
+        for entry in _list(entries, router_id):
+            entry = _mapping(entry, router_id)
+            state, _, role = str(entry.get("nbrState") or entry.get("state") or "").partition("/")
+            interface = str(entry.get("ifaceName", "")).partition(":")[0]
+            address = str(entry.get("ifaceAddress") or entry.get("address") or "")
+            neighbors.append(OspfNeighbor(router_id, state, role, interface, address))
+    return neighbors
+
+
+def ospf_neighbor_verdict(check: OspfNeighborCheck, node: str, data: object) -> CheckVerdict:
+    """The verdict of an `ospf_neighbor` check on `node`'s parsed answer."""
+    neighbors = _read(ospf_neighbors, data, node, OSPF_NEIGHBORS)
+    wanted_id, interface = check.neighbor, check.interface
+    matching = [
+        n
+        for n in neighbors
+        if (wanted_id is None or n.router_id == wanted_id)
+        and (interface is None or same_interface(interface, n.interface))
+    ]
+    lines = [n.line for n in matching or neighbors] or ["no OSPF neighbour"]
+    evidence = [Evidence(node=node, command=OSPF_NEIGHBORS, lines=lines[:MAX_EVIDENCE_LINES])]
+    in_state = [n for n in matching if n.state.lower() == check.state.lower()]
+    if in_state:
+        found = in_state[0]
+        return CheckVerdict(
+            status="pass",
+            explanation=f"{node} sees {found.router_id} on {found.interface} in state "
+            f"{found.state}.",
+            evidence=evidence,
+        )
+    if matching:
+        found = matching[0]
+        explanation = (
+            f"{node} sees {found.router_id} on {found.interface} in state {found.state}, "
+            f"not {check.state}"
+        )
+        stuck = OSPF_STUCK.get(found.state) if check.state == "Full" else None
+        explanation += f": {stuck}." if stuck else "."
+        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+    return CheckVerdict(
+        status="fail",
+        explanation=_no_ospf_neighbor(node, wanted_id, interface, neighbors),
+        evidence=evidence,
+    )
+
+
+def _no_ospf_neighbor(
+    node: str, wanted_id: str | None, interface: str | None, neighbors: list[OspfNeighbor]
+) -> str:
+    """Why no neighbour matches: the neighbour is on another interface, another one is on
+    the interface, or it is not heard at all (naming those that are)."""
+    elsewhere = [n.interface for n in neighbors if n.router_id == wanted_id]
+    if elsewhere:
+        return f"{node} sees {wanted_id} on {' and '.join(elsewhere)}, not on {interface}."
+    there = [n.router_id for n in neighbors if interface and same_interface(interface, n.interface)]
+    if there:
+        return f"{node}'s OSPF neighbour on {interface} is {' and '.join(there)}, not {wanted_id}."
+    what = f" {wanted_id}" if wanted_id else ""
+    where = f" on {interface}" if interface else ""
+    if not neighbors:
+        return f"{node} has no OSPF neighbour{what}{where}: {NOT_HEARD}."
+    seen = ", ".join(f"{n.router_id} on {n.interface}" for n in neighbors)
+    maybe = "its router id may be another, or " if wanted_id else ""
+    return f"{node} has no OSPF neighbour{what}{where} (it sees {seen}): {maybe}{NOT_HEARD}."
+
+
+# -- routes --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextHop:
+    """Where a route sends packets: a gateway `ip` or, directly connected, none."""
+
+    ip: str | None
+    interface: str | None
+    active: bool
+
+    @property
+    def words(self) -> str:
+        """The next hop as a student reads it."""
+        if self.ip is None:
+            return f"directly on {self.interface}" if self.interface else "directly"
+        return f"through {self.ip}"
+
+
+@dataclass(frozen=True)
+class RouteEntry:
+    """One route to a prefix (`show ip route PREFIX json` lists one per protocol that
+    knows it); `selected` is the one the router uses."""
+
+    prefix: str
+    protocol: str
+    selected: bool
+    distance: int | None
+    metric: int | None
+    next_hops: tuple[NextHop, ...]
+
+    @property
+    def used_hops(self) -> list[NextHop]:
+        """The next hops it sends packets to (the active ones; all when none is)."""
+        return [h for h in self.next_hops if h.active] or list(self.next_hops)
+
+    @property
+    def line(self) -> str:
+        """The route as an evidence line, close to FRR's own `show ip route`."""
+        parts = [self.protocol, self.prefix]
+        if self.distance is not None:
+            parts.append(f"[{self.distance}/{self.metric}]")
+        hops = [
+            f"via {h.ip} {h.interface or ''}".strip() if h.ip else h.words for h in self.used_hops
+        ]
+        return " ".join([*parts, ", ".join(hops)] if hops else parts) + (
+            ", in use" if self.selected else ", not used"
+        )
+
+    def through(self) -> str:
+        """Its next hops as a student reads them: `through 10.0.12.2 and 10.0.13.3`."""
+        hops = self.used_hops
+        gateways = [h.ip for h in hops if h.ip]
+        if gateways:
+            return "through " + " and ".join(gateways)
+        return hops[0].words if hops else "directly"
+
+
+def route_entries(data: object, prefix: str) -> list[RouteEntry]:
+    """The routes to `prefix` in FRR's `show ip route PREFIX json` answer (`{prefix:
+    [entry, ...]}`; `{}` when there is none)."""
+    entries = []
+    for entry in _list(_mapping(data, "the routes").get(prefix, []), prefix):
+        entry = _mapping(entry, prefix)
+        hops = tuple(
+            NextHop(
+                ip=str(hop["ip"]) if hop.get("ip") else None,
+                interface=str(hop["interfaceName"]) if hop.get("interfaceName") else None,
+                active=bool(hop.get("active")),
+            )
+            for hop in (_mapping(h, prefix) for h in _list(entry.get("nexthops", []), prefix))
+        )
+        entries.append(
+            RouteEntry(
+                prefix=prefix,
+                protocol=str(entry.get("protocol", "")),
+                selected=bool(entry.get("selected")),
+                distance=_int_or_none(entry.get("distance")),
+                metric=_int_or_none(entry.get("metric")),
+                next_hops=hops,
+            )
+        )
+    return entries
+
+
+def route_verdict(check: RouteCheck, node: str, data: object) -> CheckVerdict:
+    """The verdict of a `route` check on `node`'s parsed answer: the route the router
+    uses (FRR's selected one) must be learned by `protocol` and go through `via` when
+    they are given; with `expect: false`, no route it uses may."""
+    prefix = str(ipaddress.IPv4Network(check.prefix))
+    command = route_command(prefix)
+    entries = _read(lambda d: route_entries(d, prefix), data, node, command)
+    used = next((e for e in entries if e.selected), None)
+    lines = [e.line for e in entries] or [f"no route to {prefix}"]
+    evidence = [Evidence(node=node, command=command, lines=lines[:MAX_EVIDENCE_LINES])]
+    problem = _route_problem(check, node, prefix, used, entries)
+    if not check.expect:
+        if problem is None:
+            assert used is not None  # no problem: a route is used
+            how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
+            explanation = f"{node} has a route to {prefix} ({how}), which it must not."
+            return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+        if used is None:
+            explanation = f"{node} has no route to {prefix}, as required."
+        else:
+            how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
+            explanation = f"{node} reaches {prefix} {how}, as required."
+        return CheckVerdict(status="pass", explanation=explanation, evidence=evidence)
+    if problem is not None:
+        return CheckVerdict(status="fail", explanation=problem, evidence=evidence)
+    assert used is not None
+    how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
+    return CheckVerdict(
+        status="pass", explanation=f"{node} learns {prefix} {how}.", evidence=evidence
+    )
+
+
+def _route_problem(
+    check: RouteCheck,
+    node: str,
+    prefix: str,
+    used: RouteEntry | None,
+    entries: list[RouteEntry],
+) -> str | None:
+    """Why the route the router uses is not the one the check asks for (None: it is)."""
+    if used is None:
+        if not entries:
+            return f"{node} has no route to {prefix}."
+        known = " and ".join(sorted({PROTOCOL_WORDS.get(e.protocol, e.protocol) for e in entries}))
+        return (
+            f"{node} has no route in use to {prefix} (it knows one {known}, but does not use it)."
+        )
+    if check.protocol is not None and used.protocol != check.protocol:
+        learned = PROTOCOL_WORDS.get(used.protocol, used.protocol)
+        wanted = PROTOCOL_WORDS.get(check.protocol, check.protocol)
+        other = next((e for e in entries if e.protocol == check.protocol), None)
+        if other is not None and used.distance is not None and other.distance is not None:
+            return (
+                f"{node} learns {prefix} {learned} (distance {used.distance}), not {wanted} "
+                f"(distance {other.distance}): the route with the lower distance is used."
+            )
+        return f"{node} learns {prefix} {learned}, not {wanted}."
+    if check.via is not None and not any(h.ip == check.via for h in used.used_hops):
+        return f"{node} reaches {prefix} {used.through()}, not through {check.via}."
+    return None
+
+
+# -- BGP sessions --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BgpPeer:
+    """One peer of `show bgp summary json`: `state` is its first word (`Idle` of `Idle
+    (Admin)`), `shown` the whole."""
+
+    address: str
+    remote_as: int | None
+    state: str
+    shown: str
+    uptime: str
+    received: int | None
+
+    @property
+    def line(self) -> str:
+        """The peer as an evidence line."""
+        up = "" if self.uptime in ("", "never") else f", up {self.uptime}"
+        got = f", {self.received} prefixes received" if self.received is not None else ""
+        return f"{self.address} AS {self.remote_as} {self.shown}{up}{got}"
+
+
+def bgp_peers(data: object) -> tuple[bool, list[BgpPeer]]:
+    """Whether BGP runs, and the peers of FRR's `show bgp summary json` answer (`{"ipv4
+    Unicast": {"as": ..., "peers": {address: {...}}}, ...}` per address family; `{}` when
+    BGP does not run). A peer of several families is listed once."""
+    families = _mapping(data, "the BGP summary")
+    peers: dict[str, BgpPeer] = {}
+    for family, summary in families.items():
+        summary = _mapping(summary, family)
+        for address, peer in _mapping(summary.get("peers", {}), family).items():
+            peer = _mapping(peer, address)
+            shown = str(peer.get("state", ""))
+            peers.setdefault(
+                address,
+                BgpPeer(
+                    address=address,
+                    remote_as=_int_or_none(peer.get("remoteAs")),
+                    state=shown.split(" ")[0],
+                    shown=shown,
+                    uptime=str(peer.get("peerUptime", "")),
+                    received=_int_or_none(peer.get("pfxRcd")),
+                ),
+            )
+    return bool(families), list(peers.values())
+
+
+def bgp_session_verdict(check: BgpSessionCheck, node: str, data: object) -> CheckVerdict:
+    """The verdict of a `bgp_session` check on `node`'s parsed answer (a `remote_as`
+    given as a template is compared as the number it renders to)."""
+    running, peers = _read(bgp_peers, data, node, BGP_SUMMARY)
+    peer = next((p for p in peers if p.address == check.neighbor), None)
+    lines = [p.line for p in ([peer] if peer else peers)] or ["BGP is not running"]
+    evidence = [Evidence(node=node, command=BGP_SUMMARY, lines=lines[:MAX_EVIDENCE_LINES])]
+    session = f"{node}'s BGP session with {check.neighbor}"
+    if peer is None:
+        if not running:
+            explanation = (
+                f"{node} has no BGP session with {check.neighbor}: BGP does not run on {node}."
+            )
+        elif peers:
+            others = ", ".join(p.address for p in peers)
+            explanation = (
+                f"{node} has no BGP session with {check.neighbor}; it has sessions with {others}."
+            )
+        else:
+            explanation = f"{node} runs BGP but has no session with {check.neighbor}."
+        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+    wanted_as = None if check.remote_as is None else _as_number(check.remote_as)
+    problems = []
+    if wanted_as is not None and peer.remote_as != wanted_as:
+        problems.append(f"is with AS {peer.remote_as}, not {wanted_as}")
+    if peer.state != check.state:
+        said_state = f"is {peer.shown} (not {check.state})"
+        if check.state == "Established":
+            said_state += ": is the neighbour's address or AS right?"
+        problems.append(said_state)
+    if problems:
+        explanation = f"{session} " + "; it ".join(problems)
+        explanation += "" if explanation.endswith("?") else "."
+        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+    with_as = f" with AS {peer.remote_as}" if wanted_as is not None else ""
+    return CheckVerdict(
+        status="pass", explanation=f"{session} is {peer.shown}{with_as}.", evidence=evidence
+    )
+
+
+def _as_number(value: int | str) -> int:
+    """An AS number as the lab file gives it (a rendered template is text)."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise Undecided(f"the objective's AS number {value!r} is not a number") from None
+
+
+# -- a query into any JSON answer ----------------------------------------------------------------
+
+
+def json_verdict(check: JsonCheck, node: str, data: object) -> CheckVerdict:
+    """The verdict of a `json` check on `node`'s parsed answer: the JMESPath query finds
+    `expect` (a number and text of that number are the same value: a templated `expect`
+    renders to text). The lab file's `say` words it when given."""
+    try:
+        found = jmespath.search(check.query, data)
+    except JMESPathError as exc:
+        raise Undecided(f"the objective's query cannot be used: {exc}") from None
+    ok = same_value(found, check.expect)
+    shown = value_text(found)
+    words = said(check.say, ok, None if found is None else shown)
+    on = f"{inline_code(check.command)} on {node}"
+    wanted = value_text(check.expect)
+    if words is None:
+        if ok:
+            words = f"{on} shows {shown}, as the objective asks."
+        elif found is None:
+            words = f"{on} shows nothing where the objective looks ({wanted} is wanted)."
+        else:
+            words = f"{on} shows {shown}, not {wanted}."
+    return CheckVerdict(
+        status="pass" if ok else "fail",
+        explanation=words,
+        evidence=[Evidence(node=node, command=check.command, lines=[f"{check.query}: {shown}"])],
+    )
+
+
+def same_value(found: object, wanted: object) -> bool:
+    """Whether a JSON value found equals the value wanted: numbers by value, and a number
+    equals text that reads as that number (`65002` and `"65002"`); true and false only
+    equal themselves (never 1 or 0); lists and objects item by item."""
+    if isinstance(found, bool) or isinstance(wanted, bool):
+        return isinstance(found, bool) and isinstance(wanted, bool) and found == wanted
+    if isinstance(found, str) and _is_number(wanted):
+        return _number(found) == wanted
+    if _is_number(found) and isinstance(wanted, str):
+        return _number(wanted) == found
+    if isinstance(found, list) and isinstance(wanted, list):
+        return len(found) == len(wanted) and all(
+            same_value(f, w) for f, w in zip(found, wanted, strict=True)
+        )
+    if isinstance(found, dict) and isinstance(wanted, dict):
+        return found.keys() == wanted.keys() and all(same_value(found[k], wanted[k]) for k in found)
+    return found == wanted
+
+
+def value_text(value: object) -> str:
+    """A JSON value as a student reads it: text as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "nothing"
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+# -- reading FRR's shapes ------------------------------------------------------------------------
+
+
+def _read(reader: Callable[[object], Any], data: object, node: str, command: str) -> Any:
+    try:
+        return reader(data)
+    except RoutingAnswerError as exc:
+        raise Undecided(f"{node}'s answer to `{command}` is not as FRR gives it ({exc})") from None
+
+
+def _mapping(value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RoutingAnswerError(f"{what} is not an object")
+    return value
+
+
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RoutingAnswerError(f"{what} is not a list")
+    return value
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
