@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.tools import offline_context
 
+from jupyter_gns3_copilot.console import ConsoleTarget
 from jupyter_gns3_copilot.devices.policy import CommandPolicy
-from jupyter_gns3_copilot.objectives.devices import Undecided
+from jupyter_gns3_copilot.objectives.checks import decide
+from jupyter_gns3_copilot.objectives.devices import DeviceAccess, Undecided
 from jupyter_gns3_copilot.objectives.errors import LabFileError
 from jupyter_gns3_copilot.objectives.hints import configuring_judge, filter_answer
 from jupyter_gns3_copilot.objectives.loader import load_lab
@@ -28,6 +31,7 @@ from jupyter_gns3_copilot.objectives.model import (
     OspfNeighborCheck,
     RouteCheck,
 )
+from jupyter_gns3_copilot.objectives.results import CheckVerdict
 from jupyter_gns3_copilot.objectives.routing_checks import (
     bgp_session_verdict,
     json_verdict,
@@ -35,6 +39,7 @@ from jupyter_gns3_copilot.objectives.routing_checks import (
     route_command,
     route_verdict,
     same_value,
+    until_passed,
 )
 
 FRR = Path(__file__).parent / "fixtures" / "frr"
@@ -346,3 +351,40 @@ def test_failures_point_the_way_without_configuration() -> None:
     for verdict in failures:
         assert verdict.status == "fail"
         assert filter_answer(verdict.explanation, judge) == (verdict.explanation, 0)
+
+
+async def test_a_node_that_answers_no_json_is_undecided_naming_its_dialect() -> None:
+    """Through the lab's entry point: a Linux shell as R1 is never sent the command (its
+    console is a port nothing listens on: nothing connects), the check is undecided and
+    says why."""
+    shell = ConsoleTarget(name="R1", host="127.0.0.1", port=9, dialect="linux")
+    ctx = offline_context(console_targets={"R1": shell})
+    verdict = await decide(route(prefix="10.0.23.0/24"), DeviceAccess(ctx.devices, ctx.project_id))
+    assert (verdict.status, verdict.explanation) == (
+        "error",
+        "R1 is a Linux shell (console dialect linux): it does not answer routing JSON such "
+        "as `show ip route 10.0.23.0/24 json`; this check reads an FRR router.",
+    )
+
+
+async def test_a_check_that_waits_is_tried_again_until_it_passes_not_when_undecided() -> None:
+    """`wait`: a failing attempt is made again (its commands typed anew) until it passes;
+    an undecided one is not, nor a failing one without `wait`."""
+    tries: list[bool] = []
+
+    def attempt(outcomes: list[str]) -> Any:
+        async def tried(fresh: bool) -> CheckVerdict:
+            tries.append(fresh)
+            status = outcomes[min(len(tries) - 1, len(outcomes) - 1)]
+            return CheckVerdict(status=status, explanation=status)
+
+        return tried
+
+    assert (await until_passed(30, attempt(["fail", "pass"]))).status == "pass"
+    assert tries == [False, True]  # the retry reads the device anew
+    tries.clear()
+    assert (await until_passed(30, attempt(["error", "pass"]))).status == "error"
+    assert tries == [False]  # undecided: no retry
+    tries.clear()
+    assert (await until_passed(0, attempt(["fail", "pass"]))).status == "fail"
+    assert tries == [False]
