@@ -1,5 +1,5 @@
 """The routing checks' reading and words (`objectives/routing_checks.py`), decided from
-JSON CAPTURED FROM REAL FRR 8.4.4 ROUTERS (tests/fixtures/frr/: the routed triangle of
+JSON CAPTURED FROM REAL FRR 8.4.4 ROUTERS (tests/captures/frr/: the routed triangle of
 `testing.routed_lab`, captured over their consoles): OSPF neighbours Full, in 2-Way and in
 ExStart while a network type changed, one gone after a hello interval changed on the other
 end, none on a router without OSPF; routes learned by OSPF (two next hops), by a static
@@ -42,7 +42,7 @@ from jupyter_gns3_copilot.objectives.routing_checks import (
     until_passed,
 )
 
-FRR = Path(__file__).parent / "fixtures" / "frr"
+FRR = Path(__file__).parent / "captures" / "frr"
 
 
 def captured(name: str) -> Any:
