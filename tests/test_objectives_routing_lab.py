@@ -125,8 +125,13 @@ async def test_routes_by_protocol_next_hop_and_absence(triangle: Any) -> None:
     be there fail saying what the router has; removing the static route passes again
     once the check has waited for it."""
     async with routers(triangle) as (decided, configure):
-        ospf = await decided(
-            kind="route", node="R1", prefix="10.0.23.0/24", protocol="ospf", via="10.0.13.3"
+        ospf = await decided(  # both paths are equal: a wait while SPF settles on the two
+            kind="route",
+            node="R1",
+            prefix="10.0.23.0/24",
+            protocol="ospf",
+            via="10.0.13.3",
+            wait=CONVERGED,
         )
         assert ospf.status == "pass", ospf.explanation
         assert ospf.explanation == (

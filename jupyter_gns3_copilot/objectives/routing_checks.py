@@ -277,6 +277,11 @@ class RouteEntry:
             ", in use" if self.selected else ", not used"
         )
 
+    @property
+    def how(self) -> str:
+        """How the route is learned and where it goes: `by OSPF through 10.0.12.2`."""
+        return f"{PROTOCOL_WORDS.get(self.protocol, self.protocol)} {self.through()}"
+
     def through(self) -> str:
         """Its next hops as a student reads them: `through 10.0.12.2 and 10.0.13.3`."""
         hops = self.used_hops
@@ -324,24 +329,20 @@ def route_verdict(check: RouteCheck, node: str, data: object) -> CheckVerdict:
     lines = [e.line for e in entries] or [f"no route to {prefix}"]
     evidence = [Evidence(node=node, command=command, lines=lines[:MAX_EVIDENCE_LINES])]
     problem = _route_problem(check, node, prefix, used, entries)
-    if not check.expect:
-        if problem is None:
-            assert used is not None  # no problem: a route is used
-            how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
-            explanation = f"{node} has a route to {prefix} ({how}), which it must not."
-            return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
-        if used is None:
-            explanation = f"{node} has no route to {prefix}, as required."
+    if used is not None and problem is None:  # the route the check names is used
+        if check.expect:
+            explanation = f"{node} learns {prefix} {used.how}."
         else:
-            how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
-            explanation = f"{node} reaches {prefix} {how}, as required."
-        return CheckVerdict(status="pass", explanation=explanation, evidence=evidence)
-    if problem is not None:
-        return CheckVerdict(status="fail", explanation=problem, evidence=evidence)
-    assert used is not None
-    how = f"{PROTOCOL_WORDS.get(used.protocol, used.protocol)} {used.through()}"
+            explanation = f"{node} has a route to {prefix} ({used.how}), which it must not."
+    elif check.expect:
+        explanation = problem or ""
+    elif used is None:
+        explanation = f"{node} has no route to {prefix}, as required."
+    else:
+        explanation = f"{node} reaches {prefix} {used.how}, as required."
+    passed = (used is not None and problem is None) == check.expect
     return CheckVerdict(
-        status="pass", explanation=f"{node} learns {prefix} {how}.", evidence=evidence
+        status="pass" if passed else "fail", explanation=explanation, evidence=evidence
     )
 
 
@@ -395,7 +396,8 @@ class BgpPeer:
         """The peer as an evidence line."""
         up = "" if self.uptime in ("", "never") else f", up {self.uptime}"
         got = f", {self.received} prefixes received" if self.received is not None else ""
-        return f"{self.address} AS {self.remote_as} {self.shown}{up}{got}"
+        remote = f" AS {self.remote_as}" if self.remote_as is not None else ""
+        return f"{self.address}{remote} {self.shown}{up}{got}"
 
 
 def bgp_peers(data: object) -> tuple[bool, list[BgpPeer]]:
@@ -428,7 +430,8 @@ def bgp_session_verdict(check: BgpSessionCheck, node: str, data: object) -> Chec
     given as a template is compared as the number it renders to)."""
     running, peers = _read(bgp_peers, data, node, BGP_SUMMARY)
     peer = next((p for p in peers if p.address == check.neighbor), None)
-    lines = [p.line for p in ([peer] if peer else peers)] or ["BGP is not running"]
+    lines = [p.line for p in ([peer] if peer else peers)]
+    lines = lines or ["no BGP session" if running else "BGP is not running"]
     evidence = [Evidence(node=node, command=BGP_SUMMARY, lines=lines[:MAX_EVIDENCE_LINES])]
     session = f"{node}'s BGP session with {check.neighbor}"
     if peer is None:
