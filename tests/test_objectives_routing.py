@@ -92,6 +92,10 @@ def test_an_ospf_neighbour_not_full_says_what_to_look_at() -> None:
         "R1 sees 2.2.2.2 on eth0 in state 2-Way, not Full: on a shared network"
     )
     assert two_way.evidence[0].lines == ["2.2.2.2 2-Way/DROther on eth0 (10.0.12.2)"]
+    cabled = ospf_neighbor_verdict(
+        ospf(neighbor="2.2.2.2"), "R1", captured("r1_ospf_neighbors_2way"), {"e0": "R2"}
+    )
+    assert cabled.explanation.startswith("R1 sees R2 (2.2.2.2) on eth0 in state 2-Way")
     exstart = ospf_neighbor_verdict(
         ospf(interface="eth0"), "R1", captured("r1_ospf_neighbors_exstart")
     )

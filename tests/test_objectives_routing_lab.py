@@ -96,21 +96,22 @@ async def until_failed(decided: Decide, **check: Any) -> CheckVerdict:
 
 
 async def test_ospf_neighbours_are_read_by_router_id_and_interface(triangle: Any) -> None:
-    """Full adjacencies pass by router id and by interface; a wrong router id fails
-    naming the neighbour there is; a VPCS is no router: undecided, naming its dialect."""
+    """Full adjacencies pass by router id and by interface, each neighbour named by the
+    router cabled to that port as well; a wrong router id fails naming the neighbour
+    there is; a VPCS is no router: undecided, naming its dialect."""
     async with routers(triangle) as (decided, _):
         by_id = await decided(kind="ospf_neighbor", node="R1", neighbor="2.2.2.2")
         assert by_id.status == "pass", by_id.explanation
-        assert by_id.explanation == "R1 sees 2.2.2.2 on eth0 in state Full."
+        assert by_id.explanation == "R1 sees R2 (2.2.2.2) on eth0 in state Full."
         assert by_id.evidence[0].lines == ["2.2.2.2 Full/- on eth0 (10.0.12.2)"]
         by_interface = await decided(kind="ospf_neighbor", node="R3", interface="e1")
-        assert by_interface.explanation == "R3 sees 1.1.1.1 on eth1 in state Full."
+        assert by_interface.explanation == "R3 sees R1 (1.1.1.1) on eth1 in state Full."
         wrong_id = await decided(
             kind="ospf_neighbor", node="R1", neighbor="2.2.2.9", interface="eth0"
         )
         assert (wrong_id.status, wrong_id.explanation) == (
             "fail",
-            "R1's OSPF neighbour on eth0 is 2.2.2.2, not 2.2.2.9.",
+            "R1's OSPF neighbour on eth0 is R2 (2.2.2.2), not 2.2.2.9.",
         )
         pc = await decided(kind="ospf_neighbor", node="PC1", neighbor="1.1.1.1")
         assert pc.status == "error"
@@ -293,9 +294,9 @@ async def test_an_ospf_neighbour_lost_to_a_hello_interval_and_waited_for(triangl
             lost = await until_failed(decided, kind="ospf_neighbor", node="R1", neighbor="2.2.2.2")
             assert lost.status == "fail", lost.explanation
             assert lost.explanation == (
-                "R1 has no OSPF neighbour 2.2.2.2 (it sees 3.3.3.3 on eth1): its router id may "
-                "be another, or OSPF may not run on the link, or its two ends may disagree on "
-                "the area, the subnet, or the hello and dead intervals."
+                "R1 has no OSPF neighbour 2.2.2.2 (it sees R3 (3.3.3.3) on eth1): its router "
+                "id may be another, or OSPF may not run on the link, or its two ends may "
+                "disagree on the area, the subnet, or the hello and dead intervals."
             )
         finally:
             await configure("R2", ["interface eth0", "ip ospf hello-interval 1"])

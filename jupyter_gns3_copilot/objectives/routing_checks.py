@@ -38,6 +38,10 @@ JSON_DIALECTS = ("frr",)
 """The console dialects whose devices answer `show ... json`."""
 OSPF_NEIGHBORS = "show ip ospf neighbor json"
 BGP_SUMMARY = "show bgp summary json"
+SHARED_SEGMENTS = frozenset(
+    {"ethernet_switch", "ethernet_hub", "cloud", "nat", "frame_relay_switch", "atm_switch"}
+)
+"""GNS3 node types that join a router to its neighbours without being one."""
 DEVICE_WORDS = {"vpcs": "a VPCS PC", "linux": "a Linux shell", "cisco_ios": "an IOS router"}
 """How a student reads a console dialect that speaks no JSON."""
 
@@ -96,7 +100,7 @@ async def until_passed(
 async def _attempt(check: RoutingCheck, devices: DeviceAccess, fresh: bool) -> CheckVerdict:
     if isinstance(check, OspfNeighborCheck):
         node, data = await read_json(devices, check.node, OSPF_NEIGHBORS, fresh)
-        return ospf_neighbor_verdict(check, node, data)
+        return ospf_neighbor_verdict(check, node, data, await cabled_routers(devices, node))
     if isinstance(check, RouteCheck):
         command = route_command(check.prefix)
         node, data = await read_json(devices, check.node, command, fresh)
@@ -136,6 +140,30 @@ def route_command(prefix: str) -> str:
     return f"show ip route {ipaddress.IPv4Network(prefix)} json"
 
 
+async def cabled_routers(devices: DeviceAccess, name: str) -> dict[str, str]:
+    """The node cabled straight to each port of the node called `name`, by port name, as
+    GNS3's links tell (none for a port cabled to a switch, a hub or a cloud: a neighbour is
+    further). Empty when GNS3's topology cannot be read: neighbours are then named by
+    their router id alone."""
+    try:
+        node = await devices.node(name)
+        names = await devices.node_names()
+        cabled: dict[str, str] = {}
+        for link in await devices.links():
+            if len(link.nodes) != 2:
+                continue
+            for mine, other in (link.nodes, link.nodes[::-1]):
+                port = node.port_at(mine.adapter_number, mine.port_number)
+                if mine.node_id != node.node_id or port is None or other.node_id not in names:
+                    continue
+                far = await devices.node(names[other.node_id])
+                if far.node_type not in SHARED_SEGMENTS:
+                    cabled[port.name] = far.name
+        return cabled
+    except Undecided:
+        return {}
+
+
 # -- OSPF neighbours -----------------------------------------------------------------------------
 
 
@@ -171,9 +199,14 @@ def ospf_neighbors(data: object) -> list[OspfNeighbor]:
     return neighbors
 
 
-def ospf_neighbor_verdict(check: OspfNeighborCheck, node: str, data: object) -> CheckVerdict:
-    """The verdict of an `ospf_neighbor` check on `node`'s parsed answer."""
+def ospf_neighbor_verdict(
+    check: OspfNeighborCheck, node: str, data: object, cabled: Mapping[str, str] | None = None
+) -> CheckVerdict:
+    """The verdict of an `ospf_neighbor` check on `node`'s parsed answer; `cabled` (port
+    name -> the node cabled to it, `cabled_routers`) names the neighbours by their node
+    too: "R2 (2.2.2.2)"."""
     neighbors = _read(ospf_neighbors, data, node, OSPF_NEIGHBORS)
+    named = _neighbor_names(neighbors, cabled or {})
     wanted_id, interface = check.neighbor, check.interface
     matching = [
         n
@@ -188,14 +221,13 @@ def ospf_neighbor_verdict(check: OspfNeighborCheck, node: str, data: object) -> 
         found = in_state[0]
         return CheckVerdict(
             status="pass",
-            explanation=f"{node} sees {found.router_id} on {found.interface} in state "
-            f"{found.state}.",
+            explanation=f"{node} sees {named[found]} on {found.interface} in state {found.state}.",
             evidence=evidence,
         )
     if matching:
         found = matching[0]
         explanation = (
-            f"{node} sees {found.router_id} on {found.interface} in state {found.state}, "
+            f"{node} sees {named[found]} on {found.interface} in state {found.state}, "
             f"not {check.state}"
         )
         stuck = OSPF_STUCK.get(found.state) if check.state == "Full" else None
@@ -203,27 +235,45 @@ def ospf_neighbor_verdict(check: OspfNeighborCheck, node: str, data: object) -> 
         return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
     return CheckVerdict(
         status="fail",
-        explanation=_no_ospf_neighbor(node, wanted_id, interface, neighbors),
+        explanation=_no_ospf_neighbor(node, wanted_id, interface, neighbors, named),
         evidence=evidence,
     )
 
 
+def _neighbor_names(
+    neighbors: list[OspfNeighbor], cabled: Mapping[str, str]
+) -> dict[OspfNeighbor, str]:
+    """Each neighbour as a student reads it: `R2 (2.2.2.2)` when a node is cabled to the
+    port it is seen on, else its router id."""
+    names = {}
+    for neighbor in neighbors:
+        far = next(
+            (n for port, n in cabled.items() if same_interface(neighbor.interface, port)), None
+        )
+        names[neighbor] = f"{far} ({neighbor.router_id})" if far else neighbor.router_id
+    return names
+
+
 def _no_ospf_neighbor(
-    node: str, wanted_id: str | None, interface: str | None, neighbors: list[OspfNeighbor]
+    node: str,
+    wanted_id: str | None,
+    interface: str | None,
+    neighbors: list[OspfNeighbor],
+    named: Mapping[OspfNeighbor, str],
 ) -> str:
     """Why no neighbour matches: the neighbour is on another interface, another one is on
     the interface, or it is not heard at all (naming those that are)."""
     elsewhere = [n.interface for n in neighbors if n.router_id == wanted_id]
     if elsewhere:
         return f"{node} sees {wanted_id} on {' and '.join(elsewhere)}, not on {interface}."
-    there = [n.router_id for n in neighbors if interface and same_interface(interface, n.interface)]
+    there = [named[n] for n in neighbors if interface and same_interface(interface, n.interface)]
     if there:
         return f"{node}'s OSPF neighbour on {interface} is {' and '.join(there)}, not {wanted_id}."
     what = f" {wanted_id}" if wanted_id else ""
     where = f" on {interface}" if interface else ""
     if not neighbors:
         return f"{node} has no OSPF neighbour{what}{where}: {NOT_HEARD}."
-    seen = ", ".join(f"{n.router_id} on {n.interface}" for n in neighbors)
+    seen = ", ".join(f"{named[n]} on {n.interface}" for n in neighbors)
     maybe = "its router id may be another, or " if wanted_id else ""
     return f"{node} has no OSPF neighbour{what}{where} (it sees {seen}): {maybe}{NOT_HEARD}."
 
