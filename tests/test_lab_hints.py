@@ -210,6 +210,31 @@ def test_a_title_showing_configuration_is_recognised() -> None:
         assert not hold_back.shows_configuration(title), title
 
 
+def test_a_lab_of_unknown_dialects_is_judged_for_frr_routers_too() -> None:
+    """Without the devices' dialects, every dialect the copilot speaks is judged, FRR's
+    too: vtysh's `end` typed after a diagnostic's output (FRR output captured from a real
+    router) is a command, so the configuration after it is hidden whole."""
+    judge = configuring_judge(
+        lambda command, dialect: POLICY.check(command, dialect=dialect, read_only=True), []
+    )
+    assert "frr" in judge.dialects
+    answer = textwrap.dedent(
+        """\
+        ```
+        R1# show ip ospf neighbor
+        Neighbor ID     Pri State           Up Time         Dead Time Address         Interface
+        2.2.2.2           1 Full/-          1m02s             3.456s 10.0.12.2       eth0:10.0.12.1
+        end
+        router ospf
+         ospf router-id 1.1.1.1
+        ```
+        """
+    )
+    shown, hidden = filter_answer(answer, judge)
+    assert hidden == 3
+    assert "2.2.2.2           1 Full/-" in shown and "router ospf" not in shown
+
+
 TWO_STAGES = textwrap.dedent(
     """\
     title: Stages

@@ -220,6 +220,32 @@ def test_a_check_command_is_judged_for_the_nodes_dialect() -> None:
     document.check_commands(_policy_check, {"PC1": "linux", "R1": "cisco_ios"}.get)
 
 
+def test_a_json_checks_command_is_judged_like_a_command_checks() -> None:
+    """A `json` check names its command too: judged for the node's dialect when the file
+    is attached (a Linux shell runs no `show`), run on an FRR router."""
+    text = textwrap.dedent(
+        """\
+        title: JSON
+        stages:
+          - id: s
+            title: S
+            objectives:
+              - id: o
+                text: R1 runs OSPF as 1.1.1.1
+                check:
+                  kind: json
+                  node: R1
+                  command: show ip ospf json
+                  query: routerId
+                  expect: 1.1.1.1
+        """
+    )
+    document = load_lab(text)
+    document.check_commands(_policy_check, {"R1": "frr"}.get)
+    with pytest.raises(LabFileError, match="'show ip ospf json' is refused on R1 \\(linux\\)"):
+        document.check_commands(_policy_check, {"R1": "linux"}.get)
+
+
 def test_the_nodes_checks_name_are_judged_against_the_projects() -> None:
     """Every place a check names a node, with its line; case does not matter; an address
     in `to` is no node."""

@@ -4,7 +4,8 @@ parameters), read and checked before anything runs, and checked on the real devi
 - `model`: the lab file's models (its JSON Schema, `lab.schema.json`, is generated from them);
 - `loader`: `load_lab(text)`, problems named by file, line and field (`errors`);
 - `parameters`, `templating`: each student's values and the texts and checks rendered with them;
-- `readers`, `devices`, `checks`, `runner`: deciding objectives on the devices;
+- `devices`, `checks` (`network_checks`, `routing_checks`), `runner`: deciding objectives on
+  the devices;
 - `results`: what a check run gives; `service`: each project's lab (`ProjectLabs`);
 - `api`: the lab routes' request bodies and answers; `view`: the lab as a student sees it.
 

@@ -31,10 +31,11 @@ from .model import (
     ReachableCheck,
     TrafficCheck,
 )
-from .model_base import FOUND, is_regex_pattern
+from .model_base import is_regex_pattern
 from .network_checks import reachable, traffic
-from .results import MAX_EVIDENCE_LINES, CheckVerdict, Evidence, summary_lines
-from .templating import TemplateProblem, render_text
+from .results import MAX_EVIDENCE_LINES, CheckVerdict, Evidence, inline_code, summary_lines
+from .routing_checks import decide_routing
+from .templating import said
 
 
 async def decide(check: Check, devices: DeviceAccess) -> CheckVerdict:
@@ -60,7 +61,7 @@ async def _verdict(check: Check, devices: DeviceAccess) -> CheckVerdict:
         return await _command(check, devices)
     if isinstance(check, ParsedCheck):
         return await _parsed(check, devices)
-    raise Undecided(f"{check.kind} checks are not decided yet")
+    return await decide_routing(check, devices)
 
 
 async def _node_running(check: NodeRunningCheck, devices: DeviceAccess) -> CheckVerdict:
@@ -184,24 +185,20 @@ def _said(check: CommandCheck, node: str, ok: bool, found: str | None, deciding:
     """A command check's result in words: the lab file's `say` (its `{{ found }}` filled
     in), else a sentence naming the command, the node and the line that decided; never
     the pattern."""
-    say = check.say
-    words = (say.passed if ok else say.failed) if say else None
-    if say and words and (found is not None or not say.uses_found()):
-        try:
-            return render_text(words, {FOUND: found})
-        except TemplateProblem:
-            pass  # a parameter's value that reads as a template: say it in general words
-    said = f"{_code(check.command)} on {node}"
-    line = _code(" ".join(deciding[0].split())) if deciding else None
+    words = said(check.say, ok, found)
+    if words is not None:
+        return words
+    on = f"{inline_code(check.command)} on {node}"
+    line = inline_code(" ".join(deciding[0].split())) if deciding else None
     if check.regex is not None:
         if ok:
-            return f"{said} shows {line}." if line else f"{said} shows what the objective asks."
+            return f"{on} shows {line}." if line else f"{on} shows what the objective asks."
         if line:
-            return f"{said} shows {line}, not what the objective asks."
-        return f"{said} does not show what the objective asks."
-    text = _code(check.contains or check.not_contains or "")
+            return f"{on} shows {line}, not what the objective asks."
+        return f"{on} does not show what the objective asks."
+    text = inline_code(check.contains or check.not_contains or "")
     shows = ok == (check.contains is not None)
-    return f"{said} shows {text}." if shows else f"{said} does not show {text}."
+    return f"{on} shows {text}." if shows else f"{on} does not show {text}."
 
 
 def _read(pattern: str | None, output: str) -> tuple[str | None, str | None]:
@@ -228,13 +225,6 @@ def _key_lines(regex: str, lines: list[str]) -> list[str]:
         if found:
             return found
     return []
-
-
-def _code(text: str) -> str:
-    """`text` as Markdown inline code (longer fences around a text holding backticks)."""
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if "`" in text else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 async def _parsed(check: ParsedCheck, devices: DeviceAccess) -> CheckVerdict:

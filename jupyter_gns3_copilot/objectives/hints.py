@@ -34,6 +34,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..console import DIALECTS
 from ..devices.hidden import HIDDEN_COMMAND, left_out
 from ..devices.policy import takes_command_word
 from .api import LabView, ObjectiveView, StageView
@@ -43,8 +44,9 @@ from .results import ObjectiveResult
 HIDDEN_LINE = "(configuration hidden: this stage's hints only point the way)"
 HIDDEN_SPAN = "`[configuration hidden]`"
 STATUS_WORDS = {"pass": "passed", "fail": "not yet", "error": "could not be checked"}
-DEFAULT_DIALECTS = ("cisco_ios", "linux", "vpcs")
-"""The dialects judged for a lab whose devices' dialects are not known."""
+DEFAULT_DIALECTS = tuple(sorted(DIALECTS))
+"""The dialects judged for a lab whose devices' dialects are not known: every one the
+copilot speaks (FRR routers' configuration lines too)."""
 
 Checker = Callable[[str | None, asyncio.Event | None], Awaitable[Sequence[ObjectiveResult]]]
 """Checks the objectives (of a stage) on the devices, stopping when the event is set."""

@@ -9,7 +9,7 @@ problem with its file, line and field; nothing of an invalid file runs. What is 
 - unique stage and objective ids;
 - every template renders, for a sample student, into a valid lab (an address template
   that renders to no address is found here, not in class);
-- the commands of `command` and `parsed` checks are read-only for the dialects known at
+- the commands of `command`, `parsed` and `json` checks are read-only for the dialects known at
   this point (`platform`, or the nodes' dialects given by `LabDocument.check_commands`):
   a check never changes a device.
 """
@@ -40,6 +40,7 @@ from .model import (
 )
 from .model_base import FOUND, is_ipv4, is_template, link_ports
 from .parameters import ParameterValue, student_values
+from .routing_model import JsonCheck
 from .templating import RenderProblem, render_data
 
 MAX_LAB_BYTES = 512 * 1024
@@ -143,10 +144,13 @@ def load_lab(
     return document
 
 
-def command_checks(lab: LabFile) -> Iterator[tuple[Path_, CommandCheck | ParsedCheck]]:
-    """Every `command` and `parsed` check with its path in the file."""
+def command_checks(
+    lab: LabFile,
+) -> Iterator[tuple[Path_, CommandCheck | ParsedCheck | JsonCheck]]:
+    """Every `command`, `parsed` and `json` check (the checks that name their command)
+    with its path in the file."""
     for path, check in _checks(lab):
-        if isinstance(check, CommandCheck | ParsedCheck):
+        if isinstance(check, CommandCheck | ParsedCheck | JsonCheck):
             yield path, check
 
 

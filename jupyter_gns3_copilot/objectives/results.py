@@ -6,6 +6,7 @@ and the notebook's report.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -26,6 +27,13 @@ def summary_lines(output: str) -> list[str]:
     says more)."""
     lines = [line for line in output.splitlines() if line.strip()]
     return lines[-MAX_EVIDENCE_LINES:]
+
+
+def inline_code(text: str) -> str:
+    """`text` as Markdown inline code (longer fences around a text holding backticks)."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 class Evidence(BaseModel):

@@ -15,7 +15,8 @@ RouteProtocol = Literal["ospf", "bgp", "static", "connected", "kernel", "rip", "
 """The protocols a `route` check may name (as FRR's `show ip route json` names them)."""
 OspfState = Literal["Full", "2-Way", "ExStart", "Exchange", "Loading", "Init", "Attempt", "Down"]
 BgpState = Literal["Established", "Idle", "Connect", "Active", "OpenSent", "OpenConfirm"]
-AsNumber = Annotated[int, Field(ge=1, le=4294967295)] | str
+MAX_AS_NUMBER = 4294967295
+AsNumber = Annotated[int, Field(ge=1, le=MAX_AS_NUMBER)] | str
 """An AS number, or a template giving one per student (`"{{ as_r2 }}"`)."""
 
 
@@ -99,6 +100,18 @@ class BgpSessionCheck(LabModel):
         if not is_template(value) and not is_ipv4(value):
             raise ValueError(f"neighbor {value!r} is not an IPv4 address, e.g. 10.0.12.2")
         return value
+
+    @field_validator("remote_as")
+    @classmethod
+    def _as_number(cls, value: int | str | None) -> int | str | None:
+        """A rendered template is text: it is read as the number it gives (so it compares
+        with the router's as a number), and one that gives none is a problem of the file."""
+        if not isinstance(value, str) or is_template(value):
+            return value
+        text = value.strip()
+        if not text.isdigit() or not 1 <= int(text) <= MAX_AS_NUMBER:
+            raise ValueError(f"remote_as {value!r} is not an AS number (1 to {MAX_AS_NUMBER})")
+        return int(text)
 
 
 class JsonCheck(LabModel):

@@ -19,7 +19,7 @@ from functools import cache
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .model_base import is_template
+from .model_base import FOUND, CommandSay, is_template
 
 
 class TemplateProblem(ValueError):
@@ -36,6 +36,20 @@ def render_text(text: str, values: Mapping[str, object]) -> str:
         raise TemplateProblem(f"the template {text!r} cannot be rendered: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise TemplateProblem(f"the template {text!r} cannot be rendered: {exc}") from None
+
+
+def said(say: CommandSay | None, ok: bool, found: str | None) -> str | None:
+    """The lab file's words for a check's result (`say`'s `pass` or `fail`, its `{{ found
+    }}` filled in with `found`); None when it has none for this result, when it names
+    `{{ found }}` and nothing was found, or when it does not render (a parameter's value
+    that reads as a template): the check then says it in general words."""
+    words = (say.passed if ok else say.failed) if say else None
+    if say is None or words is None or (found is None and say.uses_found()):
+        return None
+    try:
+        return render_text(words, {FOUND: found})
+    except TemplateProblem:
+        return None
 
 
 def render_data(
