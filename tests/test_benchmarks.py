@@ -6,6 +6,7 @@ lab (`gns3_lab`, handed over as GNS3_COPILOT_TEST_LAB_*), so no benchmark starts
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import subprocess
 import sys
@@ -61,3 +62,48 @@ def test_the_benchmark_runs_at_its_smallest_size(
         f"{benchmark.name} --smoke failed (exit {done.returncode}):\n"
         f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     )
+
+
+def test_the_routing_profile_asks_what_the_routed_triangle_is_built_with() -> None:
+    """`lab_checks.py --profile routing` is only smoke-run at its VPCS size: its 20
+    objectives load as a lab file, and each names the triangle's own nodes, router ids,
+    addresses and next hops, and routes only to networks the router is not on."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import lab_checks
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    from jupyter_gns3_copilot.testing.routed_lab import PCS, ROUTERS, TRIANGLE
+
+    lab = lab_checks.routing_lab()
+    checks = [o.check for s in lab.stages for o in s.objectives]
+    assert len(checks) == 20
+    kinds = [c.kind for c in checks if c is not None]
+    assert {k: kinds.count(k) for k in set(kinds)} == {
+        "ospf_neighbor": 6,
+        "route": 6,
+        "address": 4,
+        "reachable": 4,
+    }
+    addresses = {
+        (router, interface): address
+        for router, found in TRIANGLE.interfaces.items()
+        for interface, address in found.items()
+    }
+    addresses |= {(pc, None): address for pc, (address, _) in TRIANGLE.pcs.items()}
+    hosts = {address.split("/")[0] for address in addresses.values()}
+    for check in checks:
+        assert check is not None
+        node = getattr(check, "node", None) or getattr(check, "source", None)
+        assert node in (*ROUTERS, *PCS), check
+        if check.kind == "ospf_neighbor":
+            assert check.neighbor in (None, *(TRIANGLE.router_id(r) for r in ROUTERS))
+            assert check.interface in (None, *TRIANGLE.interfaces[node])
+        elif check.kind == "route":
+            own = {ipaddress.ip_interface(a).network for a in TRIANGLE.interfaces[node].values()}
+            assert ipaddress.ip_network(check.prefix) not in own, check
+            assert check.via in (None, *hosts), check
+        elif check.kind == "address":
+            assert addresses[(node, check.interface)] == check.address, check
+        else:
+            assert check.to in PCS and check.address in (None, *hosts), check

@@ -151,7 +151,21 @@ class DeviceAccess:
         except ConsoleAborted:
             raise
         except ConsoleError as exc:
-            raise Undecided(f"{target.name}'s console did not answer `{command}`: {exc}") from None
+            raise Undecided(await self._unanswered(target.name, command, exc)) from None
+
+    async def _unanswered(self, name: str, command: str, problem: ConsoleError) -> str:
+        """Why `command` got no answer from `name`, for a student: the node went down
+        during the check (its status read again from GNS3), else what the console did."""
+        try:
+            nodes = await self.devices.nodes(self.project_id, self.abort)
+        except GNS3Error:
+            nodes = []
+        status = next((node.status for node in nodes if node.name == name), "started")
+        if status != "started":
+            return (
+                f"{name} is {status} now: it went down during the check; start it and check again"
+            )
+        return f"{name}'s console did not answer `{command}`: {problem}"
 
     async def _node_map(self) -> dict[str, Node]:
         if self._nodes is None:
