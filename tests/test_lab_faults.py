@@ -190,7 +190,7 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
                 print(outcome.explanation)
             if outcome.status != "applied" or outcome.also_broken:
                 problems.append(f"{fault.id}: {outcome.explanation} also {outcome.also_broken}")
-            await _new_cables(gns3, project_id, fault)
+            await _undo_links(gns3, project_id, fault)
         await _working(devices, project_id, lab)
         with pytest.raises(FaultStepError, match="refused"):
             await apply_fault(devices, project_id, _with_fault(lab, "bad-line"), "bad-line")
@@ -201,16 +201,17 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
     return problems
 
 
-async def _new_cables(gns3: GNS3Client, project_id: str, fault: Fault) -> None:
-    """Replace the links a fault suspended or filtered by new ones: GNS3 3.0.6 neither
-    resumes a suspended link to a QEMU or VPCS node nor clears its filters (its compute
-    only sets them), so a link a fault touched is cabled again."""
+async def _undo_links(gns3: GNS3Client, project_id: str, fault: Fault) -> None:
+    """Resume the links a fault suspended and clear the ones it filtered (for a router's
+    link, `resume_link` cables it again: GNS3 3.0.6 cannot resume it)."""
     for step in fault.apply:
         if isinstance(step, LinkDownStep | LinkFilterStep):
             ends = link_ports(step.link)
             link = await gns3.find_link(project_id, ends.a, ends.a_port, ends.b, ends.b_port)
-            await gns3.delete_link(project_id, link.link_id)
-            await gns3.create_link(project_id, ends.a, ends.a_port, ends.b, ends.b_port)
+            if isinstance(step, LinkDownStep):
+                await gns3.resume_link(project_id, link.link_id)
+            else:
+                await gns3.set_link_filters(project_id, link.link_id, {})
 
 
 def _with_fault(lab: LabFile, kind: str) -> LabFile:

@@ -82,17 +82,20 @@ class LinkCalls(NodeCalls):
                         "delete that link first or pick a free port.",
                         detail=f"link {link.link_id}",
                     )
+        return await self._post_link(
+            project_id,
+            [(node.node_id, port.adapter_number, port.port_number) for node, port in ends],
+        )
+
+    async def _post_link(self, project_id: str, ends: list[tuple[str, int, int]]) -> Link:
+        """A new link between the ports `ends` (node id, adapter number, port number)."""
         data = await self.request_json(
             "POST",
             f"/projects/{project_id}/links",
             json={
                 "nodes": [
-                    {
-                        "node_id": node.node_id,
-                        "adapter_number": port.adapter_number,
-                        "port_number": port.port_number,
-                    }
-                    for node, port in ends
+                    {"node_id": node_id, "adapter_number": adapter, "port_number": port}
+                    for node_id, adapter, port in ends
                 ]
             },
             subjects=[("project", project_id)],
@@ -170,8 +173,29 @@ class LinkCalls(NodeCalls):
         return await self._update_link(project_id, link_id, {"suspend": True})
 
     async def resume_link(self, project_id: str, link_id: str) -> Link:
-        """Resume a suspended link (its packet filters, if any, apply again)."""
-        return await self._update_link(project_id, link_id, {"suspend": False})
+        """Resume a suspended link (its packet filters, if any, apply again); the link
+        as it is now, whose id may differ.
+
+        GNS3 3.0.6's compute never clears a QEMU port's suspension once set (it copies
+        `suspend` into the port only when true, and turns the guest's link off again at
+        every update), so a suspended link to a QEMU node (a router) is cabled again
+        instead: deleted and created between the same ports, with the same filters.
+        """
+        link = await self.get_link(project_id, link_id)
+        if not link.suspend or not await self._touches_qemu(project_id, link):
+            return await self._update_link(project_id, link_id, {"suspend": False})
+        await self.delete_link(project_id, link_id)
+        cabled = await self._post_link(
+            project_id, [(e.node_id, e.adapter_number, e.port_number) for e in link.nodes]
+        )
+        if link.filters:
+            return await self._put_link(project_id, cabled.link_id, {"filters": link.filters})
+        return cabled
+
+    async def _touches_qemu(self, project_id: str, link: Link) -> bool:
+        ends = {end.node_id for end in link.nodes}
+        nodes = await self.list_nodes(project_id)
+        return any(n.node_type == "qemu" for n in nodes if n.node_id in ends)
 
     async def set_link_filters(
         self, project_id: str, link_id: str, filters: dict[str, list[int]]
