@@ -78,6 +78,50 @@ def test_the_graded_labs_script_replays_each_students_own_commands() -> None:
     assert typed["alice"] != typed["bob"]
 
 
+def test_the_ospf_labs_subnets_never_overlap_and_its_script_types_each_students_own() -> None:
+    """The OSPF lab draws each of its five subnets from a pool of its own, so no student's
+    subnets overlap; its objectives use the routing check kinds; the scripted model's
+    script, rendered for a student, configures that student's addresses and networks on
+    the routers and takes down a link the project really has."""
+    import ipaddress
+
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+    from jupyter_gns3_copilot.objectives.parameters import student_values
+
+    recipe = NOTEBOOK_PROJECTS["05-ospf-lab"]
+    assert recipe.lab_file is not None
+    document = load_lab(recipe.lab_file.read_text())
+    lab = document.lab
+    kinds = {check.kind for stage in lab.stages for o in stage.objectives for check in o.checks}
+    assert {"address", "ospf_neighbor", "route", "json", "reachable"} <= kinds
+    for number in range(50):
+        subnets = list(student_values(lab, f"student{number}", "salt").values())
+        assert all(isinstance(subnet, ipaddress.IPv4Network) for subnet in subnets)
+        assert len(subnets) == 5
+        for index, subnet in enumerate(subnets):
+            assert not any(subnet.overlaps(other) for other in subnets[index + 1 :]), subnets
+
+    assert [recipe.nodes[name][0] for name in ("R1", "R2", "R3")] == ["FRR router"] * 3
+    typed = {}
+    for user in ("alice", "bob"):
+        values = student_values(lab, user, "salt")
+        replies = notebook_replies(SCRIPTS / "05-ospf-lab.json", recipe, user, "salt")
+        assert "{{" not in json.dumps([r.model_dump(mode="json") for r in replies])
+        calls = {call.id: call.arguments for reply in replies for call in reply.tool_calls}
+        r1 = calls["call_address_routers"]["devices"][0]
+        shown = document.for_student(user, "salt").stages[0].objectives[0].text
+        r1_eth0 = f"{values['r1r2'][1]}/24"
+        assert r1["device"] == "R1" and f"ip address {r1_eth0}" in r1["commands"]
+        assert f"R1 has {r1_eth0} on eth0" in shown
+        r3_ospf = calls["call_ospf"]["devices"][2]["commands"]
+        assert f"network {values['lan2']} area 0" in r3_ospf
+        assert "ip ospf dead-interval 4" in r3_ospf
+        typed[user] = r1["commands"]
+        [down] = calls["call_link_down"]["links"]
+        assert (down["a"], down["a_port"], down["b"], down["b_port"]) in recipe.links
+    assert typed["alice"] != typed["bob"]
+
+
 # -- execution ----------------------------------------------------------------------------
 
 
@@ -103,16 +147,18 @@ def notebook_stack(
             yield NotebookStack(gns3_lab, llm, server)
 
 
-def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
-    """Prepare the notebook's project and script, run the notebook, clean up."""
+def execute(
+    stack: NotebookStack, name: str, tmp_path: Path, server: JupyterServer | None = None
+) -> Executed:
+    """Prepare the notebook's project and script, run the notebook (on `server`, default
+    the stack's), clean up."""
     from nbclient import NotebookClient
 
+    server = server or stack.server
     recipe = NOTEBOOK_PROJECTS[name]
     project_ids = prepare_projects(stack.lab, [recipe])
-    assert stack.server.lab_salt is not None
-    script = notebook_replies(
-        SCRIPTS / f"{name}.json", recipe, stack.server.user, stack.server.lab_salt
-    )
+    assert server.lab_salt is not None
+    script = notebook_replies(SCRIPTS / f"{name}.json", recipe, server.user, server.lab_salt)
     stack.llm.reset(script)
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = NotebookClient(
@@ -123,7 +169,7 @@ def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
         resources={"metadata": {"path": str(tmp_path)}},
     )
     try:
-        client.execute(env={**os.environ, **stack.server.kernel_env()})
+        client.execute(env={**os.environ, **server.kernel_env()})
     finally:
         nbformat.write(notebook, tmp_path / f"{name}.executed.ipynb")
         delete_projects(stack.lab, project_ids.values())

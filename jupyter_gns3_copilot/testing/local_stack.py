@@ -35,6 +35,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..notebook.discovery import ServerInfo
+from .routed_lab import PCS, PLACES, ROUTERS, TRIANGLE
 
 SERVER_START_TIMEOUT = 90.0
 SERVER_STOP_TIMEOUT = 20.0
@@ -312,6 +313,7 @@ DEMO_PROJECT = "Copilot demo"
 BUILD_PROJECT = "Copilot build"
 TROUBLESHOOTING_PROJECT = "Copilot troubleshooting"
 GRADED_PROJECT = "Copilot graded lab"
+OSPF_PROJECT = "Copilot OSPF lab"
 NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
     "01-getting-started": ProjectRecipe(
         DEMO_PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
@@ -338,6 +340,19 @@ NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
             ("PC3", "e0", "Switch2", "e1"),
         ),
         lab_file=EXAMPLES / "04-graded-lab.lab.yaml",
+        snapshot="fresh",
+    ),
+    "05-ospf-lab": ProjectRecipe(
+        # The routed lab's triangle (`routed_lab.TRIANGLE`: FRR routers R1-R3, PC1 behind
+        # R1, PC2 behind R3, no switch), nothing configured: the lab's stages are the
+        # student's work.
+        OSPF_PROJECT,
+        nodes={
+            **{name: ("FRR router", *PLACES[name]) for name in ROUTERS},
+            **{name: ("VPCS", *PLACES[name]) for name in PCS},
+        },
+        links=tuple((c.a, c.a_port, c.b, c.b_port) for c in TRIANGLE.cables),
+        lab_file=EXAMPLES / "05-ospf-lab.lab.yaml",
         snapshot="fresh",
     ),
 }
