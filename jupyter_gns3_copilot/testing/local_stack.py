@@ -301,6 +301,8 @@ class ProjectRecipe:
     """More nodes: name -> (template name, x, y). A "Linux router" gets its name as prompt."""
     links: Sequence[tuple[str, str, str, str]] = ()
     """More links: (node, port, node, port), e.g. ("R1", "e0", "Switch1", "e2")."""
+    node_properties: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """GNS3 properties given to a node of `nodes` once created: name -> properties."""
     lab_file: Path | None = None
     """Written as the project's `lab.yaml`, as an instructor attaches it to a template."""
     snapshot: str | None = None
@@ -352,6 +354,11 @@ NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
             **{name: ("VPCS", *PLACES[name]) for name in PCS},
         },
         links=tuple((c.a, c.a_port, c.b, c.b_port) for c in TRIANGLE.cables),
+        # GNS3 3.0.6 turns a QEMU guest's carrier off when its link is suspended but never
+        # on again (its compute ignores `suspend: false`), so a link brought back stayed
+        # down. Without the carrier, a suspended link only drops the packets: the routers
+        # notice by OSPF's dead interval, as the failover stage teaches, and recover.
+        node_properties={name: {"replicate_network_connection_state": False} for name in ROUTERS},
         lab_file=EXAMPLES / "05-ospf-lab.lab.yaml",
         snapshot="fresh",
     ),
@@ -392,9 +399,11 @@ async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
             if problem:
                 raise RuntimeError(f"Preparing {recipe.name!r}: {problem}")
             node = await gns3.create_node_from_template(pid, template, name, x=x, y=y)
+            properties = dict(recipe.node_properties.get(name, {}))
             if template in (ROUTER_TEMPLATE, FRR_TEMPLATE):
-                line = hostname_command_line(name)
-                await gns3.update_node(pid, node.node_id, properties={"kernel_command_line": line})
+                properties["kernel_command_line"] = hostname_command_line(name)
+            if properties:
+                await gns3.update_node(pid, node.node_id, properties=properties)
         for a, a_port, b, b_port in recipe.links:
             await gns3.create_link(pid, a, a_port, b, b_port)
         if recipe.lab_file is not None:
