@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,36 @@ def test_each_notebook_is_clean_and_has_its_project_and_script(name: str) -> Non
     assert notebook.cells[0].cell_type == "markdown"
 
 
+def test_no_notebooks_script_answers_another_notebooks_messages() -> None:
+    """`make lab` queues every notebook's script in one scripted model, where the first
+    waiting reply whose `when` matches answers: no reply of one notebook's script may
+    match what another notebook sends (its cells' messages, the objective ids its lab's
+    `check_objectives` returns), whichever notebook a student runs first."""
+    import re
+
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+
+    sent: dict[str, list[str]] = {}
+    for name, recipe in NOTEBOOK_PROJECTS.items():
+        notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+        sent[name] = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+        if recipe.lab_file is not None:
+            lab = load_lab(recipe.lab_file.read_text()).lab
+            sent[name] += [f'"id": "{o.id}"' for s in lab.stages for o in s.objectives]
+    for name in NOTEBOOK_PROJECTS:
+        replies = json.loads((SCRIPTS / f"{name}.json").read_text())["replies"]
+        patterns = [
+            pattern
+            for reply in replies
+            for pattern in (reply["when"].get("last_message"), reply["when"].get("any_message"))
+            if pattern
+        ]
+        for other, texts in sent.items():
+            if other != name:
+                matched = [(p, t) for p in patterns for t in texts if re.search(p, t)]
+                assert not matched, f"{name}'s script answers {other}: {matched}"
+
+
 def test_the_graded_labs_script_replays_each_students_own_commands() -> None:
     """The scripted model's script for 04-graded-lab holds the lab's templates: rendered
     for two students, it types each one's own addresses (those their objectives show)."""
@@ -75,6 +107,50 @@ def test_the_graded_labs_script_replays_each_students_own_commands() -> None:
         assert typed[user] == f"ip {pc1_text.split()[2]}", (typed[user], pc1_text)
         assert r1.arguments["devices"][0]["commands"][0].startswith("ip addr add 10.0.")
         assert "{{" not in json.dumps([r.model_dump(mode="json") for r in replies])
+    assert typed["alice"] != typed["bob"]
+
+
+def test_the_ospf_labs_subnets_never_overlap_and_its_script_types_each_students_own() -> None:
+    """The OSPF lab draws each of its five subnets from a pool of its own, so no student's
+    subnets overlap; its objectives use the routing check kinds; the scripted model's
+    script, rendered for a student, configures that student's addresses and networks on
+    the routers and takes down a link the project really has."""
+    import ipaddress
+
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+    from jupyter_gns3_copilot.objectives.parameters import student_values
+
+    recipe = NOTEBOOK_PROJECTS["05-ospf-lab"]
+    assert recipe.lab_file is not None
+    document = load_lab(recipe.lab_file.read_text())
+    lab = document.lab
+    kinds = {check.kind for stage in lab.stages for o in stage.objectives for check in o.checks}
+    assert {"address", "ospf_neighbor", "route", "json", "reachable"} <= kinds
+    for number in range(50):
+        subnets = list(student_values(lab, f"student{number}", "salt").values())
+        assert all(isinstance(subnet, ipaddress.IPv4Network) for subnet in subnets)
+        assert len(subnets) == 5
+        for index, subnet in enumerate(subnets):
+            assert not any(subnet.overlaps(other) for other in subnets[index + 1 :]), subnets
+
+    assert [recipe.nodes[name][0] for name in ("R1", "R2", "R3")] == ["FRR router"] * 3
+    typed = {}
+    for user in ("alice", "bob"):
+        values = student_values(lab, user, "salt")
+        replies = notebook_replies(SCRIPTS / "05-ospf-lab.json", recipe, user, "salt")
+        assert "{{" not in json.dumps([r.model_dump(mode="json") for r in replies])
+        calls = {call.id: call.arguments for reply in replies for call in reply.tool_calls}
+        r1 = calls["call_address_routers"]["devices"][0]
+        shown = document.for_student(user, "salt").stages[0].objectives[0].text
+        r1_eth0 = f"{values['r1r2'][1]}/24"
+        assert r1["device"] == "R1" and f"ip address {r1_eth0}" in r1["commands"]
+        assert f"R1 has {r1_eth0} on eth0" in shown
+        r3_ospf = calls["call_ospf"]["devices"][2]["commands"]
+        assert f"network {values['lan2']} area 0" in r3_ospf
+        assert "ip ospf dead-interval 4" in r3_ospf
+        typed[user] = r1["commands"]
+        [down] = calls["call_link_down"]["links"]
+        assert (down["a"], down["a_port"], down["b"], down["b_port"]) in recipe.links
     assert typed["alice"] != typed["bob"]
 
 
@@ -103,16 +179,18 @@ def notebook_stack(
             yield NotebookStack(gns3_lab, llm, server)
 
 
-def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
-    """Prepare the notebook's project and script, run the notebook, clean up."""
+def execute(
+    stack: NotebookStack, name: str, tmp_path: Path, server: JupyterServer | None = None
+) -> Executed:
+    """Prepare the notebook's project and script, run the notebook (on `server`, default
+    the stack's), clean up."""
     from nbclient import NotebookClient
 
+    server = server or stack.server
     recipe = NOTEBOOK_PROJECTS[name]
     project_ids = prepare_projects(stack.lab, [recipe])
-    assert stack.server.lab_salt is not None
-    script = notebook_replies(
-        SCRIPTS / f"{name}.json", recipe, stack.server.user, stack.server.lab_salt
-    )
+    assert server.lab_salt is not None
+    script = notebook_replies(SCRIPTS / f"{name}.json", recipe, server.user, server.lab_salt)
     stack.llm.reset(script)
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = NotebookClient(
@@ -123,7 +201,7 @@ def execute(stack: NotebookStack, name: str, tmp_path: Path) -> Executed:
         resources={"metadata": {"path": str(tmp_path)}},
     )
     try:
-        client.execute(env={**os.environ, **stack.server.kernel_env()})
+        client.execute(env={**os.environ, **server.kernel_env()})
     finally:
         nbformat.write(notebook, tmp_path / f"{name}.executed.ipynb")
         delete_projects(stack.lab, project_ids.values())
@@ -362,6 +440,153 @@ def test_graded_lab_fails_fresh_then_passes_once_built_with_the_students_values(
     assert by_id["pc1-pc3"]["explanation"].startswith(f"PC1 reaches PC3 ({pc3}) (")
     assert "icmp packets crossed R1 e1 - Switch2 e0" in by_id["through-r1"]["explanation"]
     assert run.text("final.assert_passed()") == "(16.0, 16.0)"
+
+
+class Approver:
+    """The student at the widget: approves every change waiting in the conversations of
+    the project `project` on `server`, as each card's Approve button does (the same
+    decision, through the server's approval route), and keeps what it approved
+    (`approved`: the tools' names, in order). Runs in a thread until stopped."""
+
+    def __init__(self, server: JupyterServer, project: str) -> None:
+        self.server = server
+        self.project = project
+        self.approved: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="approver", daemon=True)
+
+    def __enter__(self) -> Approver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        from jupyter_gns3_copilot.notebook.copilot import Copilot
+        from jupyter_gns3_copilot.notebook.errors import CopilotError
+
+        with Copilot(server=self.server.server_info) as copilot:
+            while not self._stop.wait(0.3):
+                try:
+                    # The project is built (and rebuilt) under this name by `execute`.
+                    copilot.use(self.project)
+                    for session in copilot.sessions():
+                        for request in copilot.approvals(session.thread_id):
+                            copilot.approve(session=session.thread_id)
+                            self.approved.append(request["tool_name"])
+                except CopilotError:
+                    continue
+
+
+@pytest.fixture(scope="module")
+def approving_server(
+    notebook_stack: NotebookStack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterServer]:
+    """A second server on the module's lab, scripted model and class salt, whose changes
+    wait for approval as the extension's default (and `make lab`) has it."""
+    work = tmp_path_factory.mktemp("approving-server")
+    with JupyterServer(
+        notebook_stack.lab,
+        ModelEndpoint.scripted_model(notebook_stack.llm),
+        work,
+        lab_salt=notebook_stack.server.lab_salt,
+        traits={"require_approval": "changes"},
+    ) as server:
+        yield server
+
+
+def approvals(turn: dict[str, Any]) -> list[tuple[str, str]]:
+    """A saved turn's approval cards: (tool name, decision)."""
+    return [(i["tool_name"], i["state"]) for i in turn["items"] if i["kind"] == "approval"]
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_ospf_lab_fails_fresh_then_passes_each_stage_built_with_approved_configuration(
+    notebook_stack: NotebookStack, approving_server: JupyterServer, tmp_path: Path
+) -> None:
+    """Given the fresh triangle of three FRR routers and two PCs with its lab file, on a
+    server where changes wait for approval; when 05-ospf-lab runs with a student approving
+    each card; then the objectives show this student's subnets, the first check fails
+    every objective, and once the copilot has built each stage in automation mode (each
+    configuration call approved, nothing that only reads asked) the stage's check passes:
+    addresses, OSPF Full, routes by OSPF, PC1 to PC2 across the routers, and, with the
+    R1 - R3 link suspended, PC1 still reaching PC2 through R2; with the link back, the
+    adjacencies are Full again."""
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+    from jupyter_gns3_copilot.objectives.parameters import student_values
+
+    recipe = NOTEBOOK_PROJECTS["05-ospf-lab"]
+    assert recipe.lab_file is not None and approving_server.lab_salt is not None
+    lab = load_lab(recipe.lab_file.read_text()).lab
+    values = student_values(lab, approving_server.user, approving_server.lab_salt)
+    lan1, lan2, r1r2 = values["lan1"], values["lan2"], values["r1r2"]
+    pc2 = f"{lan2[10]}"
+
+    with Approver(approving_server, recipe.name) as approver:
+        run = execute(notebook_stack, "05-ospf-lab", tmp_path, server=approving_server)
+
+    topology = run.text("%load_ext")
+    for line in ("R1 e0 <-> R2 e0", "R2 e1 <-> R3 e0", "R1 e1 <-> R3 e1", "PC2 e0 <-> R3 e2"):
+        assert line in topology, topology
+    shown = run.text("%copilot lab")
+    assert f"R1 has {r1r2[1]}/24 on eth0 (to R2)" in shown
+    assert f"R1 reaches LAN 2 through R2 ({r1r2[2]}) instead" in shown
+
+    # The fresh lab: nothing passes, each check says what is missing
+    fresh = saved_checklist(run, "report = %copilot check")
+    statuses = {r["id"]: r["status"] for r in fresh["results"]}
+    assert len(statuses) == 16 and "pass" not in statuses.values(), statuses
+    for failed in ("r1-addresses", "pc1-lan1", "r1-r2", "r1-lan2", "pc1-pc2", "rerouted"):
+        assert statuses[failed] == "fail", fresh["results"]
+    explained = {r["id"]: r["explanation"] for r in fresh["results"]}
+    assert explained["pc1-lan1"] == "PC1 has no IPv4 address."
+    assert explained["pc1-pc2"].endswith(" PC2 has no IPv4 address.")
+    assert run.text("report.score, report.max_score") == "(0.0, 20.0)"
+
+    # Each configuration call waited for its card's Approve; nothing that only reads asked
+    assert Counter(approver.approved) == {
+        "run_config_commands": 2,
+        "run_vpcs_commands": 1,
+        "set_link_state": 2,
+    }
+    [addressing] = run.saved_turns("addressing = %copilot --mode automation")
+    assert sorted(approvals(addressing)) == [
+        ("run_config_commands", "approve"),
+        ("run_vpcs_commands", "approve"),
+    ]
+    [read, *configured] = tool_items(addressing)
+    assert read["name"] == "check_objectives", "the copilot reads the objectives first"
+    typed = {item["name"]: device_outputs(item) for item in configured}
+    assert set(typed["run_config_commands"]) == {"R1", "R2", "R3"}
+    assert all(item["outcome"] == "ok" for item in configured), configured
+    [ospf] = run.saved_turns("ospf = %copilot --mode automation")
+    assert approvals(ospf) == [("run_config_commands", "approve")]
+
+    for stage in ("addressing", "ospf", "routes", "reachability", "failover"):
+        checked = saved_checklist(run, f"checked = %copilot check {stage}")
+        assert {r["status"] for r in checked["results"]} == {"pass"}, checked["results"]
+
+    [routes] = run.saved_turns("routes = %copilot --mode automation")
+    assert approvals(routes) == []
+    assert set(device_outputs(tool_items(routes)[0])) == {"R1", "R2", "R3"}
+    [reach] = run.saved_turns("reach = %copilot --mode automation")
+    trace = device_outputs(tool_items(reach)[0])["PC1"]
+    assert f" 1   {lan1[1]} " in trace and pc2 in trace.splitlines()[-1], trace
+
+    [failover] = run.saved_turns("failover = %copilot --mode automation")
+    assert approvals(failover) == [("set_link_state", "approve")]
+    [down] = tool_items(failover)
+    assert down["name"] == "set_link_state" and '"down"' in down["output"]
+    rerouted = saved_checklist(run, "checked = %copilot check failover")["results"]
+    assert {r["id"] for r in rerouted} == {"still-reaches", "rerouted"}
+
+    [restore] = run.saved_turns("restore = %copilot --mode automation")
+    assert approvals(restore) == [("set_link_state", "approve")]
+    back = saved_checklist(run, "back = %copilot check ospf")
+    assert {r["status"] for r in back["results"]} == {"pass"}, back["results"]
 
 
 # -- a kernel driven like a front end -------------------------------------------------------

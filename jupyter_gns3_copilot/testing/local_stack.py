@@ -35,6 +35,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..notebook.discovery import ServerInfo
+from .routed_lab import PCS, PLACES, ROUTERS, TRIANGLE
 
 SERVER_START_TIMEOUT = 90.0
 SERVER_STOP_TIMEOUT = 20.0
@@ -300,6 +301,8 @@ class ProjectRecipe:
     """More nodes: name -> (template name, x, y). A "Linux router" gets its name as prompt."""
     links: Sequence[tuple[str, str, str, str]] = ()
     """More links: (node, port, node, port), e.g. ("R1", "e0", "Switch1", "e2")."""
+    node_properties: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """GNS3 properties given to a node of `nodes` once created: name -> properties."""
     lab_file: Path | None = None
     """Written as the project's `lab.yaml`, as an instructor attaches it to a template."""
     snapshot: str | None = None
@@ -312,6 +315,7 @@ DEMO_PROJECT = "Copilot demo"
 BUILD_PROJECT = "Copilot build"
 TROUBLESHOOTING_PROJECT = "Copilot troubleshooting"
 GRADED_PROJECT = "Copilot graded lab"
+OSPF_PROJECT = "Copilot OSPF lab"
 NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
     "01-getting-started": ProjectRecipe(
         DEMO_PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
@@ -338,6 +342,24 @@ NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
             ("PC3", "e0", "Switch2", "e1"),
         ),
         lab_file=EXAMPLES / "04-graded-lab.lab.yaml",
+        snapshot="fresh",
+    ),
+    "05-ospf-lab": ProjectRecipe(
+        # The routed lab's triangle (`routed_lab.TRIANGLE`: FRR routers R1-R3, PC1 behind
+        # R1, PC2 behind R3, no switch), nothing configured: the lab's stages are the
+        # student's work.
+        OSPF_PROJECT,
+        nodes={
+            **{name: ("FRR router", *PLACES[name]) for name in ROUTERS},
+            **{name: ("VPCS", *PLACES[name]) for name in PCS},
+        },
+        links=tuple((c.a, c.a_port, c.b, c.b_port) for c in TRIANGLE.cables),
+        # GNS3 3.0.6 turns a QEMU guest's carrier off when its link is suspended but never
+        # on again (its compute ignores `suspend: false`), so a link brought back stayed
+        # down. Without the carrier, a suspended link only drops the packets: the routers
+        # notice by OSPF's dead interval, as the failover stage teaches, and recover.
+        node_properties={name: {"replicate_network_connection_state": False} for name in ROUTERS},
+        lab_file=EXAMPLES / "05-ospf-lab.lab.yaml",
         snapshot="fresh",
     ),
 }
@@ -375,7 +397,10 @@ async def _prepare(lab: Any, recipe: ProjectRecipe, keep: bool = False) -> str:
             if problem:
                 raise RuntimeError(f"Preparing {recipe.name!r}: {problem}")
             # A router's `hostname=` kernel argument is set to `name` by the client.
-            await gns3.create_node_from_template(pid, template, name, x=x, y=y)
+            node = await gns3.create_node_from_template(pid, template, name, x=x, y=y)
+            properties = recipe.node_properties.get(name)
+            if properties:
+                await gns3.update_node(pid, node.node_id, properties=dict(properties))
         for a, a_port, b, b_port in recipe.links:
             await gns3.create_link(pid, a, a_port, b, b_port)
         if recipe.lab_file is not None:

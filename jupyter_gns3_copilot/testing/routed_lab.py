@@ -92,7 +92,8 @@ TRIANGLE = Triangle(
     },
     pcs={"PC1": ("192.168.1.10/24", "192.168.1.1"), "PC2": ("192.168.3.10/24", "192.168.3.3")},
 )
-_PLACES = {"R1": (0, 0), "R2": (250, -150), "R3": (250, 150), "PC1": (-250, 0), "PC2": (500, 150)}
+PLACES = {"R1": (0, 0), "R2": (250, -150), "R3": (250, 150), "PC1": (-250, 0), "PC2": (500, 150)}
+"""Where each node of the triangle is drawn (x, y)."""
 
 
 async def build_triangle(gns3: GNS3Client, project_id: str) -> None:
@@ -102,12 +103,12 @@ async def build_triangle(gns3: GNS3Client, project_id: str) -> None:
     from ..labkit.router import hostname_command_line
 
     for name in ROUTERS:
-        x, y = _PLACES[name]
+        x, y = PLACES[name]
         node = await gns3.create_node_from_template(project_id, FRR_TEMPLATE, name, x=x, y=y)
         line = hostname_command_line(name)
         await gns3.update_node(project_id, node.node_id, properties={"kernel_command_line": line})
     for name in PCS:
-        x, y = _PLACES[name]
+        x, y = PLACES[name]
         await gns3.create_node_from_template(project_id, "VPCS", name, x=x, y=y)
     for cable in TRIANGLE.cables:
         await gns3.create_link(project_id, cable.a, cable.a_port, cable.b, cable.b_port)
