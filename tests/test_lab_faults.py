@@ -18,11 +18,9 @@ from jupyter_gns3_copilot.devices.access import Devices
 from jupyter_gns3_copilot.devices.fault_steps import FaultStepError
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.errors import LabFileError, UnknownFault
-from jupyter_gns3_copilot.objectives.fault_model import Fault, LinkDownStep, LinkFilterStep
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
-from jupyter_gns3_copilot.objectives.model_base import link_ports
 from jupyter_gns3_copilot.objectives.view import lab_view
 from jupyter_gns3_copilot.testing.local_stack import (
     EXAMPLES,
@@ -30,6 +28,8 @@ from jupyter_gns3_copilot.testing.local_stack import (
     delete_projects,
     prepare_projects,
 )
+from jupyter_gns3_copilot.testing.solved_labs import each_fault, solve
+from jupyter_gns3_copilot.testing.solved_labs import graded_lab as graded_lab_solution
 
 GRADED = EXAMPLES / "04-graded-lab.lab.yaml"
 LAB = """\
@@ -140,35 +140,6 @@ def graded_lab(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[tuple[Any, st
         delete_projects(gns3_lab, ids.values())
 
 
-def _host(lab: LabFile, objective: str) -> str:
-    """The address an `address` objective of the graded lab asks for."""
-    [(_, found)] = [(s, o) for s in lab.stages for o in s.objectives if o.id == objective]
-    return str(found.check.address)  # type: ignore[union-attr]
-
-
-async def _working(devices: Devices, project_id: str, lab: LabFile) -> None:
-    """Bring the graded lab to its solved state: nodes started, cables up and unfiltered,
-    every device configured as the lab asks (what a student does in its stages)."""
-    await devices.gns3.start_all(project_id)
-    a_gw, b_gw = (_host(lab, o).split("/")[0] for o in ("r1-lan-a", "r1-lan-b"))
-    setup = {
-        "PC1": [f"ip {_host(lab, 'pc1-address')} {a_gw}"],
-        "PC2": [f"ip {_host(lab, 'pc2-address')} {a_gw}"],
-        "PC3": [f"ip {_host(lab, 'pc3-address')} {b_gw}"],
-        "R1": [
-            "ip addr flush dev eth0",
-            "ip addr flush dev eth1",
-            f"ip addr add {_host(lab, 'r1-lan-a')} dev eth0",
-            f"ip addr add {_host(lab, 'r1-lan-b')} dev eth1",
-            "sysctl -w net.ipv4.ip_forward=1",
-        ],
-    }
-    nodes = {n.name: n for n in await devices.nodes(project_id)}
-    jobs = [(await devices.console_target(nodes[name]), lines) for name, lines in setup.items()]
-    for result in await devices.consoles.run_many(jobs):
-        assert result.status == "success", result
-
-
 async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[str]:
     problems: list[str] = []
     async with (
@@ -181,37 +152,20 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
         refused = await apply_fault(devices, project_id, lab, "pc1-wrong-gateway")
         assert refused.status == "refused", refused
         assert "pc1-gateway is fail" in refused.explanation, refused.explanation
-        for fault in lab.faults:
-            await _working(devices, project_id, lab)
-            outcome = await apply_fault(devices, project_id, lab, fault.id, check_all=True)
+        for outcome in await each_fault(devices, project_id, lab, "04-graded-lab"):
             broken = sorted(r.id for r in outcome.after if r.status != "pass")
-            print(f"{fault.id}: {outcome.status} in {outcome.seconds:.1f} s, broken {broken}")
-            if outcome.status == "refused":
-                print(outcome.explanation)
+            print(f"{outcome.fault}: {outcome.status} in {outcome.seconds:.1f} s, broken {broken}")
             if outcome.status != "applied" or outcome.also_broken:
-                problems.append(f"{fault.id}: {outcome.explanation} also {outcome.also_broken}")
-            await _undo_links(gns3, project_id, fault)
-        await _working(devices, project_id, lab)
+                problems.append(f"{outcome.fault}: {outcome.explanation} {outcome.also_broken}")
+        solution = graded_lab_solution(lab)
+        await solve(devices, project_id, solution)
         with pytest.raises(FaultStepError, match="refused"):
             await apply_fault(devices, project_id, _with_fault(lab, "bad-line"), "bad-line")
-        await _working(devices, project_id, lab)
+        await solve(devices, project_id, solution)
         ineffective = await apply_fault(devices, project_id, _with_fault(lab, "noop"), "noop")
         assert ineffective.status == "ineffective", ineffective
         assert "pc1-pc3" in ineffective.explanation
     return problems
-
-
-async def _undo_links(gns3: GNS3Client, project_id: str, fault: Fault) -> None:
-    """Resume the links a fault suspended and clear the ones it filtered (for a router's
-    link, `resume_link` cables it again: GNS3 3.0.6 cannot resume it)."""
-    for step in fault.apply:
-        if isinstance(step, LinkDownStep | LinkFilterStep):
-            ends = link_ports(step.link)
-            link = await gns3.find_link(project_id, ends.a, ends.a_port, ends.b, ends.b_port)
-            if isinstance(step, LinkDownStep):
-                await gns3.resume_link(project_id, link.link_id)
-            else:
-                await gns3.set_link_filters(project_id, link.link_id, {})
 
 
 def _with_fault(lab: LabFile, kind: str) -> LabFile:
