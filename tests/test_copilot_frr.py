@@ -12,6 +12,7 @@ on their consoles; booting them is what the tests pay for once.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import time
 import uuid
@@ -31,7 +32,7 @@ from jupyter_gns3_copilot.agent.device_notes import HEADER
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleSession
 from jupyter_gns3_copilot.devices.address_book import addresses_text
-from jupyter_gns3_copilot.devices.readers import frr_addresses
+from jupyter_gns3_copilot.devices.readers import Address
 from jupyter_gns3_copilot.events import ApprovalRequiredEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit.frr import FRR_TEMPLATE
@@ -90,29 +91,13 @@ async def test_the_model_is_told_frr_differs_from_ios_when_the_lab_has_an_frr_ro
     assert "vpcs" not in notes
 
 
-SHOW_INTERFACE_BRIEF = """\
-Interface       Status  VRF             Addresses
----------       ------  ---             ---------
-eth0            up      default         10.0.12.1/24
-                                        10.0.99.1/24
-                                        + fe80::e8c6:2dff:fe5f:1/64
-eth1            down    default
-lo              up      default
-"""
-"""FRR 8.4's `show interface brief` as the lab's router prints it, with a second address
-and an IPv6 one on eth0 added."""
-
-
-def test_frr_addresses_are_read_from_show_interface_brief() -> None:
-    """Each IPv4 address of vtysh's table with its interface, further ones of an interface
-    on its continuation lines; IPv6 addresses, headers and bare interfaces give none; the
-    topology's lines list them per device in name order, `none` when a device has none."""
-    found = frr_addresses(SHOW_INTERFACE_BRIEF)
-    assert [(a.interface, str(a.address)) for a in found] == [
-        ("eth0", "10.0.12.1/24"),
-        ("eth0", "10.0.99.1/24"),
+def test_the_topologys_address_lines_list_each_device_in_name_order() -> None:
+    """The topology's lines list each device's addresses per interface, devices in name
+    order, `none` when a device has none."""
+    found = [
+        Address("eth0", ipaddress.IPv4Interface("10.0.12.1/24"), "eth0 up 10.0.12.1/24"),
+        Address("eth0", ipaddress.IPv4Interface("10.0.99.1/24"), "10.0.99.1/24"),
     ]
-    assert found[1].line == "10.0.99.1/24"
     text = addresses_text({"R10": [], "R2": found})
     assert text == "Addresses:\n  R2   eth0 10.0.12.1/24, eth0 10.0.99.1/24\n  R10  none\n"
     assert addresses_text({}) == ""

@@ -2,10 +2,10 @@
 
 The outputs here are copied from the devices themselves: VPCS 0.5b2 (the Debian `vpcs`
 of the local lab), iputils and BusyBox `ping` / BusyBox `traceroute` on this machine's
-Linux, and the IOS forms the IOS test double prints (IOS cannot run here). The same
-wordings produced live, on the real lab, are in tests/test_reachability_lab.py; the
-cases here add what the lab cannot produce on demand (partial answers, router errors,
-other versions' spellings).
+Linux, an FRR router's vtysh `ping` / `traceroute` in the routed lab, and the IOS forms
+the IOS test double prints (IOS cannot run here). The same wordings produced live, on
+the real lab, are in tests/test_reachability_lab.py; the cases here add what the lab
+cannot produce on demand (partial answers, router errors, other versions' spellings).
 """
 
 from __future__ import annotations
@@ -310,10 +310,58 @@ def test_linux_traceroutes() -> None:
     assert unknown.problem == "host not found"
 
 
+FRR_PING = (
+    "PING 10.0.23.3 (10.0.23.3): 56 data bytes\n"
+    "64 bytes from 10.0.23.3: seq=0 ttl=63 time=12.160 ms\n"
+    "64 bytes from 10.0.23.3: seq=1 ttl=63 time=5.708 ms\n"
+    "64 bytes from 10.0.23.3: seq=2 ttl=63 time=6.393 ms\n"
+    "64 bytes from 10.0.23.3: seq=3 ttl=63 time=4.001 ms\n"
+    "64 bytes from 10.0.23.3: seq=4 ttl=63 time=5.153 ms\n\n"
+    "--- 10.0.23.3 ping statistics ---\n"
+    "5 packets transmitted, 5 packets received, 0% packet loss\n"
+    "round-trip min/avg/max = 4.001/6.683/12.160 ms\n"
+)
+"""An FRR router's vtysh `ping` (the lab kit's BusyBox wrapper), live in the routed lab."""
+
+
+def test_frr_pings_are_read_as_the_busybox_ping_vtysh_runs() -> None:
+    for command in ("ping 10.0.23.3", "ping ip 10.0.23.3", "pi 10.0.23.3"):
+        read = check("frr", command, FRR_PING)
+        assert (read.outcome, read.target, read.sent, read.received) == ("ok", "10.0.23.3", 5, 5)
+    lost = FRR_PING.split("\n\n")[0].split("\n")[0] + (
+        "\n\n--- 10.0.12.99 ping statistics ---\n"
+        "5 packets transmitted, 0 packets received, 100% packet loss\n"
+    )
+    read = check("frr", "ping 10.0.12.99", lost)
+    assert (read.outcome, read.sent, read.received, read.problem) == ("failed", 5, 0, "timeout")
+    no_route = check(
+        "frr",
+        "ping 3.3.3.3",
+        "PING 3.3.3.3 (3.3.3.3): 56 data bytes\nping: sendto: Network is unreachable\n",
+    )
+    assert (no_route.outcome, no_route.sent, no_route.problem) == (
+        "failed",
+        0,
+        "network unreachable",
+    )
+
+
+def test_frr_traceroutes_arrive_when_the_destination_answers() -> None:
+    arrived = check(
+        "frr",
+        "traceroute 192.168.3.10",
+        "traceroute to 192.168.3.10 (192.168.3.10), 30 hops max, 46 byte packets\n"
+        " 1  10.0.13.3 (10.0.13.3)  7.275 ms  2.009 ms  1.458 ms\n"
+        " 2  192.168.3.10 (192.168.3.10)  2.403 ms  2.096 ms  2.038 ms\n",
+    )
+    assert (arrived.kind, arrived.outcome, arrived.target) == ("trace", "ok", "192.168.3.10")
+
+
 @pytest.mark.parametrize(
     ("dialect", "command"),
     [
         ("vpcs", "show ip"),
+        ("frr", "show ip route"),
         ("vpcs", "ip 10.0.0.1/24"),
         ("cisco_ios", "show ip route"),
         ("linux", "ip addr"),

@@ -19,14 +19,7 @@ from ..console import ConsoleError, ConsoleTargetError, DialectError
 from ..gns3 import GNS3Error, Node
 from ..gns3.topology import natural_key, single_line
 from .access import Devices
-from .readers import (
-    ADDRESS_COMMANDS,
-    FRR_ADDRESS_COMMAND,
-    Address,
-    ReadError,
-    addresses,
-    frr_addresses,
-)
+from .readers import ADDRESS_COMMANDS, Address, ReadError, addresses
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +32,8 @@ READ_TIMEOUT = 10.0
 """Seconds one device's address command may take."""
 
 _READERS: Mapping[str, tuple[str, Callable[[str], list[Address]]]] = {
-    **{
-        dialect: (command, functools.partial(_read_in, dialect))
-        for dialect, command in ADDRESS_COMMANDS.items()
-    },
-    "frr": (FRR_ADDRESS_COMMAND, frr_addresses),
+    dialect: (command, functools.partial(_read_in, dialect))
+    for dialect, command in ADDRESS_COMMANDS.items()
 }
 """Each dialect's address command and the reader of its output."""
 

@@ -2,7 +2,9 @@
 and the rows of a parsed `show` command.
 
 Addresses: VPCS `show ip`, Linux `ip -4 addr show` (iproute2 and BusyBox), IOS
-`show ip interface` (through the maintained TextFSM templates, as `parsed` checks are).
+`show ip interface` (through the maintained TextFSM templates, as `parsed` checks are),
+FRR `show interface json` (every interface with all its addresses, secondaries too, which
+`show interface brief` does not list).
 Parsed rows: ntc-templates' `parse_output` for the platform and command; VPCS and Linux
 have no templates there, which the check reports as undecidable, not as a failure.
 """
@@ -10,6 +12,7 @@ have no templates there, which the check reports as undecidable, not as a failur
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +22,7 @@ from ..gns3.models import canonical_port_name
 ADDRESS_COMMANDS = {
     "vpcs": "show ip",
     "cisco_ios": "show ip interface",
+    "frr": "show interface json",
     "linux": "ip -4 addr show",
 }
 """The command each dialect's addresses are read with."""
@@ -30,7 +34,8 @@ class ReadError(ValueError):
 
 @dataclass(frozen=True)
 class Address:
-    """One configured IPv4 address, with the interface it is on and the output line."""
+    """One configured IPv4 address, with the interface it is on and the output line (FRR:
+    a line written from its JSON, `eth0 up 10.0.12.1/24`)."""
 
     interface: str
     address: ipaddress.IPv4Interface
@@ -46,13 +51,21 @@ def addresses(output: str, dialect: str) -> list[Address]:
         return _linux_addresses(output)
     if dialect == "cisco_ios":
         return _ios_addresses(output)
+    if dialect == "frr":
+        return _frr_interface_addresses(output)
     raise ReadError(f"no address reader for {dialect} devices")
 
 
 def interface_lines(output: str, dialect: str) -> list[tuple[str, str]]:
     """Each interface of `output` (the dialect's `ADDRESS_COMMANDS` command) with the line
     that names it, configured or not (VPCS: its `IP/MASK` line, `0.0.0.0/0` when it has
-    no address); what shows a student that an interface has no address."""
+    no address; FRR: `eth3 down, no IPv4 address`); what shows a student that an interface
+    has no address."""
+    if dialect == "frr":
+        try:
+            return [(name, _frr_line(name, shown)) for name, shown in _frr_interfaces(output)]
+        except ReadError:
+            return []
     pattern = _INTERFACE_LINES.get(dialect)
     if pattern is None:
         return []
@@ -135,6 +148,48 @@ def _ios_addresses(output: str) -> list[Address]:
     return found
 
 
+def _frr_interface_addresses(output: str) -> list[Address]:
+    """The IPv4 addresses of FRR's `show interface json` (IPv6 ones left out)."""
+    return [
+        Address(name, address, _frr_line(name, shown, address))
+        for name, shown in _frr_interfaces(output)
+        for address in _frr_ipv4(shown)
+    ]
+
+
+def _frr_interfaces(output: str) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        shown = json.loads(output)
+    except ValueError:
+        raise ReadError("`show interface json` did not print its interfaces as JSON") from None
+    if not isinstance(shown, dict):
+        raise ReadError("`show interface json` did not print its interfaces as JSON")
+    return [(str(name), value) for name, value in shown.items() if isinstance(value, dict)]
+
+
+def _frr_ipv4(interface: dict[str, Any]) -> list[ipaddress.IPv4Interface]:
+    found = []
+    for entry in interface.get("ipAddresses") or []:
+        try:
+            found.append(ipaddress.IPv4Interface(str(entry.get("address", ""))))
+        except ValueError:  # an IPv6 address
+            continue
+    return found
+
+
+def _frr_line(
+    name: str, interface: dict[str, Any], address: ipaddress.IPv4Interface | None = None
+) -> str:
+    """An interface as `show interface brief` says it: `eth0 up 10.0.12.1/24`, `eth3
+    down, no IPv4 address` (one address, or every one when `address` is None)."""
+    status = str(interface.get("operationalStatus", "")).strip()
+    head = f"{name} {status}".strip()
+    shown = [address] if address is not None else _frr_ipv4(interface)
+    if not shown:
+        return f"{head}, no IPv4 address"
+    return f"{head} {', '.join(str(a) for a in shown)}"
+
+
 def line_at(text: str, position: int) -> str:
     """The line of `text` holding `position`, stripped."""
     start = text.rfind("\n", 0, position) + 1
@@ -144,31 +199,3 @@ def line_at(text: str, position: int) -> str:
 
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-FRR_ADDRESS_COMMAND = "show interface brief"
-"""What `frr_addresses` reads: vtysh's table of interfaces, states and addresses."""
-
-_FRR_INTERFACE_ROW = re.compile(r"^(\S+)\s+(?:up|down)\s+\S+\s*(.*)$")
-_FRR_INET = re.compile(r"(?<![\w.:])(\d+\.\d+\.\d+\.\d+/\d+)\b")
-
-
-def frr_addresses(output: str) -> list[Address]:
-    """The IPv4 addresses in FRR's `show interface brief` (`eth0  up  default
-    10.0.12.1/24`, further addresses of an interface on the lines below it, IPv6 ones
-    marked `+`), in the device's order."""
-    found = []
-    interface = ""
-    for line in output.splitlines():
-        row = _FRR_INTERFACE_ROW.match(line)
-        if row:
-            interface = row.group(1)
-            rest = row.group(2)
-        elif line[:1].isspace() and interface:
-            rest = line
-        else:
-            interface = ""
-            continue
-        for inet in _FRR_INET.findall(rest):
-            found.append(Address(interface, ipaddress.IPv4Interface(inet), line.strip()))
-    return found

@@ -121,26 +121,31 @@ async def _address(check: AddressCheck, devices: DeviceAccess) -> CheckVerdict:
     wanted = ipaddress.IPv4Interface(check.address)
     command, found = await devices.addresses(node.name)
     where = f"{node.name} {check.interface}" if check.interface else node.name
+    elsewhere = [a.interface for a in found if a.address == wanted]
     if check.interface:
         found = [a for a in found if same_interface(check.interface, a.interface)]
     lines = [a.line for a in found]
     if not found:  # the lines that say so: VPCS's 0.0.0.0/0, the interface without one
+        # (an interface FRR does not have: its interfaces, for its output is JSON)
         output = (await devices.run(node.name, command)).output
+        every = interface_lines(output, node.dialect)
         lines = [
             line
-            for interface, line in interface_lines(output, node.dialect)
+            for interface, line in every
             if not check.interface or same_interface(check.interface, interface)
-        ] or summary_lines(output)
+        ] or ([line for _, line in every] if node.dialect == "frr" else summary_lines(output))
     evidence = [Evidence(node=node.name, command=command, lines=lines[:MAX_EVIDENCE_LINES])]
     if any(a.address == wanted for a in found):
         return CheckVerdict(status="pass", explanation=f"{where} has {wanted}.", evidence=evidence)
+    # the address on another interface than the objective's: say where it is
+    on = f" ({wanted} is on {', '.join(elsewhere)})" if elsewhere else ""
     if not found:
         return CheckVerdict(
-            status="fail", explanation=f"{where} has no IPv4 address.", evidence=evidence
+            status="fail", explanation=f"{where} has no IPv4 address{on}.", evidence=evidence
         )
     has = ", ".join(str(a.address) for a in found)
     return CheckVerdict(
-        status="fail", explanation=f"{where} has {has}, not {wanted}.", evidence=evidence
+        status="fail", explanation=f"{where} has {has}, not {wanted}{on}.", evidence=evidence
     )
 
 

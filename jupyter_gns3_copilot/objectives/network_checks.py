@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
+import math
 import time
 from collections.abc import Awaitable
 
 from ..capture import CaptureError, analyze_pcap
+from ..console import ConsoleTarget
+from ..console.models import CommandResult
 from ..devices.captures import read_link_capture
-from ..devices.reachability import read_check
+from ..devices.reachability import Check, read_check
 from ..devices.readers import Address
 from ..gns3 import GNS3Error, GNS3NotFound, Link
 from .devices import DeviceAccess, Undecided
@@ -25,6 +29,9 @@ VPCS_PING_INTERVAL_MS = 50
 """Milliseconds between a VPCS ping's probes (`-i`; its default is 1000)."""
 LINUX_PING_INTERVAL = 0.2
 """Seconds between a Linux ping's probes (`-i`; the least iputils allows every user)."""
+FRR_PING_PROBES = 5
+"""Probes an FRR router's `ping` sends: vtysh passes no count (`ping WORD`), the lab kit's
+router sends 5 (`labkit.frr.PING_PROBES`)."""
 
 
 async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdict:
@@ -38,8 +45,7 @@ async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdic
     deadline = time.monotonic() + check.wait
     fresh = False
     while True:
-        result = await devices.run(source.name, command, fresh=fresh)
-        reading = read_check(source.dialect, command, result.output)
+        reading, result = await _ping(devices, source, command, check.count, fresh)
         answered = reading is not None and bool(reading.received)
         if answered == check.expect or time.monotonic() >= deadline:
             break
@@ -66,6 +72,26 @@ async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdic
         explanation=explanation,
         evidence=evidence,
     )
+
+
+async def _ping(
+    devices: DeviceAccess, source: ConsoleTarget, command: str, count: int, fresh: bool
+) -> tuple[Check | None, CommandResult]:
+    """One attempt of a `reachable` check: `command` typed once, or on an FRR router (whose
+    ping sends `FRR_PING_PROBES`, whatever the count) as many times as it takes to send
+    `count` probes, stopping at the first answered; the probes of every ping counted."""
+    rounds = math.ceil(count / FRR_PING_PROBES) if source.dialect == "frr" else 1
+    sent = received = 0
+    for round_ in range(rounds):
+        result = await devices.run(source.name, command, fresh=fresh or round_ > 0)
+        reading = read_check(source.dialect, command, result.output)
+        if reading is None or rounds == 1:
+            return reading, result
+        sent, received = sent + (reading.sent or 0), received + (reading.received or 0)
+        reading = dataclasses.replace(reading, sent=sent, received=received)
+        if received:
+            break
+    return reading, result
 
 
 async def _destination(to: str, devices: DeviceAccess) -> tuple[str, str]:
@@ -106,9 +132,12 @@ async def _has_instead(node: str, address: str, devices: DeviceAccess) -> str:
 def ping_command(dialect: str, address: str, count: int) -> str:
     """The ping of `count` probes to `address` on a `dialect` console, its probes sent one
     after the other's answer: VPCS sleeps its interval (1 s by default) after every probe,
-    the last one too, and Linux between two probes; a check would wait for nothing."""
+    the last one too, and Linux between two probes; a check would wait for nothing. FRR's
+    `ping` takes no count: it sends `FRR_PING_PROBES` (`reachable` pings again for more)."""
     if dialect == "cisco_ios":
         return f"ping {address} repeat {count}"
+    if dialect == "frr":
+        return f"ping {address}"
     if dialect == "linux":
         return f"ping -c {count} -i {LINUX_PING_INTERVAL} -W 1 {address}"
     return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}"

@@ -2,12 +2,12 @@
 
 `read_check(dialect, command, output)` reads the output of one console command. When the
 command is a ping or a trace in that dialect (VPCS `ping` / `trace`, IOS `ping` /
-`traceroute`, Linux `ping`, `ping6`, `traceroute`, also through `busybox`) it answers a
-`Check`: probes sent and answered (a ping), whether the destination answered (a trace),
-and what went wrong in a few fixed words (`Problem`) with the device's own line as
-`detail`. Each dialect's output is parsed by its own module (`vpcs`, `ios`, `linux`); a
-ping is judged by what it counted, never by looking for phrases: no answer counted is a
-failed check, whatever else the output says.
+`traceroute`, FRR vtysh `ping` / `traceroute`, Linux `ping`, `ping6`, `traceroute`, also
+through `busybox`) it answers a `Check`: probes sent and answered (a ping), whether the
+destination answered (a trace), and what went wrong in a few fixed words (`Problem`)
+with the device's own line as `detail`. Each dialect's output is parsed by its own module
+(`vpcs`, `ios`, `frr`, `linux`); a ping is judged by what it counted, never by looking for
+phrases: no answer counted is a failed check, whatever else the output says.
 
 No I/O: the command tools call it on each command's output (`command_tools`), and its
 `as_dict()` is what their results carry under `checks`.
@@ -16,13 +16,19 @@ No I/O: the command tools call it on each command's output (`command_tools`), an
 from __future__ import annotations
 
 from .check import Check, CheckOutcome, Problem
+from .frr import read as _read_frr
 from .ios import read as _read_ios
 from .linux import read as _read_linux
 from .vpcs import read as _read_vpcs
 
 __all__ = ["Check", "CheckOutcome", "Problem", "read_check"]
 
-_READERS = {"vpcs": _read_vpcs, "cisco_ios": _read_ios, "linux": _read_linux}
+_READERS = {
+    "vpcs": _read_vpcs,
+    "cisco_ios": _read_ios,
+    "frr": _read_frr,
+    "linux": _read_linux,
+}
 
 
 def read_check(dialect: str, command: str, output: str) -> Check | None:

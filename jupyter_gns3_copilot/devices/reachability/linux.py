@@ -76,7 +76,13 @@ def read(command: str, output: str) -> Check | None:
     if not words or words[0] not in _PINGS | _TRACES:
         return None
     kind: CheckKind = "ping" if words[0] in _PINGS else "trace"
-    target = argument(words[1:], _OPTIONS_WITH_VALUES)
+    return judged(command, kind, argument(words[1:], _OPTIONS_WITH_VALUES), output)
+
+
+def judged(command: str, kind: CheckKind, target: str | None, output: str) -> Check:
+    """The check of a ping or traceroute (`kind`) to `target` whose `output` is that of
+    the Linux programs (module docstring), whatever typed them: a shell, or a router's
+    CLI running them."""
     own_error = first_line(_OWN_ERROR, output)
     cannot: Problem | None = None
     if own_error is not None:
