@@ -33,6 +33,7 @@ from jupyter_gns3_copilot.console import (
     run_many,
     wait_ready,
 )
+from jupyter_gns3_copilot.console.dialects import dialect_by_name
 from jupyter_gns3_copilot.console.pool import _locked, abortable
 from jupyter_gns3_copilot.console.text import TerminalText
 from jupyter_gns3_copilot.gns3 import Node, Template
@@ -561,6 +562,26 @@ def test_terminal_text_is_cleaned_incrementally() -> None:
     for index in range(0, len(raw), 3):
         screen.feed(raw[index : index + 3])
     assert screen.text == clean_terminal_text(raw)
+
+
+def test_vtysh_log_lines_after_its_prompt_are_dropped_so_the_prompt_stands() -> None:
+    """vtysh logs a warning after its prompt when a command ran long (FRR 8.4, seen on
+    the lab's routers after a ping without answer) and does not print its prompt again:
+    the FRR dialect drops that line, so the prompt ends the text and the command ends."""
+    frr = dialect_by_name("frr")
+    raw = (
+        "ping 10.0.12.99\r\nPING 10.0.12.99 (10.0.12.99): 56 data bytes\r\n"
+        "5 packets transmitted, 0 packets received, 100% packet loss\r\n"
+        "R1# 2026/12/06 19:17:07 [PHJDC-499N2][EC 100663314] STARVATION: task "
+        "vtysh_rl_read (55d1a2b3c4d5) ran for 6081ms (cpu time 0ms)\r\n"
+    )
+    screen = TerminalText(frr.log_line)
+    for index in range(0, len(raw), 7):
+        screen.feed(raw[index : index + 7])
+    assert screen.text.endswith("packet loss\nR1#")
+    match = frr.prompt.search(screen.text)
+    assert match is not None and match["prompt"] == "R1#"
+    assert TerminalText().text == "" and dialect_by_name("cisco_ios").log_line is None
 
 
 async def test_a_caller_cancelled_as_the_lock_is_granted_does_not_keep_it() -> None:

@@ -64,6 +64,9 @@ class Dialect:
     config_prompt: re.Pattern[str] | None = None
     setup_commands: tuple[str, ...] = ()
     """Commands run once per connection after login/enable (e.g. disable paging)."""
+    log_line: re.Pattern[str] | None = None
+    """A message the device's software logs onto the console at any time (even right
+    after its prompt, which it then does not print again): dropped from what is read."""
     interrupt: tuple[str, ...] = ("\x03",)
     """Keys that stop a running command, tried in turn until the prompt comes back
     (Ctrl-C; on IOS first the break sequence Ctrl-Shift-6)."""
@@ -142,6 +145,12 @@ FRR = Dialect(
     config_exit="end",
     config_prompt=CISCO_IOS.config_prompt,
     setup_commands=("terminal length 0",),
+    # vtysh logs a warning such as "2026/12/06 19:17:07 [PHJDC-499N2][EC 100663314]
+    # STARVATION: task vtysh_rl_read ... ran for 6081ms" after its prompt when a command
+    # took long (a ping without answer): without dropping it, the prompt seems to never come.
+    log_line=re.compile(
+        r" ?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[A-Z0-9-]+\]\[EC \d+\][^\n]*\n"
+    ),
     # Ctrl-C stops the program vtysh runs (ping, traceroute); vtysh itself stays. When
     # PID 1 restarts vtysh it prints "Hello, this is FRRouting ..." before its prompt,
     # which `wake` reads past like any other text before a prompt.

@@ -60,7 +60,7 @@ class ConsoleDialogue:
         line, dialect, target = self.line, self.dialect, self.line.target
         deadline = loop_time() + timeout
         busy_at: float | None = loop_time() + _BUSY_AFTER if interrupt_busy else None
-        screen = TerminalText()
+        screen = TerminalText(self.dialect.log_line)
         answered_login = False
         at_prompt: re.Match[str] | None = None
         line.write(dialect.newline)
@@ -107,7 +107,7 @@ class ConsoleDialogue:
                 if reply is not None:
                     line.write(reply + dialect.newline)
                     answered_login = True
-                    screen = TerminalText()
+                    screen = TerminalText(self.dialect.log_line)
                 elif dialect.pager_prompt and dialect.pager_prompt.search(text):
                     line.write(dialect.pager_response)
                 else:
@@ -139,7 +139,7 @@ class ConsoleDialogue:
         deadline = started + timeout
         prompt_before = line.prompt
         secrets = list(secrets or [])
-        screen = TerminalText()
+        screen = TerminalText(self.dialect.log_line)
         echo_end: int | None = None if line.remote_echoes else 0
         answered_at = -1
         may_resend = True

@@ -59,16 +59,22 @@ class TerminalText:
     chunks arrive. `text` is always `clean_terminal_text` of everything fed so far.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, log_line: re.Pattern[str] | None = None) -> None:
         self._done = ""
         self._tail = ""
+        self._log_line = log_line
 
     def feed(self, chunk: str) -> None:
-        """Append a chunk of raw terminal output."""
+        """Append a chunk of raw terminal output. Complete lines lose what `log_line`
+        matches in them: messages the device's software logs onto its console at any
+        time, even right after a prompt, which are nobody's output."""
         self._tail += chunk
         cut = self._tail.rfind("\n")
         if cut >= 0:
-            self._done += clean_terminal_text(self._tail[: cut + 1])
+            done = clean_terminal_text(self._tail[: cut + 1])
+            if self._log_line is not None:
+                done = self._log_line.sub("", done)
+            self._done += done
             self._tail = self._tail[cut + 1 :]
 
     @property
