@@ -16,7 +16,12 @@ from support.initramfs import cpio_entries
 
 from jupyter_gns3_copilot.console import ConsoleSession
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.labkit.frr import FRR_TEMPLATE, VTYSH_CONF, build_frr_images
+from jupyter_gns3_copilot.labkit.frr import (
+    FRR_TEMPLATE,
+    TCG_OPTIONS,
+    VTYSH_CONF,
+    build_frr_images,
+)
 from jupyter_gns3_copilot.labkit.provision import resolve_cache_dir
 from jupyter_gns3_copilot.labkit.router import hostname_command_line
 
@@ -49,12 +54,13 @@ def test_the_frr_router_carries_the_daemons_their_libraries_users_and_a_blank_di
 @pytest.mark.lab
 def test_the_lab_has_the_frr_router_template(gns3_lab: Any, gns3_http: httpx.Client) -> None:
     """Provisioning the lab adds the "FRR router" template beside the Linux router, a
-    QEMU node with its own disk."""
+    QEMU node with its own disk and a bounded translation cache."""
     assert not getattr(gns3_lab, "router_problems", {}).get(FRR_TEMPLATE)
     templates = {t["name"]: t for t in gns3_http.get("/v3/templates").json()}
     assert "Linux router" in templates
     frr = templates[FRR_TEMPLATE]
     assert frr["template_type"] == "qemu" and frr["hda_disk_image"].endswith(".qcow2")
+    assert frr["options"] == TCG_OPTIONS
 
 
 async def _until_full(session: ConsoleSession, deadline: float) -> dict[str, Any]:

@@ -117,6 +117,10 @@ def install_frr_router(gns3: httpx.Client, cache_dir: Path) -> RouterImages:
     return images
 
 
+TCG_OPTIONS = "-accel tcg,tb-size=32"
+"""QEMU options of the FRR router: a 32 MB translation cache (see `frr_template_body`)."""
+
+
 def frr_template_body(images: RouterImages) -> dict[str, object]:
     """The GNS3 template of the FRR router: the Linux router's kernel, the FRR initramfs,
     4 virtio ports, a telnet console and a disk of its own (`images.disk`)."""
@@ -134,6 +138,9 @@ def frr_template_body(images: RouterImages) -> dict[str, object]:
         "platform": "x86_64",
         "ram": 256,
         "cpus": 1,
+        # QEMU without KVM gives its translation cache up to 1 GB, backed as it fills:
+        # 32 MB keeps a router under 300 MB of memory (385 MB before), idle just as cheap.
+        "options": TCG_OPTIONS,
         "adapters": 4,
         "adapter_type": "virtio-net-pci",
         "console_type": "telnet",

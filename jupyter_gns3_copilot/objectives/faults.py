@@ -10,9 +10,11 @@
    seconds are over (routing takes a few seconds to notice a change): `applied` when
    they all fail, else `ineffective`, naming those still passing.
 
-With `check_all`, every other objective is checked before and after too, and the ones
-that passed before and fail after are `also_broken`: a fault should break what it says
-and no more. Checks run here without their `wait` (this loop does the waiting).
+With `check_all`, every other objective is checked before (once, without its `wait`) and
+those that passed are checked again after (with their `wait`, as the network settles):
+the ones that fail then are `also_broken`, for a fault should break what it says and no
+more. What the fault breaks is checked after without the checks' `wait` (this loop does
+the waiting).
 """
 
 from __future__ import annotations
@@ -67,13 +69,15 @@ async def apply_fault(
     fault = lab.require_fault(fault_id)
     quick = without_waits(lab)
     others = [o for o in lab.objective_ids() if o not in fault.breaks] if check_all else []
-    before = await _check(lab, [*fault.breaks, *others], devices, project_id, abort)
+    before = await _check(lab, fault.breaks, devices, project_id, abort)
+    before += await _check(quick, others, devices, project_id, abort)
     not_passing = [r for r in before if r.id in fault.breaks and r.status != "pass"]
     if not_passing:
         return FaultOutcome(
             fault=fault.id,
             status="refused",
-            explanation="The lab must pass what the fault breaks first; " + _listed(not_passing),
+            explanation="The lab must pass what the fault breaks first; "
+            + _listed(not_passing),
             before=before,
             seconds=time.monotonic() - began,
         )
@@ -81,9 +85,9 @@ async def apply_fault(
         await _run(step, devices, project_id, abort)
     after = await _settled(fault, quick, devices, project_id, abort)
     still = [r for r in after if r.status == "pass"]
-    passed_before = {r.id for r in before if r.status == "pass"}
-    others_after = await _check(quick, others, devices, project_id, abort)
-    also = [r.id for r in others_after if r.id in passed_before and r.status != "pass"]
+    passed_before = [r.id for r in before if r.id in others and r.status == "pass"]
+    others_after = await _check(lab, passed_before, devices, project_id, abort)
+    also = [r.id for r in others_after if r.status != "pass"]
     return FaultOutcome(
         fault=fault.id,
         status="ineffective" if still else "applied",

@@ -20,6 +20,7 @@ from ..objectives.fault_model import ConfigStep, Fault, LinkDownStep, LinkFilter
 from ..objectives.faults import FaultOutcome, apply_fault
 from ..objectives.model import AddressCheck, LabFile
 from ..objectives.model_base import link_ports
+from ..objectives.runner import report
 
 Solution = dict[str, list[str]]
 """Node name -> the lines typed on its console."""
@@ -156,13 +157,20 @@ async def each_fault(
     devices: Devices, project_id: str, lab: LabFile, notebook: str
 ) -> list[FaultOutcome]:
     """Solve the lab, then apply each of its faults in turn (verified, `check_all`) and
-    take it out again; each fault's outcome, in the lab's order."""
+    take it out again, waiting until what passed once solved passes again (a network
+    reconverging would otherwise pass or fail objectives by chance); each fault's
+    outcome, in the lab's order. AssertionError when the lab does not come back."""
     solution = SOLUTIONS[notebook](lab)
     undo_lines = UNDO[notebook](lab) if notebook in UNDO else {}
     await solve(devices, project_id, solution)
+    solved = [r.id for r in (await report(devices, project_id, lab)).results if r.status == "pass"]
     outcomes = []
     for fault in lab.faults:
         outcome = await apply_fault(devices, project_id, lab, fault.id, check_all=True)
         outcomes.append(outcome)
         await undo(devices, project_id, fault, solution, undo_lines.get(fault.id))
+        back = await report(devices, project_id, lab, objectives=solved)
+        failing = [f"{r.id}: {r.explanation}" for r in back.results if r.status != "pass"]
+        if failing:
+            raise AssertionError(f"the lab did not come back after {fault.id}: {failing}")
     return outcomes
