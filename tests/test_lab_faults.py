@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.graded_lab import GRADED, working
 
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.devices.access import Devices
@@ -25,13 +26,11 @@ from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.model_base import link_ports
 from jupyter_gns3_copilot.objectives.view import lab_view
 from jupyter_gns3_copilot.testing.local_stack import (
-    EXAMPLES,
     NOTEBOOK_PROJECTS,
     delete_projects,
     prepare_projects,
 )
 
-GRADED = EXAMPLES / "04-graded-lab.lab.yaml"
 LAB = """\
 title: A fault
 stages:
@@ -140,35 +139,6 @@ def graded_lab(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[tuple[Any, st
         delete_projects(gns3_lab, ids.values())
 
 
-def _host(lab: LabFile, objective: str) -> str:
-    """The address an `address` objective of the graded lab asks for."""
-    [(_, found)] = [(s, o) for s in lab.stages for o in s.objectives if o.id == objective]
-    return str(found.check.address)  # type: ignore[union-attr]
-
-
-async def _working(devices: Devices, project_id: str, lab: LabFile) -> None:
-    """Bring the graded lab to its solved state: nodes started, cables up and unfiltered,
-    every device configured as the lab asks (what a student does in its stages)."""
-    await devices.gns3.start_all(project_id)
-    a_gw, b_gw = (_host(lab, o).split("/")[0] for o in ("r1-lan-a", "r1-lan-b"))
-    setup = {
-        "PC1": [f"ip {_host(lab, 'pc1-address')} {a_gw}"],
-        "PC2": [f"ip {_host(lab, 'pc2-address')} {a_gw}"],
-        "PC3": [f"ip {_host(lab, 'pc3-address')} {b_gw}"],
-        "R1": [
-            "ip addr flush dev eth0",
-            "ip addr flush dev eth1",
-            f"ip addr add {_host(lab, 'r1-lan-a')} dev eth0",
-            f"ip addr add {_host(lab, 'r1-lan-b')} dev eth1",
-            "sysctl -w net.ipv4.ip_forward=1",
-        ],
-    }
-    nodes = {n.name: n for n in await devices.nodes(project_id)}
-    jobs = [(await devices.console_target(nodes[name]), lines) for name, lines in setup.items()]
-    for result in await devices.consoles.run_many(jobs):
-        assert result.status == "success", result
-
-
 async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[str]:
     problems: list[str] = []
     async with (
@@ -182,7 +152,7 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
         assert refused.status == "refused", refused
         assert "pc1-gateway is fail" in refused.explanation, refused.explanation
         for fault in lab.faults:
-            await _working(devices, project_id, lab)
+            await working(devices, project_id, lab)
             outcome = await apply_fault(devices, project_id, lab, fault.id, check_all=True)
             broken = sorted(r.id for r in outcome.after if r.status != "pass")
             print(f"{fault.id}: {outcome.status} in {outcome.seconds:.1f} s, broken {broken}")
@@ -191,10 +161,10 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
             if outcome.status != "applied" or outcome.also_broken:
                 problems.append(f"{fault.id}: {outcome.explanation} also {outcome.also_broken}")
             await _new_cables(gns3, project_id, fault)
-        await _working(devices, project_id, lab)
+        await working(devices, project_id, lab)
         with pytest.raises(FaultStepError, match="refused"):
             await apply_fault(devices, project_id, _with_fault(lab, "bad-line"), "bad-line")
-        await _working(devices, project_id, lab)
+        await working(devices, project_id, lab)
         ineffective = await apply_fault(devices, project_id, _with_fault(lab, "noop"), "noop")
         assert ineffective.status == "ineffective", ineffective
         assert "pc1-pc3" in ineffective.explanation
