@@ -79,8 +79,9 @@ class CheckSummary(BaseModel):
     max_score: float
     passed: bool
     stages: list[StageScore]
-    exercise: ExerciseGrade | None = None
-    """The checker's troubleshooting exercise graded after this check (None: none going)."""
+    exercise: ExerciseGrade | None = Field(default=None, exclude_if=lambda grade: grade is None)
+    """The checker's troubleshooting exercise graded after this check; left out when none
+    is going (a summary reads as before exercises)."""
 
     def in_lab_order(self, results: Sequence[ObjectiveResult]) -> list[ObjectiveResult]:
         """`results` (of this summary, in any order) in the lab's order (`stages`); a
