@@ -41,7 +41,15 @@ from .agent.history import ConversationHistory
 from .events import ChatEvent, LabEvent
 from .mode_labels import MODE_LABELS, MODE_NAMES, OLD_MODE_NAMES
 from .notebook.lab_report import ChecksBundle
-from .objectives.api import CatchUpDone, CatchUpRequest, LabCheckRequest, LabView
+from .objectives.api import (
+    CatchUpDone,
+    CatchUpRequest,
+    ExerciseRequest,
+    ExerciseView,
+    GiveUpAnswer,
+    LabCheckRequest,
+    LabView,
+)
 from .objectives.results import CheckReport
 from .server.llm_config import LLMConfigUpdate, LLMConfigView
 from .server.responses import (
@@ -70,6 +78,8 @@ ANSWERS: tuple[type[BaseModel], ...] = (
     LabEvent,
     CheckReport,
     CatchUpDone,
+    ExerciseView,
+    GiveUpAnswer,
     ErrorBody,
 )
 """The models of the REST answers (bodies and stream messages) the front end reads; the
@@ -81,6 +91,7 @@ REQUESTS: tuple[type[BaseModel], ...] = (
     ApprovalDecisionRequest,
     LabCheckRequest,
     CatchUpRequest,
+    ExerciseRequest,
 )
 """The models of the request bodies the front end sends."""
 

@@ -172,6 +172,61 @@ def test_a_lab_is_attached_shown_checked_and_caught_up(
     assert "Name the stage" in str(typo.error_in_exec)
 
 
+EXERCISE_LAB = textwrap.dedent(
+    """\
+    title: Two PCs exercise
+    stages:
+      - id: reach
+        title: Reachability
+        objectives:
+          - id: pc1
+            text: PC1 has 10.0.0.1/24
+            check: {kind: address, node: PC1, address: 10.0.0.1/24}
+          - id: ping
+            text: PC1 reaches PC2
+            check: {kind: reachable, from: PC1, to: PC2}
+    faults:
+      - id: pc1-moved
+        description: PC1 was moved to another address of the same LAN.
+        breaks: [pc1]
+        apply: [{kind: config, node: PC1, lines: ["ip 10.0.0.99/24"]}]
+        diagnosis: {device: PC1, cause: wrong address, words: [address]}
+    """
+)
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_an_exercise_is_started_checked_and_given_up_from_the_notebook(
+    shell: InteractiveShell, project: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`%copilot exercise start FAULT` shows what fails and not the fault, a second start
+    is a readable error, `%copilot check` grades it, `give-up` tells the fault."""
+    path = tmp_path / "lab.yaml"
+    path.write_text(EXERCISE_LAB)
+    line(shell, f'%copilot use "{PROJECT}"')
+    line(shell, f"%copilot lab attach {path} --mode automation")
+    capsys.readouterr()
+    line(shell, "%copilot exercise")
+    assert "No exercise yet" in capsys.readouterr().out
+    line(shell, "%copilot exercise start pc1-moved")
+    started = capsys.readouterr().out
+    assert "Exercise started" in started and "- PC1 has 10.0.0.1/24" in started
+    assert "pc1-moved" not in started and "another address" not in started
+    again = shell.run_cell("%copilot exercise start --random")
+    assert "You have an exercise going already" in str(again.error_in_exec)
+    line(shell, "%copilot check")
+    assert "Exercise not solved yet (still failing: pc1)" in capsys.readouterr().out
+    line(shell, "%copilot exercise give-up")
+    gave_up = capsys.readouterr().out
+    assert "The fault: PC1 was moved to another address of the same LAN." in gave_up
+    assert "A diagnosis names PC1: wrong address." in gave_up
+    line(shell, "%copilot exercise")
+    assert "Last exercise (ended)" in capsys.readouterr().out
+    wrong = shell.run_cell("%copilot exercise stop")
+    assert "`%copilot exercise give-up`" in str(wrong.error_in_exec)
+
+
 @pytest.mark.lab
 @pytest.mark.slow
 def test_a_mistyped_stage_is_named_with_the_closest_one_and_nothing_else_shown(

@@ -140,3 +140,38 @@ async def test_closing_a_project_closes_its_database_and_the_next_change_opens_i
         "a": "pass"
     }
     await closed(again)
+
+
+async def test_a_students_exercise_outlives_the_server_and_their_model_calls_are_counted(
+    tmp_path: Path,
+) -> None:
+    """An exercise saved for alice is read back by a new `StudentProgress`; the model
+    calls are 0 before any chat, then the sum of alice's sessions' counters (not bob's)."""
+    from datetime import datetime, timezone
+
+    from jupyter_gns3_copilot.objectives.exercise_model import ExerciseRecord
+    from jupyter_gns3_copilot.store import ProjectStore
+    from jupyter_gns3_copilot.store.sessions import StatsDelta
+
+    store = LabProgressStore(tmp_path)
+    first = StudentProgress(store)
+    record = ExerciseRecord(
+        fault="pc1-wrong-gateway", started_at=datetime.now(timezone.utc), broken=["a"],
+        passed_before=["a", "b"], calls_at_start=0, saved=["PC1"],
+    )  # fmt: skip
+    assert await first.model_calls(PROJECT, "alice") == 0
+    await first.save_exercise(PROJECT, "alice", record)
+    await store.close()
+
+    again = StudentProgress(LabProgressStore(tmp_path))
+    assert await again.exercise(PROJECT, "alice") == record
+    assert await again.exercise(PROJECT, "bob") is None
+    async with await ProjectStore.open(tmp_path, PROJECT) as chats:
+        for user, calls in (("alice", 2), ("alice", 3), ("bob", 7)):
+            thread = f"t-{user}-{calls}"
+            await chats.sessions.create_session(thread, user)
+            assert await chats.sessions.update_session(
+                thread, increments=StatsDelta(llm_calls=calls)
+            )
+    assert await again.model_calls(PROJECT, "alice") == 5
+    await closed(again)

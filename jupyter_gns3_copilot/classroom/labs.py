@@ -30,11 +30,14 @@ from ..devices.policy import CommandPolicy
 from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
+    ExerciseRequest,
+    ExerciseView,
+    GiveUpAnswer,
     LabAttachRequest,
     LabCheckSelection,
     LabView,
 )
-from ..objectives.errors import UnknownSelection
+from ..objectives.errors import ExerciseRefused, UnknownSelection
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..objectives.service import project_dialects
@@ -49,6 +52,9 @@ log = logging.getLogger(__name__)
 
 NO_LAB = (404, 422)
 """The service's answers for a project without a usable lab file."""
+
+
+HUB_EXERCISES = "Troubleshooting exercises are not available in a class's hub yet."
 
 
 class HubProjectLabs:
@@ -94,6 +100,20 @@ class HubProjectLabs:
         view = await self.hub.choose_stage(project_id, stage)
         self.watch.changed(project_id, user)
         return view
+
+    async def start_exercise(
+        self, project_id: str, user: str, request: ExerciseRequest
+    ) -> ExerciseView:
+        """Not in hub mode yet: `ExerciseRefused`."""
+        raise ExerciseRefused(HUB_EXERCISES)
+
+    async def exercise(self, project_id: str, user: str) -> ExerciseView:
+        """Not in hub mode yet: `ExerciseRefused`."""
+        raise ExerciseRefused(HUB_EXERCISES)
+
+    async def give_up(self, project_id: str, user: str) -> GiveUpAnswer:
+        """Not in hub mode yet: `ExerciseRefused`."""
+        raise ExerciseRefused(HUB_EXERCISES)
 
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
         """The student's lab for a chat turn, from the service's view of it; None when the

@@ -1,7 +1,9 @@
 """What putting a fault into a lab does to its devices, with the instructor's rights (the
 command policy does not screen these: a fault is the instructor's, never a student's or
 the model's): lines typed on a console, a cable pulled, a link's packet filters set, a
-node stopped. Each raises `FaultStepError` with a sentence an instructor understands.
+node stopped; and what takes a fault out again: configurations saved first and read back
+by a restart, a cable made anew, a node started. Each raises `FaultStepError` with a
+sentence an instructor understands.
 """
 
 from __future__ import annotations
@@ -55,6 +57,65 @@ async def type_lines(
         said = refused[0].error or refused[0].output.strip()
         raise FaultStepError(f"{node_name} refused `{refused[0].command}`: {said}")
     return results
+
+
+SAVE_COMMANDS = {"vpcs": "save", "frr": "write memory"}
+"""The command that writes a running configuration to the node's disk, where the node
+reads it when it starts, by dialect (a Linux shell's configuration is on no disk: a
+restart loses it)."""
+
+
+async def save_configurations(
+    devices: Devices, project_id: str, abort: asyncio.Event | None = None
+) -> list[str]:
+    """Save the running configuration of every started node whose dialect can
+    (`SAVE_COMMANDS`), so that a restart brings it back; the names of the nodes saved."""
+    nodes = await devices.nodes(project_id, abort)
+    saved = []
+    for node in nodes:
+        command = SAVE_COMMANDS.get(await devices.dialect(node, abort) or "")
+        if command is None or node.status != "started":
+            continue
+        try:
+            target = await devices.console_target(node, abort)
+            async with devices.consoles.session(target, abort_event=abort) as console:
+                sent = console.send(command, timeout=STEP_TIMEOUT, confirm=True)
+                result = await abortable(sent, abort)
+        except ConsoleError as exc:
+            raise FaultStepError(f"saving {node.name}'s configuration: {exc}") from None
+        if not result.ok:
+            said = result.error or result.output.strip()
+            raise FaultStepError(f"{node.name} did not save its configuration: {said}")
+        saved.append(node.name)
+    return saved
+
+
+async def restart_node(devices: Devices, project_id: str, node_name: str) -> None:
+    """Stop and start `node_name` again: it comes back with its saved configuration."""
+    node = await _node(devices, project_id, node_name, None)
+    try:
+        await devices.gns3.stop_node(project_id, node.node_id)
+        await devices.gns3.start_node(project_id, node.node_id)
+    except GNS3Error as exc:
+        raise FaultStepError(f"restarting {node_name}: {exc}") from None
+
+
+async def start_node(devices: Devices, project_id: str, node_name: str) -> None:
+    """Start `node_name` (again)."""
+    node = await _node(devices, project_id, node_name, None)
+    try:
+        await devices.gns3.start_node(project_id, node.node_id)
+    except GNS3Error as exc:
+        raise FaultStepError(f"starting {node_name}: {exc}") from None
+
+
+async def recable(devices: Devices, project_id: str, ends: tuple[str, str, str, str]) -> Link:
+    """Replace the link between the ports `ends` by a new one, up and unfiltered: GNS3
+    3.0.6 neither resumes a suspended link to a QEMU or VPCS node nor clears its filters
+    (its compute only sets them)."""
+    link = await _link(devices, project_id, ends)
+    await _gns3(devices.gns3.delete_link(project_id, link.link_id), ends)
+    return await _gns3(devices.gns3.create_link(project_id, *ends), ends)
 
 
 async def pull_cable(devices: Devices, project_id: str, ends: tuple[str, str, str, str]) -> Link:

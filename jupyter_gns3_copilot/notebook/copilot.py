@@ -465,6 +465,29 @@ class Copilot:
         path = ("projects", self.current_project().project_id, "lab", "stages", stage)
         return cast(JsonObject, self._client.post(*path, "catch-up", json={"confirm": confirm}))
 
+    def start_exercise(self, fault: str | None = None) -> dict[str, Any]:
+        """Start a troubleshooting exercise: your working lab's configurations are
+        saved, then the fault `fault` (the instructor's id; None: one drawn for you) is put in.
+        Returns `started_at`, `active` and the `symptom` (the objectives now failing, each
+        `id` and `text`); `%copilot check` grades it. Raises `ApiError` (409: finish the
+        lab first, or an exercise is going already)."""
+        body: dict[str, Any] = {"fault": fault} if fault is not None else {"random": True}
+        path = ("projects", self.current_project().project_id, "lab", "exercises")
+        return cast(JsonObject, self._client.post(*path, json=body))
+
+    def exercise(self) -> dict[str, Any]:
+        """Your latest exercise in the project (as `start_exercise` returns it, with its
+        latest `grade`: `fixed`, `still_failing`, `regressions`, `seconds`,
+        `copilot_calls`, `done`). Raises `ApiError` (404) when you never started one."""
+        path = ("projects", self.current_project().project_id, "lab", "exercises", "current")
+        return cast(JsonObject, self._client.get(*path))
+
+    def give_up(self) -> dict[str, Any]:
+        """Give up your exercise: returns what the fault was (`description`, `device`,
+        `interface`, `cause`) and takes the fault out (`not_undone`: what stays)."""
+        path = ("projects", self.current_project().project_id, "lab", "exercises")
+        return cast(JsonObject, self._client.post(*path, "current", "give-up", json={}))
+
     # -- sessions ------------------------------------------------------------------------
 
     def sessions(self, limit: int = 100) -> list[SessionInfo]:

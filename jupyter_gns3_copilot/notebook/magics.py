@@ -48,6 +48,7 @@ Capture:    %copilot capture start|stop|show <node> <port> - <node> <port>  [--f
 Snapshots:  %copilot snapshot list | create <name> [--stop] | restore <name>
 Lab:        %copilot lab | lab attach <lab.yaml> [--mode automation] | lab stage <stage>|auto
             %copilot check [<stage>] | catch-up <stage> [--confirm]
+Exercises:  %copilot exercise start [<fault>|--random] | exercise | exercise give-up
 Modes:      --mode for one message; `%copilot config copilot_mode=automation|teaching` to switch
 Setup:      %copilot status | config [key=value ...] | config api_key | connect [URL] [--token T]
 """
@@ -95,6 +96,7 @@ class CopilotMagics(Magics):
     @argument("--filter", help="capture show: a Wireshark display filter, e.g. icmp")
     @argument("--force", action="store_true", help="export: overwrite an existing file")
     @argument("--confirm", action="store_true", help="catch-up: restore the stage's snapshot")
+    @argument("--random", action="store_true", help="exercise start: a fault drawn for you")
     @argument(
         "--stop",
         action="store_true",
@@ -105,7 +107,7 @@ class CopilotMagics(Magics):
         nargs="*",
         help="a message to the copilot, or a subcommand: ask, use, projects, show topology, "
         "sessions, history, rename, pin, unpin, delete, abort, export, approve, reject, run, "
-        "capture, snapshot, lab, check, catch-up, status, config, connect",
+        "capture, snapshot, lab, check, catch-up, exercise, status, config, connect",
     )
     @no_var_expand
     @line_cell_magic
@@ -149,6 +151,12 @@ class CopilotMagics(Magics):
                                      .passed, .assert_passed())
           catch-up STAGE [--confirm] restore the snapshot the stage starts from
                                      (then check again once the nodes are up)
+          exercise start [FAULT|--random]
+                                     a troubleshooting exercise: a fault is put into
+                                     your working lab; you see what fails, find and
+                                     fix it, then `check` grades it
+          exercise                   your exercise: what fails, its latest grade
+          exercise give-up           what the fault was; your lab is restored
           status                     versions, GNS3 and model checks
           config [key=value ...]     your settings (the key is never shown;
                                      copilot_mode=automation|teaching switches modes);

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .model_base import HintPolicy
+from .exercise_model import ExerciseGrade
+from .model_base import IDENTIFIER, HintPolicy
 from .results import Status
 
 LAB_TEXT_MAX = 512 * 1024
@@ -131,3 +132,47 @@ class LabView(BaseModel):
     current_stage: str | None = None
     """The stage the student works on (the copilot's hints follow it)."""
     stages: list[StageView]
+
+
+class ExerciseRequest(_Request):
+    """`POST .../lab/exercises`: the fault to put in the lab (`fault`, the instructor's
+    id), or `random: true` for one drawn for the caller; exactly one of the two."""
+
+    fault: str | None = Field(default=None, pattern=IDENTIFIER)
+    random: bool = False
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ExerciseRequest:
+        if (self.fault is None) == (not self.random):
+            raise ValueError('give either "fault" or "random": true')
+        return self
+
+
+class SymptomView(BaseModel):
+    """An objective the exercise's fault broke: what the student sees failing."""
+
+    id: str
+    text: str
+
+
+class ExerciseView(BaseModel):
+    """The caller's exercise (`POST .../lab/exercises`, `GET .../lab/exercises/current`):
+    when it started, the symptom (the objectives that fail because of it), whether it is
+    still `active`, and its latest `grade`; never which fault it is."""
+
+    started_at: str
+    active: bool
+    symptom: list[SymptomView]
+    grade: ExerciseGrade | None = None
+
+
+class GiveUpAnswer(BaseModel):
+    """`POST .../lab/exercises/current/give-up`: what the fault was (the instructor's
+    description, the device and cause a diagnosis had to name), and what of it could not
+    be undone (`not_undone`: changes on a device that keeps no saved configuration)."""
+
+    description: str
+    device: str
+    interface: str | None = None
+    cause: str
+    not_undone: list[str] = Field(default_factory=list)

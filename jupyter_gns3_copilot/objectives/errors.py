@@ -83,3 +83,12 @@ class ConfirmationNeeded(Exception):
 
     def __init__(self, description: str) -> None:
         super().__init__(f'{description} Send {{"confirm": true}} to do it.')
+
+
+class NoExercise(LookupError):
+    """The student has no exercise going (none started, or the last one ended)."""
+
+
+class ExerciseRefused(Exception):
+    """An exercise cannot start now: the message says why, in a student's words (the lab
+    is not solved yet, one is going already, the lab has no faults...)."""

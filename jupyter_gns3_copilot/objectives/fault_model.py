@@ -108,9 +108,9 @@ class Diagnosis(LabModel):
 
 
 class Fault(LabModel):
-    """One fault of the lab (module docstring). `stage`: the stage an exercise with this
-    fault starts at (its snapshot is restored first); `settle`: how long its broken
-    objectives may take to fail once it is in."""
+    """One fault of the lab (module docstring). `stage`: the stage it belongs to (an
+    exercise breaks the student's working lab as it is: `objectives.exercises`);
+    `settle`: how long its broken objectives may take to fail once it is in."""
 
     id: str = Field(pattern=IDENTIFIER)
     description: str = Field(min_length=1, max_length=2000)

@@ -10,6 +10,9 @@
    seconds are over (routing takes a few seconds to notice a change): `applied` when
    they all fail, else `ineffective`, naming those still passing.
 
+`undo_fault` takes a fault out again, as far as the devices allow (module
+`objectives.exercises`).
+
 With `check_all`, every other objective is checked before (once, without its `wait`) and
 those that passed are checked again after (with their `wait`, as the network settles):
 the ones that fail then are `also_broken`, for a fault should break what it says and no
@@ -27,7 +30,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..devices.access import Devices
-from ..devices.fault_steps import filter_link, pull_cable, stop_node, type_lines
+from ..devices.fault_steps import (
+    filter_link,
+    pull_cable,
+    recable,
+    restart_node,
+    start_node,
+    stop_node,
+    type_lines,
+)
 from .fault_model import ConfigStep, Fault, FaultStep, LinkDownStep, LinkFilterStep
 from .loader import check_data
 from .model import LabFile
@@ -76,8 +87,7 @@ async def apply_fault(
         return FaultOutcome(
             fault=fault.id,
             status="refused",
-            explanation="The lab must pass what the fault breaks first; "
-            + _listed(not_passing),
+            explanation="The lab must pass what the fault breaks first; " + _listed(not_passing),
             before=before,
             seconds=time.monotonic() - began,
         )
@@ -101,6 +111,31 @@ async def apply_fault(
         also_broken=also,
         seconds=time.monotonic() - began,
     )
+
+
+async def undo_fault(
+    devices: Devices, project_id: str, fault: Fault, saved: Sequence[str]
+) -> list[str]:
+    """Take `fault` out of the project: each node its lines went to restarted when its
+    configuration was saved before (`saved`: it comes back with it), each cable it pulled
+    or filtered made anew, each node it stopped started. What could not be undone, as
+    sentences (lines typed on a node whose configuration was not saved: a Linux shell's).
+    Raises `FaultStepError`."""
+    left: list[str] = []
+    restarted: set[str] = set()
+    for step in fault.apply:
+        if isinstance(step, ConfigStep):
+            if step.node not in saved:
+                left.append(f"{step.node} keeps the change ({'; '.join(step.lines)})")
+            elif step.node not in restarted:
+                await restart_node(devices, project_id, step.node)
+                restarted.add(step.node)
+        elif isinstance(step, LinkDownStep | LinkFilterStep):
+            ports = link_ports(step.link)
+            await recable(devices, project_id, (ports.a, ports.a_port, ports.b, ports.b_port))
+        else:
+            await start_node(devices, project_id, step.node)
+    return left
 
 
 def without_waits(lab: LabFile) -> LabFile:

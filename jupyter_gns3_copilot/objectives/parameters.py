@@ -23,7 +23,7 @@ def student_values(lab: LabFile, user: str, salt: str | bytes) -> dict[str, Para
     """The values of `lab`'s parameters for `user` under `salt`."""
     key = salt.encode() if isinstance(salt, str) else salt
     return {
-        name: draw(parameter, _digest(key, lab.title, name, user))
+        name: draw(parameter, student_number(key, lab.title, name, user))
         for name, parameter in lab.parameters.items()
     }
 
@@ -51,6 +51,8 @@ def shown_values(values: Mapping[str, ParameterValue]) -> dict[str, str | int | 
     }
 
 
-def _digest(key: bytes, title: str, name: str, user: str) -> int:
+def student_number(key: bytes, title: str, name: str, user: str) -> int:
+    """A number only `key` can compute from (title, name, user): what a value is drawn
+    with."""
     message = "\0".join((title, name, user)).encode()
     return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")

@@ -1,5 +1,5 @@
-"""Where each student is in each project's lab: their latest result per objective, and the
-stage they chose to work on.
+"""Where each student is in each project's lab: their latest result per objective, the
+stage they chose to work on, and their latest troubleshooting exercise.
 
 With a `store` (`store.lab_progress.LabProgressStore`: outside hub mode, the project's
 database) it outlives the server: a project's progress is read from the store on first
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ..single_flight import SingleFlight
 from ..store.lab_progress import LabProgressStore
+from .exercise_model import ExerciseRecord
 from .model import LabFile, Stage
 from .results import ObjectiveResult
 from .watch import ProgressWatch
@@ -35,6 +36,7 @@ class StudentProgress:
         self.watch = ProgressWatch()
         self._results: dict[Key, dict[str, ObjectiveResult]] = {}
         self._chosen: dict[Key, str] = {}
+        self._exercises: dict[Key, ExerciseRecord] = {}
         self._loaded: set[str] = set()
         """Projects read from the store."""
         self._reads = SingleFlight(self._read)
@@ -63,7 +65,7 @@ class StudentProgress:
     async def drop(self, project_id: str) -> None:
         """Forget everything of the project and close its store (the project is being
         deleted with its folder)."""
-        for mapping in (self._results, self._chosen):
+        for mapping in (self._results, self._chosen, self._exercises):
             for key in [key for key in mapping if key[0] == project_id]:
                 del mapping[key]
         self._loaded.discard(project_id)
@@ -93,6 +95,26 @@ class StudentProgress:
             await self.store.save_stage(project_id, user, stage)
         self.watch.changed(project_id, user)
 
+    async def exercise(self, project_id: str, user: str) -> ExerciseRecord | None:
+        """The user's latest exercise in the project (going or ended), if any."""
+        await self._load(project_id)
+        return self._exercises.get((project_id, user))
+
+    async def save_exercise(self, project_id: str, user: str, exercise: ExerciseRecord) -> None:
+        """Remember `exercise` as the user's latest."""
+        await self._load(project_id)
+        self._exercises[(project_id, user)] = exercise
+        if self.store is not None:
+            await self.store.save_exercise(project_id, user, exercise.model_dump_json())
+        self.watch.changed(project_id, user)
+
+    async def model_calls(self, project_id: str, user: str) -> int:
+        """The model calls the copilot made for the user in the project, as its chat
+        store counts them (0 without a store)."""
+        if self.store is None:
+            return 0
+        return await self.store.model_calls(project_id, user)
+
     async def current_stage(self, project_id: str, user: str, lab: LabFile) -> Stage:
         """The stage the user works on in `lab` (module docstring)."""
         latest = await self.results(project_id, user)
@@ -116,6 +138,11 @@ class StudentProgress:
             self._results[(project_id, user)] = _parsed(rows)
         for user, stage in saved.chosen.items():
             self._chosen[(project_id, user)] = stage
+        for user, text in saved.exercises.items():
+            try:
+                self._exercises[(project_id, user)] = ExerciseRecord.model_validate_json(text)
+            except ValidationError:
+                continue
         self._loaded.add(project_id)
 
 

@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import AsyncIterator
 
-    from .api import CatchUpDone, LabAttachRequest, LabCheckSelection, LabView
+    from .api import (
+        CatchUpDone,
+        ExerciseRequest,
+        ExerciseView,
+        GiveUpAnswer,
+        LabAttachRequest,
+        LabCheckSelection,
+        LabView,
+    )
     from .hints import TurnObjectives
     from .results import CheckReport, CheckSummary, ObjectiveResult
     from .watch import ProgressWatch
@@ -92,6 +100,23 @@ class LabProvider(Protocol):
     ) -> PreparedCatchUp:
         """A catch-up of the project to `stage`. Raises `ConfirmationNeeded` (what would be
         restored) when not `confirm`, and the stage's problems."""
+        ...
+
+    async def start_exercise(
+        self, project_id: str, user: str, request: ExerciseRequest
+    ) -> ExerciseView:
+        """Start a troubleshooting exercise for `user`: one of the lab's faults put into
+        the working lab (`objectives.exercises`); its symptom. Raises `UnknownFault` and
+        `ExerciseRefused`."""
+        ...
+
+    async def exercise(self, project_id: str, user: str) -> ExerciseView:
+        """`user`'s latest exercise (going or ended). Raises `NoExercise`."""
+        ...
+
+    async def give_up(self, project_id: str, user: str) -> GiveUpAnswer:
+        """End `user`'s going exercise: what the fault was, the lab restored. Raises
+        `NoExercise`."""
         ...
 
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from .exercise_model import ExerciseGrade
+
 if TYPE_CHECKING:  # the lab file's models are costly to build; the event models need none
     from .model import LabFile
 
@@ -85,6 +87,9 @@ class CheckSummary(BaseModel):
     max_score: float
     passed: bool
     stages: list[StageScore]
+    exercise: ExerciseGrade | None = Field(default=None, exclude_if=lambda grade: grade is None)
+    """The checker's troubleshooting exercise graded after this check; left out when none
+    is going (a summary reads as before exercises)."""
 
     def in_lab_order(self, results: Sequence[ObjectiveResult]) -> list[ObjectiveResult]:
         """`results` (of this summary, in any order) in the lab's order (`stages`); a

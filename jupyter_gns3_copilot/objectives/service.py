@@ -17,14 +17,24 @@ import asyncio
 import contextlib
 import hashlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from ..devices.access import Devices
 from ..devices.policy import CommandPolicy
 from ..gns3 import GNS3NotFound, Snapshot
-from .api import CatchUpDone, LabAttachRequest, LabCheckSelection, LabView
+from .api import (
+    CatchUpDone,
+    ExerciseRequest,
+    ExerciseView,
+    GiveUpAnswer,
+    LabAttachRequest,
+    LabCheckSelection,
+    LabView,
+)
 from .errors import ConfirmationNeeded, LabFileError, NoLab, StageWithoutSnapshot
+from .exercise_model import ExerciseGrade
+from .exercises import Exercises
 from .hints import TurnObjectives, configuring_judge
 from .loader import LabDocument, load_lab
 from .model import LabFile, Stage
@@ -78,6 +88,7 @@ class ProjectLabs:
         self.watch = self.progress.watch
         self._documents: dict[str, LabDocument | LabFileError] = {}
         self._recent: dict[str, tuple[float, LabDocument | NoLab | LabFileError]] = {}
+        self.exercises = Exercises(devices, self.progress, self.for_student, salt)
 
     async def document(self, project_id: str, *, max_age: float | None = None) -> LabDocument:
         """The project's lab file, checked (a read at most `max_age` seconds old, when
@@ -221,14 +232,29 @@ class ProjectLabs:
         await self.progress.choose(project_id, user, stage)
         return await self.view(project_id, user)
 
+    async def start_exercise(
+        self, project_id: str, user: str, request: ExerciseRequest
+    ) -> ExerciseView:
+        """`exercises.Exercises.start`."""
+        return await self.exercises.start(project_id, user, request)
+
+    async def exercise(self, project_id: str, user: str) -> ExerciseView:
+        """`exercises.Exercises.current`."""
+        return await self.exercises.current(project_id, user)
+
+    async def give_up(self, project_id: str, user: str) -> GiveUpAnswer:
+        """`exercises.Exercises.give_up`."""
+        return await self.exercises.give_up(project_id, user)
+
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
         """The user's lab for a chat turn (`hints.TurnObjectives`), None when the project
-        has no usable lab file (a turn goes on without objectives)."""
+        has no usable lab file (a turn goes on without objectives). The lab carries no
+        faults: the copilot diagnoses an exercise from the devices, as the student does."""
         try:
             document = await self.document(project_id, max_age=TURN_MAX_AGE)
         except (NoLab, LabFileError):
             return None
-        lab = self.render(document, user)
+        lab = self.render(document, user).model_copy(update={"faults": []})
         stage = await self.progress.current_stage(project_id, user, lab)
         dialects = (
             await project_dialects(self.devices, project_id) if stage.hints == "nudge" else {}
@@ -307,12 +333,18 @@ class LocalCheck:
     async def results(
         self, abort: asyncio.Event
     ) -> AsyncIterator[AsyncIterator[ObjectiveResult | CheckSummary]]:
-        """Each result as it is decided, then their summary."""
-        yield _summed(self.lab, self._checked(abort))
+        """Each result as it is decided, then their summary (with the user's exercise
+        graded, when one is going)."""
+        yield _summed(self.lab, self._checked(abort), self._graded)
 
     async def report(self, abort: asyncio.Event | None = None) -> CheckReport:
-        """The check as one report."""
-        return await collect(self.lab, self._checked(abort))
+        """The check as one report (with the user's exercise graded, when one is going)."""
+        report = await collect(self.lab, self._checked(abort))
+        report.exercise = await self._graded()
+        return report
+
+    async def _graded(self) -> ExerciseGrade | None:
+        return await self.labs.exercises.grade(self.project_id, self.user)
 
     def _checked(self, abort: asyncio.Event | None) -> AsyncIterator[ObjectiveResult]:
         selection = self.selection
@@ -344,14 +376,18 @@ class LocalCatchUp:
 
 
 async def _summed(
-    lab: LabFile, results: AsyncIterator[ObjectiveResult]
+    lab: LabFile,
+    results: AsyncIterator[ObjectiveResult],
+    graded: Callable[[], Awaitable[ExerciseGrade | None]],
 ) -> AsyncIterator[ObjectiveResult | CheckSummary]:
-    """`results` (of `lab`), then their summary."""
+    """`results` (of `lab`), then their summary with the exercise `graded` then."""
     seen = []
     async for result in results:
         seen.append(result)
         yield result
-    yield summarize(lab, seen)
+    summary = summarize(lab, seen)
+    summary.exercise = await graded()
+    yield summary
 
 
 def _content_key(raw: bytes, source: str) -> str:

@@ -86,6 +86,9 @@ def operations() -> tuple[Operation, ...]:
     from ..objectives.api import (
         CatchUpDone,
         CatchUpRequest,
+        ExerciseRequest,
+        ExerciseView,
+        GiveUpAnswer,
         LabAttachRequest,
         LabCheckRequest,
         LabStageRequest,
@@ -321,6 +324,28 @@ def operations() -> tuple[Operation, ...]:
             (Answer(200, "Restored.", {JSON: CatchUpDone}),),
             errors=(400, 404, 409, 422, 502),
             request=CatchUpRequest,
+        ),
+        Operation(
+            "post",
+            project + "/lab/exercises",
+            "Start a troubleshooting exercise: one of the lab's faults put into the lab",
+            (Answer(200, "The exercise's symptom.", {JSON: ExerciseView}),),
+            errors=(400, 404, 409, 422, 502),
+            request=ExerciseRequest,
+        ),
+        Operation(
+            "get",
+            project + "/lab/exercises/current",
+            "The caller's latest exercise and its grade",
+            (Answer(200, "The exercise.", {JSON: ExerciseView}),),
+            errors=(404, 422, 502),
+        ),
+        Operation(
+            "post",
+            project + "/lab/exercises/current/give-up",
+            "Give up the exercise: what the fault was, taken out of the lab",
+            (Answer(200, "The fault, and what could not be undone.", {JSON: GiveUpAnswer}),),
+            errors=(404, 409, 422, 502),
         ),
         Operation(
             "post",

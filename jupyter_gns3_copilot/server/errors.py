@@ -270,9 +270,12 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
     from ..agent.abort import SessionBusy
     from ..objectives.errors import (
         ConfirmationNeeded,
+        ExerciseRefused,
         LabFileError,
+        NoExercise,
         NoLab,
         StageWithoutSnapshot,
+        UnknownFault,
         UnknownSelection,
         UnknownStage,
     )
@@ -289,8 +292,10 @@ def to_error_answer(exc: BaseException) -> ErrorAnswer:
         ]
         first = exc.first
         return ErrorAnswer(422, str(exc), type=name, field=first.field or None, errors=problems)
-    if isinstance(exc, NoLab | UnknownStage):
+    if isinstance(exc, NoLab | UnknownStage | UnknownFault | NoExercise):
         return ErrorAnswer(404, str(exc), type=name)
+    if isinstance(exc, ExerciseRefused):
+        return ErrorAnswer(409, str(exc), type=name)
     if isinstance(exc, UnknownSelection):
         return ErrorAnswer(400, str(exc), type=name)
     if isinstance(exc, StageWithoutSnapshot):

@@ -1,9 +1,11 @@
 """Where each student is in a project's lab, kept in the project's database (the file
-`ProjectStore` opens): their latest result per objective and the stage they chose.
+`ProjectStore` opens): their latest result per objective, the stage they chose and their
+latest troubleshooting exercise.
 
-Two tables: `lab_results` (one row per user and objective: the result as JSON, as the
-caller serializes it, and when it was recorded) and `lab_stages` (one row per user who
-chose a stage). This module stores text; `objectives.progress` says what it means.
+Three tables: `lab_results` (one row per user and objective: the result as JSON, as the
+caller serializes it, and when it was recorded), `lab_stages` (one row per user who
+chose a stage) and `lab_exercises` (one row per user: their latest exercise as JSON).
+This module stores text; `objectives.progress` says what it means.
 
 Each project has its own connection (WAL, `busy_timeout`: the project's chat store may
 write the same file), opened on first use. Every read and write is one hand-over to the
@@ -38,16 +40,21 @@ _TABLES = {
         (("user_id", "TEXT NOT NULL PRIMARY KEY"), ("stage", "TEXT NOT NULL")),
         "",
     ),
+    "lab_exercises": (
+        (("user_id", "TEXT NOT NULL PRIMARY KEY"), ("exercise", "TEXT NOT NULL")),
+        "",
+    ),
 }
 
 
 @dataclass
 class SavedProgress:
-    """A project's stored progress: each user's results (objective id -> JSON text) and
-    chosen stage."""
+    """A project's stored progress: each user's results (objective id -> JSON text),
+    chosen stage and latest exercise (JSON text)."""
 
     results: dict[str, dict[str, str]] = field(default_factory=dict)
     chosen: dict[str, str] = field(default_factory=dict)
+    exercises: dict[str, str] = field(default_factory=dict)
 
 
 class LabProgressStore:
@@ -81,6 +88,16 @@ class LabProgressStore:
             await run_on_worker(conn, _write_many, _DELETE_STAGE, [(user,)])
         else:
             await run_on_worker(conn, _write_many, _UPSERT_STAGE, [(user, stage)])
+
+    async def save_exercise(self, project_id: str, user: str, exercise: str) -> None:
+        """Store `exercise` (JSON) as the user's latest."""
+        conn = await self._conn(project_id)
+        await run_on_worker(conn, _write_many, _UPSERT_EXERCISE, [(user, exercise)])
+
+    async def model_calls(self, project_id: str, user: str) -> int:
+        """The model calls the copilot made in the user's chat sessions of the project
+        (the chat store's counters, in the same database; 0 before any chat)."""
+        return await run_on_worker(await self._conn(project_id), _model_calls, user)
 
     async def forget_results(self, project_id: str) -> None:
         """Delete every user's results in the project (the stages chosen stay)."""
@@ -121,6 +138,10 @@ _UPSERT_RESULT = (
     "ON CONFLICT (user_id, objective_id) DO UPDATE SET result = excluded.result, "
     "recorded_at = CURRENT_TIMESTAMP"
 )
+_UPSERT_EXERCISE = (
+    "INSERT INTO lab_exercises (user_id, exercise) VALUES (?, ?) "
+    "ON CONFLICT (user_id) DO UPDATE SET exercise = excluded.exercise"
+)
 _DELETE_STAGE = "DELETE FROM lab_stages WHERE user_id = ?"
 _UPSERT_STAGE = (
     "INSERT INTO lab_stages (user_id, stage) VALUES (?, ?) "
@@ -144,4 +165,18 @@ def _load(connection: sqlite3.Connection) -> SavedProgress:
     ):
         saved.results.setdefault(user, {})[objective] = text
     saved.chosen = dict(connection.execute("SELECT user_id, stage FROM lab_stages").fetchall())
+    saved.exercises = dict(
+        connection.execute("SELECT user_id, exercise FROM lab_exercises").fetchall()
+    )
     return saved
+
+
+def _model_calls(connection: sqlite3.Connection, user: str) -> int:
+    try:
+        row = connection.execute(
+            "SELECT COALESCE(SUM(llm_calls_count), 0) FROM chat_sessions WHERE user_id = ?",
+            (user,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no chat in the project yet: no table
+        return 0
+    return int(row[0])

@@ -16,10 +16,9 @@ from collections.abc import Callable, Mapping
 
 from ..devices.access import Devices
 from ..devices.fault_steps import type_lines
-from ..objectives.fault_model import ConfigStep, Fault, LinkDownStep, LinkFilterStep
-from ..objectives.faults import FaultOutcome, apply_fault
+from ..objectives.fault_model import ConfigStep, Fault
+from ..objectives.faults import FaultOutcome, apply_fault, undo_fault
 from ..objectives.model import AddressCheck, LabFile
-from ..objectives.model_base import link_ports
 from ..objectives.runner import report
 
 Solution = dict[str, list[str]]
@@ -134,19 +133,10 @@ async def undo(
     solution: Solution,
     undo_lines: Solution | None = None,
 ) -> None:
-    """Take `fault` out of the project: its links resumed and unfiltered, every node
-    started, and its configuration lines overwritten by `undo_lines` when given, else by
-    typing `solution` again on the nodes it configured."""
-    gns3 = devices.gns3
-    for step in fault.apply:
-        if isinstance(step, LinkDownStep | LinkFilterStep):
-            ends = link_ports(step.link)
-            link = await gns3.find_link(project_id, ends.a, ends.a_port, ends.b, ends.b_port)
-            if isinstance(step, LinkDownStep):
-                await gns3.resume_link(project_id, link.link_id)
-            else:
-                await gns3.set_link_filters(project_id, link.link_id, {})
-    await gns3.start_all(project_id)
+    """Take `fault` out of the project: its cables made anew and its stopped nodes started
+    (`undo_fault`), and its configuration lines overwritten by `undo_lines` when given,
+    else by typing `solution` again on the nodes it configured."""
+    await undo_fault(devices, project_id, fault, saved=[])
     configured = {step.node for step in fault.apply if isinstance(step, ConfigStep)}
     lines = undo_lines or {node: solution[node] for node in configured if node in solution}
     for node, typed in lines.items():

@@ -1,5 +1,5 @@
 """`%copilot` subcommands of the lab's objectives: lab (show, attach, stage), check,
-catch-up."""
+catch-up, exercise (start, status, give-up)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,12 @@ class LabCommands:
 
     def handlers(self) -> dict[str, Subcommand]:
         """Each subcommand's word and handler."""
-        return {"lab": self.lab, "check": self.check, "catch-up": self.catch_up}
+        return {
+            "lab": self.lab,
+            "check": self.check,
+            "catch-up": self.catch_up,
+            "exercise": self.exercise,
+        }
 
     def lab(self, tail: str, argv: list[str]) -> Any:
         """`%copilot lab` shows the lab; `%copilot lab attach PATH [--mode automation]` attaches
@@ -87,6 +92,8 @@ class LabCommands:
                 stage, on_open=on_open, on_result=lambda result: shown[0].add(result)
             )
             shown[0].finish(report.report)
+        if report.report.exercise is not None:
+            print(exercise_grade_text(report.report.exercise))
         self.context.shown_in_this_cell(report)
         return report
 
@@ -115,3 +122,73 @@ class LabCommands:
             f"with `%copilot check {done['stage']}`."
         )
         return None
+
+    def exercise(self, tail: str, argv: list[str]) -> Any:
+        """`%copilot exercise start [FAULT|--random]`, `%copilot exercise` (how it stands),
+        `%copilot exercise give-up`."""
+        options, words = self.context.options(argv, tail)
+        api = self.context.api
+        action = words[0].lower() if words else "status"
+        if action == "start" and len(words) <= 2:
+            if len(words) == 2 and options.random:
+                raise UsageError("Name a fault or give --random, not both.")
+            view = api.start_exercise(words[1] if len(words) == 2 else None)
+            print(exercise_text(view, started=True))
+            return None
+        if action == "status" and len(words) <= 1:
+            try:
+                view = api.exercise()
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                print("No exercise yet: start one with `%copilot exercise start --random`.")
+                return None
+            print(exercise_text(view, started=False))
+            return None
+        if action == "give-up" and len(words) == 1:
+            answer = api.give_up()
+            where = f" ({answer['interface']})" if answer.get("interface") else ""
+            text = (
+                f"The fault: {answer['description']}\n"
+                f"A diagnosis names {answer['device']}{where}: {answer['cause']}.\n"
+                "The fault was taken out: the devices it changed are restarting with the "
+                "configuration saved when the exercise started (check again in a few seconds)."
+            )
+            if answer["not_undone"]:
+                text += "\nStill to undo by hand: " + "; ".join(answer["not_undone"]) + "."
+            print(text)
+            return None
+        raise UsageError(
+            "Use `%copilot exercise start [FAULT|--random]`, `%copilot exercise` or "
+            "`%copilot exercise give-up`."
+        )
+
+
+def exercise_text(view: dict[str, Any], *, started: bool) -> str:
+    """An exercise (`ExerciseView`) as the student reads it."""
+    failing = "\n".join(f"  - {o['text']}" for o in view["symptom"])
+    if started:
+        return (
+            "Exercise started: something in your lab is broken. These objectives fail now:\n"
+            f"{failing}\nFind and fix the problem, then run `%copilot check`."
+        )
+    head = "Exercise going" if view["active"] else "Last exercise (ended)"
+    text = f"{head}, started {view['started_at']}. What failed:\n{failing}"
+    if view.get("grade"):
+        text += "\n" + exercise_grade_text(view["grade"])
+    return text
+
+
+def exercise_grade_text(grade: Any) -> str:
+    """An exercise's grade (`ExerciseGrade`, or its JSON) in a sentence or two."""
+    data = grade if isinstance(grade, dict) else grade.model_dump()
+    minutes = f"{data['seconds'] / 60:.1f} min"
+    calls = f"{data['copilot_calls']} copilot model calls"
+    if data["done"]:
+        return f"Exercise solved: fixed with no regressions in {minutes} ({calls})."
+    parts = []
+    if data["still_failing"]:
+        parts.append("still failing: " + ", ".join(data["still_failing"]))
+    if data["regressions"]:
+        parts.append("broken since the exercise began: " + ", ".join(data["regressions"]))
+    return f"Exercise not solved yet ({'; '.join(parts)}); {minutes} so far ({calls})."

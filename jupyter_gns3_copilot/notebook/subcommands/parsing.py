@@ -26,7 +26,9 @@ VALUE_OPTIONS = frozenset(
         "--filter",
     }
 )
-FLAG_OPTIONS = frozenset({"--new", "--quiet", "--force", "--confirm", "--stop", "-h", "--help"})
+FLAG_OPTIONS = frozenset(
+    {"--new", "--quiet", "--force", "--confirm", "--stop", "--random", "-h", "--help"}
+)
 _TOKEN = re.compile(r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|\S+)")
 SUGGESTED_SUBCOMMANDS = (
     "projects",

@@ -231,6 +231,61 @@ class LabCatchUpHandler(CopilotHandler):
         self.write_json(done)
 
 
+class LabExercisesHandler(CopilotHandler):
+    """`POST copilot/projects/{project_id}/lab/exercises` with `ExerciseRequest`: start a
+    troubleshooting exercise for the caller: the working lab's configurations saved, the
+    fault named (or one drawn for the caller) put in and verified; the `ExerciseView`
+    (the symptom: the objectives now failing; never the fault). 404 for a fault the lab
+    does not have or without a lab file; 409 when the lab does not pass what the fault
+    breaks yet ("finish the lab first"), an exercise is going already, the fault broke
+    nothing (the lab restored), or another user is using the project."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        from ...objectives.api import ExerciseRequest
+
+        project_id = self.project_id_from(project_id)
+        request = self.body_as(ExerciseRequest)
+        await self.opened_project(project_id)
+        self.refuse_if_others_use(project_id, "break")
+        labs = self.copilot.project_labs()
+        with self.copilot.project_users.using(project_id, self.user_id):
+            view = await labs.start_exercise(project_id, self.user_id, request)
+        self.write_json(view)
+
+
+class LabExerciseHandler(CopilotHandler):
+    """`GET copilot/projects/{project_id}/lab/exercises/current`: the caller's latest
+    exercise (`ExerciseView`: going or ended, its symptom and latest grade; a check
+    grades it). 404 when they never started one."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        labs = self.copilot.project_labs()
+        self.write_json(await labs.exercise(project_id, self.user_id))
+
+
+class LabGiveUpHandler(CopilotHandler):
+    """`POST copilot/projects/{project_id}/lab/exercises/current/give-up`: end the
+    caller's exercise: the fault's description and the diagnosis it wanted
+    (`GiveUpAnswer`), and the fault undone (`objectives.exercises`). 404 when no
+    exercise is going; 409 when another user is using the project."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def post(self, project_id: str) -> None:
+        project_id = self.project_id_from(project_id)
+        await self.opened_project(project_id)
+        self.refuse_if_others_use(project_id, "restore")
+        labs = self.copilot.project_labs()
+        with self.copilot.project_users.using(project_id, self.user_id):
+            answer = await labs.give_up(project_id, self.user_id)
+        self.write_json(answer)
+
+
 async def _events(
     run_id: str, items: AsyncIterator[ObjectiveResult | CheckSummary]
 ) -> AsyncGenerator[ChatEvent, None]:

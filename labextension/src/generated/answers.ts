@@ -17,6 +17,8 @@ export type Answer =
   | LabEvent
   | CheckReport
   | CatchUpDone
+  | ExerciseView
+  | GiveUpAnswer
   | ErrorBody;
 /**
  * One message of the lab events stream, sent as `data: <json>` and a blank line.
@@ -298,6 +300,7 @@ export interface CheckReport {
   max_score: number;
   passed: boolean;
   stages: StageScore[];
+  exercise?: ExerciseGrade | null;
   results: ObjectiveResult[];
 }
 export interface StageScore {
@@ -307,6 +310,22 @@ export interface StageScore {
   score: number;
   max_score: number;
   objectives: string[];
+}
+/**
+ * How the student's exercise stands after a check: `fixed` when every objective the
+ * fault broke passes, `still_failing` those that do not, `regressions` the objectives
+ * that passed before the fault and fail now, `seconds` since it started,
+ * `copilot_calls` the model calls the copilot made for the student meanwhile (a chat
+ * turn makes one or more), `done` when it ended with this check (fixed, no
+ * regressions).
+ */
+export interface ExerciseGrade {
+  fixed: boolean;
+  still_failing: string[];
+  regressions: string[];
+  seconds: number;
+  copilot_calls: number;
+  done: boolean;
 }
 /**
  * One objective checked.
@@ -338,6 +357,36 @@ export interface CatchUpDone {
   stage: string;
   snapshot: string;
   restored: boolean;
+}
+/**
+ * The caller's exercise (`POST .../lab/exercises`, `GET .../lab/exercises/current`):
+ * when it started, the symptom (the objectives that fail because of it), whether it is
+ * still `active`, and its latest `grade`; never which fault it is.
+ */
+export interface ExerciseView {
+  started_at: string;
+  active: boolean;
+  symptom: SymptomView[];
+  grade?: ExerciseGrade | null;
+}
+/**
+ * An objective the exercise's fault broke: what the student sees failing.
+ */
+export interface SymptomView {
+  id: string;
+  text: string;
+}
+/**
+ * `POST .../lab/exercises/current/give-up`: what the fault was (the instructor's
+ * description, the device and cause a diagnosis had to name), and what of it could not
+ * be undone (`not_undone`: changes on a device that keeps no saved configuration).
+ */
+export interface GiveUpAnswer {
+  description: string;
+  device: string;
+  interface?: string | null;
+  cause: string;
+  not_undone: string[];
 }
 /**
  * The body of every error answer (what `server.errors.ErrorAnswer.body` writes).

@@ -170,6 +170,7 @@ export interface CheckSummary {
   max_score: number;
   passed: boolean;
   stages: StageScore[];
+  exercise?: ExerciseGrade | null;
 }
 export interface StageScore {
   id: string;
@@ -178,4 +179,20 @@ export interface StageScore {
   score: number;
   max_score: number;
   objectives: string[];
+}
+/**
+ * How the student's exercise stands after a check: `fixed` when every objective the
+ * fault broke passes, `still_failing` those that do not, `regressions` the objectives
+ * that passed before the fault and fail now, `seconds` since it started,
+ * `copilot_calls` the model calls the copilot made for the student meanwhile (a chat
+ * turn makes one or more), `done` when it ended with this check (fixed, no
+ * regressions).
+ */
+export interface ExerciseGrade {
+  fixed: boolean;
+  still_failing: string[];
+  regressions: string[];
+  seconds: number;
+  copilot_calls: number;
+  done: boolean;
 }

@@ -10,7 +10,8 @@ export type Request =
   | RenameRequest
   | ApprovalDecisionRequest
   | LabCheckRequest
-  | CatchUpRequest;
+  | CatchUpRequest
+  | ExerciseRequest;
 
 /**
  * `POST copilot/projects/{project_id}/chat/stream`: a message and its turn's limits.
@@ -94,4 +95,12 @@ export interface LabCheckRequest {
  */
 export interface CatchUpRequest {
   confirm?: boolean;
+}
+/**
+ * `POST .../lab/exercises`: the fault to put in the lab (`fault`, the instructor's
+ * id), or `random: true` for one drawn for the caller; exactly one of the two.
+ */
+export interface ExerciseRequest {
+  fault?: string | null;
+  random?: boolean;
 }
