@@ -20,6 +20,7 @@ import pytest
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.devices.saving import save_configurations
+from jupyter_gns3_copilot.evaluation.cli import main
 from jupyter_gns3_copilot.evaluation.report import HTML, JSONL, MARKDOWN, markdown, svg
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore, is_diagnosed, symptom
@@ -92,6 +93,19 @@ def test_the_reports_count_scored_runs_and_list_the_others() -> None:
     plot = svg(runs)
     assert plot.count("<rect") == 2 * 3 + 2 + 3  # score bars, tokens-per-fix bars, legend
     assert "a: fixed 50%" in plot and "b: nothing fixed" in plot
+
+
+def test_the_command_line_refuses_an_unknown_fault_or_a_missing_model_in_plain_words(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 2 before anything runs: an unknown fault names the lab's faults; no model set
+    names the setting to set."""
+    assert main(["--lab", str(LAB_FILE), "--faults", "pc2-wrong-address,nope"]) == 2
+    said = capsys.readouterr().err
+    assert "nope" in said and "pc1-wrong-gateway" in said, said
+    monkeypatch.delenv("GNS3_COPILOT_MODEL", raising=False)
+    assert main(["--lab", str(LAB_FILE)]) == 2
+    assert "GNS3_COPILOT_MODEL" in capsys.readouterr().err
 
 
 # -- on the real lab ------------------------------------------------------------------------
