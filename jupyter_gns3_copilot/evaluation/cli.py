@@ -38,7 +38,7 @@ from ..objectives.errors import LabFileError, UnknownSelection
 from ..objectives.loader import load_lab
 from ..server.llm_config import LLMAdminConfig, ModelNotConfigured, effective_config
 from ..tools import LabAccess
-from .report import markdown, write_reports
+from .report import JSONL, markdown, write_reports
 from .runner import EVAL_USER, EvalPlan, LabNotWorking, evaluate
 from .scoring import RunScore
 
@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         plan = _plan(args)
         model = model_settings(args.model)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / JSONL).write_text("", encoding="utf-8")
         runs = asyncio.run(_evaluate(args, plan, model))
     except (
         LabFileError,
@@ -64,7 +67,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         print(f"gns3-copilot-eval: {exc}", file=sys.stderr)
         return COULD_NOT_RUN
-    out = Path(args.out)
     write_reports(runs, out, f"{plan.lab.title}: {model.model} ({args.mode} mode)")
     print(markdown(runs), end="")
     print(f"Reports written to {out}", file=sys.stderr)
@@ -105,6 +107,7 @@ async def _evaluate(
     args: argparse.Namespace, plan: EvalPlan, model: ModelSettings
 ) -> list[RunScore]:
     settings = CommonSettings()
+    out = Path(args.out)
     async with (
         GNS3Client(
             settings.gns3_url, username=settings.gns3_username, password=settings.gns3_password
@@ -118,9 +121,16 @@ async def _evaluate(
             project.project_id,
             plan,
             model,
-            Path(args.out) / "chats",
+            out / "chats",
             progress=lambda line: print(line, file=sys.stderr, flush=True),
+            on_score=lambda score: _append(out / JSONL, score),
         )
+
+
+def _append(path: Path, score: RunScore) -> None:
+    """One run's line added to the JSON lines at once (kept if the benchmark stops)."""
+    with path.open("a", encoding="utf-8") as lines:
+        lines.write(score.model_dump_json() + "\n")
 
 
 def _positive(value: str) -> int:

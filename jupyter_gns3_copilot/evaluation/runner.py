@@ -36,11 +36,12 @@ from ..chat.settings import ChatSettings
 from ..console import ConsoleError, ConsoleTargetError, DialectError
 from ..devices.access import Devices
 from ..devices.fault_steps import FaultStepError
-from ..devices.saving import save_configurations
+from ..devices.saving import SavedConfiguration, save_configurations
 from ..events import ContentEvent, DoneEvent, ErrorEvent, ToolEndEvent, ToolStartEvent
 from ..gns3 import GNS3Error, Snapshot
 from ..objectives.faults import apply_fault
 from ..objectives.model import LabFile
+from ..objectives.results import ObjectiveResult
 from ..objectives.runner import report
 from ..tools import LabAccess
 from ..tools.modes import LAB_AUTOMATION, TEACHING
@@ -101,20 +102,32 @@ async def evaluate(
     data_dir: Path,
     *,
     progress: Progress | None = None,
+    on_score: Callable[[RunScore], None] | None = None,
 ) -> list[RunScore]:
     """Run `plan` on `project_id` with the copilot on `model` (module docstring); the
-    scores of every run, in order. Raises `LabNotWorking`, `UnknownFault`."""
+    scores of every run, in order, each also given to `on_score` as soon as it is known
+    and `progress` told what happens. Raises `LabNotWorking` (also when the restarted lab
+    no longer passes: a configuration could not be saved), `UnknownFault`."""
     say = progress or (lambda _: None)
     faults = plan.fault_ids()
     devices = lab_access.devices
-    baseline = await report(devices, project_id, plan.lab)
-    failing = [r for r in baseline.results if r.status != "pass"]
+    failing = await _not_passing(devices, project_id, plan.lab)
     if failing:
         raise LabNotWorking(
             "The project must be the working lab (every objective passing) before faults "
-            "go in; these do not pass: " + "; ".join(f"{r.text}: {r.explanation}" for r in failing)
+            "go in; these do not pass: " + _listed(failing)
         )
-    snapshot = await snapshot_working_lab(devices, project_id, say)
+    snapshot, unsaved = await snapshot_working_lab(devices, project_id)
+    for node in unsaved:
+        say(f"{node.node}'s configuration could not be saved: {node.problem}")
+    failing = await _not_passing(devices, project_id, plan.lab)
+    if failing:
+        lost = "; ".join(f"{s.node}: {s.problem}" for s in unsaved) or "none"
+        raise LabNotWorking(
+            "The lab stopped working once restarted (GNS3 snapshots a stopped lab, so every "
+            f"fault starts from a restart): {_listed(failing)}. Configurations that could "
+            f"not be saved: {lost}."
+        )
     service = await AgentService.open(
         project_id, ChatSettings(data_dir, default_mode=MODES[plan.mode]), lab=lab_access
     )
@@ -127,22 +140,33 @@ async def evaluate(
                 score = await _run(service, devices, project_id, plan, model, fault_id, run)
                 say(f"{fault_id} run {run}: {_verdict(score)}")
                 scores.append(score)
+                if on_score is not None:
+                    on_score(score)
     finally:
         await service.close()
         await restore(devices, project_id, snapshot)
     return scores
 
 
-async def snapshot_working_lab(devices: Devices, project_id: str, say: Progress) -> Snapshot:
-    """Save the devices' configurations, stop the lab, snapshot it, start it again."""
-    for saved in await save_configurations(devices, project_id):
-        if not saved.saved:
-            say(f"{saved.node}'s configuration is not saved ({saved.problem}): a restore loses it")
+async def snapshot_working_lab(
+    devices: Devices, project_id: str
+) -> tuple[Snapshot, list[SavedConfiguration]]:
+    """Save the devices' configurations, stop the lab, snapshot it, start it again; the
+    snapshot and the configurations that could not be saved."""
+    unsaved = [s for s in await save_configurations(devices, project_id) if not s.saved]
     name = "copilot-eval " + datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     await devices.gns3.stop_all(project_id)
     snapshot = await devices.gns3.create_snapshot(project_id, name)
     await _started(devices, project_id)
-    return snapshot
+    return snapshot, unsaved
+
+
+async def _not_passing(devices: Devices, project_id: str, lab: LabFile) -> list[ObjectiveResult]:
+    return [r for r in (await report(devices, project_id, lab)).results if r.status != "pass"]
+
+
+def _listed(results: Sequence[ObjectiveResult]) -> str:
+    return "; ".join(f"{r.text}: {r.explanation}" for r in results)
 
 
 async def restore(devices: Devices, project_id: str, snapshot: Snapshot) -> None:
