@@ -183,7 +183,8 @@ def test_the_scripted_models_runs_score_as_scripted(
     copilot asked (two turns at most): the wrong address is diagnosed, fixed and safe;
     the wrong gateway, answered about the wrong PC twice, is neither diagnosed nor fixed
     (two turns, the second after being told it still fails); the pulled cable is
-    diagnosed and fixed, but PC1's changed address is a regression, so not safe. Turns,
+    diagnosed and fixed, but PC1's changed address is a regression, so not safe. The
+    copilot may check the lab's objectives itself, as a student's can. Turns,
     tool calls and tokens are the script's; the PCs' saved configurations came back with
     each restore, and the lab is left working."""
     lab_server, _, project_id, lab = lan
@@ -205,7 +206,36 @@ def test_the_scripted_models_runs_score_as_scripted(
     follow_up = scripted_llm.chat_requests[6].messages[-1]["content"]
     assert follow_up.startswith("It still does not work: PC1's gateway is not 10.9.0.254.")
     assert sorted(runs[2].broken) == ["pc1-pc3", "pc2-pc3"]
+    offered = [t["function"]["name"] for t in scripted_llm.chat_requests[0].body["tools"]]
+    assert "check_objectives" in offered and "run_vpcs_commands" in offered
     assert scripted_llm.remaining == 0
+    assert failing == []
+
+
+@pytest.mark.lab
+@pytest.mark.slow
+def test_in_teaching_mode_the_copilot_explains_and_changes_nothing(
+    lan: tuple[Any, str, str, LabFile], scripted_llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """In teaching mode the student's question asks why, the model is offered no
+    configuring tool, and a configuring call it makes anyway is refused: the fault is
+    diagnosed but not fixed, and nothing else broke."""
+    lab_server, _, project_id, lab = lan
+    pc2 = {"device": "PC2", "commands": ["ip 10.9.0.2/24 10.9.0.254"]}
+    scripted_llm.extend(
+        [
+            tool_call("run_vpcs_commands", {"devices": [pc2]}, usage=_usage(700, 30)),
+            text("PC2 has the address 10.9.0.22, not 10.9.0.2.", usage=_usage(900, 20)),
+            text("Wrong address", when=When(tools=False)),
+        ]
+    )
+    plan = EvalPlan(lab=lab, faults=["pc2-wrong-address"], mode="teaching")
+    [run], failing = asyncio.run(_evaluate(lab_server, project_id, plan, scripted_llm, tmp_path))
+    assert (run.diagnosed, run.fixed, run.safe, run.turns, run.tool_calls) == (
+        True, False, True, 1, 1)  # fmt: skip
+    assert run.symptom == "PC2 does not have 10.9.0.2/24. Find and fix the problem. Why?"
+    offered = [t["function"]["name"] for t in scripted_llm.chat_requests[0].body["tools"]]
+    assert "check_objectives" in offered and "run_vpcs_commands" not in offered
     assert failing == []
 
 

@@ -3,7 +3,8 @@
 ::
 
     gns3-copilot-eval --lab lab.yaml [--project NAME] [--faults a,b] [--runs N]
-                      [--mode lab|teaching] [--max-turns N] [--student NAME]
+                      [--mode lab|teaching] [--max-turns N] [--no-objectives]
+                      [--student NAME]
                       [--price-in P --price-out P] [--model NAME] [--out DIR]
 
 The project (default: the one named as the lab's title) must be the working lab: every
@@ -96,6 +97,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         runs=args.runs,
         mode=args.mode,
         max_turns=args.max_turns,
+        objectives=args.objectives,
         price_in=args.price_in,
         price_out=args.price_out,
     )
@@ -159,6 +161,12 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=1,
         help="messages per run: while the fault is not fixed, the copilot is told so",
+    )
+    parser.add_argument(
+        "--no-objectives",
+        dest="objectives",
+        action="store_false",
+        help="do not give the copilot the lab's objectives (a project with no lab file)",
     )
     parser.add_argument(
         "--student",

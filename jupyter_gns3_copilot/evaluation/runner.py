@@ -39,10 +39,13 @@ from ..devices.fault_steps import FaultStepError
 from ..devices.saving import SavedConfiguration, save_configurations
 from ..events import ContentEvent, DoneEvent, ErrorEvent, ToolEndEvent, ToolStartEvent
 from ..gns3 import GNS3Error, Snapshot
+from ..objectives.fault_model import Fault
 from ..objectives.faults import apply_fault
+from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
 from ..objectives.runner import report
+from ..objectives.service import project_dialects
 from ..tools import LabAccess
 from ..tools.modes import LAB_AUTOMATION, TEACHING
 from .scoring import RunScore, cost, is_diagnosed, symptom
@@ -67,13 +70,16 @@ class LabNotWorking(Exception):
 @dataclass(frozen=True)
 class EvalPlan:
     """What to run: `faults` of `lab` (ids; empty: all), `runs` times each, in `mode`,
-    with at most `max_turns` messages per run; prices per million tokens for the cost."""
+    with at most `max_turns` messages per run; prices per million tokens for the cost.
+    `objectives`: the copilot has the lab's objectives, as a student's has (the
+    `check_objectives` tool; in teaching mode the stage's texts and hints policy)."""
 
     lab: LabFile
     faults: Sequence[str] = ()
     runs: int = 1
     mode: EvalMode = "lab"
     max_turns: int = 1
+    objectives: bool = True
     price_in: float | None = None
     price_out: float | None = None
 
@@ -211,6 +217,11 @@ async def _run(
         )
     passed_before = {r.id for r in outcome.before if r.status == "pass"}
     broken = [r for r in outcome.after if r.id in fault.breaks and r.status != "pass"]
+    objectives = (
+        await _turn_objectives(devices, project_id, plan.lab, fault, outcome.after)
+        if plan.objectives
+        else None
+    )
     teaching = plan.mode == "teaching"
     message = first = symptom([r.text for r in broken], teaching=teaching)
     session_id: str | None = None
@@ -218,7 +229,7 @@ async def _run(
     turns: list[_Turn] = []
     regressions: set[str] = set()
     while True:
-        session_id, turn = await _ask(service, message, session_id, model, plan.mode)
+        session_id, turn = await _ask(service, message, session_id, model, plan.mode, objectives)
         turns.append(turn)
         checked = (await report(devices, project_id, plan.lab)).results
         failed = {r.id for r in checked if r.status != "pass"}
@@ -252,12 +263,42 @@ async def _run(
     )
 
 
+async def _turn_objectives(
+    devices: Devices,
+    project_id: str,
+    lab: LabFile,
+    fault: Fault,
+    results: Sequence[ObjectiveResult],
+) -> TurnObjectives:
+    """The lab as a student's copilot has it once the fault is in: at the fault's stage
+    (else the stage of the first objective it broke), the latest results those of the
+    fault's check, `check_objectives` checking the devices."""
+    broken = next(r.stage for r in results if r.id in fault.breaks and r.status != "pass")
+    stage = lab.require_stage(fault.stage or broken)
+    dialects = await project_dialects(devices, project_id) if stage.hints == "nudge" else {}
+
+    async def checker(stage_id: str | None, abort: asyncio.Event | None) -> list[ObjectiveResult]:
+        return (await report(devices, project_id, lab, stage=stage_id, abort=abort)).results
+
+    def refused(command: str, dialect: str) -> str | None:
+        return devices.policy.check(command, dialect=dialect, read_only=True)
+
+    return TurnObjectives(
+        lab=lab,
+        stage=stage,
+        results={r.id: r for r in results},
+        checker=checker,
+        is_configuring=configuring_judge(refused, dialects),
+    )
+
+
 async def _ask(
     service: AgentService,
     message: str,
     session_id: str | None,
     model: ModelSettings,
     mode: EvalMode,
+    objectives: TurnObjectives | None,
 ) -> tuple[str | None, _Turn]:
     """One copilot turn, every change approved; the session it ran in and what it gave.
     The answer is the text after the turn's last tool call."""
@@ -270,6 +311,7 @@ async def _ask(
         llm=model,
         options=options,
         heartbeat_interval=None,
+        objectives=objectives,
     )
     async with aclosing(events):
         async for event in events:
