@@ -6,13 +6,15 @@ asked to find and fix it, as a student would, with its changes approved.
 1. checks every objective: the project must be the working lab (else `LabNotWorking`,
    naming what fails);
 2. saves the devices' configurations (`devices.saving`), stops the lab, takes a GNS3
-   snapshot of it and starts it again (GNS3 snapshots a stopped lab only);
-3. for each fault and run: restores that snapshot (nodes started, consoles ready),
-   applies the fault (`objectives.faults.apply_fault`; refused or ineffective: recorded,
-   skipped), sends the copilot the symptom (`scoring.symptom`, from the failing
-   objectives' texts) in a new chat, in the plan's mode, every change approved, then
-   checks every objective; while what the fault broke still fails and turns are left
-   (`max_turns`), it says so in the same chat and checks again;
+   snapshot of it and starts it again (GNS3 snapshots a stopped lab only), and checks
+   every objective again (`LabNotWorking` when a configuration could not be saved);
+3. for each fault and run: restores that snapshot (nodes started, consoles ready; the
+   first run starts from the lab just checked), applies the fault
+   (`objectives.faults.apply_fault`; refused or ineffective: recorded, skipped), sends
+   the copilot the symptom (`scoring.symptom`, from the failing objectives' texts) in a
+   new chat, in the plan's mode, with the lab's objectives unless told not to, every
+   change approved, then checks every objective; while what the fault broke still fails
+   and turns are left (`max_turns`), it says so in the same chat and checks again;
 4. restores the snapshot once more, leaving the project working.
 
 The copilot runs in-process (`chat.AgentService`, its history under `data_dir`).
@@ -141,8 +143,9 @@ async def evaluate(
     try:
         for fault_id in faults:
             for run in range(1, plan.runs + 1):
-                say(f"{fault_id} run {run}: restoring the working lab")
-                await restore(devices, project_id, snapshot)
+                if scores:  # the first run starts from the lab just restarted and checked
+                    say(f"{fault_id} run {run}: restoring the working lab")
+                    await restore(devices, project_id, snapshot)
                 score = await _run(service, devices, project_id, plan, model, fault_id, run)
                 say(f"{fault_id} run {run}: {_verdict(score)}")
                 scores.append(score)
