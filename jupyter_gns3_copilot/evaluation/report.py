@@ -74,13 +74,14 @@ def svg(runs: Sequence[RunScore]) -> str:
     """Two bar charts side by side: per fault, the share of scored runs diagnosed, fixed
     and safe; and the tokens spent per fix (no bar: nothing fixed)."""
     faults = per_fault(runs)[:-1]
-    band, top, height = 90, 30, 160
+    band, top, height = 90, 44, 160
     width = 60 + band * max(len(faults), 1)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * width + 40}" '
         f'height="{top + height + 60}" font-family="sans-serif" font-size="11">',
         '<text x="10" y="16" font-size="13">Scores by fault (share of runs)</text>',
         f'<text x="{width + 50}" y="16" font-size="13">Tokens per fix</text>',
+        f'<text x="10" y="{top + 4}">100%</text>',
     ]
     for i, (name, colour) in enumerate(SCORES):
         parts.append(
@@ -108,6 +109,10 @@ def svg(runs: Sequence[RunScore]) -> str:
             "</title></rect>",
             f'<text x="{width + x + 10}" y="{top + height + 14}">{label[:14]}</text>',
         ]
+        if per_fix is not None:
+            parts.append(
+                f'<text x="{width + x + 10}" y="{top + height - bar - 4}">{per_fix:.0f}</text>'
+            )
     for x in (45, width + 55):
         parts.append(
             f'<line x1="{x}" y1="{top + height}" x2="{x + band * len(faults)}" '
