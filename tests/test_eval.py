@@ -58,10 +58,16 @@ PCS = {
 def test_the_symptom_is_said_from_the_failing_objectives_texts() -> None:
     """A student's message: each failing objective's text negated, then the request
     (teaching mode asks why too)."""
-    texts = ["PC1 reaches PC3 (10.9.0.3)", "PC1's gateway is 10.9.0.254", "OSPF all Full"]
+    texts = [
+        "PC1 reaches PC3 (10.9.0.3)",
+        "PC1's gateway is 10.9.0.254",
+        "Pings from PC1 to PC3 cross R1's cable",
+        "OSPF all Full",
+    ]
     assert symptom(texts) == (
-        "PC1 cannot reach PC3 (10.9.0.3); PC1's gateway is not 10.9.0.254; this does not "
-        "work: OSPF all Full. Find and fix the problem."
+        "PC1 cannot reach PC3 (10.9.0.3); PC1's gateway is not 10.9.0.254; Pings from PC1 "
+        "to PC3 do not cross R1's cable; this does not work: OSPF all Full. Find and fix "
+        "the problem."
     )
     assert symptom(["PC2 has 10.9.0.2/24"], teaching=True) == (
         "PC2 does not have 10.9.0.2/24. Find and fix the problem. Why?"

@@ -34,6 +34,8 @@ _NEGATIONS = (
     (" runs", " does not run"),
     (" forwards ", " does not forward "),
     (" sees ", " does not see "),
+    (" crosses ", " does not cross "),
+    (" cross ", " do not cross "),
 )
 """An objective's first verb and its negation: "PC1 reaches PC3" -> "PC1 cannot reach PC3"."""
 
