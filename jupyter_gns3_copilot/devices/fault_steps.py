@@ -59,37 +59,6 @@ async def type_lines(
     return results
 
 
-SAVE_COMMANDS = {"vpcs": "save", "frr": "write memory"}
-"""The command that writes a running configuration to the node's disk, where the node
-reads it when it starts, by dialect (a Linux shell's configuration is on no disk: a
-restart loses it)."""
-
-
-async def save_configurations(
-    devices: Devices, project_id: str, abort: asyncio.Event | None = None
-) -> list[str]:
-    """Save the running configuration of every started node whose dialect can
-    (`SAVE_COMMANDS`), so that a restart brings it back; the names of the nodes saved."""
-    nodes = await devices.nodes(project_id, abort)
-    saved = []
-    for node in nodes:
-        command = SAVE_COMMANDS.get(await devices.dialect(node, abort) or "")
-        if command is None or node.status != "started":
-            continue
-        try:
-            target = await devices.console_target(node, abort)
-            async with devices.consoles.session(target, abort_event=abort) as console:
-                sent = console.send(command, timeout=STEP_TIMEOUT, confirm=True)
-                result = await abortable(sent, abort)
-        except ConsoleError as exc:
-            raise FaultStepError(f"saving {node.name}'s configuration: {exc}") from None
-        if not result.ok:
-            said = result.error or result.output.strip()
-            raise FaultStepError(f"{node.name} did not save its configuration: {said}")
-        saved.append(node.name)
-    return saved
-
-
 async def restart_node(devices: Devices, project_id: str, node_name: str) -> None:
     """Stop and start `node_name` again: it comes back with its saved configuration."""
     node = await _node(devices, project_id, node_name, None)

@@ -3,7 +3,7 @@ graded by their checks, given up with the fault taken out again.
 
 Starting one (`Exercises.start`) works on the lab as it is now (no stage's snapshot is
 restored: the fault needs the student's working lab). The devices that can save their
-configuration do (`devices.fault_steps.save_configurations`: VPCS `save`, FRR `write
+configuration do (`devices.saving.save_configurations`: VPCS `save`, FRR `write
 memory`), then the fault is applied and verified (`faults.apply_fault`, every objective
 checked before and after). A lab that does not pass what the fault breaks refuses it
 ("finish the lab first"); a fault that breaks nothing, or a step that fails, is taken
@@ -33,7 +33,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
 from ..devices.access import Devices
-from ..devices.fault_steps import FaultStepError, save_configurations
+from ..devices.fault_steps import FaultStepError
+from ..devices.saving import save_configurations
 from .api import ExerciseRequest, ExerciseView, GiveUpAnswer, SymptomView
 from .errors import ExerciseRefused, NoExercise
 from .exercise_model import ExerciseGrade, ExerciseRecord
@@ -77,7 +78,7 @@ class Exercises:
         else:
             fault_id = draw_fault(lab, user, self._key, number, last.fault if last else None)
         fault = lab.require_fault(fault_id)
-        saved = await save_configurations(self.devices, project_id)
+        saved = [s.node for s in await save_configurations(self.devices, project_id) if s.saved]
         started = datetime.now(timezone.utc)
         try:
             outcome = await apply_fault(self.devices, project_id, lab, fault_id, check_all=True)
