@@ -12,6 +12,16 @@ fails) and takes it out again. Prints each fault's time and outcome, then
 FRR must reconverge). The setup (building, booting, solving) and the undoing are not
 counted. A fault whose outcome is not `applied` is reported and makes the run fail.
 
+Then the copilot benchmark's scripted baseline (`testing.eval_baseline`: three VPCS, three
+faults, the scripted model fixing one, fixing one wrongly, fixing one with a regression)
+runs through `evaluation.evaluate`, every restore and check included:
+
+    eval (scripted): F faults, fixed A, regressions B in X s
+
+(goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). The
+graded lab is not in the eval: its Linux router keeps no configuration across the
+snapshot restore the eval needs.
+
     .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
 """
 
@@ -28,20 +38,28 @@ from pathlib import Path
 
 from _common import gns3_lab, parse_args
 
+from jupyter_gns3_copilot.agent.llm_access import ModelSettings
 from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.devices.access import Devices
+from jupyter_gns3_copilot.evaluation.runner import EvalPlan, evaluate
+from jupyter_gns3_copilot.evaluation.scoring import RunScore
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
+from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
+from jupyter_gns3_copilot.testing.eval_baseline import PCS, baseline_script
 from jupyter_gns3_copilot.testing.local_stack import (
     EXAMPLES,
     NOTEBOOK_PROJECTS,
+    ProjectRecipe,
     delete_projects,
     prepare_projects,
 )
 from jupyter_gns3_copilot.testing.pytest_plugin import ExternalLab
+from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, solve, undo
+from jupyter_gns3_copilot.tools import LabAccess
 
 LABS = ("04-graded-lab", "05-ospf-lab")
 GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0}
@@ -76,11 +94,29 @@ async def measure(
     return timed
 
 
+async def scripted_eval(lab_server: LabServer | ExternalLab, project_id: str) -> list[RunScore]:
+    """The scripted baseline's runs (module docstring), on its working lab `project_id`."""
+    plan = EvalPlan(lab=load_lab(BASELINE_LAB.read_text()).lab, max_turns=2)
+    with ScriptedLLM(models=["scripted-model"]) as llm, tempfile.TemporaryDirectory() as data:
+        llm.extend(baseline_script())
+        model = ModelSettings(base_url=llm.base_url, api_key="sk-bench", model="scripted-model")
+        async with (
+            GNS3Client(
+                lab_server.url, username=lab_server.username, password=lab_server.password
+            ) as gns3,
+            ConsolePool() as consoles,
+        ):
+            return await evaluate(LabAccess(gns3, consoles), project_id, plan, model, Path(data))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labs", default=",".join(LABS), help="example labs, comma-separated")
     parser.add_argument("--faults", type=int, default=None, help="at most N faults per lab")
-    args = parse_args(parser, labs="04-graded-lab", faults=1)
+    parser.add_argument(
+        "--no-eval", dest="eval", action="store_false", help="skip the scripted eval"
+    )
+    args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
     with tempfile.TemporaryDirectory() as tmp, gns3_lab(Path(tmp)) as lab_server:
         for notebook in args.labs.split(","):
@@ -98,10 +134,26 @@ def main() -> None:
                 f"{notebook}: median {statistics.median(seconds):.2f} s, "
                 f"max {max(seconds):.2f} s per fault (goal {GOALS[notebook]:g} s)"
             )
-    failed = [f"{nb} {fault}: {status}" for nb, fault, status, _ in timed if status != "applied"]
-    print(f"faults: {len(timed)} applied and verified in {sum(s for *_, s in timed):.1f} s")
-    if failed:
-        raise SystemExit("not applied: " + "; ".join(failed))
+        failed = [f"{nb} {f}: {status}" for nb, f, status, _ in timed if status != "applied"]
+        print(f"faults: {len(timed)} applied and verified in {sum(s for *_, s in timed):.1f} s")
+        if failed:
+            raise SystemExit("not applied: " + "; ".join(failed))
+        if not args.eval:
+            return
+        ids = prepare_projects(
+            lab_server, [ProjectRecipe(f"bench-eval-{uuid.uuid4().hex[:8]}", PCS)]
+        )
+        began = time.monotonic()
+        try:
+            runs = asyncio.run(scripted_eval(lab_server, next(iter(ids.values()))))
+        finally:
+            delete_projects(lab_server, ids.values())
+        fixed = sum(r.fixed for r in runs)
+        regressions = sum(bool(r.regressions) for r in runs)
+        print(
+            f"eval (scripted): {len(runs)} faults, fixed {fixed}, regressions {regressions} "
+            f"in {time.monotonic() - began:.1f} s"
+        )
 
 
 if __name__ == "__main__":

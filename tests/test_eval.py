@@ -29,6 +29,7 @@ from jupyter_gns3_copilot.objectives.fault_model import Diagnosis
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report
+from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE, PCS, baseline_script, usage
 from jupyter_gns3_copilot.testing.local_stack import (
     ProjectRecipe,
     delete_projects,
@@ -36,21 +37,11 @@ from jupyter_gns3_copilot.testing.local_stack import (
 )
 from jupyter_gns3_copilot.testing.scripted_llm import (
     ScriptedLLM,
-    ToolCall,
     When,
     text,
     tool_call,
-    tool_calls,
 )
 from jupyter_gns3_copilot.tools import LabAccess
-
-LAB_FILE = Path(__file__).parent / "labs" / "eval-vpcs.lab.yaml"
-PCS = {
-    "PC1": "ip 10.9.0.1/24 10.9.0.254",
-    "PC2": "ip 10.9.0.2/24 10.9.0.254",
-    "PC3": "ip 10.9.0.3/24 10.9.0.254",
-}
-
 
 # -- scores and reports ---------------------------------------------------------------------
 
@@ -129,42 +120,6 @@ def lan(gns3_lab: Any) -> Iterator[tuple[Any, str, str, LabFile]]:
         delete_projects(gns3_lab, ids.values())
 
 
-def _usage(tokens_in: int, tokens_out: int) -> dict[str, int]:
-    return {"prompt_tokens": tokens_in, "completion_tokens": tokens_out}
-
-
-def _script() -> list[Any]:
-    """The scripted model's answers, fault by fault (two turns at most per run)."""
-    title = text("A fault", when=When(tools=False))
-    pc2 = {"device": "PC2", "commands": ["ip 10.9.0.2/24 10.9.0.254"]}
-    pc3 = {"device": "PC3", "commands": ["ip 10.9.0.3/24 10.9.0.254"]}
-    pc1_moved = {"device": "PC1", "commands": ["ip 10.9.0.11/24 10.9.0.254"]}
-    cable = {"a": "PC3", "a_port": "e0", "b": "Switch1", "b_port": "e2"}
-    return [
-        # pc2-wrong-address: fixed.
-        tool_call("run_vpcs_commands", {"devices": [pc2]}, usage=_usage(1000, 50)),
-        text(
-            "PC2 had the wrong address 10.9.0.22; it has 10.9.0.2/24 again.", usage=_usage(1200, 30)
-        ),
-        title,
-        # pc1-wrong-gateway: the wrong PC changed, twice told it still fails.
-        tool_call("run_vpcs_commands", {"devices": [pc3]}, usage=_usage(900, 40)),
-        text("PC3's gateway was wrong; it is 10.9.0.254 now.", usage=_usage(1100, 20)),
-        title,
-        text("PC3 looks right to me now.", usage=_usage(1500, 10)),
-        # pc3-cable-pulled: the cable back up, and PC1 moved to another address.
-        tool_calls(
-            ToolCall(name="set_link_state", arguments={"links": [cable], "state": "up"}),
-            ToolCall(name="run_vpcs_commands", arguments={"devices": [pc1_moved]}),
-            usage=_usage(800, 60),
-        ),
-        text(
-            "PC3's cable on e0 to Switch1 was down; the link is up again.", usage=_usage(1000, 25)
-        ),
-        title,
-    ]
-
-
 async def _evaluate(lab_server: Any, project_id: str, plan: EvalPlan, llm: ScriptedLLM,
                     data_dir: Path) -> tuple[list[RunScore], list[str]]:  # fmt: skip
     model = ModelSettings(base_url=llm.base_url, api_key="sk-eval", model="scripted-model")
@@ -194,7 +149,7 @@ def test_the_scripted_models_runs_score_as_scripted(
     tool calls and tokens are the script's; the PCs' saved configurations came back with
     each restore, and the lab is left working."""
     lab_server, _, project_id, lab = lan
-    scripted_llm.extend(_script())
+    scripted_llm.extend(baseline_script())
     plan = EvalPlan(lab=lab, max_turns=2, price_in=2.0, price_out=8.0)
     runs, failing = asyncio.run(_evaluate(lab_server, project_id, plan, scripted_llm, tmp_path))
     scores = [
@@ -230,8 +185,8 @@ def test_in_teaching_mode_the_copilot_explains_and_changes_nothing(
     pc2 = {"device": "PC2", "commands": ["ip 10.9.0.2/24 10.9.0.254"]}
     scripted_llm.extend(
         [
-            tool_call("run_vpcs_commands", {"devices": [pc2]}, usage=_usage(700, 30)),
-            text("PC2 has the address 10.9.0.22, not 10.9.0.2.", usage=_usage(900, 20)),
+            tool_call("run_vpcs_commands", {"devices": [pc2]}, usage=usage(700, 30)),
+            text("PC2 has the address 10.9.0.22, not 10.9.0.2.", usage=usage(900, 20)),
             text("Wrong address", when=When(tools=False)),
         ]
     )
@@ -269,7 +224,7 @@ def test_the_command_line_writes_the_runs_and_both_reports(
     exit 0, the Markdown table printed, and runs.jsonl, report.md and report.html with
     the run's scores and the plot."""
     lab_server, name, _, _ = lan
-    scripted_llm.extend(_script()[:3])
+    scripted_llm.extend(baseline_script()[:3])
     env = {
         **os.environ,
         **scripted_llm.env(),
