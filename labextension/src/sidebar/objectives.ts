@@ -310,6 +310,9 @@ export class ObjectivesPanel {
    * or leaves the panel hidden when none was. */
   private failToLoad(error: unknown): void {
     const status = error instanceof ApiError ? error.status : 0;
+    if (status === 404 || status === 422) {
+      void this.exercise.show(null, false); // no usable lab: no exercise to start or give up
+    }
     if (status === 404 || this.options.closedBy?.(error) || (status !== 422 && !this.list)) {
       this.list = null;
       this.node.hidden = true;
