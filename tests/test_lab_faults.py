@@ -105,7 +105,8 @@ faults:
 def test_the_graded_labs_faults_render_per_student_and_stay_out_of_the_students_view() -> None:
     """The example lab's faults load, name only nodes of its project, render with each
     student's own addresses, and the lab's view (what a student receives) holds none of
-    them; an unknown fault is refused naming the lab's faults."""
+    them, only that exercises can be started (the Objectives panel offers them then); an
+    unknown fault is refused naming the lab's faults."""
     document = load_lab(GRADED.read_text())
     assert len(document.lab.faults) >= 7
     assert not document.node_problems(["PC1", "PC2", "PC3", "R1", "Switch1", "Switch2"])
@@ -113,6 +114,8 @@ def test_the_graded_labs_faults_render_per_student_and_stay_out_of_the_students_
     alice, bob = (document.for_student(user, "salt") for user in ("alice", "bob"))
     lines = {lab.require_fault("pc1-wrong-gateway").apply[0].lines[0] for lab in (alice, bob)}  # type: ignore[union-attr]
     assert len(lines) == 2 and not any("{{" in line for line in lines)
+    assert lab_view(alice).exercises
+    assert not lab_view(alice.model_copy(update={"faults": []})).exercises
     view = lab_view(alice).model_dump_json()
     for fault in alice.faults:
         assert fault.id not in view and fault.description not in view

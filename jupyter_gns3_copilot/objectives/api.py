@@ -132,6 +132,9 @@ class LabView(BaseModel):
     current_stage: str | None = None
     """The stage the student works on (the copilot's hints follow it)."""
     stages: list[StageView]
+    exercises: bool = False
+    """Whether the lab file has faults, so a student may start a troubleshooting
+    exercise on it (`POST .../lab/exercises`)."""
 
 
 class ExerciseRequest(_Request):

@@ -41,4 +41,5 @@ def lab_view(
         max_score=sum(o.points for stage in lab.stages for o in stage.objectives),
         current_stage=current_stage,
         stages=stages,
+        exercises=bool(lab.faults),
     )

@@ -25,10 +25,12 @@ import type {
   ApprovalDecisionRequest,
   CatchUpRequest,
   ChatRequest,
+  ExerciseRequest,
   LabCheckRequest,
   LLMConfigUpdate,
   RenameRequest
 } from './generated/requests';
+import type { ExerciseView, GiveUpAnswer } from './objectives/exercise';
 import { type CatchUpDone, type LabEvent, type LabView, parseLabEvent } from './objectives/types';
 import { readEvents } from './sse';
 
@@ -163,6 +165,27 @@ export class CopilotApi {
   catchUp(projectId: string, stage: string, confirm: boolean): Promise<CatchUpDone> {
     const body: CatchUpRequest = { confirm };
     return this.json('POST', this.url('projects', projectId, 'lab', 'stages', stage, 'catch-up'), body);
+  }
+
+  /**
+   * Start a troubleshooting exercise for this user: one of the lab's faults (drawn for
+   * them with `{random: true}`) put into their working lab; the answer says what fails
+   * now, never which fault it is. 409 when the lab does not pass what the fault breaks
+   * yet ("Finish the lab first: ..."), or an exercise is going already.
+   */
+  startExercise(projectId: string, request: ExerciseRequest): Promise<ExerciseView> {
+    return this.json('POST', this.url('projects', projectId, 'lab', 'exercises'), request);
+  }
+
+  /** This user's latest exercise in the project (going or ended); 404 before the first. */
+  exercise(projectId: string): Promise<ExerciseView> {
+    return this.json('GET', this.url('projects', projectId, 'lab', 'exercises', 'current'));
+  }
+
+  /** End this user's exercise: what the fault was, and the fault taken out. 404 when
+   * none is going. */
+  giveUp(projectId: string): Promise<GiveUpAnswer> {
+    return this.json('POST', this.url('projects', projectId, 'lab', 'exercises', 'current', 'give-up'));
   }
 
   /**

@@ -14,7 +14,9 @@ the checks route into the same view, a check made elsewhere (and a stage chosen 
 shows at once without the panel being opened again, a stage checks alone, Catch up shows
 what it would restore, restores nothing on Enter (Cancel is the default button), and
 restores the stage's snapshot (an extra node gone, the nodes started again) once Restore
-is clicked; a lab file broken in the project shows its problems.
+is clicked; a lab file broken in the project shows its problems. Start an exercise puts
+the lab's fault into the working lab and shows what fails, a check grades it, Give up
+(confirmed) tells the fault and takes it out.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,6 +78,13 @@ LAB = textwrap.dedent(
               - {kind: node_running, node: PC1}
               - {kind: node_running, node: PC2}
               - {kind: command, node: PC1, command: show ip, contains: 10.0.0.1/24}
+    faults:
+      - id: pc1-moved
+        description: PC1's address is 10.0.0.5 instead of 10.0.0.1.
+        breaks: [pc1-address, pcs-run]
+        apply:
+          - {kind: config, node: PC1, lines: ["ip 10.0.0.5/24"]}
+        diagnosis: {device: PC1, cause: wrong address, words: [address]}
     """
 )
 CHECKS_MIME = "application/vnd.gns3-copilot.checks+json"
@@ -218,6 +228,66 @@ def _both_themes(
         jupyter_ui.assert_readable(page, root, theme, len(readable), readable)
         jupyter_ui.screenshot(page, element, screenshots / f"{name}-{theme}.png")
     jupyter_ui.set_theme(page, dark=False)
+
+
+def _pc1_addressed_again(stack: LabStack) -> None:
+    """Wait until PC1, restarted by a give-up, has its saved address back (the next tests
+    start from the lab as it was)."""
+    with stack.api() as api:
+        for _ in range(60):
+            report = api.post(
+                f"copilot/projects/{stack.project_id}/lab/checks",
+                json={"stage": "addressing", "stream": False},
+                timeout=120,
+            )
+            assert report.status_code == 200, report.text
+            if {r["id"]: r["status"] for r in report.json()["results"]}["pc1-address"] == "pass":
+                return
+            time.sleep(1)
+    raise AssertionError("PC1 did not come back with its saved address after the give-up")
+
+
+def test_the_objectives_panel_runs_an_exercise(stack: LabStack, page: Any) -> None:
+    """Given the lab with a fault, PC1 addressed as it should be; when the student starts an
+    exercise in the Objectives panel, checks all and gives up (confirmed in the dialog);
+    then the panel shows the objective the fault broke, the check's grade (not fixed, the
+    objective still failing), and the fault's description and diagnosis, and PC1 comes
+    back with its saved address. Runs first: the later tests change the lab."""
+    panel = _open_objectives(page, stack)
+    exercise = panel.locator(".jp-gns3-copilot-sidebar-exercise")
+    with page.expect_request(lambda r: r.url.split("?")[0].endswith("/lab/exercises")) as sent:
+        exercise.locator("button", has_text="Start an exercise").click()
+    assert json.loads(sent.value.post_data) == {"random": True}
+    panel.locator(".jp-gns3-copilot-sidebar-exercise[data-state='active']").wait_for(
+        timeout=180_000
+    )
+    assert "Exercise going since" in exercise.inner_text()
+    symptom = exercise.locator(".jp-gns3-copilot-sidebar-exercise-symptom li")
+    assert symptom.all_inner_texts() == ["PC1 has 10.0.0.1/24", "Both PCs run"]
+    assert "10.0.0.5" not in exercise.inner_text()  # never which fault it is
+
+    panel.locator("button.jp-gns3-copilot-sidebar-objectives-check-all").click()
+    grade = exercise.locator(".jp-gns3-copilot-sidebar-exercise-grade")
+    grade.wait_for(timeout=120_000)
+    assert "Exercise not solved: not fixed yet" in grade.inner_text()
+    assert grade.locator("li").all_inner_texts() == [
+        "Still failing: PC1 has 10.0.0.1/24",
+        "Still failing: Both PCs run",
+    ]
+    assert _rows(panel)["pc1-address"] == "fail"
+
+    dialog = page.locator(".jp-Dialog")
+    exercise.locator("button", has_text="Give up").click()
+    assert "You will see what the fault was" in dialog.inner_text()
+    dialog.locator("button.jp-mod-accept", has_text="Give up").click()
+    dialog.wait_for(state="detached")
+    answer = exercise.locator(".jp-gns3-copilot-sidebar-exercise-answer")
+    answer.wait_for(timeout=120_000)
+    assert "The fault: PC1's address is 10.0.0.5 instead of 10.0.0.1." in answer.inner_text()
+    assert "A diagnosis names PC1: wrong address." in answer.inner_text()
+    assert exercise.get_attribute("data-state") == "ended"
+    _pc1_addressed_again(stack)
+    assert [e for e in page.page_errors if "gns3" in e.lower()] == []
 
 
 def test_the_checklist_fills_in_and_is_saved_with_the_notebook(

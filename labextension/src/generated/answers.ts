@@ -260,6 +260,7 @@ export interface LabView {
   max_score: number;
   current_stage?: string | null;
   stages: StageView[];
+  exercises: boolean;
 }
 export interface StageView {
   id: string;

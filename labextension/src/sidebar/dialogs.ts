@@ -15,6 +15,18 @@ export async function confirmCatchUp(stageTitle: string, description: string): P
   return result.button.accept;
 }
 
+/** Ask before giving up an exercise: the fault is then told and taken out, so it cannot
+ * be practised again as it is. */
+export async function confirmGiveUp(): Promise<boolean> {
+  const result = await showDialog({
+    title: 'Give up this exercise?',
+    body: 'You will see what the fault was, and it is taken out of your lab: the devices it changed restart with the configuration saved when the exercise started.',
+    buttons: [Dialog.cancelButton({ label: 'Keep trying' }), Dialog.warnButton({ label: 'Give up' })],
+    defaultButton: 0
+  });
+  return result.button.accept;
+}
+
 /** The chat's new title (null: cancelled, or left empty). */
 export async function askTitle(session: ChatSession): Promise<string | null> {
   const result = await InputDialog.getText({

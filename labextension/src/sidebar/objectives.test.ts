@@ -39,7 +39,7 @@ function labServer(lab: unknown = fixture.lab) {
 describe('the Objectives panel', () => {
   it('shows no panel for a project without a lab file', async () => {
     const { api } = client(() => json(404, { error: { message: 'this project has no lab file (lab.yaml)', type: 'NoLab' } }));
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     expect(panel.node.hidden).toBe(true);
   });
@@ -47,7 +47,7 @@ describe('the Objectives panel', () => {
   it("lists an invalid lab file's problems, each with its line and field", async () => {
     const problem = { source: 'lab.yaml', line: 15, field: 'stages[0].objectives[1].check', message: "unknown check kind 'node_runing'" };
     const { api } = client(() => json(422, { error: { message: 'lab.yaml, line 15', type: 'LabFileError', errors: [problem] } }));
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     expect(panel.node.hidden).toBe(false);
     expect(panel.node.textContent).toContain('lab file has problems');
@@ -59,7 +59,7 @@ describe('the Objectives panel', () => {
 
   it('checks every objective, filling the list in, and keeps the results for the project', async () => {
     const { api, calls } = labServer();
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     expect(marks(panel).every(m => m.endsWith(':unchecked'))).toBe(true);
     expect(panel.node.querySelector('.gns3c-checks-score')?.textContent).toBe('6 pts · not checked yet');
@@ -101,7 +101,7 @@ describe('the Objectives panel', () => {
       });
       return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
     });
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     expect(marks(panel).every(m => m.endsWith(':unchecked'))).toBe(true);
     const here = () => panel.node.querySelector('.gns3c-checks-stage-current')?.closest('[data-stage]')?.getAttribute('data-stage') ?? null;
@@ -136,7 +136,7 @@ describe('the Objectives panel', () => {
       });
       return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
     });
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     const running = panel.check();
     await new Promise<void>(resolve => {
@@ -157,7 +157,7 @@ describe('the Objectives panel', () => {
   it('keeps the list shown when the lab cannot be read again, and shows none when it never could', async () => {
     let answer = () => json(200, fixture.lab);
     const { api } = client(() => answer());
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     answer = () => json(502, { error: { message: 'GNS3 did not answer', type: 'GNS3Unreachable' } });
     await panel.show('p1');
     expect(panel.node.hidden).toBe(true);
@@ -175,7 +175,7 @@ describe('the Objectives panel', () => {
 
   it('checks one stage', async () => {
     const { api, calls } = labServer();
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     await panel.check('reach');
     expect(calls.find(c => c.url.includes('/lab/checks'))?.body).toEqual({ stage: 'reach', stream: true });
@@ -187,6 +187,7 @@ describe('the Objectives panel', () => {
     let answer = false;
     const panel = new ObjectivesPanel({
       api,
+      confirmGiveUp: async () => true,
       confirmCatchUp: async (title, description) => {
         asked.push(`${title}: ${description}`);
         return answer;
@@ -214,7 +215,7 @@ describe('the Objectives panel', () => {
         ? json(409, { error: { message: "the snapshot 'fresh' of stage addressing is not in this project (ask your instructor)", type: 'StageWithoutSnapshot' } })
         : json(200, fixture.lab)
     );
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     await panel.catchUp({ id: 'addressing', title: 'Address the PCs', catchUp: true, objectives: [] });
     expect(panel.node.querySelector('[role=status]')?.textContent).toContain('ask your instructor');
@@ -230,7 +231,7 @@ describe('a stage the lab no longer has', () => {
         ? json(404, { error: { message: gone, type: 'UnknownStage' } })
         : json(200, fixture.lab)
     );
-    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true });
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
     await panel.catchUp({ id: 'addressing', title: 'Address the PCs', catchUp: true, objectives: [] });
     expect(panel.node.hidden).toBe(false);
@@ -245,5 +246,112 @@ describe('the words of the panel', () => {
   it('drops the API note from the catch-up description and words a problem', () => {
     expect(catchUpDescription(`${CONFIRM} Send {"confirm": true} to do it.`)).toBe(CONFIRM);
     expect(problemText({ field: 'stage', rule: 'at most 64 characters' })).toBe('stage: at most 64 characters');
+  });
+});
+
+describe("the Objectives panel's troubleshooting exercise", () => {
+  const started = { started_at: '2026-12-06T19:05:00Z', active: true, symptom: [{ id: 'pc1-pc2', text: 'PC1 reaches **PC2**' }], grade: null };
+  const exerciseGrade = { fixed: false, still_failing: ['pc1-pc2'], regressions: ['pc1-address'], seconds: 90, copilot_calls: 2, done: false };
+  const gaveUp = { description: "PC1's gateway is a wrong address.", device: 'PC1', interface: null, cause: 'wrong default gateway', not_undone: [] };
+
+  /** The fixture's lab with faults; `start` answers the exercise's start. */
+  function exerciseServer(start: () => Response, current: () => Response = () => json(404, { error: { message: 'none', type: 'NoExercise' } })) {
+    const events = fixture.events.map(e =>
+      e.type === 'check_summary' ? { ...e, summary: { ...(e as { summary: object }).summary, exercise: exerciseGrade } } : e
+    );
+    return client((href, init) => {
+      const url = new URL(href).pathname;
+      if (url.endsWith('/lab/exercises') && init.method === 'POST') {
+        return start();
+      }
+      if (url.endsWith('/give-up')) {
+        return json(200, gaveUp);
+      }
+      if (url.endsWith('/exercises/current')) {
+        return current();
+      }
+      if (url.includes('/lab/checks')) {
+        return sse(events);
+      }
+      return json(200, { ...(fixture.lab as object), exercises: true });
+    });
+  }
+
+  const section = (panel: ObjectivesPanel) => panel.node.querySelector<HTMLElement>('.jp-gns3-copilot-sidebar-exercise')!;
+
+  it('is not offered for a lab without faults', async () => {
+    const { api, calls } = labServer();
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
+    await panel.show('p1');
+    expect(section(panel).hidden).toBe(true);
+    expect(calls.some(c => c.url.includes('/exercises'))).toBe(false);
+  });
+
+  it('starts a random exercise, shows the symptom, grades each check and gives up once confirmed', async () => {
+    let current = () => json(404, { error: { message: 'none', type: 'NoExercise' } });
+    const { api, calls } = exerciseServer(() => json(200, started), () => current());
+    let confirm = false;
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => confirm });
+    await panel.show('p1');
+    await new Promise(resolve => setTimeout(resolve, 0)); // the current exercise read
+    expect(section(panel).hidden).toBe(false);
+    expect(section(panel).dataset.state).toBe('none');
+
+    current = () => json(200, started);
+    button(panel, 'exercise-start').click();
+    await new Promise(resolve => setTimeout(resolve, 10));
+    expect(calls.find(c => new URL(c.url).pathname.endsWith('/lab/exercises'))?.body).toEqual({ random: true });
+    expect(section(panel).dataset.state).toBe('active');
+    expect(section(panel).textContent).toContain('Exercise going since');
+    expect(section(panel).querySelector('[data-objective="pc1-pc2"]')?.innerHTML).toBe('PC1 reaches <strong>PC2</strong>');
+    expect(() => button(panel, 'exercise-start')).toThrow(); // one at a time: Give up instead
+
+    await panel.check();
+    const grade = section(panel).querySelector<HTMLElement>('.jp-gns3-copilot-sidebar-exercise-grade')!;
+    expect(grade.dataset.tone).toBe('warn');
+    expect(grade.textContent).toContain('not fixed yet (1.5 min, 2 copilot model calls so far)');
+    expect([...grade.querySelectorAll('li')].map(li => li.textContent)).toEqual([
+      'Still failing: PC1 reaches PC2',
+      'Broken since the exercise began: PC1 has 10.20.3.1/24'
+    ]);
+
+    button(panel, 'exercise-give-up').click(); // not confirmed: nothing sent
+    await new Promise(resolve => setTimeout(resolve, 10));
+    expect(calls.some(c => c.url.includes('/give-up'))).toBe(false);
+    confirm = true;
+    current = () => json(200, { ...started, active: false });
+    button(panel, 'exercise-give-up').click();
+    await new Promise(resolve => setTimeout(resolve, 10));
+    expect(calls.filter(c => c.url.includes('/give-up'))).toHaveLength(1);
+    expect(section(panel).textContent).toContain("The fault: PC1's gateway is a wrong address.");
+    expect(section(panel).textContent).toContain('A diagnosis names PC1: wrong default gateway.');
+    expect(section(panel).dataset.state).toBe('ended');
+    expect(button(panel, 'exercise-start').disabled).toBe(false);
+  });
+
+  it('is not offered where the server runs no exercises (a class hub answers 409)', async () => {
+    const hub = "Troubleshooting exercises are not available in a class's hub yet.";
+    const { api } = exerciseServer(
+      () => json(409, { error: { message: hub, type: 'ExerciseRefused' } }),
+      () => json(409, { error: { message: hub, type: 'ExerciseRefused' } })
+    );
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
+    await panel.show('p1');
+    await new Promise(resolve => setTimeout(resolve, 10));
+    expect(section(panel).hidden).toBe(true);
+  });
+
+  it('says a refusal as the server words it', async () => {
+    const refusal = 'Finish the lab first: PC1 reaches PC2 does not pass yet.';
+    const { api } = exerciseServer(() => json(409, { error: { message: refusal, type: 'ExerciseRefused' } }));
+    const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
+    await panel.show('p1');
+    button(panel, 'exercise-start').click();
+    await new Promise(resolve => setTimeout(resolve, 10));
+    const error = section(panel).querySelector('[role="alert"]');
+    expect(error?.textContent).toBe(refusal);
+    expect(section(panel).dataset.state).toBe('none');
+    expect(button(panel, 'exercise-start').disabled).toBe(false);
+    expect(button(panel, 'check-all').disabled).toBe(false);
   });
 });

@@ -7,7 +7,8 @@
  * `%copilot check` output, Stop, and Catch up for a stage with a snapshot: the server's
  * description of what would be restored first, restored only once the person confirms.
  * A project without a lab file shows no panel; an invalid lab file shows its problems.
- * No kernel involved.
+ * A lab whose file has faults gets a troubleshooting exercise section (`ExerciseSection`):
+ * the panel's checks grade it. No kernel involved.
  *
  * While shown, the panel follows the project's lab events (`GET .../lab/events`): a check
  * of the student's that ran elsewhere (a notebook, another tab, the chat), a stage chosen
@@ -30,12 +31,15 @@ import {
 } from '../objectives/checklist';
 import type { LabView, ObjectiveResult } from '../objectives/types';
 import { ChecklistView } from '../objectives/view';
+import { ExerciseSection } from './exercise';
 import { message } from './notice';
 
 export interface ObjectivesOptions {
   api: CopilotApi;
   /** Ask the person to confirm the catch-up `description` says (true: go ahead). */
   confirmCatchUp: (stageTitle: string, description: string) => Promise<boolean>;
+  /** Ask the person to confirm giving up the exercise (true: go ahead). */
+  confirmGiveUp: () => Promise<boolean>;
   /** True when `error` closed the whole sidebar (it said why): the panel hides. */
   closedBy?: (error: unknown) => boolean;
 }
@@ -65,6 +69,7 @@ export class ObjectivesPanel {
   readonly node: HTMLDetailsElement;
   private readonly notice: HTMLElement;
   private readonly view: ChecklistView;
+  private readonly exercise: ExerciseSection;
   private projectId: string | null = null;
   private list: Checklist | null = null;
   /** The full results of the checks made here, per project. */
@@ -83,11 +88,20 @@ export class ObjectivesPanel {
       stageActions: stage => this.stageActions(stage)
     });
     this.notice = h('div', { class: 'jp-gns3-copilot-sidebar-objectives-notice', role: 'status' });
+    this.exercise = new ExerciseSection({
+      api: options.api,
+      confirmGiveUp: options.confirmGiveUp,
+      closedBy: options.closedBy,
+      textOf: id => this.objectiveText(id),
+      busy: busy => this.setBusy(busy),
+      changed: () => this.labChanged()
+    });
     this.node = h(
       'details',
       { class: 'jp-gns3-copilot-sidebar-objectives', open: true, hidden: true },
       h('summary', { text: 'Objectives' }),
       this.notice,
+      this.exercise.node,
       this.view.node
     );
   }
@@ -109,6 +123,7 @@ export class ObjectivesPanel {
     }
     if (!projectId) {
       this.node.hidden = true;
+      void this.exercise.show(null, false);
       return;
     }
     const load = ++this.loads;
@@ -119,6 +134,7 @@ export class ObjectivesPanel {
       }
       this.draw(fromLab(lab, this.lastResults.get(projectId)));
       this.node.hidden = false;
+      void this.exercise.show(projectId, lab.exercises === true);
       if (this.notice.dataset.tone === 'error') {
         this.say(''); // what went wrong before is over
       }
@@ -153,6 +169,9 @@ export class ObjectivesPanel {
           this.say(event.error, 'error');
         }
         scored ||= event.type === 'check_summary';
+        if (event.type === 'check_summary' && event.summary.exercise) {
+          this.exercise.graded(event.summary.exercise);
+        }
         list = applyCheckEvent(list, event);
         this.draw(list);
       }
@@ -291,6 +310,9 @@ export class ObjectivesPanel {
    * or leaves the panel hidden when none was. */
   private failToLoad(error: unknown): void {
     const status = error instanceof ApiError ? error.status : 0;
+    if (status === 404 || status === 422) {
+      void this.exercise.show(null, false); // no usable lab: no exercise to start or give up
+    }
     if (status === 404 || this.options.closedBy?.(error) || (status !== 422 && !this.list)) {
       this.list = null;
       this.node.hidden = true;
@@ -352,6 +374,21 @@ export class ObjectivesPanel {
     return [check, catchUp];
   }
 
+  /** The devices changed under the results shown (an exercise's fault put in or taken
+   * out): they no longer hold; the lab is read again. */
+  private async labChanged(): Promise<void> {
+    if (this.projectId) {
+      this.lastResults.delete(this.projectId);
+      await this.show(this.projectId);
+    }
+  }
+
+  /** An objective's text as the list has it (its id when the list lacks it). */
+  private objectiveText(id: string): string {
+    const found = this.list?.stages.flatMap(stage => stage.objectives).find(o => o.id === id);
+    return found?.text ?? id;
+  }
+
   private draw(list: Checklist): void {
     this.list = list;
     this.view.update(list);
@@ -360,6 +397,7 @@ export class ObjectivesPanel {
   private setBusy(busy: boolean): void {
     this.busy = busy;
     this.node.dataset.busy = String(busy);
+    this.exercise.setDisabled(busy);
     if (this.list) {
       this.view.update(this.list);
     }

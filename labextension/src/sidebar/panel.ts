@@ -22,7 +22,7 @@ import { Chats } from './chats';
 import { ClosedState } from './closed';
 import { Composer } from './composer';
 import { ConversationView } from './conversation';
-import { askTitle, confirmCatchUp, confirmDelete } from './dialogs';
+import { askTitle, confirmCatchUp, confirmDelete, confirmGiveUp } from './dialogs';
 import type { ExportCell } from './export';
 import { turnsFromHistory } from './history';
 import { askForKey } from './key-dialog';
@@ -81,7 +81,7 @@ export class CopilotSidebar extends Widget {
       select: sessionId => void this.selectSession(sessionId),
       newChat: () => this.newChat()
     });
-    this.objectives = new ObjectivesPanel({ api, confirmCatchUp, closedBy: error => this.closed.closedBy(error) });
+    this.objectives = new ObjectivesPanel({ api, confirmCatchUp, confirmGiveUp, closedBy: error => this.closed.closedBy(error) });
     this.topology = new TopologyView(api, projectId, this.notice);
     this.runner = new TurnRunner({
       api, conversation: this.conversation, notice: this.notice, project, projectId,
