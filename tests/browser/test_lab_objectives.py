@@ -475,7 +475,8 @@ def _invalid_lab_file(page: Any, panel: Any, stack: LabStack, lab: Any) -> None:
     assert "lab file has problems" in panel.inner_text()
     assert problem.all_inner_texts() == [
         "lab.yaml, line 25, stages[1].objectives[1].all[1]: unknown check kind; the kinds are "
-        "reachable, address, command, parsed, node_running, link, traffic"
+        "reachable, address, command, parsed, node_running, link, traffic, ospf_neighbor, "
+        "route, bgp_session, json"
     ]
     assert panel.locator("button").count() == 0
 
