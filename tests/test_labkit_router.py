@@ -82,7 +82,7 @@ async def test_the_linux_router_forwards_between_two_subnets_once_told_to(
         await call("run_vpcs_commands", {"devices": addresses})
         r1 = ["ip addr add 10.1.0.254/24 dev eth0", "ip addr add 10.2.0.254/24 dev eth1"]
         shown = await call("run_show_commands", {"devices": [{"device": "R1", "commands": r1}]})
-        assert "router# ip addr add 10.1.0.254/24 dev eth0" in shown[0]["output"]
+        assert "R1# ip addr add 10.1.0.254/24 dev eth0" in shown[0]["output"]
         ping = {"devices": [{"device": "PC1", "commands": ["ping 10.2.0.1 -c 2"]}]}
 
         not_forwarded = await execute_tool(ctx, "run_vpcs_commands", ping)
