@@ -39,11 +39,8 @@ from pathlib import Path
 from _common import gns3_lab, parse_args
 
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
-from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.devices.access import Devices
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
@@ -58,8 +55,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
 )
 from jupyter_gns3_copilot.testing.pytest_plugin import ExternalLab
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
-from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, solve, undo
-from jupyter_gns3_copilot.tools import LabAccess
+from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, admin_access, solve, undo
 
 LABS = ("04-graded-lab", "05-ospf-lab")
 GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0}
@@ -74,13 +70,8 @@ async def measure(
     solution = SOLUTIONS[notebook](lab)
     undo_lines = UNDO[notebook](lab) if notebook in UNDO else {}
     timed = []
-    async with (
-        GNS3Client(
-            lab_server.url, username=lab_server.username, password=lab_server.password
-        ) as gns3,
-        ConsolePool() as consoles,
-    ):
-        devices = Devices(gns3=gns3, consoles=consoles)
+    async with admin_access(lab_server) as access:
+        devices = access.devices
         await solve(devices, project_id, solution)
         for fault in lab.faults[:limit]:
             began = time.monotonic()
@@ -100,13 +91,8 @@ async def scripted_eval(lab_server: LabServer | ExternalLab, project_id: str) ->
     with ScriptedLLM(models=["scripted-model"]) as llm, tempfile.TemporaryDirectory() as data:
         llm.extend(baseline_script())
         model = ModelSettings(base_url=llm.base_url, api_key="sk-bench", model="scripted-model")
-        async with (
-            GNS3Client(
-                lab_server.url, username=lab_server.username, password=lab_server.password
-            ) as gns3,
-            ConsolePool() as consoles,
-        ):
-            return await evaluate(LabAccess(gns3, consoles), project_id, plan, model, Path(data))
+        async with admin_access(lab_server) as access:
+            return await evaluate(access, project_id, plan, model, Path(data))
 
 
 def main() -> None:

@@ -13,10 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.devices.access import Devices
 from jupyter_gns3_copilot.devices.fault_steps import FaultStepError
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.errors import LabFileError, UnknownFault
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
@@ -28,7 +25,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
     delete_projects,
     prepare_projects,
 )
-from jupyter_gns3_copilot.testing.solved_labs import each_fault, solve
+from jupyter_gns3_copilot.testing.solved_labs import admin_access, each_fault, solve
 from jupyter_gns3_copilot.testing.solved_labs import graded_lab as graded_lab_solution
 
 GRADED = EXAMPLES / "04-graded-lab.lab.yaml"
@@ -145,13 +142,8 @@ def graded_lab(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[tuple[Any, st
 
 async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[str]:
     problems: list[str] = []
-    async with (
-        GNS3Client(
-            lab_server.url, username=lab_server.username, password=lab_server.password
-        ) as gns3,
-        ConsolePool() as consoles,
-    ):
-        devices = Devices(gns3=gns3, consoles=consoles)
+    async with admin_access(lab_server) as access:
+        devices = access.devices
         refused = await apply_fault(devices, project_id, lab, "pc1-wrong-gateway")
         assert refused.status == "refused", refused
         assert "pc1-gateway is fail" in refused.explanation, refused.explanation

@@ -14,9 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from jupyter_gns3_copilot.console import ConsolePool
-from jupyter_gns3_copilot.devices.access import Devices
-from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.faults import FaultOutcome
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
@@ -26,7 +23,7 @@ from jupyter_gns3_copilot.testing.local_stack import (
     delete_projects,
     prepare_projects,
 )
-from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, each_fault
+from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, admin_access, each_fault
 
 OSPF_LAB = EXAMPLES / "05-ospf-lab.lab.yaml"
 ROUTING_CAUSES = {"area", "dead", "passive", "network statement", "mask", "link"}
@@ -59,13 +56,8 @@ def ospf_lab(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[tuple[Any, str,
 
 
 async def _outcomes(lab_server: Any, project_id: str, lab: LabFile) -> list[FaultOutcome]:
-    async with (
-        GNS3Client(
-            lab_server.url, username=lab_server.username, password=lab_server.password
-        ) as gns3,
-        ConsolePool() as consoles,
-    ):
-        devices = Devices(gns3=gns3, consoles=consoles)
+    async with admin_access(lab_server) as access:
+        devices = access.devices
         return await each_fault(devices, project_id, lab, "05-ospf-lab")
 
 

@@ -16,6 +16,21 @@ _NO_OP_FILTER = {"frequency_drop": ["0"]}
 filter whose first value is the number 0 (see `GNS3Client._update_link`)."""
 
 
+def link_filters(
+    packet_loss: int = 0, delay_ms: int = 0, jitter_ms: int = 0, corrupt: int = 0
+) -> dict[str, list[int]]:
+    """GNS3's packet filters for these values, the ones at 0 left out (as GNS3 drops them):
+    `packet_loss` [percent], `delay` [ms, jitter ms], `corrupt` [percent]."""
+    filters: dict[str, list[int]] = {}
+    if packet_loss:
+        filters["packet_loss"] = [packet_loss]
+    if delay_ms:
+        filters["delay"] = [delay_ms, jitter_ms]
+    if corrupt:
+        filters["corrupt"] = [corrupt]
+    return filters
+
+
 def _is_port(end: LinkEnd, node: Node, port: Port) -> bool:
     return (end.node_id, end.adapter_number, end.port_number) == (
         node.node_id,

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..gns3.links import link_filters
 from .model_base import IDENTIFIER, MAX_WAIT, LabModel, LinkPorts, is_template, link_ports
 
 MAX_STEP_LINES = 50
@@ -71,14 +72,7 @@ class LinkFilterStep(LabModel):
 
     def filters(self) -> dict[str, list[int]]:
         """The GNS3 link filters this step sets."""
-        filters: dict[str, list[int]] = {}
-        if self.packet_loss:
-            filters["packet_loss"] = [self.packet_loss]
-        if self.delay_ms:
-            filters["delay"] = [self.delay_ms, self.jitter_ms]
-        if self.corrupt:
-            filters["corrupt"] = [self.corrupt]
-        return filters
+        return link_filters(self.packet_loss, self.delay_ms, self.jitter_ms, self.corrupt)
 
 
 class NodeStoppedStep(LabModel):

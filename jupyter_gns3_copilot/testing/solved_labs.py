@@ -12,16 +12,36 @@ configuration overwritten by the solution (`lines`) or by the lines `UNDO` names
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
 
+from ..console import ConsolePool
 from ..devices.access import Devices
 from ..devices.fault_steps import type_lines
+from ..gns3 import GNS3Client
 from ..objectives.fault_model import ConfigStep, Fault
 from ..objectives.faults import FaultOutcome, apply_fault, undo_fault
 from ..objectives.model import AddressCheck, LabFile
 from ..objectives.runner import report
+from ..tools import LabAccess
 
 Solution = dict[str, list[str]]
+
+
+@asynccontextmanager
+async def admin_access(lab_server: Any) -> AsyncIterator[LabAccess]:
+    """The lab server's devices as its administrator reaches them (a GNS3 client, a
+    console pool), closed afterwards."""
+    async with (
+        GNS3Client(
+            lab_server.url, username=lab_server.username, password=lab_server.password
+        ) as gns3,
+        ConsolePool() as consoles,
+    ):
+        yield LabAccess(gns3, consoles)
+
+
 """Node name -> the lines typed on its console."""
 
 

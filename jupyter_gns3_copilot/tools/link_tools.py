@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..gns3 import GNS3Error, Link
+from ..gns3.links import link_filters
 from ..gns3.topology import natural_key, resolve_link_end
 from .base import ToolAborted, ToolArguments, ToolContext, ToolError, ToolSpec, summary_status
 from .placement import follows_layout, relayout
@@ -75,14 +76,7 @@ class LinkFilterArgs(ToolArguments):
 
     def filters(self) -> dict[str, list[int]]:
         """The GNS3 filters these arguments ask for (off ones left out)."""
-        filters: dict[str, list[int]] = {}
-        if self.packet_loss:
-            filters["packet_loss"] = [self.packet_loss]
-        if self.delay_ms:
-            filters["delay"] = [self.delay_ms, self.jitter_ms]
-        if self.corrupt:
-            filters["corrupt"] = [self.corrupt]
-        return filters
+        return link_filters(self.packet_loss, self.delay_ms, self.jitter_ms, self.corrupt)
 
 
 async def link_text(ctx: ToolContext, link: Link) -> str:
