@@ -69,10 +69,13 @@ CONSOLE_DIALECT = "frr"
 """The console dialect the template names (`device_type:frr` in its usage notes)."""
 PING_PROBES = 5
 PING_SCRIPT = f"""#!/bin/sh
-exec /bin/busybox ping -c {PING_PROBES} -W 2 "$@"
+exec /bin/busybox ping -c {PING_PROBES} -i 0.2 -A -W 1 "$@"
 """
 """The `ping` vtysh runs (first on PATH): vtysh's `ping WORD` passes no count, and a
-ping without one never stops; this one stops after 5 probes, as IOS's does."""
+ping without one never stops; this one stops after 5 probes, as IOS's does. Each probe
+goes as soon as the one before is answered (`-A`), or 0.2 s after it when it is not, and
+the last waits 1 s: an answered ping takes milliseconds, an unanswered one under 2 s (IOS's
+takes 10), so a lab check that pings from routers is as quick as one from PCs."""
 DISK_HASH_SEED = "4c4c4c4c-0000-4000-8000-000000000001"
 
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nfrr:x:100:101:FRRouting:/nonexistent:/bin/false\n"
