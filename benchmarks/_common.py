@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,13 +34,19 @@ def parse_args(parser: argparse.ArgumentParser, **smallest: Any) -> argparse.Nam
 
 
 @contextlib.contextmanager
-def gns3_lab(instance_dir: Path, computes: int = 0) -> Iterator[LabServer | ExternalLab]:
-    """A new local GNS3 lab in `instance_dir` with `computes` extra computes, stopped
-    afterwards; without computes, the running one that GNS3_COPILOT_TEST_LAB_URL (with
-    _USER and _PASSWORD) names, as for the tests, if set (the test run's lab has none)."""
+def gns3_lab(
+    instance_dir: Path | None = None, computes: int = 0
+) -> Iterator[LabServer | ExternalLab]:
+    """A new local GNS3 lab in `instance_dir` (a temporary folder, removed afterwards, when
+    None) with `computes` extra computes, stopped afterwards; without computes, the running
+    one that GNS3_COPILOT_TEST_LAB_URL (with _USER and _PASSWORD) names, as for the tests,
+    if set (the test run's lab has none)."""
     external = external_lab() if computes == 0 else None
     if external is not None:
         yield external
         return
-    with LabServer(instance_dir=instance_dir, computes=computes) as lab:
-        yield lab
+    with contextlib.ExitStack() as stack:
+        if instance_dir is None:
+            temporary = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-lab-"))
+            instance_dir = Path(temporary)
+        yield stack.enter_context(LabServer(instance_dir=instance_dir, computes=computes))

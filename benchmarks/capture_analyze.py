@@ -26,10 +26,8 @@ import os
 import resource
 import socket
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -176,7 +174,7 @@ def main() -> None:
     if args.decode_only:
         return
     began = time.perf_counter()
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         asyncio.run(tool_figures(lab, data, args.reps))
 

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,7 +110,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=4, help="VPCS nodes (median)")
     parser.add_argument("--no-router", action="store_true", help="leave the Linux router out")
     args = parse_args(parser, nodes=1, no_router=True)
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-")), computes=1) as lab:
+    with gns3_lab(computes=1) as lab:
         figures = asyncio.run(measure(lab, args.nodes, not args.no_router))
     parts = [
         f"VPCS {figures['VPCS']:.0f} MB",

@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from _common import gns3_lab, parse_args
@@ -108,7 +106,7 @@ def main() -> None:
     args = parse_args(parser, nodes=2, reps=1)
     sizes = sorted({size for size in SIZES if size < args.nodes} | {1, args.nodes})
     began = time.perf_counter()
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         asyncio.run(measure(lab, args.reps, sizes))
 

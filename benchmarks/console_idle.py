@@ -19,9 +19,7 @@ import argparse
 import asyncio
 import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from _common import gns3_lab, parse_args
 
@@ -69,7 +67,7 @@ def main() -> None:
     args = parse_args(parser, rounds=1, short=0.1, long=0.2)
     idles = [0.0, args.short, args.long]
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         samples = asyncio.run(measure(lab, args.rounds, idles))
     medians = {idle: statistics.median(times) for idle, times in samples.items()}
     for idle, times in samples.items():

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from _common import gns3_lab, parse_args
 
@@ -92,7 +90,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=20, help="show ip per transport (median)")
     args = parse_args(parser, reps=2)
     began = time.perf_counter()
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         asyncio.run(measure(lab, args.reps))
 

@@ -104,7 +104,7 @@ def main() -> None:
     )
     args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
-    with tempfile.TemporaryDirectory() as tmp, gns3_lab(Path(tmp)) as lab_server:
+    with gns3_lab() as lab_server:
         for notebook in args.labs.split(","):
             recipe = dataclasses.replace(
                 NOTEBOOK_PROJECTS[notebook], name=f"bench-faults-{uuid.uuid4().hex[:8]}"

@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 import time
-from pathlib import Path
 
 from _common import gns3_lab, parse_args
 from console_fanout import median_seconds
@@ -236,7 +234,7 @@ def main() -> None:
     )
     args = parse_args(parser, pcs=2, reps=1)
     began = time.perf_counter()
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
         routing = args.profile == "routing"
         asyncio.run(measure(lab, args.reps, args.pcs, routing, args.keep_going))

@@ -30,7 +30,6 @@ import asyncio
 import itertools
 import os
 import statistics
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -201,7 +200,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=20, help="tool calls per run (median)")
     args = parse_args(parser, runs=1, idle=2.0, reps=1)
     began = time.perf_counter()
-    with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+    with gns3_lab() as lab:
         print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}", flush=True)
         asyncio.run(measure(lab, args.runs, args.idle, args.reps))
 

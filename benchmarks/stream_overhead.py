@@ -197,7 +197,7 @@ def main() -> None:
             asyncio.run(measure(base_url, UNREACHABLE_GNS3, "admin", "admin", args.reps))
             return
         began = time.perf_counter()
-        with gns3_lab(Path(tempfile.mkdtemp(prefix="bench-lab-"))) as lab:
+        with gns3_lab() as lab:
             print(f"lab up in {time.perf_counter() - began:.1f} s at {lab.url}")
             asyncio.run(measure(base_url, lab.url, lab.username, lab.password, args.reps))
 
