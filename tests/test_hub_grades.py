@@ -24,7 +24,16 @@ from typing import Any
 
 import httpx
 import pytest
-from support.dashboard import FORGED, LAB, NOW, Service, dashboard_service, make_template, type_into
+from support.dashboard import (
+    FORGED,
+    LAB,
+    NOW,
+    Service,
+    dashboard_service,
+    host,
+    make_template,
+    type_into,
+)
 
 from jupyter_gns3_copilot.gns3 import GNS3Client, GNS3NotFound
 from jupyter_gns3_copilot.hub.lab_accounts import lab_name
@@ -74,14 +83,6 @@ async def turn_at(store: SqliteUsageStore, user: str, when: datetime, turn: str)
             turn_id=turn,
         )
     )
-
-
-def host(view: dict[str, Any], objective: str) -> str:
-    """The address an objective's text asks for (`PC1 has 10.40.7.1/24`)."""
-    text = next(o["text"] for s in view["stages"] for o in s["objectives"] if o["id"] == objective)
-    found = re.search(r"(\d+\.\d+\.\d+\.\d+/\d+)", text)
-    assert found, text
-    return found.group(1)
 
 
 def grid_of(grades: dict[str, Any], lab: str) -> dict[str, Any]:

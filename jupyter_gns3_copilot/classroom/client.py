@@ -8,6 +8,7 @@ in hub mode the service renders, checks and catches up labs, see `hub/class_labs
     view = await hub.lab(project_id)                        # LabView, the student's values
     async with hub.lab_checks(project_id, LabCheckSelection()) as results:
         async for item in results: ...                      # ObjectiveResult..., CheckSummary
+    view = await hub.start_exercise(project_id, ExerciseRequest(random=True))  # the symptom
 
 `HubSession` (`hub/api_models.py`) is the wire model of `api/session` (the service builds
 it, this client reads it): who the caller is, the GNS3 URL and the student's own GNS3
@@ -46,6 +47,9 @@ from ..hub.budgets import BudgetLeft
 from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
+    ExerciseRequest,
+    ExerciseView,
+    GiveUpAnswer,
     LabAttachRequest,
     LabCheckSelection,
     LabStageRequest,
@@ -233,6 +237,24 @@ class HubServiceClient:
         without `confirm`, `HubServiceRefused` (400) says what would be restored."""
         path = _lab_path(project_id, "stages", stage, "catch-up")
         return await self._call("POST", path, CatchUpDone, json=request, long=True)
+
+    async def start_exercise(self, project_id: str, request: ExerciseRequest) -> ExerciseView:
+        """The service starts a troubleshooting exercise in the project (`POST
+        api/labs/{id}/exercises`): the symptom, never the fault."""
+        path = _lab_path(project_id, "exercises")
+        return await self._call("POST", path, ExerciseView, json=request, long=True)
+
+    async def exercise(self, project_id: str) -> ExerciseView:
+        """The student's latest exercise in the project (`GET
+        api/labs/{id}/exercises/current`)."""
+        path = _lab_path(project_id, "exercises", "current")
+        return await self._call("GET", path, ExerciseView)
+
+    async def give_up(self, project_id: str) -> GiveUpAnswer:
+        """The service ends the student's exercise and undoes its fault (`POST
+        api/labs/{id}/exercises/current/give-up`): what the fault was."""
+        path = _lab_path(project_id, "exercises", "current", "give-up")
+        return await self._call("POST", path, GiveUpAnswer, long=True)
 
     async def _fetch(self, *, renew: bool) -> HubSession:
         params = {"renew": "1"} if renew else None

@@ -3,16 +3,18 @@
 salt, renders each student's lab and checks it itself (`hub/class_labs.py`).
 
 `GNS3Copilot.project_labs()` is a `HubProjectLabs` in hub mode: the lab route's view,
-attaching, the chosen stage, checks (the service's results relayed as they come) and
-catch-ups forwarded to the service, and a chat turn's `TurnObjectives` (the current stage's
-texts and statuses for the teaching prompt, `check_objectives` through the service, a
-`nudge` stage's filter of configuration lines). The lab file itself, and its checks, never
-reach the student's server.
+attaching, the chosen stage, checks (the service's results relayed as they come, its
+grade of a going exercise in the summary), catch-ups and troubleshooting exercises
+(started, read, given up: the service holds the faults and applies them) forwarded to the
+service, and a chat turn's `TurnObjectives` (the current stage's texts and statuses for
+the teaching prompt, `check_objectives` through the service, a `nudge` stage's filter of
+configuration lines). The lab file itself, its checks and its
+faults, never reach the student's server.
 
 `watch` tells the Objectives panel's live stream of each change this server asked the
 service for (a check through it, from the panel, a notebook or the chat; a stage chosen; a
-catch-up). The service does not tell it of checks asked of it otherwise: the panel shows
-those when it reads the lab again.
+catch-up; an exercise started or given up). The service does not tell it of checks asked
+of it otherwise: the panel shows those when it reads the lab again.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ..objectives.api import (
     LabCheckSelection,
     LabView,
 )
-from ..objectives.errors import ExerciseRefused, UnknownSelection
+from ..objectives.errors import UnknownSelection
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.results import CheckReport, CheckSummary, ObjectiveResult
 from ..objectives.service import project_dialects
@@ -52,9 +54,6 @@ log = logging.getLogger(__name__)
 
 NO_LAB = (404, 422)
 """The service's answers for a project without a usable lab file."""
-
-
-HUB_EXERCISES = "Troubleshooting exercises are not available in a class's hub yet."
 
 
 class HubProjectLabs:
@@ -104,16 +103,23 @@ class HubProjectLabs:
     async def start_exercise(
         self, project_id: str, user: str, request: ExerciseRequest
     ) -> ExerciseView:
-        """Not in hub mode yet: `ExerciseRefused`."""
-        raise ExerciseRefused(HUB_EXERCISES)
+        """The service starts an exercise in the project (it applies the fault): the
+        symptom."""
+        try:
+            return await self.hub.start_exercise(project_id, request)
+        finally:
+            self.watch.changed(project_id, user)
 
     async def exercise(self, project_id: str, user: str) -> ExerciseView:
-        """Not in hub mode yet: `ExerciseRefused`."""
-        raise ExerciseRefused(HUB_EXERCISES)
+        """The student's latest exercise, as the service keeps it."""
+        return await self.hub.exercise(project_id)
 
     async def give_up(self, project_id: str, user: str) -> GiveUpAnswer:
-        """Not in hub mode yet: `ExerciseRefused`."""
-        raise ExerciseRefused(HUB_EXERCISES)
+        """The service ends the exercise and undoes its fault: what it was."""
+        try:
+            return await self.hub.give_up(project_id)
+        finally:
+            self.watch.changed(project_id, user)
 
     async def turn_objectives(self, project_id: str, user: str) -> TurnObjectives | None:
         """The student's lab for a chat turn, from the service's view of it; None when the

@@ -8,6 +8,13 @@ time of the first pass and the copilot turns the student had taken in that stage
 And one row per (hub user, lab) with when the student started it (the lab was assigned to
 them, or, for a copy made otherwise, their first check).
 
+And one row per troubleshooting exercise the service ran in a student's copy (`exercises`,
+by hub user, lab and start time): the fault, when it started and ended and how (fixed or
+given up), whether the last check found it fixed, the regressions it found, the time
+taken, and the copilot turns and model calls of the student meanwhile (the gateway's
+records); with the whole `ExerciseRecord`, so that an exercise going when the service
+restarts goes on.
+
 Two more things only the service may know are kept beside them: each template's lab file
 attached on the dashboard (`lab_files`, by template name: its checks would give the answers
 away, so it is kept out of GNS3, where a student's copy would carry it), and the course
@@ -21,12 +28,14 @@ recorded.
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 import aiosqlite
 from pydantic import BaseModel
 
+from ..objectives.exercise_model import ExerciseRecord
 from ..objectives.results import ObjectiveResult, Status
 from ..store.database import open_private_database
 from ..store.schema import ensure_tables
@@ -63,6 +72,24 @@ _TABLES = {
         "",
     ),
     "staff": ((("hub_user", "TEXT NOT NULL PRIMARY KEY"), ("noted_at", "TEXT NOT NULL")), ""),
+    "exercises": (
+        (
+            ("hub_user", "TEXT NOT NULL"),
+            ("lab", "TEXT NOT NULL"),
+            ("started_at", "TEXT NOT NULL"),
+            ("number", "INTEGER NOT NULL"),
+            ("fault", "TEXT NOT NULL"),
+            ("ended_at", "TEXT"),
+            ("how", "TEXT"),
+            ("fixed", "INTEGER NOT NULL DEFAULT 0"),
+            ("regressions", "TEXT NOT NULL DEFAULT '[]'"),
+            ("seconds", "REAL"),
+            ("copilot_turns", "INTEGER NOT NULL DEFAULT 0"),
+            ("copilot_calls", "INTEGER NOT NULL DEFAULT 0"),
+            ("record", "TEXT NOT NULL"),
+        ),
+        ", PRIMARY KEY (hub_user, lab, started_at)",
+    ),
 }
 _INDEXES = ("CREATE INDEX IF NOT EXISTS idx_grades_lab ON objective_grades(lab, hub_user)",)
 
@@ -88,6 +115,29 @@ class ObjectiveGrade(BaseModel):
     def passed(self) -> bool:
         """Whether a check ever passed it."""
         return self.first_passed_at is not None
+
+
+class ExerciseEntry(BaseModel):
+    """One troubleshooting exercise of one student in one lab, as the service ran it."""
+
+    user: str
+    lab: str
+    number: int
+    """The student's how-manieth exercise in their copy."""
+    fault: str
+    started_at: datetime
+    ended_at: datetime | None = None
+    how: str | None = None
+    """"fixed" or "given up"; None while it is going."""
+    fixed: bool
+    """Whether the last check found every objective the fault broke passing again."""
+    regressions: list[str]
+    """Objectives that passed before the fault and failed at the last check."""
+    seconds: float | None = None
+    """The time taken, once ended."""
+    copilot_turns: int
+    copilot_calls: int
+    """The student's copilot turns and model calls from the start to the end (or now)."""
 
 
 def database_path(data_dir: str | Path) -> Path:
@@ -204,6 +254,82 @@ class GradeStore:
             )
             for row in rows
         ]
+
+    async def record_exercise(
+        self, user: str, lab: str, record: ExerciseRecord, turns: int, calls: int
+    ) -> None:
+        """Record `user`'s exercise `record` in `lab` as it stands, with the copilot turns
+        and model calls counted over it."""
+        grade = record.grade
+        ended = record.ended_at
+        seconds = (ended - record.started_at).total_seconds() if ended else None
+        async with self._write_lock:
+            await self._conn.execute(
+                "INSERT INTO exercises (hub_user, lab, started_at, number, fault, ended_at, "
+                "how, fixed, regressions, seconds, copilot_turns, copilot_calls, record) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (hub_user, lab, started_at) DO UPDATE SET "
+                "ended_at = excluded.ended_at, how = excluded.how, fixed = excluded.fixed, "
+                "regressions = excluded.regressions, seconds = excluded.seconds, "
+                "copilot_turns = excluded.copilot_turns, "
+                "copilot_calls = excluded.copilot_calls, record = excluded.record",
+                (
+                    user,
+                    lab,
+                    _timestamp(record.started_at),
+                    record.number,
+                    record.fault,
+                    _timestamp(ended) if ended else None,
+                    record.how,
+                    int(grade is not None and grade.fixed),
+                    json.dumps(grade.regressions if grade else []),
+                    seconds,
+                    turns,
+                    calls,
+                    record.model_dump_json(),
+                ),
+            )
+            await self._conn.commit()
+
+    async def exercises(
+        self, lab: str | None = None, user: str | None = None
+    ) -> list[ExerciseEntry]:
+        """The exercises of `lab` and `user` (None: every one), by lab, user and start."""
+        query = (
+            "SELECT hub_user, lab, number, fault, started_at, ended_at, how, fixed, "
+            "regressions, seconds, copilot_turns, copilot_calls FROM exercises "
+            "WHERE (:lab IS NULL OR lab = :lab) AND (:user IS NULL OR hub_user = :user) "
+            "ORDER BY lab, hub_user, started_at"
+        )
+        async with self._conn.execute(query, {"lab": lab, "user": user}) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            ExerciseEntry(
+                user=row[0],
+                lab=row[1],
+                number=row[2],
+                fault=row[3],
+                started_at=datetime.fromisoformat(row[4]),
+                ended_at=_time(row[5]),
+                how=row[6],
+                fixed=bool(row[7]),
+                regressions=json.loads(row[8]),
+                seconds=row[9],
+                copilot_turns=row[10],
+                copilot_calls=row[11],
+            )
+            for row in rows
+        ]
+
+    async def latest_exercise(self, user: str, lab: str) -> ExerciseRecord | None:
+        """`user`'s latest exercise in `lab` as it was recorded (None: none)."""
+        query = (
+            "SELECT record FROM exercises WHERE hub_user = ? AND lab = ? "
+            "ORDER BY started_at DESC LIMIT 1"
+        )
+        async with self._conn.execute(query, (user, lab)) as cursor:
+            row = await cursor.fetchone()
+        return ExerciseRecord.model_validate_json(row[0]) if row else None
 
     async def keep_lab_file(self, lab: str, text: str, source: str, at: datetime) -> None:
         """Make `text` (named `source`) the lab file of the template named `lab`."""

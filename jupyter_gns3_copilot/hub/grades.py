@@ -3,7 +3,9 @@ the page and its form, `dashboard_api.py` `api/grades...`):
 
 - `grades_view`: per lab (a template project with a lab file), the grid of students x
   objectives: passed (and when first, and the copilot turns taken in that stage by then),
-  failed, undecided or never checked, each stage's completion and the score;
+  failed, undecided or never checked, each stage's completion and the score; and the
+  troubleshooting exercises the students did in it (the fault and its description, how
+  it went, the time and the copilot's use);
 - `check_everyone`: the service checks every student's opened copy now ("check everyone
   now"); closed copies are said, not opened;
 - `grades_csv`: the grid as CSV, one row per student and objective.
@@ -40,7 +42,7 @@ from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from .class_labs import ClassLabs
 from .dashboard_data import ActionError, course_staff
-from .grade_store import ObjectiveGrade
+from .grade_store import ExerciseEntry, ObjectiveGrade
 from .lab_accounts import lab_name
 from .usage import csv_cell
 
@@ -126,8 +128,16 @@ class StudentRow(BaseModel):
     objectives: dict[str, Cell]
 
 
+class ExerciseLine(ExerciseEntry):
+    """One student's troubleshooting exercise in the lab, with the fault's description
+    (as that student's lab file reads it; empty when the fault left the lab file)."""
+
+    description: str
+
+
 class LabGrid(BaseModel):
-    """One lab: its stages and objectives (columns) and its students (rows)."""
+    """One lab: its stages and objectives (columns) and its students (rows), and their
+    troubleshooting exercises."""
 
     lab: str
     """The template project's name (students' copies are "<lab> - <student>")."""
@@ -138,6 +148,8 @@ class LabGrid(BaseModel):
     students: list[StudentRow] = Field(default_factory=list)
     problem: str | None = None
     """Why the lab's file cannot be used (its students cannot be checked until fixed)."""
+    exercises: list[ExerciseLine] = Field(default_factory=list)
+    """By student and start."""
 
 
 class GradesView(BaseModel):
@@ -302,11 +314,25 @@ def _row(
     )
 
 
+def _exercise_lines(
+    labs: ClassLabs, document: LabDocument, exercises: Sequence[ExerciseEntry]
+) -> list[ExerciseLine]:
+    descriptions: dict[str, dict[str, str]] = {}
+    for user in {e.user for e in exercises}:
+        faults = labs.labs.render(document, user).faults
+        descriptions[user] = {f.id: f.description for f in faults}
+    return [
+        ExerciseLine(**e.model_dump(), description=descriptions[e.user].get(e.fault, ""))
+        for e in exercises
+    ]
+
+
 def _grid(
     template: Project,
     document: LabDocument | Exception,
     copies: Mapping[str, Project],
     grades: Sequence[ObjectiveGrade],
+    exercises: Sequence[ExerciseLine] = (),
 ) -> LabGrid:
     if not isinstance(document, LabDocument):
         return LabGrid(lab=template.name, template_id=template.project_id, problem=str(document))
@@ -331,6 +357,7 @@ def _grid(
             for s in lab.stages
         ],
         students=[_row(u, copies.get(u), lab, by_user.get(u, {})) for u in users],
+        exercises=list(exercises),
     )
 
 
@@ -343,7 +370,10 @@ async def grades_view(deps: DashboardDeps, lab: str | None = None) -> GradesView
     grids = []
     for template, document in await _lab_files(labs, templates, lab):
         grades = [g for g in await labs.grades.grades(template.name) if g.user not in staff]
-        grids.append(_grid(template, document, _copies(students, template.name), grades))
+        done = [e for e in await labs.grades.exercises(template.name) if e.user not in staff]
+        lines = _exercise_lines(labs, document, done) if isinstance(document, LabDocument) else []
+        copies = _copies(students, template.name)
+        grids.append(_grid(template, document, copies, grades, lines))
     return GradesView(labs=grids)
 
 
@@ -382,7 +412,8 @@ async def grades_csv(deps: DashboardDeps, lab: str | None = None) -> str:
 
 async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassCheck:
     """The service checks every student's opened copy of every lab (or of `body.lab`) now,
-    a few at a time; the results are recorded as when students check."""
+    a few at a time; the results are recorded, and a going exercise graded, as when
+    students check."""
     from ..objectives.runner import collect
 
     labs = service_labs(deps)
@@ -409,6 +440,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
                 student_lab = await labs.student_lab(user, copy.project_id, by_name)
                 rendered = labs.render(student_lab)
                 report = await collect(rendered, labs.check(student_lab))
+                await labs.grade_exercise(student_lab)
                 kept = _kept(rendered, await labs.grades.grades(lab, user))
             except (GNS3Error, LabFileError, NoLab) as exc:
                 skip(str(exc))

@@ -15,13 +15,24 @@ checks and records (`class_labs.py`) and no student's server needs the class's s
   file, recorded nowhere;
 - `POST api/labs/{project_id}/stages/{stage}/catch-up` (`CatchUpRequest`): restore the
   stage's snapshot and start the nodes; without `"confirm": true` a 400 says what would be
-  restored.
+  restored;
+- `POST api/labs/{project_id}/exercises` (`ExerciseRequest`): the service starts a
+  troubleshooting exercise in the project (`ClassLabs.start_exercise`): the
+  `ExerciseView`, the symptom only, never the fault;
+- `GET api/labs/{project_id}/exercises/current`: the caller's latest exercise
+  (`ExerciseView`, with its latest grade);
+- `POST api/labs/{project_id}/exercises/current/give-up`: the fault undone and what it
+  was (`GiveUpAnswer`).
+
+A check of the project's lab (not of a `lab` sent with it) grades the caller's going
+exercise: the `CheckSummary`'s (the `CheckReport`'s) `exercise`.
 
 Errors are `{"error": {"message", "type", "field"?, "errors"?}}` as the copilot's lab routes
 give them: 400 (bad body, unknown objective, catch-up not confirmed), 404 (not the
-caller's project, no lab file, a stage the lab does not have), 409 (closed project, a
-stage without snapshot), 422 (an invalid lab file: every problem in `errors`), 502 (GNS3
-failed).
+caller's project, no lab file, a stage the lab does not have, a fault it does not have,
+no exercise going), 409 (closed project, a stage without snapshot, an exercise refused:
+the lab has no faults, does not pass what the fault breaks yet, one is going already),
+422 (an invalid lab file: every problem in `errors`), 502 (GNS3 failed).
 """
 
 from __future__ import annotations
@@ -38,20 +49,25 @@ from ..gns3.errors import GNS3Conflict, GNS3Error, GNS3NotFound
 from ..objectives.api import (
     CatchUpDone,
     CatchUpRequest,
+    ExerciseRequest,
     LabAttachRequest,
     LabCheckSelection,
     LabStageRequest,
 )
 from ..objectives.errors import (
     ConfirmationNeeded,
+    ExerciseRefused,
     LabFileError,
+    NoExercise,
     NoLab,
     StageWithoutSnapshot,
+    UnknownFault,
     UnknownSelection,
     UnknownStage,
 )
+from ..objectives.exercise_model import ExerciseGrade
 from ..objectives.results import ObjectiveResult
-from .class_labs import ClassLabs, ProjectNotOpened
+from .class_labs import ClassLabs, ProjectNotOpened, StudentLab
 from .handlers import ServiceHandler
 from .runtime import HubRuntime
 
@@ -79,13 +95,13 @@ def lab_error(exc: Exception) -> tuple[int, dict[str, Any]] | None:
     if isinstance(exc, LabFileError):
         return 422, lab_file_error(exc)
     error: dict[str, Any] = {"message": str(exc), "type": type(exc).__name__}
-    if isinstance(exc, NoLab | GNS3NotFound | UnknownStage):
+    if isinstance(exc, NoLab | GNS3NotFound | UnknownStage | UnknownFault | NoExercise):
         return 404, error
     if isinstance(exc, ConfirmationNeeded):
         return 400, {**error, "field": "confirm", "rule": "true to restore"}
     if isinstance(exc, UnknownSelection):
         return 400, error
-    if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict):
+    if isinstance(exc, StageWithoutSnapshot | ProjectNotOpened | GNS3Conflict | ExerciseRefused):
         return 409, error
     if isinstance(exc, GNS3Error):
         return 502, error
@@ -170,16 +186,26 @@ class LabChecksApi(_LabHandler):
             lab = await labs.checked_against(lab, body.lab, body.source)
         rendered = labs.render(lab)
         select(rendered, body.stage, body.objectives)  # a 400 before anything runs
+
+        async def graded() -> ExerciseGrade | None:
+            return await labs.grade_exercise(lab) if body.lab is None else None
+
         checks = labs.check(lab, stage=body.stage, objectives=body.objectives, abort=self.abort)
         async with contextlib.aclosing(checks) as results:
             if not body.stream:
-                return await collect(rendered, results)
+                report = await collect(rendered, results)
+                report.exercise = await graded()
+                return report
             first = await anext(results, None)  # a closed project: a 409, not a broken stream
-            await self._stream(rendered, first, results)
+            await self._stream(rendered, first, results, graded)
         return STREAMED
 
     async def _stream(
-        self, rendered: Any, first: ObjectiveResult | None, rest: AsyncIterator[ObjectiveResult]
+        self,
+        rendered: Any,
+        first: ObjectiveResult | None,
+        rest: AsyncIterator[ObjectiveResult],
+        graded: Callable[[], Awaitable[ExerciseGrade | None]],
     ) -> None:
         from ..console import ConsoleAborted
         from ..objectives.results import summarize
@@ -194,7 +220,9 @@ class LabChecksApi(_LabHandler):
                 async for result in rest:
                     seen.append(result)
                     await self._event("check_result", result.model_dump_json())
-            await self._event("check_summary", summarize(rendered, seen).model_dump_json())
+            summary = summarize(rendered, seen)
+            summary.exercise = await graded()
+            await self._event("check_summary", summary.model_dump_json())
             await self._event("done", "{}")
         except (StreamClosedError, ConsoleAborted):
             return  # the student's server left: `on_connection_close` stopped the checks
@@ -227,3 +255,39 @@ class LabCatchUpApi(_LabHandler):
             raise ConfirmationNeeded(plan.description)
         await labs.catch_up(lab, plan)
         return CatchUpDone(stage=plan.stage.id, snapshot=plan.snapshot.name, restored=True)
+
+
+class LabExercisesApi(_LabHandler):
+    """`POST api/labs/{project_id}/exercises` (module docstring)."""
+
+    async def post(self, project_id: str) -> None:
+        body = self.body_as(ExerciseRequest)
+        if body is not None:
+            name = self.caller.name
+            labs = self.labs
+            await self.answer(
+                lambda: _on_lab(labs, name, project_id, lambda lab: labs.start_exercise(lab, body))
+            )
+
+
+class LabExerciseApi(_LabHandler):
+    """`GET api/labs/{project_id}/exercises/current` (module docstring)."""
+
+    async def get(self, project_id: str) -> None:
+        labs = self.labs
+        await self.answer(lambda: _on_lab(labs, self.caller.name, project_id, labs.exercise))
+
+
+class LabGiveUpApi(_LabHandler):
+    """`POST api/labs/{project_id}/exercises/current/give-up` (module docstring)."""
+
+    async def post(self, project_id: str) -> None:
+        labs = self.labs
+        await self.answer(lambda: _on_lab(labs, self.caller.name, project_id, labs.give_up))
+
+
+async def _on_lab(
+    labs: ClassLabs, user: str, project_id: str, action: Callable[[StudentLab], Awaitable[Any]]
+) -> Any:
+    """`action` on `user`'s lab in the project."""
+    return await action(await labs.student_lab(user, project_id))

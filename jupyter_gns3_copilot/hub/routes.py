@@ -8,7 +8,15 @@ from typing import Any
 from .dashboard import dashboard_handlers
 from .gateway_handlers import gateway_routes
 from .handlers import HealthHandler, ProjectsHandler, SessionHandler, UsageHandler
-from .lab_handlers import LabApi, LabCatchUpApi, LabChecksApi, LabStageApi
+from .lab_handlers import (
+    LabApi,
+    LabCatchUpApi,
+    LabChecksApi,
+    LabExerciseApi,
+    LabExercisesApi,
+    LabGiveUpApi,
+    LabStageApi,
+)
 from .runtime import HubRuntime
 
 
@@ -23,6 +31,9 @@ def routes(runtime: HubRuntime) -> list[tuple[str, Any, dict[str, Any]]]:
         (rf"{labs}/stage", LabStageApi, own),
         (rf"{labs}/checks", LabChecksApi, own),
         (rf"{labs}/stages/([^/]+)/catch-up", LabCatchUpApi, own),
+        (rf"{labs}/exercises", LabExercisesApi, own),
+        (rf"{labs}/exercises/current", LabExerciseApi, own),
+        (rf"{labs}/exercises/current/give-up", LabGiveUpApi, own),
     ]
     return [
         *gateway_routes(runtime.gateway, prefix),

@@ -148,6 +148,10 @@ class UsageStore(Protocol):
         """The copilot turns of `user` (distinct named turns with a call answered) whose
         calls started from `since` to `until`, inclusive."""
 
+    async def calls_between(self, user: str, since: datetime, until: datetime) -> int:
+        """The model calls of `user` answered (status ok) that started from `since` to
+        `until`, inclusive."""
+
     async def overrides(self) -> BudgetOverrides:
         """The budgets set at run time."""
 
@@ -309,8 +313,15 @@ class SqliteUsageStore:
         ]
 
     async def turns_between(self, user: str, since: datetime, until: datetime) -> int:
+        return await self._answered("COUNT(DISTINCT turn_id)", user, since, until)
+
+    async def calls_between(self, user: str, since: datetime, until: datetime) -> int:
+        return await self._answered("COUNT(*)", user, since, until)
+
+    async def _answered(self, count: str, user: str, since: datetime, until: datetime) -> int:
+        """`count` over the user's answered calls started from `since` to `until`."""
         query = (
-            "SELECT COUNT(DISTINCT turn_id) FROM model_calls WHERE hub_user = ? "
+            f"SELECT {count} FROM model_calls WHERE hub_user = ? "
             "AND status = 'ok' AND started_at >= ? AND started_at <= ?"
         )
         args = (user, _timestamp(since), _timestamp(until))

@@ -46,20 +46,29 @@ from .progress import StudentProgress
 
 LabFor = Callable[[str, str], Awaitable[LabFile]]
 """(project id, user) -> the project's lab as the user sees it."""
+CallCount = Callable[[str, str], Awaitable[int]]
+"""(project id, user) -> the model calls the copilot made for the user so far."""
 
 
 class Exercises:
     """The exercises of the students of the projects `devices` reaches (module
     docstring), kept in `progress`; `lab_for` gives a student's lab, `salt` draws the
-    random faults."""
+    random faults; `model_calls` counts the copilot's calls (default: the progress's
+    store, the project's chat store; the hub service counts its gateway's)."""
 
     def __init__(
-        self, devices: Devices, progress: StudentProgress, lab_for: LabFor, salt: str | bytes
+        self,
+        devices: Devices,
+        progress: StudentProgress,
+        lab_for: LabFor,
+        salt: str | bytes,
+        model_calls: CallCount | None = None,
     ) -> None:
         self.devices = devices
         self.progress = progress
         self._lab_for = lab_for
         self._key = salt.encode() if isinstance(salt, str) else salt
+        self._model_calls = model_calls or progress.model_calls
 
     async def start(self, project_id: str, user: str, request: ExerciseRequest) -> ExerciseView:
         """Start an exercise for `user` (module docstring). Raises `UnknownFault`, and
@@ -102,7 +111,7 @@ class Exercises:
             started_at=started,
             broken=sorted(r.id for r in outcome.after if r.status != "pass"),
             passed_before=[r.id for r in outcome.before if r.status == "pass"],
-            calls_at_start=await self.progress.model_calls(project_id, user),
+            calls_at_start=await self._model_calls(project_id, user),
             saved=saved,
             number=number,
         )
@@ -131,7 +140,7 @@ class Exercises:
             if o not in record.broken and o in latest and latest[o].status != "pass"
         ]
         now = datetime.now(timezone.utc)
-        calls = await progress.model_calls(project_id, user) - record.calls_at_start
+        calls = await self._model_calls(project_id, user) - record.calls_at_start
         done = not still and not regressions
         grade = ExerciseGrade(
             fixed=not still,

@@ -3,16 +3,19 @@ tests/test_hub_grades.py, the browser test of the page): `dashboard_service` run
 handlers, usage store and GNS3 admin client with a test caller lookup (a header or cookie
 naming the hub user, standing in for JupyterHub's login); `record_usage`; the lab file of
 the grading tests (`LAB`, and `FORGED`, a student's own copy that must change nothing),
-`make_template` and `type_into` (a command typed on a device's console)."""
+`make_template`, `host` (an objective's address in a lab view) and `type_into` (a command
+typed on a device's console)."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import httpx
 import tornado.httpserver
@@ -215,6 +218,14 @@ async def make_template(gns3: GNS3Client, name: str, lab: str = LAB) -> str:
     await gns3.write_project_file(template.project_id, "lab.yaml", lab.encode())
     await gns3.close_project(template.project_id)
     return template.project_id
+
+
+def host(view: dict[str, Any], objective: str) -> str:
+    """The address an objective's text asks for in a lab view (`PC1 has 10.40.7.1/24`)."""
+    text = next(o["text"] for s in view["stages"] for o in s["objectives"] if o["id"] == objective)
+    found = re.search(r"(\d+\.\d+\.\d+\.\d+/\d+)", text)
+    assert found, text
+    return found.group(1)
 
 
 async def type_into(gns3: GNS3Client, project_id: str, device: str, command: str) -> None:

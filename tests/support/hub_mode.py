@@ -2,7 +2,8 @@
 (tests/test_hub_mode.py, tests/test_console_websocket.py): `hub_service` runs its routes on
 a port with a token table standing in for JupyterHub's identity (`TokenIdentity`, the
 server's `HUB_TOKEN`) under `PREFIX`; with `labs`, its lab routes too (the real
-`ClassLabs` and `GradeStore`)."""
+`ClassLabs` and `GradeStore`); with `dashboard`, the instructor dashboard at `PREFIX`
+(its callers named by `support.dashboard`'s test header)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.hub.budgets import BudgetPolicy
 from jupyter_gns3_copilot.hub.caller import Caller
 from jupyter_gns3_copilot.hub.class_labs import ClassLabs
+from jupyter_gns3_copilot.hub.dashboard import dashboard_settings
+from jupyter_gns3_copilot.hub.dashboard_data import DashboardDeps
 from jupyter_gns3_copilot.hub.gateway import ModelGateway, UpstreamSettings, bearer_token
 from jupyter_gns3_copilot.hub.grade_store import GradeStore
 from jupyter_gns3_copilot.hub.lab_accounts import LabAccounts
@@ -27,6 +30,7 @@ from jupyter_gns3_copilot.hub.routes import routes
 from jupyter_gns3_copilot.hub.runtime import HubRuntime, HubSettings
 from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
+from support.dashboard import caller_from_request
 
 PREFIX = "/services/gns3-copilot/"
 HUB_TOKEN = "hub-token-of-alices-server"
@@ -54,6 +58,7 @@ async def hub_service(
     students_class: type[StudentAccounts] = StudentAccounts,
     labs: bool = False,
     allowed_modes: tuple[str, ...] = ("teaching_assistant",),
+    dashboard: bool = False,
 ) -> AsyncIterator[HubRuntime]:
     """The service's routes on 127.0.0.1:`port`, students prefixed uniquely per test."""
     store = await SqliteUsageStore.open(data_dir)
@@ -83,7 +88,17 @@ async def hub_service(
     grades = await GradeStore.open(data_dir) if labs else None
     class_labs = ClassLabs(accounts, grades, store, "class salt") if grades else None
     runtime = HubRuntime(settings, accounts, identity, gateway, store, labs=class_labs)
-    server = tornado.httpserver.HTTPServer(tornado.web.Application(routes(runtime)))
+    if dashboard:
+        runtime.dashboard = DashboardDeps(
+            accounts=accounts,
+            usage=store,
+            policy=BudgetPolicy(),
+            gns3=admin,
+            current_caller=caller_from_request,
+            labs=class_labs,
+        )
+    app = tornado.web.Application(routes(runtime), **dashboard_settings(PREFIX))
+    server = tornado.httpserver.HTTPServer(app)
     server.listen(port, "127.0.0.1")
     try:
         yield runtime

@@ -4,10 +4,11 @@
  * for the student), then its state (going since when), its symptom (the objectives that
  * fail because of it; never which fault it is), the grade of each check the panel runs
  * (`gradeWords`), and "Give up…" (asks first) with the fault's description and cause the
- * answer tells. A refusal (409 "Finish the lab first: ...", a hub without exercises) is
- * said in the section as the server words it. The latest exercise is read again
+ * answer tells. A refusal (409 "Finish the lab first: ...") is said in the section as
+ * the server words it. The latest exercise is read again
  * (`GET .../lab/exercises/current`) each time the panel shows the project; a 409 there
- * (a server that offers no exercises: a class's hub, for now) hides the section.
+ * (a server that offers no exercises) hides the section. In a class's hub the same
+ * routes reach the hub service, which runs the exercise.
  */
 import { ApiError, type CopilotApi } from '../api';
 import { h } from '../dom';
@@ -69,7 +70,7 @@ export class ExerciseSection {
       const status = error instanceof ApiError ? error.status : 0;
       if (load === this.loads && projectId === this.projectId) {
         if (status === 409) {
-          this.available = false; // this server offers no exercises (a class's hub, for now)
+          this.available = false; // this server offers no exercises
         } else if (status !== 404) {
           this.fail(error); // 404: none started yet
         }

@@ -329,11 +329,11 @@ describe("the Objectives panel's troubleshooting exercise", () => {
     expect(button(panel, 'exercise-start').disabled).toBe(false);
   });
 
-  it('is not offered where the server runs no exercises (a class hub answers 409)', async () => {
-    const hub = "Troubleshooting exercises are not available in a class's hub yet.";
+  it('is not offered where the server runs no exercises (it answers 409)', async () => {
+    const offered = 'Troubleshooting exercises are not available on this server.';
     const { api } = exerciseServer(
-      () => json(409, { error: { message: hub, type: 'ExerciseRefused' } }),
-      () => json(409, { error: { message: hub, type: 'ExerciseRefused' } })
+      () => json(409, { error: { message: offered, type: 'ExerciseRefused' } }),
+      () => json(409, { error: { message: offered, type: 'ExerciseRefused' } })
     );
     const panel = new ObjectivesPanel({ api, confirmCatchUp: async () => true, confirmGiveUp: async () => true });
     await panel.show('p1');
