@@ -20,14 +20,7 @@ projects: neither can be trusted with a grade. So the service checks students' l
 - **with whose values**: the lab rendered for the student with the class's salt, which
   only the service holds.
 
-Troubleshooting exercises (`objectives.exercises`) run here too, so that no student's
-server ever holds a fault: the service puts the fault (named, or drawn with the class's
-salt) into the student's copy through its own access, grades the exercise with the
-student's checks through it, and undoes it on a give-up; the student receives the
-symptom, the grade and, once given up, the fault's description. The exercise is kept in
-memory with the student's results (`ProjectLabs.progress`) and, for a graded lab,
-recorded in the grade store at each change with the copilot turns and model calls the
-gateway counted for the student since it started (read back after a restart).
+Troubleshooting exercises run here too, on these labs (`class_exercises.py`).
 
 `hints_used` of a first pass: the student's copilot turns (gateway usage records, any
 project: the gateway does not know the project of a call) from the start of the stage to
@@ -42,16 +35,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from ..console import ConsolePool, ConsoleTransport
 from ..devices.access import Devices
 from ..devices.policy import CommandPolicy
 from ..gns3.models import Project
-from ..objectives.api import ExerciseRequest, ExerciseView, GiveUpAnswer, LabView
+from ..objectives.api import LabView
 from ..objectives.errors import LabFileError, NoLab
-from ..objectives.exercise_model import ExerciseGrade
-from ..objectives.exercises import Exercises
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
@@ -62,8 +53,6 @@ from .grade_store import GradeStore, ObjectiveGrade
 from .lab_accounts import LabAccounts, lab_name
 from .usage import UsageStore, utc_now
 
-EVER = datetime(2000, 1, 1, tzinfo=timezone.utc)
-"""Before any model call the gateway recorded (counting a student's calls so far)."""
 CONSOLE_TRANSPORT: ConsoleTransport = "websocket"
 """How the service reaches consoles: GNS3's console websocket, with its own token."""
 
@@ -112,10 +101,10 @@ class ClassLabs:
         self.usage = usage
         self.policy = policy or CommandPolicy()
         self.clock = clock
-        self._salt = salt
+        self.salt = salt
         # The shared pool only names consoles (attaching judges nodes' dialects); each check
         # run has its own connections (`_run`).
-        self.labs = ProjectLabs(self._devices(ConsolePool()), salt, self.policy)
+        self.labs = ProjectLabs(self.devices(ConsolePool()), salt, self.policy)
         self._runs: dict[str, asyncio.Lock] = {}
 
     # -- which lab -----------------------------------------------------------------------
@@ -254,8 +243,8 @@ class ClassLabs:
 
         rendered = self.render(lab)
         select(rendered, stage, objectives)
-        _require_opened(lab, "check its lab")
-        async with self._lock(lab):
+        require_opened(lab, "check its lab")
+        async with self.lock(lab):
             known = await self._known(lab)
             async for result in self._run(lab, rendered, stage, objectives, abort):
                 await self.labs.progress.record(lab.project.project_id, lab.user, [result])
@@ -272,7 +261,7 @@ class ClassLabs:
         abort: asyncio.Event | None,
     ) -> AsyncIterator[ObjectiveResult]:
         pool = ConsolePool()
-        devices = self._devices(pool)
+        devices = self.devices(pool)
         project_id = lab.project.project_id
         try:
             async for result in check_lab(
@@ -324,88 +313,17 @@ class ClassLabs:
 
     async def catch_up(self, lab: StudentLab, plan: CatchUpPlan) -> None:
         """Restore the plan's snapshot in the student's project and start its nodes."""
-        async with self._lock(lab):
+        async with self.lock(lab):
             await self.labs.catch_up(lab.project.project_id, plan)
             if lab.graded:  # a snapshot may hold the template's lab file
                 await self.accounts.hide_lab_file(lab.project.project_id)
 
-    # -- exercises -----------------------------------------------------------------------
-
-    async def start_exercise(self, lab: StudentLab, request: ExerciseRequest) -> ExerciseView:
-        """Start an exercise in `lab` (`Exercises.start`; its project must be opened:
-        `ProjectNotOpened`). Raises `UnknownFault`, `ExerciseRefused`."""
-        _require_opened(lab, "start an exercise")
-        async with self._lock(lab), self._exercises(lab) as exercises:
-            view = await exercises.start(lab.project.project_id, lab.user, request)
-            await self._record_exercise(lab)
-        return view
-
-    async def exercise(self, lab: StudentLab) -> ExerciseView:
-        """The student's latest exercise in `lab` (`Exercises.current`). Raises
-        `NoExercise`."""
-        async with self._exercises(lab) as exercises:
-            return await exercises.current(lab.project.project_id, lab.user)
-
-    async def grade_exercise(self, lab: StudentLab) -> ExerciseGrade | None:
-        """The student's going exercise graded on their latest results (after a check of
-        `lab`), and recorded; None when none is going."""
-        async with self._exercises(lab) as exercises:
-            grade = await exercises.grade(lab.project.project_id, lab.user)
-        if grade is not None:
-            await self._record_exercise(lab)
-        return grade
-
-    async def give_up(self, lab: StudentLab) -> GiveUpAnswer:
-        """End the student's going exercise, the fault undone (`Exercises.give_up`; the
-        project must be opened). Raises `NoExercise`."""
-        _require_opened(lab, "give up its exercise")
-        async with self._lock(lab), self._exercises(lab) as exercises:
-            answer = await exercises.give_up(lab.project.project_id, lab.user)
-            await self._record_exercise(lab)
-        return answer
-
-    @contextlib.asynccontextmanager
-    async def _exercises(self, lab: StudentLab) -> AsyncIterator[Exercises]:
-        """`Exercises` over the student's lab as the service renders it, the service's
-        own console connections (closed after) and the gateway's count of model calls;
-        a graded lab's latest exercise read back from the grade store when the service
-        does not remember it (it restarted)."""
-        progress = self.labs.progress
-        key = lab.project.project_id
-        if lab.graded and await progress.exercise(key, lab.user) is None:
-            recorded = await self.grades.latest_exercise(lab.user, lab.lab)
-            if recorded is not None:
-                await progress.save_exercise(key, lab.user, recorded)
-        rendered = self.render(lab)
-
-        async def lab_for(project_id: str, user: str) -> LabFile:
-            return rendered
-
-        async def model_calls(project_id: str, user: str) -> int:
-            return await self.usage.calls_between(user, EVER, utc_now())
-
-        pool = ConsolePool()
-        try:
-            yield Exercises(self._devices(pool), progress, lab_for, self._salt, model_calls)
-        finally:
-            await pool.aclose()
-
-    async def _record_exercise(self, lab: StudentLab) -> None:
-        """Record the student's latest exercise in a graded lab, with the copilot turns
-        and calls from its start to its end (or now)."""
-        record = await self.labs.progress.exercise(lab.project.project_id, lab.user)
-        if not lab.graded or record is None:
-            return
-        until = record.ended_at or utc_now()
-        turns = await self.usage.turns_between(lab.user, record.started_at, until)
-        calls = await self.usage.calls_between(lab.user, record.started_at, until)
-        await self.grades.record_exercise(lab.user, lab.lab, record, turns, calls)
-
-    def _lock(self, lab: StudentLab) -> asyncio.Lock:
+    def lock(self, lab: StudentLab) -> asyncio.Lock:
         """One run at a time on a project's devices (checks, catch-ups, exercises)."""
         return self._runs.setdefault(lab.project.project_id, asyncio.Lock())
 
-    def _devices(self, pool: ConsolePool) -> Devices:
+    def devices(self, pool: ConsolePool) -> Devices:
+        """The service's device access over `pool` (its own GNS3 access and policy)."""
         return Devices(
             gns3=self.accounts.admin,
             consoles=pool,
@@ -414,7 +332,7 @@ class ClassLabs:
         )
 
 
-def _require_opened(lab: StudentLab, doing: str) -> None:
+def require_opened(lab: StudentLab, doing: str) -> None:
     """`ProjectNotOpened` unless the lab's project is opened (its devices are reached)."""
     if lab.project.status != "opened":
         raise ProjectNotOpened(

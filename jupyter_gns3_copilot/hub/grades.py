@@ -40,6 +40,7 @@ from ..gns3.models import Project
 from ..objectives.errors import LabFileError, NoLab
 from ..objectives.loader import LabDocument
 from ..objectives.model import LabFile
+from .class_exercises import ClassExercises
 from .class_labs import ClassLabs
 from .dashboard_data import ActionError, course_staff
 from .grade_store import ExerciseEntry, ObjectiveGrade
@@ -440,7 +441,7 @@ async def check_everyone(deps: DashboardDeps, body: GradesCheckBody) -> ClassChe
                 student_lab = await labs.student_lab(user, copy.project_id, by_name)
                 rendered = labs.render(student_lab)
                 report = await collect(rendered, labs.check(student_lab))
-                await labs.grade_exercise(student_lab)
+                await ClassExercises(labs).grade(student_lab)
                 kept = _kept(rendered, await labs.grades.grades(lab, user))
             except (GNS3Error, LabFileError, NoLab) as exc:
                 skip(str(exc))

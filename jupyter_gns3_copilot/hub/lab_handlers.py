@@ -17,7 +17,7 @@ checks and records (`class_labs.py`) and no student's server needs the class's s
   stage's snapshot and start the nodes; without `"confirm": true` a 400 says what would be
   restored;
 - `POST api/labs/{project_id}/exercises` (`ExerciseRequest`): the service starts a
-  troubleshooting exercise in the project (`ClassLabs.start_exercise`): the
+  troubleshooting exercise in the project (`ClassExercises.start`): the
   `ExerciseView`, the symptom only, never the fault;
 - `GET api/labs/{project_id}/exercises/current`: the caller's latest exercise
   (`ExerciseView`, with its latest grade);
@@ -67,6 +67,7 @@ from ..objectives.errors import (
 )
 from ..objectives.exercise_model import ExerciseGrade
 from ..objectives.results import ObjectiveResult
+from .class_exercises import ClassExercises
 from .class_labs import ClassLabs, ProjectNotOpened, StudentLab
 from .handlers import ServiceHandler
 from .runtime import HubRuntime
@@ -188,7 +189,7 @@ class LabChecksApi(_LabHandler):
         select(rendered, body.stage, body.objectives)  # a 400 before anything runs
 
         async def graded() -> ExerciseGrade | None:
-            return await labs.grade_exercise(lab) if body.lab is None else None
+            return await ClassExercises(labs).grade(lab) if body.lab is None else None
 
         checks = labs.check(lab, stage=body.stage, objectives=body.objectives, abort=self.abort)
         async with contextlib.aclosing(checks) as results:
@@ -266,7 +267,9 @@ class LabExercisesApi(_LabHandler):
             name = self.caller.name
             labs = self.labs
             await self.answer(
-                lambda: _on_lab(labs, name, project_id, lambda lab: labs.start_exercise(lab, body))
+                lambda: _on_lab(
+                    labs, name, project_id, lambda lab: ClassExercises(labs).start(lab, body)
+                )
             )
 
 
@@ -275,7 +278,9 @@ class LabExerciseApi(_LabHandler):
 
     async def get(self, project_id: str) -> None:
         labs = self.labs
-        await self.answer(lambda: _on_lab(labs, self.caller.name, project_id, labs.exercise))
+        await self.answer(
+            lambda: _on_lab(labs, self.caller.name, project_id, ClassExercises(labs).current)
+        )
 
 
 class LabGiveUpApi(_LabHandler):
@@ -283,7 +288,9 @@ class LabGiveUpApi(_LabHandler):
 
     async def post(self, project_id: str) -> None:
         labs = self.labs
-        await self.answer(lambda: _on_lab(labs, self.caller.name, project_id, labs.give_up))
+        await self.answer(
+            lambda: _on_lab(labs, self.caller.name, project_id, ClassExercises(labs).give_up)
+        )
 
 
 async def _on_lab(
