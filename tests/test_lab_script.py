@@ -3,7 +3,8 @@ its own local GNS3 lab, JupyterLab and the scripted model (a TEST DOUBLE of the 
 API replaying the example notebooks' scripts). It runs with approvals on, as the
 extension's default, and its banner says so; stopped and started again it keeps its lab
 (the same projects, PC configurations, lab values and progress), and `--reset` starts
-anew.
+anew. Its first run on a new directory (`first_run`) is shared: the banner and the asked
+approval are read from it, then it is stopped and started again for the restart.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,12 +38,12 @@ BUILD = "Build two VPCS PCs, PC1 and PC2, on one Ethernet switch and start them.
 
 class LabScript:
     """`scripts/lab.py` running, its output read line by line as it comes; its lab in
-    `work` (default: a new temporary directory)."""
+    `work`."""
 
-    def __init__(self, work: Path | None = None, *args: str) -> None:
+    def __init__(self, work: Path, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env["GNS3_COPILOT_LAB_PORT"] = str(free_port())
-        self.work = work or Path(tempfile.mkdtemp(prefix="copilot-lab-test-"))
+        self.work = work
         env["GNS3_COPILOT_LAB_DIR"] = str(self.work)
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "scripts" / "lab.py"), *args],
@@ -99,35 +100,46 @@ class LabScript:
         return "".join(self.output)
 
 
-@pytest.fixture
-def lab_script() -> Iterator[LabScript]:
-    script = LabScript()
+@dataclass(frozen=True)
+class Running:
+    """A started `LabScript` and its banner (its output up to "Press Ctrl+C")."""
+
+    script: LabScript
+    banner: str
+
+
+def ready(script: LabScript) -> Running:
+    """`script` once it is ready."""
+    return Running(script, script.until("Press Ctrl+C", READY_TIMEOUT))
+
+
+def connect(running: Running) -> Copilot:
+    """A client of the running script's JupyterLab."""
+    match = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", running.banner)
+    assert match, running.banner
+    return Copilot(match[1], match[2])
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """`make lab` started on a new directory, for this module's tests in their order: the
+    restart test stops it (a later test would find it stopped)."""
+    script = LabScript(tmp_path_factory.mktemp("lab") / "lab")
     try:
-        yield script
+        yield ready(script)
     finally:
         script.stop()
         shutil.rmtree(script.work, ignore_errors=True)
 
 
-def connect(script: LabScript) -> Copilot:
-    """A client of the running script's JupyterLab, once it is ready."""
-    banner = script.until("Press Ctrl+C", READY_TIMEOUT)
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", banner)
-    assert match, banner
-    return Copilot(match[1], match[2])
-
-
 @pytest.mark.lab
 @pytest.mark.slow
-def test_make_lab_asks_before_changes_and_says_so(lab_script: LabScript) -> None:
+def test_make_lab_asks_before_changes_and_says_so(first_run: Running) -> None:
     """Given `make lab` with no real model; then its banner names the approval setting;
     and when the build notebook's message is sent, the first change waits for a decision
-    instead of running."""
-    banner = lab_script.until("Press Ctrl+C", READY_TIMEOUT)
-    assert 'APPROVALS: require_approval = "changes"' in banner
-    match = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", banner)
-    assert match, banner
-    with Copilot(match[1], match[2]) as copilot:
+    instead of running. (Its stopping on Ctrl+C is the restart test's.)"""
+    assert 'APPROVALS: require_approval = "changes"' in first_run.banner
+    with connect(first_run) as copilot:
         copilot.use("Copilot build")
         asked = None
         for event in copilot.stream(BUILD, mode="lab"):
@@ -138,7 +150,6 @@ def test_make_lab_asks_before_changes_and_says_so(lab_script: LabScript) -> None
         assert asked is not None and asked.tool_name == "create_nodes"
         assert "PC1" in asked.summary
         assert copilot.approvals()[0]["approval_id"] == asked.approval_id
-    assert "Stopped." in lab_script.stop()
 
 
 def _state(copilot: Copilot) -> dict[str, object]:
@@ -160,27 +171,27 @@ def _state(copilot: Copilot) -> dict[str, object]:
 
 @pytest.mark.lab
 @pytest.mark.slow
-def test_make_lab_keeps_its_lab_across_restarts(tmp_path: Path) -> None:
+def test_make_lab_keeps_its_lab_across_restarts(first_run: Running) -> None:
     """Given `make lab` run once, the graded lab checked; when it is stopped (Ctrl+C) and
-    started again on the same directory; then it says it reuses the lab, and the projects
-    (same ids), PC1's address, the student's values and their latest statuses are as they
-    were; the class secret is a file only this user reads."""
-    work = tmp_path / "lab"
-    first = LabScript(work)
+    started again on the same directory; then it says it stopped and reuses the lab, and
+    the projects (same ids), PC1's address, the student's values and their latest statuses
+    are as they were; the class secret is a file only this user reads."""
+    work = first_run.script.work
     try:
-        with connect(first) as copilot:
+        with connect(first_run) as copilot:
             copilot.use("Copilot graded lab")
             copilot.check_lab("addressing")
             before = _state(copilot)
     finally:
-        stopped = first.stop()
-    assert "kept in" in stopped and "Not saved" not in stopped, stopped
+        stopped = first_run.script.stop()
+    assert "Stopped." in stopped and "kept in" in stopped, stopped
+    assert "Not saved" not in stopped, stopped
     assert (work / "lab.salt").stat().st_mode & 0o777 == 0o600
     salt = (work / "lab.salt").read_text()
 
     again = LabScript(work)
     try:
-        with connect(again) as copilot:
+        with connect(ready(again)) as copilot:
             after = _state(copilot)
         assert "Reusing the lab of the last run" in "".join(again.output)
     finally:

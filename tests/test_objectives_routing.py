@@ -5,7 +5,7 @@ ExStart while a network type changed, one gone after a hello interval changed on
 end, none on a router without OSPF; routes learned by OSPF (two next hops), by a static
 route over OSPF, a connected one, none; a BGP summary with an Established and an Active
 session, and one of a router without BGP. The checks on the routers themselves are in
-tests/test_objectives_routing_lab.py.
+tests/triangle/test_objectives_routing_lab.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The output is an FRR 8.4 router's of the routed lab (its fields trimmed to those read,
 plus a secondary address as `ip address` adds one); the same readings on the live
-routers are in tests/test_objectives_frr.py.
+routers are in tests/triangle/test_objectives_frr.py.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@ routed_lab`), for a test module to share: `routed_triangle(gns3_lab, gns3_http, 
 creates its project, builds it, starts it, configures OSPF and the PCs, waits until every
 adjacency is Full, yields it as a `GNS3Project`, and deletes it afterwards.
 
-Use it from a module-scoped fixture, so the routers boot once per module:
+Use it from a fixture shared as widely as its tests allow, so the routers boot once for
+all of them: tests/triangle/conftest.py shares one for every module in that package.
 
-    @pytest.fixture(scope="module")
-    def triangle(gns3_lab, gns3_http):
-        yield from routed_triangle(gns3_lab, gns3_http, "checks")
+    @pytest.fixture(scope="package")
+    def shared_triangle(gns3_lab, gns3_http):
+        yield from routed_triangle(gns3_lab, gns3_http, "shared")
 """
 
 from __future__ import annotations

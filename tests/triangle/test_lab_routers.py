@@ -1,8 +1,8 @@
 """Lab checks and catch-up on real FRR routers (the routed triangle of
-`testing.routed_lab`, booted once for the module): a router going down under a running
-check gives a ⚠ the student can read, not a crash or a hang, and the check passes again
-once the router is back; a catch-up to a stage restores the configurations the routers
-had saved when its snapshot was taken.
+`testing.routed_lab`, shared with the other modules here: conftest.py): a router going
+down under a running check gives a ⚠ the student can read, not a crash or a hang, and the
+check passes again once the router is back; a catch-up to a stage restores the
+configurations the routers had saved when its snapshot was taken.
 
 Everything goes through the lab's own path (`objectives.service.ProjectLabs`: the lab file
 attached to the project, `prepare_check`, `prepare_catch_up`), as the routes and
@@ -15,12 +15,9 @@ import asyncio
 import contextlib
 import textwrap
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator
 
-import httpx
 import pytest
-from support.routing import routed_triangle
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleSession
 from jupyter_gns3_copilot.devices.access import Devices
@@ -33,8 +30,8 @@ from jupyter_gns3_copilot.testing.routed_lab import (
     BOOT_TIMEOUT,
     FULL_TIMEOUT,
     ROUTERS,
+    configure_triangle,
     console_targets,
-    start_triangle,
     until_full,
 )
 
@@ -55,11 +52,6 @@ LAB = textwrap.dedent(
             check: {{kind: command, node: R2, command: show ip ospf neighbor, contains: Full}}
     """
 )
-
-
-@pytest.fixture(scope="module")
-def triangle(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[GNS3Project]:
-    yield from routed_triangle(gns3_lab, gns3_http, "robust")
 
 
 @contextlib.asynccontextmanager
@@ -144,10 +136,11 @@ async def test_a_catch_up_restores_the_configurations_the_routers_had_saved(
     triangle: GNS3Project,
 ) -> None:
     """Given the routers' OSPF configurations saved and the lab stopped and snapshotted as
-    the `ospf` stage's snapshot, then started; when R1 drops OSPF, adds a static route
-    and saves that, a catch-up to `ospf` (confirmed) brings back R1's earlier saved
-    configuration (OSPF, no static route), every adjacency is Full again and the stage's
-    check passes."""
+    the `ospf` stage's snapshot, then R1 started (the only router changed: one boot, not
+    three); when R1 drops OSPF, adds a static route and saves that, a catch-up to `ospf`
+    (confirmed) brings back R1's earlier saved configuration (OSPF, no static route),
+    every adjacency is Full again and the stage's check passes. The PCs, which keep no
+    configuration across the restore, are configured again for the tests after it."""
     pid = triangle.project_id
     async with project_labs(triangle) as (gns3, labs):
         for router in ROUTERS:
@@ -155,7 +148,8 @@ async def test_a_catch_up_restores_the_configurations_the_routers_had_saved(
             assert "[OK]" in saved, saved
         await gns3.stop_all(pid)
         await gns3.create_snapshot(pid, SNAPSHOT)
-        await start_triangle(gns3, pid)
+        [r1] = [n for n in await gns3.list_nodes(pid) if n.name == "R1"]
+        await gns3.start_node(pid, r1.node_id)  # vtysh waits for its console to answer
         changed = await vtysh(
             gns3,
             pid,
@@ -173,6 +167,7 @@ async def test_a_catch_up_restores_the_configurations_the_routers_had_saved(
             targets = await console_targets(gns3, pid)
             waits = (pool.wait_ready(t, timeout=BOOT_TIMEOUT) for t in targets.values())
             await asyncio.gather(*waits)
+        await configure_triangle(gns3, pid, routers=())
         [after] = await vtysh(gns3, pid, "R1", ["show running-config"])
         assert "ospf router-id 1.1.1.1" in after, after
         assert "10.9.9.0" not in after, after

@@ -1,8 +1,9 @@
-"""`address` and `reachable` checks decided on REAL FRR routers: the shared routed lab
+"""`address` and `reachable` checks decided on REAL FRR routers: the routed lab
 (tests/support/routing.py: R1-R3 in an OSPF triangle, PC1 behind R1, PC2 behind R3),
-built once for the module. Addresses are read from `show interface json`; pings from a
-router are vtysh's `ping` (5 probes each, whatever the check's count); one student's
-parameters are configured on the routers and decided against two students' labs.
+shared with the other modules here (conftest.py). Addresses are read from `show interface
+json`; pings from a router are vtysh's `ping` (5 probes each, whatever the check's count);
+one student's parameters are configured on the routers and decided against two students'
+labs.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import textwrap
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import pytest
-from support.routing import routed_triangle
 from support.tools import client_for
 
 from jupyter_gns3_copilot.console import ConsolePool, ConsoleSession
@@ -30,11 +29,6 @@ from jupyter_gns3_copilot.testing.pytest_plugin import GNS3Project
 from jupyter_gns3_copilot.testing.routed_lab import BOOT_TIMEOUT, console_targets, until_full
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def triangle(gns3_lab: Any, gns3_http: Any) -> Iterator[GNS3Project]:
-    yield from routed_triangle(gns3_lab, gns3_http, "objectives")
 
 
 def lab_of(checks: str) -> str:

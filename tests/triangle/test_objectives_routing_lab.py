@@ -1,8 +1,8 @@
 """The routing checks decided on REAL FRR routers: the routed triangle of
-`testing.routed_lab` (R1-R3 under QEMU with OSPF Full, PC1 and PC2 as VPCS), booted once
-for the module. Each check goes through `objectives.checks.decide` with a `DeviceAccess`,
-as a lab check does; the routers are changed between checks with the copilot's own
-`run_config_commands` (automation mode), over the same consoles.
+`testing.routed_lab` (R1-R3 under QEMU with OSPF Full, PC1 and PC2 as VPCS), shared with
+the other modules here (conftest.py). Each check goes through `objectives.checks.decide`
+with a `DeviceAccess`, as a lab check does; the routers are changed between checks with
+the copilot's own `run_config_commands` (automation mode), over the same consoles.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from support.routing import routed_triangle
 from support.tools import client_for
 
 from jupyter_gns3_copilot.console import ConsolePool
@@ -30,11 +29,6 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 CONVERGED = 90.0
 """Seconds a check may `wait` for the routers to converge after a change."""
-
-
-@pytest.fixture(scope="module")
-def triangle(gns3_lab: Any, gns3_http: Any) -> Any:
-    yield from routed_triangle(gns3_lab, gns3_http, "checks")
 
 
 Decide = Callable[..., Awaitable[CheckVerdict]]
