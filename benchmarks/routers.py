@@ -10,6 +10,9 @@ Starts a local GNS3 lab (labkit) and, per run, builds the routed triangle of
 - idle CPU: each router's QEMU process's CPU time (user + system, from /proc) over IDLE
   seconds with nothing typed, in % of one core;
 - RSS: each router's QEMU process's resident memory at the end of the idle window;
+- one router alone: R1 stopped and started again while the others idle, until its
+  console answers, and the CPU seconds its QEMU spent so far (what a boot costs, whatever
+  the load);
 - the tool: `show ip ospf neighbor` on R1, R2 and R3 in one `run_show_commands` call as
   the direct tool run streams it (`server.tool_runs.run_tool`), from `tool_start` to
   `tool_end`, with the console sessions open (warm), median of REPS calls.
@@ -37,16 +40,18 @@ from pathlib import Path
 
 from _common import gns3_lab, parse_args
 
-from jupyter_gns3_copilot.console import ConsolePool
+from jupyter_gns3_copilot.console import ConsolePool, wait_ready
 from jupyter_gns3_copilot.events import ToolEndEvent, ToolStartEvent
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.server.tool_runs import run_tool
 from jupyter_gns3_copilot.testing.pytest_plugin import ExternalLab
 from jupyter_gns3_copilot.testing.routed_lab import (
+    BOOT_TIMEOUT,
     ROUTERS,
     build_triangle,
     configure_triangle,
+    console_targets,
     start_triangle,
     until_full,
 )
@@ -66,6 +71,10 @@ class Run:
     rss: dict[str, float]
     """Router -> resident memory in MB."""
     tool_ms: list[float] = field(default_factory=list)
+    alone: float = 0.0
+    """Seconds until R1's console answers when it is started alone."""
+    boot_cpu: float = 0.0
+    """CPU seconds R1's QEMU spent until then."""
 
 
 def qemu_pids(node_ids: dict[str, str]) -> dict[str, int]:
@@ -153,10 +162,24 @@ async def one_run(gns3: GNS3Client, idle: float, reps: int) -> Run:
             ctx = ToolContext(gns3=gns3, project_id=pid, consoles=pool)
             await tool_latency(ctx)  # opens every console session: warm from here
             run.tool_ms = [await tool_latency(ctx) * 1000 for _ in range(reps)]
+        run.alone, run.boot_cpu = await boot_alone(gns3, pid, ROUTERS[0], nodes[ROUTERS[0]])
         return run
     finally:
         await gns3.close_project(pid)
         await gns3.delete_project(pid)
+
+
+async def boot_alone(
+    gns3: GNS3Client, project_id: str, router: str, node_id: str
+) -> tuple[float, float]:
+    """Stop `router` (node `node_id`) and start it again alone (the others idle): the
+    seconds until its console answers, and the CPU seconds its QEMU spent booting."""
+    await gns3.stop_node(project_id, node_id)
+    began = time.monotonic()
+    await gns3.start_node(project_id, node_id)
+    await wait_ready((await console_targets(gns3, project_id))[router], timeout=BOOT_TIMEOUT)
+    elapsed = time.monotonic() - began
+    return elapsed, cpu_seconds(qemu_pids({router: node_id})[router])
 
 
 def per_router(values: dict[str, float], unit: str) -> str:
@@ -172,7 +195,8 @@ async def measure(lab: LabServer | ExternalLab, runs: int, idle: float, reps: in
             print(
                 f"run {index}: ready {run.ready:.1f} s, Full {run.full:.1f} s, "
                 f"idle CPU {per_router(run.cpu, ' %')}, RSS {per_router(run.rss, ' MB')}, "
-                f"{SHOW} x3 median {statistics.median(run.tool_ms):.1f} ms",
+                f"{SHOW} x3 median {statistics.median(run.tool_ms):.1f} ms, "
+                f"{ROUTERS[0]} alone ready {run.alone:.1f} s on {run.boot_cpu:.1f} s of CPU",
                 flush=True,
             )
     ready = statistics.median(r.ready for r in done)
@@ -180,6 +204,9 @@ async def measure(lab: LabServer | ExternalLab, runs: int, idle: float, reps: in
     cpu = statistics.median(v for r in done for v in r.cpu.values())
     rss = statistics.median(v for r in done for v in r.rss.values())
     tool = sorted(ms for r in done for ms in r.tool_ms)
+    alone = statistics.median(r.alone for r in done)
+    boot_cpu = statistics.median(r.boot_cpu for r in done)
+    print(f"one FRR router started alone: ready in {alone:.1f} s, {boot_cpu:.1f} s of CPU")
     print(f"loadavg at the end: {os.getloadavg()[0]:.1f} (2 cores)")
     print(
         f"{SHOW} on {len(ROUTERS)} routers via run_show_commands, tool_start -> tool_end "
