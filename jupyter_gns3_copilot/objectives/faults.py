@@ -13,18 +13,18 @@
 `undo_fault` takes a fault out again, as far as the devices allow (module
 `objectives.exercises`).
 
-With `check_all`, every other objective is checked before (once, without its `wait`) and
-those that passed are checked again after (with their `wait`, as the network settles):
-the ones that fail then are `also_broken`, for a fault should break what it says and no
-more. What the fault breaks is checked after without the checks' `wait` (this loop does
-the waiting).
+With `check_all`, every other objective is checked before (once, without its `wait`, in
+the same run as what the fault breaks) and those that passed are checked again after
+(with their `wait`, as the network settles): the ones that fail then are `also_broken`,
+for a fault should break what it says and no more. What the fault breaks is checked
+after without the checks' `wait` (this loop does the waiting).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -80,8 +80,9 @@ async def apply_fault(
     fault = lab.require_fault(fault_id)
     quick = without_waits(lab)
     others = [o for o in lab.objective_ids() if o not in fault.breaks] if check_all else []
-    before = await _check(lab, fault.breaks, devices, project_id, abort)
-    before += await _check(quick, others, devices, project_id, abort)
+    before = await _check(
+        without_waits(lab, others), [*fault.breaks, *others], devices, project_id, abort
+    )
     not_passing = [r for r in before if r.id in fault.breaks and r.status != "pass"]
     if not_passing:
         return FaultOutcome(
@@ -138,11 +139,14 @@ async def undo_fault(
     return left
 
 
-def without_waits(lab: LabFile) -> LabFile:
-    """`lab` with every check's `wait` at 0 (a check then decides on its first try)."""
+def without_waits(lab: LabFile, objectives: Collection[str] | None = None) -> LabFile:
+    """`lab` with the `wait` of every check (of the `objectives` named, when given) at 0:
+    such a check decides on its first try."""
     data = lab.model_dump(by_alias=True, exclude_unset=True)
-    for _, check in check_data(data):
-        if "wait" in check:
+    for path, check in check_data(data):
+        _, s, _, o, *_ = path
+        chosen = objectives is None or data["stages"][s]["objectives"][o]["id"] in objectives
+        if chosen and "wait" in check:
             check["wait"] = 0
     return LabFile.model_validate(data)
 

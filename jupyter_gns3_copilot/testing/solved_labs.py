@@ -11,6 +11,7 @@ configuration overwritten by the solution (`lines`) or by the lines `UNDO` names
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -142,8 +143,15 @@ async def solve(devices: Devices, project_id: str, lines: Solution) -> None:
     """Start the project's nodes and type each node's `lines` (in configuration mode on a
     router); `FaultStepError` when a device rejects one."""
     await devices.gns3.start_all(project_id)
-    for node, typed in lines.items():
-        await type_lines(devices, project_id, node, typed)
+    await _type_each(devices, project_id, lines)
+
+
+async def _type_each(devices: Devices, project_id: str, lines: Solution) -> None:
+    """Each node's `lines` typed, the nodes at once (each has its own console; a VPCS
+    takes 3 s to check a new address is not a duplicate)."""
+    await asyncio.gather(
+        *(type_lines(devices, project_id, node, typed) for node, typed in lines.items())
+    )
 
 
 async def undo(
@@ -159,8 +167,7 @@ async def undo(
     await undo_fault(devices, project_id, fault, saved=[])
     configured = {step.node for step in fault.apply if isinstance(step, ConfigStep)}
     lines = undo_lines or {node: solution[node] for node in configured if node in solution}
-    for node, typed in lines.items():
-        await type_lines(devices, project_id, node, typed)
+    await _type_each(devices, project_id, lines)
 
 
 async def each_fault(
