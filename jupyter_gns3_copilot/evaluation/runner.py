@@ -3,8 +3,10 @@ asked to find and fix it, as a student would, with its changes approved.
 
 `evaluate(lab_access, project_id, plan, model, data_dir)`:
 
-1. checks every objective: the project must be the working lab (else `LabNotWorking`,
-   naming what fails);
+1. checks every objective of the working lab (`working_lab`: the stages up to the last
+   one the faults belong to, and what they break; a later stage, such as a failover with
+   a link down, is another state of the lab): the project must pass them all (else
+   `LabNotWorking`, naming what fails); the rest of the run knows those stages only;
 2. saves the devices' configurations (`devices.saving`), stops the lab, takes a GNS3
    snapshot of it and starts it again (GNS3 snapshots a stopped lab only), and checks
    every objective again (`LabNotWorking` when a configuration could not be saved);
@@ -23,6 +25,7 @@ The copilot runs in-process (`chat.AgentService`, its history under `data_dir`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
@@ -118,6 +121,7 @@ async def evaluate(
     no longer passes: a configuration could not be saved), `UnknownFault`."""
     say = progress or (lambda _: None)
     faults = plan.fault_ids()
+    plan = dataclasses.replace(plan, lab=working_lab(plan.lab, faults))
     devices = lab_access.devices
     failing = await _not_passing(devices, project_id, plan.lab)
     if failing:
@@ -155,6 +159,25 @@ async def evaluate(
         await service.close()
         await restore(devices, project_id, snapshot)
     return scores
+
+
+def working_lab(lab: LabFile, fault_ids: Sequence[str]) -> LabFile:
+    """`lab` as the faults `fault_ids` go into it: the stages up to the last one a fault
+    belongs to, and of the later stages only the objectives a fault breaks (a fault
+    without a stage: the whole lab). Later stages are other states of the lab (a link
+    taken down for a failover), which the working lab does not pass."""
+    faults = [lab.require_fault(fault_id) for fault_id in fault_ids]
+    if not faults or any(f.stage is None for f in faults):
+        return lab
+    index = {stage.id: i for i, stage in enumerate(lab.stages)}
+    last = max(index[f.stage] for f in faults if f.stage is not None)
+    broken = {o for f in faults for o in f.breaks}
+    stages = lab.stages[: last + 1]
+    for stage in lab.stages[last + 1 :]:
+        kept = [o for o in stage.objectives if o.id in broken]
+        if kept:
+            stages.append(stage.model_copy(update={"objectives": kept}))
+    return lab.model_copy(update={"stages": stages})
 
 
 async def snapshot_working_lab(
