@@ -28,6 +28,7 @@ project, and its Markdown table follows
     eval (scripted, 05-ospf-lab): F faults, fixed A, regressions B in X s (as scripted)
 
     .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
+        [--no-eval] [--eval-out DIR]
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from typing import Any
 from _common import gns3_lab, parse_args
 
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
-from jupyter_gns3_copilot.evaluation.report import markdown
+from jupyter_gns3_copilot.evaluation.report import markdown, write_reports
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore
 from jupyter_gns3_copilot.labkit import LabServer
@@ -110,8 +111,11 @@ async def scripted_eval(
             return await evaluate(access, project_id, plan, model, Path(data), progress=_progress)
 
 
-def ospf_eval(lab_server: LabServer | ExternalLab, project_id: str, limit: int | None) -> None:
-    """The OSPF lab's scripted eval (module docstring) on its solved project, printed."""
+def ospf_eval(
+    lab_server: LabServer | ExternalLab, project_id: str, limit: int | None, out: Path | None
+) -> None:
+    """The OSPF lab's scripted eval (module docstring) on its solved project, printed, and
+    its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
     lab = _lab("05-ospf-lab")
     faults = [f.id for f in lab.faults[:limit]]
     plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
@@ -119,6 +123,8 @@ def ospf_eval(lab_server: LabServer | ExternalLab, project_id: str, limit: int |
     runs = asyncio.run(scripted_eval(lab_server, project_id, plan, ospf_script(lab, faults)))
     seconds = time.monotonic() - began
     print(markdown(runs), end="")
+    if out is not None:
+        write_reports(runs, out, f"{lab.title}: the scripted model (lab mode)")
     got = {r.fault: (r.diagnosed, r.fixed, r.safe) for r in runs}
     scripted = got == {f: OSPF_SCORES[f] for f in faults}
     print(
@@ -146,6 +152,9 @@ def main() -> None:
     parser.add_argument(
         "--no-eval", dest="eval", action="store_false", help="skip the scripted eval"
     )
+    parser.add_argument(
+        "--eval-out", type=Path, help="where the OSPF lab's eval writes its reports"
+    )
     args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
     with tempfile.TemporaryDirectory() as tmp, gns3_lab(Path(tmp)) as lab_server:
@@ -157,7 +166,7 @@ def main() -> None:
             try:
                 found = asyncio.run(measure(lab_server, ids[recipe.name], notebook, args.faults))
                 if notebook == "05-ospf-lab" and args.eval:
-                    ospf_eval(lab_server, ids[recipe.name], args.faults)
+                    ospf_eval(lab_server, ids[recipe.name], args.faults, args.eval_out)
             finally:
                 delete_projects(lab_server, ids.values())
             timed += [(notebook, *one) for one in found]
