@@ -23,10 +23,11 @@ from jupyter_gns3_copilot.console import ConsolePool
 from jupyter_gns3_copilot.devices.saving import save_configurations
 from jupyter_gns3_copilot.evaluation.cli import main
 from jupyter_gns3_copilot.evaluation.report import HTML, JSONL, MARKDOWN, markdown, svg
-from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, evaluate, working_lab
+from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore, is_diagnosed, symptom
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.fault_model import Diagnosis
+from jupyter_gns3_copilot.objectives.faults import working_lab
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report

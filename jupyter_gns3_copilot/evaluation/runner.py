@@ -45,7 +45,7 @@ from ..devices.saving import SavedConfiguration, save_configurations
 from ..events import ContentEvent, DoneEvent, ErrorEvent, ToolEndEvent, ToolStartEvent
 from ..gns3 import GNS3Error, Snapshot
 from ..objectives.fault_model import Fault
-from ..objectives.faults import apply_fault
+from ..objectives.faults import apply_fault, working_lab
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
@@ -159,25 +159,6 @@ async def evaluate(
         await service.close()
         await restore(devices, project_id, snapshot)
     return scores
-
-
-def working_lab(lab: LabFile, fault_ids: Sequence[str]) -> LabFile:
-    """`lab` as the faults `fault_ids` go into it: the stages up to the last one a fault
-    belongs to, and of the later stages only the objectives a fault breaks (a fault
-    without a stage: the whole lab). Later stages are other states of the lab (a link
-    taken down for a failover), which the working lab does not pass."""
-    faults = [lab.require_fault(fault_id) for fault_id in fault_ids]
-    if not faults or any(f.stage is None for f in faults):
-        return lab
-    index = {stage.id: i for i, stage in enumerate(lab.stages)}
-    last = max(index[f.stage] for f in faults if f.stage is not None)
-    broken = {o for f in faults for o in f.breaks}
-    stages = lab.stages[: last + 1]
-    for stage in lab.stages[last + 1 :]:
-        kept = [o for o in stage.objectives if o.id in broken]
-        if kept:
-            stages.append(stage.model_copy(update={"objectives": kept}))
-    return lab.model_copy(update={"stages": stages})
 
 
 async def snapshot_working_lab(

@@ -11,7 +11,7 @@
    they all fail, else `ineffective`, naming those still passing.
 
 `undo_fault` takes a fault out again, as far as the devices allow (module
-`objectives.exercises`).
+`objectives.exercises`). `working_lab` is the part of a lab its faults go into.
 
 With `check_all`, every other objective is checked before (once, without its `wait`, in
 the same run as what the fault breaks) and those that passed are checked again after
@@ -137,6 +137,25 @@ async def undo_fault(
         else:
             await start_node(devices, project_id, step.node)
     return left
+
+
+def working_lab(lab: LabFile, fault_ids: Sequence[str]) -> LabFile:
+    """`lab` as the faults `fault_ids` go into it: the stages up to the last one a fault
+    belongs to, and of the later stages only the objectives a fault breaks (a fault
+    without a stage: the whole lab). Later stages are other states of the lab (a link
+    taken down for a failover), which the working lab does not pass."""
+    faults = [lab.require_fault(fault_id) for fault_id in fault_ids]
+    if not faults or any(f.stage is None for f in faults):
+        return lab
+    index = {stage.id: i for i, stage in enumerate(lab.stages)}
+    last = max(index[f.stage] for f in faults if f.stage is not None)
+    broken = {o for f in faults for o in f.breaks}
+    stages = lab.stages[: last + 1]
+    for stage in lab.stages[last + 1 :]:
+        kept = [o for o in stage.objectives if o.id in broken]
+        if kept:
+            stages.append(stage.model_copy(update={"objectives": kept}))
+    return lab.model_copy(update={"stages": stages})
 
 
 def without_waits(lab: LabFile, objectives: Collection[str] | None = None) -> LabFile:
