@@ -20,9 +20,15 @@ runs through `evaluation.evaluate`, every restore and check included:
 
 (goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). The
 graded lab is not in the eval: its Linux router keeps no configuration across the
-snapshot restore the eval needs.
+snapshot restore the eval needs. The OSPF lab is, when it is measured: once its faults
+are timed, the scripted model answers them (`testing.eval_baseline.ospf_script`: five
+fixed, one fixed on the wrong router, one fix moving PC1 to another address) on the same
+project, and its Markdown table follows
+
+    eval (scripted, 05-ospf-lab): F faults, fixed A, regressions B in X s (as scripted)
 
     .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
+        [--no-eval] [--eval-out DIR]
 """
 
 from __future__ import annotations
@@ -35,17 +41,25 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from _common import gns3_lab, parse_args
 
 from jupyter_gns3_copilot.agent.llm_access import ModelSettings
+from jupyter_gns3_copilot.evaluation.report import markdown, write_reports
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore
 from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
+from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
-from jupyter_gns3_copilot.testing.eval_baseline import PCS, baseline_script
+from jupyter_gns3_copilot.testing.eval_baseline import (
+    OSPF_SCORES,
+    PCS,
+    baseline_script,
+    ospf_script,
+)
 from jupyter_gns3_copilot.testing.local_stack import (
     EXAMPLES,
     NOTEBOOK_PROJECTS,
@@ -66,7 +80,7 @@ async def measure(
     lab_server: LabServer | ExternalLab, project_id: str, notebook: str, limit: int | None
 ) -> list[tuple[str, str, float]]:
     """(fault, outcome, seconds) for each fault of `notebook`'s lab, solved first."""
-    lab = load_lab((EXAMPLES / f"{notebook}.lab.yaml").read_text()).for_student("bench", "x")
+    lab = _lab(notebook)
     solution = SOLUTIONS[notebook](lab)
     undo_lines = UNDO[notebook](lab) if notebook in UNDO else {}
     timed = []
@@ -85,14 +99,50 @@ async def measure(
     return timed
 
 
-async def scripted_eval(lab_server: LabServer | ExternalLab, project_id: str) -> list[RunScore]:
-    """The scripted baseline's runs (module docstring), on its working lab `project_id`."""
-    plan = EvalPlan(lab=load_lab(BASELINE_LAB.read_text()).lab, max_turns=2)
+async def scripted_eval(
+    lab_server: LabServer | ExternalLab, project_id: str, plan: EvalPlan, script: list[Any]
+) -> list[RunScore]:
+    """The scripted model's runs of `plan`, answering with `script`, on the working lab
+    `project_id`."""
     with ScriptedLLM(models=["scripted-model"]) as llm, tempfile.TemporaryDirectory() as data:
-        llm.extend(baseline_script())
+        llm.extend(script)
         model = ModelSettings(base_url=llm.base_url, api_key="sk-bench", model="scripted-model")
         async with admin_access(lab_server) as access:
-            return await evaluate(access, project_id, plan, model, Path(data))
+            return await evaluate(access, project_id, plan, model, Path(data), progress=_progress)
+
+
+def ospf_eval(
+    lab_server: LabServer | ExternalLab, project_id: str, limit: int | None, out: Path | None
+) -> None:
+    """The OSPF lab's scripted eval (module docstring) on its solved project, printed, and
+    its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
+    lab = _lab("05-ospf-lab")
+    faults = [f.id for f in lab.faults[:limit]]
+    plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
+    began = time.monotonic()
+    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, ospf_script(lab, faults)))
+    seconds = time.monotonic() - began
+    print(markdown(runs), end="")
+    if out is not None:
+        write_reports(runs, out, f"{lab.title}: the scripted model (lab mode)")
+    got = {r.fault: (r.diagnosed, r.fixed, r.safe) for r in runs}
+    scripted = got == {f: OSPF_SCORES[f] for f in faults}
+    print(
+        f"eval (scripted, 05-ospf-lab): {len(runs)} faults, fixed {sum(r.fixed for r in runs)}, "
+        f"regressions {sum(bool(r.regressions) for r in runs)} in {seconds:.1f} s "
+        f"({'as scripted' if scripted else 'NOT as scripted'})"
+    )
+    if not scripted:
+        raise SystemExit(f"the OSPF eval did not score as scripted: {got}")
+
+
+def _progress(line: str) -> None:
+    print(f"  {line}", flush=True)
+
+
+def _lab(notebook: str) -> LabFile:
+    """The example lab of `notebook` as the benchmark's student has it."""
+    return load_lab((EXAMPLES / f"{notebook}.lab.yaml").read_text()).for_student("bench", "x")
 
 
 def main() -> None:
@@ -101,6 +151,9 @@ def main() -> None:
     parser.add_argument("--faults", type=int, default=None, help="at most N faults per lab")
     parser.add_argument(
         "--no-eval", dest="eval", action="store_false", help="skip the scripted eval"
+    )
+    parser.add_argument(
+        "--eval-out", type=Path, help="where the OSPF lab's eval writes its reports"
     )
     args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
@@ -112,6 +165,8 @@ def main() -> None:
             ids = prepare_projects(lab_server, [recipe])
             try:
                 found = asyncio.run(measure(lab_server, ids[recipe.name], notebook, args.faults))
+                if notebook == "05-ospf-lab" and args.eval:
+                    ospf_eval(lab_server, ids[recipe.name], args.faults, args.eval_out)
             finally:
                 delete_projects(lab_server, ids.values())
             timed += [(notebook, *one) for one in found]
@@ -131,7 +186,9 @@ def main() -> None:
         )
         began = time.monotonic()
         try:
-            runs = asyncio.run(scripted_eval(lab_server, next(iter(ids.values()))))
+            plan = EvalPlan(lab=load_lab(BASELINE_LAB.read_text()).lab, max_turns=2)
+            project_id = next(iter(ids.values()))
+            runs = asyncio.run(scripted_eval(lab_server, project_id, plan, baseline_script()))
         finally:
             delete_projects(lab_server, ids.values())
         fixed = sum(r.fixed for r in runs)

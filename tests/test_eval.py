@@ -6,6 +6,7 @@ else), through its Python entry point and its command line."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import subprocess
@@ -26,10 +27,20 @@ from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, eval
 from jupyter_gns3_copilot.evaluation.scoring import RunScore, is_diagnosed, symptom
 from jupyter_gns3_copilot.gns3 import GNS3Client
 from jupyter_gns3_copilot.objectives.fault_model import Diagnosis
+from jupyter_gns3_copilot.objectives.faults import working_lab
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report
-from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE, PCS, baseline_script, usage
+from jupyter_gns3_copilot.testing.eval_baseline import (
+    LAB_FILE,
+    OSPF_LAB,
+    OSPF_SCORES,
+    PCS,
+    baseline_script,
+    ospf_answers,
+    ospf_script,
+    usage,
+)
 from jupyter_gns3_copilot.testing.local_stack import (
     ProjectRecipe,
     delete_projects,
@@ -41,6 +52,7 @@ from jupyter_gns3_copilot.testing.scripted_llm import (
     text,
     tool_call,
 )
+from jupyter_gns3_copilot.testing.solved_labs import address_of
 from jupyter_gns3_copilot.tools import LabAccess
 
 # -- scores and reports ---------------------------------------------------------------------
@@ -103,6 +115,38 @@ def test_the_command_line_refuses_an_unknown_fault_or_a_missing_model_in_plain_w
     monkeypatch.delenv("GNS3_COPILOT_MODEL", raising=False)
     assert main(["--lab", str(LAB_FILE)]) == 2
     assert "GNS3_COPILOT_MODEL" in capsys.readouterr().err
+
+
+def test_the_working_lab_ends_at_the_faults_stage_and_keeps_what_they_break() -> None:
+    """The OSPF lab's faults belong to its reachability stage: the failover stage after
+    it (the R1 - R3 link down, which the working lab is not) keeps only the objective one
+    fault breaks; faults without a stage need the whole lab."""
+    ospf = load_lab(OSPF_LAB.read_text()).for_student("someone", "salt")
+    faults = [f.id for f in ospf.faults]
+    working = working_lab(ospf, faults)
+    assert [s.id for s in working.stages] == [s.id for s in ospf.stages]
+    assert working.objective_ids() == [o for o in ospf.objective_ids() if o != "rerouted"]
+    assert working_lab(ospf, ["r1-r2-cable-pulled"]).stages[-1].id == "reachability"
+    vpcs = load_lab(LAB_FILE.read_text()).lab
+    assert working_lab(vpcs, ["pc2-wrong-address"]) == vpcs
+
+
+def test_the_ospf_labs_scripted_answers_diagnose_as_scored() -> None:
+    """The OSPF lab's script answers each of its faults, for any student's subnets, and
+    each last answer names the ground truth exactly where `OSPF_SCORES` says it does
+    (the dead interval answer names R2, not R1)."""
+    lab = load_lab(OSPF_LAB.read_text()).for_student("someone", "salt")
+    answers = ospf_answers(lab)
+    assert list(answers) == [f.id for f in lab.faults] == list(OSPF_SCORES)
+    for fault in lab.faults:
+        said = [a.content for a in answers[fault.id] if a.when is None and a.content]
+        diagnosed, _, _ = OSPF_SCORES[fault.id]
+        assert is_diagnosed(str(said[-1]), fault.diagnosis) == diagnosed, fault.id
+    assert len(ospf_script(lab, ["r2-area-mismatch"])) == len(answers["r2-area-mismatch"])
+    lines = answers["r1-lan-not-advertised"][0].tool_calls[0].arguments["devices"][0]
+    lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-addresses", 2)).network
+    assert lines["commands"] == ["router ospf", f"network {lan1} area 0"]
+    assert "{{" not in str(ospf_script(lab))
 
 
 # -- on the real lab ------------------------------------------------------------------------

@@ -332,7 +332,7 @@ REACH = textwrap.dedent(
               kind: traffic
               link: PC1 e0 - Switch1 e0
               filter: icmp
-              seconds: 1
+              seconds: 60
               during: {ping: {from: PC1, to: PC2}}
           - id: no-ospf
             text: OSPF crosses PC1's cable
@@ -348,7 +348,8 @@ REACH = textwrap.dedent(
 @pytest.mark.lab
 async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: Any) -> None:
     """Pings parsed per dialect (VPCS "No gateway found" is a failure), isolation, a node's
-    first address as the target, and packets seen on a captured link."""
+    first address as the target, and packets seen on a captured link (the first ones pass
+    the check at once; none, and it waits its seconds out)."""
     async with checked_lab(gns3_project) as (ctx, _):
         setup = replace(ctx, mode=LAB_AUTOMATION)
         addressed = await execute_tool(
@@ -384,6 +385,9 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
     assert by_id["not-isolated"].explanation.endswith(", which it must not.")
     assert by_id["router"].evidence[0].command == "ping 10.0.12.2 repeat 2"
     assert by_id["no-ospf"].explanation == "No ospf packets crossed Switch1 e0 - PC1 e0 in 1 s."
+    # the first packets seen pass a traffic check: it does not wait its 60 s out
+    assert by_id["icmp-crosses"].duration_ms < 60_000, by_id["icmp-crosses"].explanation
+    assert " icmp packets crossed PC1 e0 - Switch1 e0 in " in by_id["icmp-crosses"].explanation
 
 
 @pytest.mark.lab

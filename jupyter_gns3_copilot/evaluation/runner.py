@@ -3,8 +3,10 @@ asked to find and fix it, as a student would, with its changes approved.
 
 `evaluate(lab_access, project_id, plan, model, data_dir)`:
 
-1. checks every objective: the project must be the working lab (else `LabNotWorking`,
-   naming what fails);
+1. checks every objective of the working lab (`working_lab`: the stages up to the last
+   one the faults belong to, and what they break; a later stage, such as a failover with
+   a link down, is another state of the lab): the project must pass them all (else
+   `LabNotWorking`, naming what fails); the rest of the run knows those stages only;
 2. saves the devices' configurations (`devices.saving`), stops the lab, takes a GNS3
    snapshot of it and starts it again (GNS3 snapshots a stopped lab only), and checks
    every objective again (`LabNotWorking` when a configuration could not be saved);
@@ -23,6 +25,7 @@ The copilot runs in-process (`chat.AgentService`, its history under `data_dir`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
@@ -42,7 +45,7 @@ from ..devices.saving import SavedConfiguration, save_configurations
 from ..events import ContentEvent, DoneEvent, ErrorEvent, ToolEndEvent, ToolStartEvent
 from ..gns3 import GNS3Error, Snapshot
 from ..objectives.fault_model import Fault
-from ..objectives.faults import apply_fault
+from ..objectives.faults import apply_fault, working_lab
 from ..objectives.hints import TurnObjectives, configuring_judge
 from ..objectives.model import LabFile
 from ..objectives.results import ObjectiveResult
@@ -118,6 +121,7 @@ async def evaluate(
     no longer passes: a configuration could not be saved), `UnknownFault`."""
     say = progress or (lambda _: None)
     faults = plan.fault_ids()
+    plan = dataclasses.replace(plan, lab=working_lab(plan.lab, faults))
     devices = lab_access.devices
     failing = await _not_passing(devices, project_id, plan.lab)
     if failing:

@@ -11,20 +11,20 @@
    they all fail, else `ineffective`, naming those still passing.
 
 `undo_fault` takes a fault out again, as far as the devices allow (module
-`objectives.exercises`).
+`objectives.exercises`). `working_lab` is the part of a lab its faults go into.
 
-With `check_all`, every other objective is checked before (once, without its `wait`) and
-those that passed are checked again after (with their `wait`, as the network settles):
-the ones that fail then are `also_broken`, for a fault should break what it says and no
-more. What the fault breaks is checked after without the checks' `wait` (this loop does
-the waiting).
+With `check_all`, every other objective is checked before (once, without its `wait`, in
+the same run as what the fault breaks) and those that passed are checked again after
+(with their `wait`, as the network settles): the ones that fail then are `also_broken`,
+for a fault should break what it says and no more. What the fault breaks is checked
+after without the checks' `wait` (this loop does the waiting).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -80,8 +80,9 @@ async def apply_fault(
     fault = lab.require_fault(fault_id)
     quick = without_waits(lab)
     others = [o for o in lab.objective_ids() if o not in fault.breaks] if check_all else []
-    before = await _check(lab, fault.breaks, devices, project_id, abort)
-    before += await _check(quick, others, devices, project_id, abort)
+    before = await _check(
+        without_waits(lab, others), [*fault.breaks, *others], devices, project_id, abort
+    )
     not_passing = [r for r in before if r.id in fault.breaks and r.status != "pass"]
     if not_passing:
         return FaultOutcome(
@@ -138,11 +139,33 @@ async def undo_fault(
     return left
 
 
-def without_waits(lab: LabFile) -> LabFile:
-    """`lab` with every check's `wait` at 0 (a check then decides on its first try)."""
+def working_lab(lab: LabFile, fault_ids: Sequence[str]) -> LabFile:
+    """`lab` as the faults `fault_ids` go into it: the stages up to the last one a fault
+    belongs to, and of the later stages only the objectives a fault breaks (a fault
+    without a stage: the whole lab). Later stages are other states of the lab (a link
+    taken down for a failover), which the working lab does not pass."""
+    faults = [lab.require_fault(fault_id) for fault_id in fault_ids]
+    if not faults or any(f.stage is None for f in faults):
+        return lab
+    index = {stage.id: i for i, stage in enumerate(lab.stages)}
+    last = max(index[f.stage] for f in faults if f.stage is not None)
+    broken = {o for f in faults for o in f.breaks}
+    stages = lab.stages[: last + 1]
+    for stage in lab.stages[last + 1 :]:
+        kept = [o for o in stage.objectives if o.id in broken]
+        if kept:
+            stages.append(stage.model_copy(update={"objectives": kept}))
+    return lab.model_copy(update={"stages": stages})
+
+
+def without_waits(lab: LabFile, objectives: Collection[str] | None = None) -> LabFile:
+    """`lab` with the `wait` of every check (of the `objectives` named, when given) at 0:
+    such a check decides on its first try."""
     data = lab.model_dump(by_alias=True, exclude_unset=True)
-    for _, check in check_data(data):
-        if "wait" in check:
+    for path, check in check_data(data):
+        _, s, _, o, *_ = path
+        chosen = objectives is None or data["stages"][s]["objectives"][o]["id"] in objectives
+        if chosen and "wait" in check:
             check["wait"] = 0
     return LabFile.model_validate(data)
 

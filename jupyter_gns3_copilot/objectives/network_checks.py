@@ -1,5 +1,6 @@
 """Deciding `reachable` and `traffic` checks: pings from a device (retried while a check
-`wait`s for convergence) and packets captured on a link while the check waits."""
+`wait`s for convergence) and packets captured on a link while the check waits (read as
+they come: the first matching packet passes the check, a failing check waits it all)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import dataclasses
 import ipaddress
 import math
 import time
-from collections.abc import Awaitable
 
 from ..capture import CaptureError, analyze_pcap
 from ..console import ConsoleTarget
@@ -29,6 +29,11 @@ VPCS_PING_INTERVAL_MS = 50
 """Milliseconds between a VPCS ping's probes (`-i`; its default is 1000)."""
 LINUX_PING_INTERVAL = 0.2
 """Seconds between a Linux ping's probes (`-i`; the least iputils allows every user)."""
+VPCS_TRAFFIC_REPLY_MS = 200
+"""Milliseconds a `traffic` check's VPCS ping waits for each answer (`-w`; VPCS waits
+1000): its answers do not decide the check, the packets it sends do."""
+CAPTURE_POLL_INTERVAL = 0.5
+"""Seconds between two reads of a `traffic` check's capture while it waits."""
 FRR_PING_PROBES = 5
 """Probes an FRR router's `ping` sends: vtysh passes no count (`ping WORD`), the lab kit's
 router sends 5 (`labkit.frr.PING_PROBES`)."""
@@ -129,18 +134,22 @@ async def _has_instead(node: str, address: str, devices: DeviceAccess) -> str:
     return f" {named} has {', '.join(str(a.address.ip) for a in found)}."
 
 
-def ping_command(dialect: str, address: str, count: int) -> str:
+def ping_command(
+    dialect: str, address: str, count: int, *, vpcs_reply_ms: int | None = None
+) -> str:
     """The ping of `count` probes to `address` on a `dialect` console, its probes sent one
     after the other's answer: VPCS sleeps its interval (1 s by default) after every probe,
     the last one too, and Linux between two probes; a check would wait for nothing. FRR's
-    `ping` takes no count: it sends `FRR_PING_PROBES` (`reachable` pings again for more)."""
+    `ping` takes no count: it sends `FRR_PING_PROBES` (`reachable` pings again for more).
+    `vpcs_reply_ms`: how long VPCS waits for each answer (`-w`), when not its own 1 s."""
     if dialect == "cisco_ios":
         return f"ping {address} repeat {count}"
     if dialect == "frr":
         return f"ping {address}"
     if dialect == "linux":
         return f"ping -c {count} -i {LINUX_PING_INTERVAL} -W 1 {address}"
-    return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}"
+    reply = f" -w {vpcs_reply_ms}" if vpcs_reply_ms is not None else ""
+    return f"ping {address} -c {count} -i {VPCS_PING_INTERVAL_MS}{reply}"
 
 
 async def traffic(check: TrafficCheck, devices: DeviceAccess) -> CheckVerdict:
@@ -152,42 +161,60 @@ async def traffic(check: TrafficCheck, devices: DeviceAccess) -> CheckVerdict:
     except GNS3NotFound as exc:
         raise Undecided(str(exc)) from None
     async with devices.capture_lock(link.link_id):
-        matched = await _captured(devices, link, check)
+        matched, seconds = await _captured(devices, link, check)
     evidence = [Evidence(node=ends.a, lines=[f"{matched} packets matching {check.filter}"])]
-    seconds = f"{check.seconds:g} s"
     if matched > 0:
+        took = f"{round(seconds, 1):g} s"
         return CheckVerdict(
             status="pass",
-            explanation=f"{matched} {check.filter} packets crossed {named} in {seconds}.",
+            explanation=f"{matched} {check.filter} packets crossed {named} in {took}.",
             evidence=evidence,
         )
     return CheckVerdict(
         status="fail",
-        explanation=f"No {check.filter} packets crossed {named} in {seconds}.",
+        explanation=f"No {check.filter} packets crossed {named} in {check.seconds:g} s.",
         evidence=evidence,
     )
 
 
-async def _captured(devices: DeviceAccess, link: Link, check: TrafficCheck) -> int:
+async def _captured(devices: DeviceAccess, link: Link, check: TrafficCheck) -> tuple[int, float]:
     """The packets matching the check's filter that crossed `link` during the check (a
-    capture the student runs is left running; only the packets it gained count)."""
+    capture the student runs is left running; only the packets it gained count), and
+    the seconds it took. The capture is read every `CAPTURE_POLL_INTERVAL` (once the
+    `during` ping is over): the first matching packets end the check, for packets only
+    add up; none, and it waits its `seconds` out."""
     gns3, project_id = devices.devices.gns3, devices.project_id
     link = await devices.until_aborted(gns3.get_link(project_id, link.link_id))
     started = not link.capturing
+    ping: asyncio.Future[None] | None = None
     try:
         before = 0 if started else await _matched(devices, link, check.filter)
         if started:
             await devices.until_aborted(gns3.start_capture(project_id, link.link_id))
-        waits: list[Awaitable[None]] = [asyncio.sleep(check.seconds)]
+        began = time.monotonic()
+        deadline = began + check.seconds
         if check.during is not None:
-            ping = check.during.ping
-            waits.append(_ping_once(devices, ping.source, ping.to))
-        await asyncio.gather(*waits)
-        link = await devices.until_aborted(gns3.get_link(project_id, link.link_id))
-        return await _matched(devices, link, check.filter) - before
+            during = check.during.ping
+            ping = asyncio.ensure_future(_ping_once(devices, during.source, during.to))
+        while True:
+            left = deadline - time.monotonic()
+            if ping is not None and not ping.done():
+                await asyncio.wait([ping], timeout=max(left, 0))
+            else:
+                await asyncio.sleep(max(min(CAPTURE_POLL_INTERVAL, left), 0))
+            waited = time.monotonic() - began
+            over = waited >= check.seconds
+            if ping is not None and (over or ping.done()):
+                await ping  # its error, if any, leaves the check undecided
+            link = await devices.until_aborted(gns3.get_link(project_id, link.link_id))
+            matched = await _matched(devices, link, check.filter) - before
+            if matched > 0 or over:
+                return matched, min(waited, check.seconds)
     except (GNS3Error, CaptureError) as exc:
         raise Undecided(f"the capture on {_link_text(check)} failed: {exc}") from None
     finally:
+        if ping is not None and not ping.done():
+            ping.cancel()
         if started:
             with contextlib.suppress(GNS3Error):
                 await gns3.stop_capture(project_id, link.link_id)
@@ -213,4 +240,5 @@ async def _ping_once(devices: DeviceAccess, source: str, to: str) -> None:
     """Traffic for a `traffic` check: its ping's answer does not matter."""
     target = await devices.target(source)
     address, _ = await _destination(to, devices)
-    await devices.run(target.name, ping_command(target.dialect, address, 3), fresh=True)
+    command = ping_command(target.dialect, address, 3, vpcs_reply_ms=VPCS_TRAFFIC_REPLY_MS)
+    await devices.run(target.name, command, fresh=True)

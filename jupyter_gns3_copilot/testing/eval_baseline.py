@@ -3,14 +3,23 @@
 a `ProjectRecipe`'s) and the scripted model's answers to its faults (`baseline_script`):
 one fixed, one fixed wrongly, one fixed by breaking something else. `tests/test_eval.py`
 checks the scores come out as scripted; `benchmarks/faults.py` times it.
+
+The same for the example OSPF lab (`OSPF_LAB`, three FRR routers, six faults):
+`ospf_script(lab)` answers the faults of one student's rendered lab, and `OSPF_SCORES`
+is what the scores must be.
 """
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..objectives.model import LabFile
+from .local_stack import EXAMPLES
 from .scripted_llm import ToolCall, When, text, tool_call, tool_calls
+from .solved_labs import address_of
 
 LAB_FILE = Path(__file__).with_name("eval-vpcs.lab.yaml")
 PCS = {
@@ -52,3 +61,111 @@ def baseline_script() -> list[Any]:
         text("PC3's cable on e0 to Switch1 was down; the link is up again.", usage=usage(1000, 25)),
         title,
     ]
+
+
+OSPF_LAB = EXAMPLES / "05-ospf-lab.lab.yaml"
+OSPF_SCORES = {
+    "r2-area-mismatch": (True, True, True),
+    "r1-dead-interval-mismatch": (False, False, True),
+    "r3-passive-to-r1": (True, True, True),
+    "r1-lan-not-advertised": (True, True, True),
+    "r3-lan-wrong-mask": (True, True, False),
+    "r1-r2-cable-pulled": (True, True, True),
+}
+"""Fault -> (diagnosed, fixed, safe) as `ospf_answers` answers it."""
+
+
+def ospf_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
+    """The scripted model's answers (`ospf_answers`) to `faults` (default: all), in the
+    lab's order."""
+    answers = ospf_answers(lab)
+    return [item for f in lab.faults if faults is None or f.id in faults for item in answers[f.id]]
+
+
+def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
+    """Fault -> the scripted model's answers to it in the OSPF lab `lab` (one student's
+    rendering), two turns at most per run: five fixed, the dead interval "fixed" on the
+    wrong router (R2 keeps its 4 s; twice told it still fails), the wrong mask fixed
+    while moving PC1 to another address (PC1's address objective a regression; PC2 may
+    still reach PC1's old address while R1 remembers its hardware address)."""
+    title = text("A fault", when=When(tools=False))
+    r2r3 = ipaddress.IPv4Interface(address_of(lab, "r2-addresses", 1)).network
+    lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-addresses", 2))
+    lan2 = ipaddress.IPv4Interface(address_of(lab, "r3-addresses", 2))
+    pc1 = ipaddress.IPv4Interface(address_of(lab, "pc1-lan1"))
+    moved = f"ip {pc1.ip + 1}/{pc1.network.prefixlen} {lan1.ip}"
+    cable = {"a": "R1", "a_port": "e0", "b": "R2", "b_port": "e0"}
+
+    def config(device: str, *lines: str) -> dict[str, Any]:
+        return {"devices": [{"device": device, "commands": list(lines)}]}
+
+    return {
+        "r2-area-mismatch": [
+            tool_call(
+                "run_config_commands",
+                config("R2", "router ospf", f"no network {r2r3} area 1", f"network {r2r3} area 0"),
+                usage=usage(2000, 60),
+            ),
+            text(
+                "R2 had its link to R3 (eth1) in area 1; it is in area 0 again.",
+                usage=usage(2400, 30),
+            ),
+            title,
+        ],
+        "r1-dead-interval-mismatch": [
+            tool_call(
+                "run_config_commands",
+                config("R2", "interface eth0", "ip ospf dead-interval 4"),
+                usage=usage(1800, 40),
+            ),
+            text("R2's dead interval on eth0 was wrong; it is 4 s now.", usage=usage(2100, 20)),
+            title,
+            text("R2's timers look right to me now.", usage=usage(2600, 10)),
+        ],
+        "r3-passive-to-r1": [
+            tool_call(
+                "run_config_commands",
+                config("R3", "router ospf", "no passive-interface eth1"),
+                usage=usage(1900, 40),
+            ),
+            text(
+                "R3's eth1 towards R1 was a passive interface; it sends hellos again.",
+                usage=usage(2200, 25),
+            ),
+            title,
+        ],
+        "r1-lan-not-advertised": [
+            tool_call(
+                "run_config_commands",
+                config("R1", "router ospf", f"network {lan1.network} area 0"),
+                usage=usage(2100, 40),
+            ),
+            text(
+                "R1 had no network statement for LAN 1; it advertises it again.",
+                usage=usage(2500, 25),
+            ),
+            title,
+        ],
+        "r3-lan-wrong-mask": [
+            tool_calls(
+                ToolCall(
+                    name="run_config_commands",
+                    arguments=config(
+                        "R3", "interface eth2", f"no ip address {lan2.ip}/25", f"ip address {lan2}"
+                    ),
+                ),
+                ToolCall(name="run_vpcs_commands", arguments=config("PC1", moved)),
+                usage=usage(2300, 70),
+            ),
+            text("R3's eth2 had a /25 mask; it has /24 again.", usage=usage(2700, 25)),
+            title,
+        ],
+        "r1-r2-cable-pulled": [
+            tool_call("set_link_state", {"links": [cable], "state": "up"}, usage=usage(1700, 50)),
+            text(
+                "The cable between R1 eth0 and R2 was down; the link is up again.",
+                usage=usage(2000, 25),
+            ),
+            title,
+        ],
+    }
