@@ -1,7 +1,8 @@
 """A routed lab of real FRR routers for tests and benchmarks: three routers in a triangle,
 a VPCS on each side (`TRIANGLE`), built in a GNS3 project (`build_triangle`), started
 with every console ready (`start_triangle`), configured for OSPF by console
-(`configure_triangle`) and waited on until every adjacency is Full (`until_full`).
+(`configure_triangle`) and waited on until every adjacency is Full (`until_full`) and every
+router has a route to each of its subnets (`until_routed`).
 
     R1 e0 - e0 R2      10.0.12.0/24   (R1 .1, R2 .2)
     R2 e1 - e0 R3      10.0.23.0/24   (R2 .2, R3 .3)
@@ -17,9 +18,10 @@ kit's FRR image under QEMU, reached over their real telnet consoles.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -71,6 +73,13 @@ class Triangle:
         lines += ["router ospf", f"ospf router-id {self.router_id(router)}"]
         lines += [f"network {address} area 0" for address in self.interfaces[router].values()]
         return lines
+
+    def subnets(self) -> set[str]:
+        """Every subnet of the triangle (`10.0.12.0/24`, ...)."""
+        found = (
+            ipaddress.ip_interface(a).network for i in self.interfaces.values() for a in i.values()
+        )
+        return {str(network) for network in found}
 
     def pc_line(self, pc: str) -> str:
         address, gateway = self.pcs[pc]
@@ -173,6 +182,42 @@ async def ospf_states(session: ConsoleSession) -> dict[str, str]:
 async def until_full(gns3: GNS3Client, project_id: str, *, timeout: float = FULL_TIMEOUT) -> float:
     """Wait until every router of the triangle has its two neighbours Full; the seconds it
     took. Raises AssertionError with the states last seen after `timeout`."""
+
+    async def full(session: ConsoleSession) -> tuple[bool, object]:
+        states = await ospf_states(session)
+        return len(states) == 2 and all(v.startswith("Full") for v in states.values()), states
+
+    return await _until(gns3, project_id, full, timeout, "OSPF Full")
+
+
+async def until_routed(
+    gns3: GNS3Client, project_id: str, *, timeout: float = FULL_TIMEOUT
+) -> float:
+    """Wait until every router of the triangle has a route installed to each of its
+    subnets (OSPF's routes come a little after the adjacencies are Full, and again after
+    a router restarts); the seconds it took. Raises AssertionError with the subnets last
+    missing after `timeout`."""
+    wanted = TRIANGLE.subnets()
+
+    async def routed(session: ConsoleSession) -> tuple[bool, object]:
+        shown = await session.send("show ip route json")
+        routes = json.loads(shown.output or "{}")
+        installed = {p for p, entries in routes.items() if any(e.get("installed") for e in entries)}
+        missing = sorted(wanted - installed)
+        return not missing, missing
+
+    return await _until(gns3, project_id, routed, timeout, "every subnet routed")
+
+
+async def _until(
+    gns3: GNS3Client,
+    project_id: str,
+    ready: Callable[[ConsoleSession], Awaitable[tuple[bool, object]]],
+    timeout: float,
+    what: str,
+) -> float:
+    """Ask each router `ready` every second until all say yes; the seconds it took.
+    Raises AssertionError with what each said last after `timeout`."""
     began = time.monotonic()
     targets = await console_targets(gns3, project_id)
     sessions = [ConsoleSession(targets[r], prompt_timeout=BOOT_TIMEOUT) for r in ROUTERS]
@@ -180,11 +225,12 @@ async def until_full(gns3: GNS3Client, project_id: str, *, timeout: float = FULL
         for session in sessions:
             await session.open()
         while True:
-            states = [await ospf_states(session) for session in sessions]
-            if all(len(s) == 2 and all(v.startswith("Full") for v in s.values()) for s in states):
+            answers = [await ready(session) for session in sessions]
+            if all(done for done, _ in answers):
                 return time.monotonic() - began
             if time.monotonic() - began > timeout:
-                raise AssertionError(f"no OSPF Full after {timeout:.0f} s: {states}")
+                said = dict(zip(ROUTERS, (seen for _, seen in answers), strict=True))
+                raise AssertionError(f"no {what} after {timeout:.0f} s: {said}")
             await asyncio.sleep(1)
     finally:
         for session in sessions:
