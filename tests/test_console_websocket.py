@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr, ValidationError
-from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
-from support.server import call, copilot_app, server_config
+from support.hub_mode import HUB_TOKEN, hub_service, student_server_config
+from support.server import call, copilot_app
 
 from jupyter_gns3_copilot.console import (
     ConsolePool,
@@ -265,11 +265,7 @@ def jp_server_config(
     """A student's server in hub mode (its own hub token; no console setting at all)."""
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", HUB_TOKEN)
     monkeypatch.delenv("GNS3_COPILOT_CONSOLE_TRANSPORT", raising=False)
-    return server_config(
-        tmp_path / "copilot-data",
-        hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
-        gns3_password="",
-    )
+    return student_server_config(tmp_path, service_port)
 
 
 @pytest.mark.lab

@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 import pytest
 from support.dashboard import LAB, TEST_USER_HEADER, host, make_template, type_into
-from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
-from support.server import call, parse_sse, server_config
+from support.hub_mode import HUB_TOKEN, PREFIX, hub_service, student_server_config
+from support.server import call, parse_sse
 
 from jupyter_gns3_copilot.hub.runtime import HubRuntime
 from jupyter_gns3_copilot.hub.usage import ModelCall
@@ -67,11 +67,7 @@ def jp_server_config(
     monkeypatch: pytest.MonkeyPatch, service_port: int, tmp_path: Path
 ) -> dict[str, Any]:
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", HUB_TOKEN)
-    return server_config(
-        tmp_path / "copilot-data",
-        hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
-        gns3_password="",
-    )
+    return student_server_config(tmp_path, service_port)
 
 
 def check_summary(reply: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.hub_mode import HUB_TOKEN, PREFIX, hub_service
+from support.hub_mode import HUB_TOKEN, PREFIX, hub_service, student_server_config
 from support.server import call, copilot_app, parse_sse, server_config
 from tornado.httpclient import HTTPClientError
 
@@ -74,11 +74,7 @@ def hub_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def jp_server_config(hub_env: None, service_port: int, tmp_path: Path) -> dict[str, Any]:
-    return server_config(
-        tmp_path / "copilot-data",
-        hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
-        gns3_password="",
-    )
+    return student_server_config(tmp_path, service_port)
 
 
 async def get_json(jp_fetch: Any, *parts: str, **kwargs: Any) -> Any:
@@ -229,11 +225,7 @@ class TestClassSecrets:
     def jp_server_config(  # type: ignore[override]
         self, hub_env: None, service_port: int, tmp_path: Path, secret: str
     ) -> dict[str, Any]:
-        return server_config(
-            tmp_path / "copilot-data",
-            hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
-            **{"gns3_password": "", secret: "a-class-secret"},
-        )
+        return student_server_config(tmp_path, service_port, **{secret: "a-class-secret"})
 
     async def test_a_class_secret_on_a_students_server_closes_the_copilot(
         self, jp_fetch: Any, secret: str

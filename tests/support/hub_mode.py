@@ -31,9 +31,20 @@ from jupyter_gns3_copilot.hub.runtime import HubRuntime, HubSettings
 from jupyter_gns3_copilot.hub.student_accounts import StudentAccounts
 from jupyter_gns3_copilot.hub.usage import SqliteUsageStore
 from support.dashboard import caller_from_request
+from support.server import server_config
 
 PREFIX = "/services/gns3-copilot/"
 HUB_TOKEN = "hub-token-of-alices-server"
+
+
+def student_server_config(tmp_path: Path, service_port: int, **traits: Any) -> dict[str, Any]:
+    """A student's server in hub mode with the service on `service_port` (the caller sets
+    JUPYTERHUB_API_TOKEN to `HUB_TOKEN`, as JupyterHub would), plus `traits`."""
+    return server_config(
+        tmp_path / "copilot-data",
+        hub_service_url=f"http://127.0.0.1:{service_port}{PREFIX}",
+        **{"gns3_password": "", **traits},
+    )
 
 
 class TokenIdentity:
