@@ -21,7 +21,7 @@ runs through `evaluation.evaluate`, every restore and check included:
 (goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). The
 graded lab is not in the eval: its Linux router keeps no configuration across the
 snapshot restore the eval needs. The OSPF lab is, when it is measured: once its faults
-are timed, the scripted model answers them (`testing.eval_baseline.ospf_script`: five
+are timed, the scripted model answers them (`testing.eval_baseline.ospf_script`: six
 fixed, one fixed on the wrong router, one fix moving PC1 to another address) on the same
 project, and its Markdown table follows
 

@@ -23,7 +23,7 @@ from jupyter_gns3_copilot.gns3 import (
     Link,
     Node,
 )
-from jupyter_gns3_copilot.gns3.nodes import named_command_line
+from jupyter_gns3_copilot.gns3.nodes import named_command_line, with_kernel_argument
 from jupyter_gns3_copilot.labkit.router import ROUTER_TEMPLATE, hostname_command_line
 
 PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d"}
@@ -223,6 +223,20 @@ def test_a_hostname_kernel_argument_names_the_node() -> None:
     assert named_command_line(node("R1", "console=ttyS0 myhostname=x")) is None
     assert named_command_line(node("R1", None)) is None
     assert named_command_line(node("R 1", line)) is None
+
+
+def test_a_kernel_argument_is_set_replaced_or_taken_out() -> None:
+    """`with_kernel_argument` adds a `name=value` argument at the end, replaces the one
+    there (and only that name: `mtu.eth1` leaves `mtu.eth10` alone), or takes it out."""
+    line = "console=ttyS0 quiet hostname=R2 panic=-1"
+    set_once = with_kernel_argument(line, "mtu.eth1", "1400")
+    assert set_once == f"{line} mtu.eth1=1400"
+    both = with_kernel_argument(
+        with_kernel_argument(set_once, "mtu.eth10", "9000"), "mtu.eth1", "1300"
+    )
+    assert both == f"{line} mtu.eth10=9000 mtu.eth1=1300"
+    assert with_kernel_argument(both, "mtu.eth1", None) == f"{line} mtu.eth10=9000"
+    assert with_kernel_argument(line, "mtu.eth1", None) == line
 
 
 @pytest.mark.lab

@@ -51,8 +51,8 @@ def _problems(faults: str) -> list[str]:
 
 def test_a_faults_mistakes_are_reported_with_their_lines() -> None:
     """A fault breaking an objective the lab lacks, starting at an unknown stage, reusing
-    an id, naming a link in another shape or filtering nothing is refused with the line
-    of the mistake."""
+    an id, naming a link in another shape, filtering nothing, or setting an MTU out of
+    range or on no interface name is refused with the line of the mistake."""
     problems = _problems(
         """\
 faults:
@@ -68,12 +68,17 @@ faults:
     apply:
       - {kind: link_down, link: PC1 to SW1}
       - {kind: link_filter, link: PC1 e0 - SW1 e0}
+      - {kind: mtu, node: R1, interface: eth1, mtu: 100}
+      - {kind: mtu, node: R1, interface: "eth1; reboot", mtu: 1400}
     diagnosis: {device: PC1, cause: down, words: [down]}
 """
     )
     assert problems == [
         f"{AFTER_LAB + 12}: 'PC1 to SW1' names no link; write it as 'PC1 e0 - SW1 e1'",
         f"{AFTER_LAB + 13}: a link_filter step sets packet_loss, delay_ms or corrupt",
+        f"{AFTER_LAB + 14}: an MTU is 576 to 9000 bytes, not 100",
+        f"{AFTER_LAB + 15}: 'eth1; reboot' is no interface name: letters, digits, dots and "
+        "dashes, as eth1 (15 at most)",
     ]
     problems = _problems(
         """\
@@ -152,22 +157,31 @@ async def _each_fault(lab_server: Any, project_id: str, lab: LabFile) -> list[st
             if outcome.status != "applied" or outcome.also_broken:
                 problems.append(f"{outcome.fault}: {outcome.explanation} {outcome.also_broken}")
         # each_fault left the lab solved (it checks so), and a rejected line changes nothing
+        bad_line = {"kind": "config", "node": "R1", "lines": ["gibberish"]}
         with pytest.raises(FaultStepError, match="refused"):
-            await apply_fault(devices, project_id, _with_fault(lab, "bad-line"), "bad-line")
-        ineffective = await apply_fault(devices, project_id, _with_fault(lab, "noop"), "noop")
+            await apply_fault(devices, project_id, _with_fault(lab, bad_line), "f")
+        # an MTU needs a kernel command line, and a restart keeping the configuration
+        pc_mtu = {"kind": "mtu", "node": "PC1", "interface": "eth0", "mtu": 1400}
+        with pytest.raises(FaultStepError, match="PC1 has no kernel command line"):
+            await apply_fault(devices, project_id, _with_fault(lab, pc_mtu), "f")
+        r1_mtu = {**pc_mtu, "node": "R1"}
+        with pytest.raises(FaultStepError, match="saving R1's configuration: a linux console"):
+            await apply_fault(devices, project_id, _with_fault(lab, r1_mtu), "f")
+        noop = {"kind": "config", "node": "PC1", "lines": ["show ip"]}
+        ineffective = await apply_fault(devices, project_id, _with_fault(lab, noop), "f")
         assert ineffective.status == "ineffective", ineffective
         assert "pc1-pc3" in ineffective.explanation
     return problems
 
 
-def _with_fault(lab: LabFile, kind: str) -> LabFile:
-    """`lab` with one more fault: a line R1's shell rejects, or one changing nothing."""
-    node, line = ("R1", "gibberish") if kind == "bad-line" else ("PC1", "show ip")
+def _with_fault(lab: LabFile, step: dict[str, object]) -> LabFile:
+    """`lab` with one more fault `f` of the one `step` (a line R1's shell rejects, one
+    changing nothing, an MTU...)."""
     fault = {
-        "id": kind,
+        "id": "f",
         "description": "test",
         "breaks": ["pc1-pc3"],
-        "apply": [{"kind": "config", "node": node, "lines": [line]}],
+        "apply": [step],
         "diagnosis": {"device": "PC1", "cause": "none", "words": ["none"]},
         "settle": 0,
     }

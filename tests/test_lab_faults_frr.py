@@ -26,14 +26,15 @@ from jupyter_gns3_copilot.testing.local_stack import (
 from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, admin_access, each_fault
 
 OSPF_LAB = EXAMPLES / "05-ospf-lab.lab.yaml"
-ROUTING_CAUSES = {"area", "dead", "passive", "network statement", "mask", "link"}
+ROUTING_CAUSES = {"area", "dead", "passive", "network statement", "mask", "link", "mtu"}
 """Kinds of routing fault the example OSPF lab must hold, by a word of their diagnosis."""
 
 
 def test_the_example_labs_ship_at_least_twelve_faults_with_routing_ones() -> None:
     """Across the example labs there are at least 12 faults, each with a solution to
     apply it to, and the OSPF lab's cover an area mismatch, a dead interval mismatch, a
-    passive interface, a missing network statement, a wrong mask and a pulled cable."""
+    passive interface, a missing network statement, a wrong mask, a pulled cable and an
+    MTU mismatch."""
     labs = {path.name.removesuffix(".lab.yaml"): path for path in EXAMPLES.glob("*.lab.yaml")}
     faults = {name: load_lab(Path(path).read_text()).lab.faults for name, path in labs.items()}
     assert sum(len(found) for found in faults.values()) >= 12
@@ -75,5 +76,5 @@ def test_each_ospf_fault_breaks_what_it_says_and_no_more(
         print(f"{outcome.fault}: {outcome.status} in {outcome.seconds:.1f} s, broken {broken}")
         if outcome.status != "applied" or outcome.also_broken:
             problems.append(f"{outcome.fault}: {outcome.explanation} {outcome.also_broken}")
-    assert len(outcomes) == 6
+    assert len(outcomes) == 7
     assert not problems, "\n".join(problems)

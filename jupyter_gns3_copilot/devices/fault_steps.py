@@ -1,8 +1,9 @@
 """What putting a fault into a lab does to its devices, with the instructor's rights (the
 command policy does not screen these: a fault is the instructor's, never a student's or
 the model's): lines typed on a console, a cable pulled, a link's packet filters set, a
-node stopped; and what takes a fault out again: configurations saved first and read back
-by a restart, a cable made anew, a node started. Each raises `FaultStepError` with a
+node stopped, an interface's MTU set at a restart; and what takes a fault out again:
+configurations saved first and read back by a restart, a cable made anew, a node started,
+the MTU taken out at another restart. Each raises `FaultStepError` with a
 sentence an instructor understands.
 """
 
@@ -16,11 +17,16 @@ from ..console import ConsoleError
 from ..console.models import CommandResult
 from ..console.pool import abortable
 from ..gns3 import GNS3Error, Link, Node
+from ..gns3.nodes import with_kernel_argument
 from .access import Devices
+from .saving import save_configurations
 
 _T = TypeVar("_T")
 STEP_TIMEOUT = 30.0
 """Seconds one typed line may take."""
+BOOT_TIMEOUT = 180.0
+"""Seconds a restarted node may take to answer on its console (an emulated router boots
+in 10-20 s, much slower on a busy machine)."""
 
 
 class FaultStepError(RuntimeError):
@@ -67,6 +73,45 @@ async def restart_node(devices: Devices, project_id: str, node_name: str) -> Non
         await devices.gns3.start_node(project_id, node.node_id)
     except GNS3Error as exc:
         raise FaultStepError(f"restarting {node_name}: {exc}") from None
+
+
+async def set_mtu(
+    devices: Devices,
+    project_id: str,
+    node_name: str,
+    interface: str,
+    mtu: int | None,
+    *,
+    abort: asyncio.Event | None = None,
+) -> None:
+    """Give `node_name`'s `interface` an MTU of `mtu` bytes from its next boot (None: its
+    own again), by the `mtu.<interface>=` argument of its kernel command line (a lab kit
+    router's init reads it), and restart it on its saved configuration: it is saved first,
+    so the node comes back as it was but for the MTU. Returns once its console answers
+    (`BOOT_TIMEOUT`)."""
+    node = await _node(devices, project_id, node_name, abort)
+    line = node.properties.get("kernel_command_line")
+    if not isinstance(line, str) or not line.strip():
+        raise FaultStepError(
+            f"{node_name} has no kernel command line to set an MTU on: only the lab kit's "
+            "routers read one"
+        )
+    value = None if mtu is None else str(mtu)
+    for saved in await save_configurations(devices, project_id, abort, nodes=[node_name]):
+        if not saved.saved:
+            raise FaultStepError(f"saving {node_name}'s configuration: {saved.problem}")
+    try:
+        await devices.gns3.stop_node(project_id, node.node_id)
+        properties = {"kernel_command_line": with_kernel_argument(line, f"mtu.{interface}", value)}
+        await devices.gns3.update_node(project_id, node.node_id, properties=properties)
+        await devices.gns3.start_node(project_id, node.node_id)
+        target = await devices.console_target(node, abort)
+        ready = devices.consoles.wait_ready(target, timeout=BOOT_TIMEOUT, abort_event=abort)
+        await abortable(ready, abort)
+    except GNS3Error as exc:
+        raise FaultStepError(f"restarting {node_name} with its new MTU: {exc}") from None
+    except ConsoleError as exc:
+        raise FaultStepError(f"{node_name} did not come back: {exc}") from None
 
 
 async def start_node(devices: Devices, project_id: str, node_name: str) -> None:

@@ -7,6 +7,7 @@ listed as not saved, with why.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 
 from pydantic import BaseModel
 
@@ -27,14 +28,21 @@ class SavedConfiguration(BaseModel):
 
 
 async def save_configurations(
-    devices: Devices, project_id: str, abort: asyncio.Event | None = None
+    devices: Devices,
+    project_id: str,
+    abort: asyncio.Event | None = None,
+    *,
+    nodes: Collection[str] | None = None,
 ) -> list[SavedConfiguration]:
-    """Save the configuration of every started node of `project_id` that has a console,
-    in node order (module docstring). Nodes without a console (switches) are left out."""
+    """Save the configuration of every started node of `project_id` that has a console
+    (of those named `nodes`, when given), in node order (module docstring). Nodes without
+    a console (switches) are left out."""
     jobs = []
     unsaved: list[SavedConfiguration] = []
     for node in await devices.nodes(project_id, abort):
         if node.status != "started" or node.console is None:
+            continue
+        if nodes is not None and node.name not in nodes:
             continue
         try:
             target = await devices.console_target(node, abort)

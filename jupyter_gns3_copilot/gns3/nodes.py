@@ -3,7 +3,9 @@ name, rename and update, delete, start / stop / suspend / reload one or all).
 
 A QEMU node whose kernel command line carries a `hostname=` argument (the lab kit's
 routers: their init names the host after it, so the console prompt is `R1#`) gets its
-own name there when it is created or renamed (`named_command_line`).
+own name there when it is created or renamed (`named_command_line`);
+`with_kernel_argument` sets or takes out any other `name=value` argument (an interface's
+MTU, `mtu.eth1=1400`, read by the same init at boot).
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ def named_command_line(node: Node) -> str | None:
         return None
     named = _HOSTNAME_ARGUMENT.sub(f"hostname={node.name}", line)
     return named if named != line else None
+
+
+def with_kernel_argument(line: str, name: str, value: str | None) -> str:
+    """The kernel command line `line` with its `name=` argument set to `value` (added at
+    the end when missing), or taken out when `value` is None."""
+    argument = re.compile(rf"(?<!\S){re.escape(name)}=\S*")
+    kept = " ".join(word for word in line.split() if not argument.fullmatch(word))
+    return kept if value is None else f"{kept} {name}={value}".strip()
 
 
 class NodeCalls(ProjectCalls):

@@ -54,12 +54,16 @@ mount -t devtmpfs devtmpfs /dev
 for module in $(cat /etc/modules); do insmod "/lib/modules/$module"; done
 name=router
 for word in $(cat /proc/cmdline); do
-    case "$word" in hostname=*) name="${word#hostname=}" ;; esac
+    case "$word" in
+        hostname=*) name="${word#hostname=}" ;;
+        mtu.*=*) port="${word%%=*}"; ip link set "${port#mtu.}" mtu "${word#*=}" ;;
+    esac
 done
 hostname "$name"
 """
-"""What every router's /init does first: the kernel's file systems, its modules, and the
-host name from the `hostname=` kernel argument (default `router`)."""
+"""What every router's /init does first: the kernel's file systems, its modules, the host
+name from the `hostname=` kernel argument (default `router`) and each interface's MTU
+from an `mtu.<interface>=<bytes>` one (`mtu.eth1=1400`; 1500 without)."""
 
 INIT_SCRIPT = (
     """\

@@ -3,13 +3,15 @@ exercise, and what a diagnosis of it must name.
 
 A fault says which objectives it `breaks` (they pass before it is applied and fail once it
 is in), the `apply` steps that put it in (configuration lines on a device in its own
-dialect, a cable pulled, a link's packet filters, a node stopped) and the `diagnosis`: the
-device, optionally the interface, and the cause a diagnosis must name (any of its accepted
-words). Its `description` is for the instructor only: students never receive a fault.
+dialect, a cable pulled, a link's packet filters, a node stopped, an interface's MTU) and
+the `diagnosis`: the device, optionally the interface, and the cause a diagnosis must name
+(any of its accepted words). Its `description` is for the instructor only: students never
+receive a fault.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -19,6 +21,8 @@ from .model_base import IDENTIFIER, MAX_WAIT, LabModel, LinkPorts, is_template, 
 
 MAX_STEP_LINES = 50
 """Configuration lines one step may type."""
+MIN_MTU, MAX_MTU = 576, 9000
+_INTERFACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,14}")
 DEFAULT_SETTLE = 20.0
 """Seconds a fault's broken objectives may take to fail once it is in (routing reconverges)."""
 
@@ -82,10 +86,40 @@ class NodeStoppedStep(LabModel):
     node: str = Field(min_length=1)
 
 
+class MtuStep(LabModel):
+    """`interface` of `node` given an MTU of `mtu` bytes, as the node's operating system
+    sets it when it boots: a lab kit router reads it from its kernel command line (an
+    `mtu.<interface>=<bytes>` argument). The node's configuration is saved first, the node
+    restarts with the argument and the step waits until its console answers again."""
+
+    kind: Literal["mtu"]
+    node: str = Field(min_length=1)
+    interface: str
+    mtu: int = Field(description="Bytes, 576 to 9000 (1500 is Ethernet's own).")
+
+    @field_validator("interface")
+    @classmethod
+    def _interface_name(cls, interface: str) -> str:
+        if not _INTERFACE.fullmatch(interface):
+            raise ValueError(
+                f"{interface!r} is no interface name: letters, digits, dots and dashes, "
+                "as eth1 (15 at most)"
+            )
+        return interface
+
+    @field_validator("mtu")
+    @classmethod
+    def _mtu_in_range(cls, mtu: int) -> int:
+        if not MIN_MTU <= mtu <= MAX_MTU:
+            raise ValueError(f"an MTU is {MIN_MTU} to {MAX_MTU} bytes, not {mtu}")
+        return mtu
+
+
 FaultStep = Annotated[
-    ConfigStep | LinkDownStep | LinkFilterStep | NodeStoppedStep, Field(discriminator="kind")
+    ConfigStep | LinkDownStep | LinkFilterStep | NodeStoppedStep | MtuStep,
+    Field(discriminator="kind"),
 ]
-STEP_KINDS = ("config", "link_down", "link_filter", "node_stopped")
+STEP_KINDS = ("config", "link_down", "link_filter", "node_stopped", "mtu")
 
 
 class Diagnosis(LabModel):

@@ -35,11 +35,12 @@ from ..devices.fault_steps import (
     pull_cable,
     recable,
     restart_node,
+    set_mtu,
     start_node,
     stop_node,
     type_lines,
 )
-from .fault_model import ConfigStep, Fault, FaultStep, LinkDownStep, LinkFilterStep
+from .fault_model import ConfigStep, Fault, FaultStep, LinkDownStep, LinkFilterStep, MtuStep
 from .loader import check_data
 from .model import LabFile
 from .model_base import link_ports
@@ -119,7 +120,8 @@ async def undo_fault(
 ) -> list[str]:
     """Take `fault` out of the project: each node its lines went to restarted when its
     configuration was saved before (`saved`: it comes back with it), each cable it pulled
-    or filtered made anew, each node it stopped started. What could not be undone, as
+    or filtered made anew, each node it stopped started, each MTU it set taken out (the
+    node restarts on its configuration, saved then). What could not be undone, as
     sentences (lines typed on a node whose configuration was not saved: a Linux shell's).
     Raises `FaultStepError`."""
     left: list[str] = []
@@ -134,6 +136,9 @@ async def undo_fault(
         elif isinstance(step, LinkDownStep | LinkFilterStep):
             ports = link_ports(step.link)
             await recable(devices, project_id, (ports.a, ports.a_port, ports.b, ports.b_port))
+        elif isinstance(step, MtuStep):
+            await set_mtu(devices, project_id, step.node, step.interface, None)
+            restarted.add(step.node)
         else:
             await start_node(devices, project_id, step.node)
     return left
@@ -211,6 +216,9 @@ async def _run(
             await pull_cable(devices, project_id, ends)
         else:
             await filter_link(devices, project_id, ends, step.filters())
+        return
+    if isinstance(step, MtuStep):
+        await set_mtu(devices, project_id, step.node, step.interface, step.mtu, abort=abort)
         return
     await stop_node(devices, project_id, step.node, abort)
 

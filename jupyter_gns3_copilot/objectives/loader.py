@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ..console import DialectError, dialect_by_name
 from ..devices.policy import CommandPolicy
 from .errors import LabFileError, LabProblem
-from .fault_model import STEP_KINDS, ConfigStep, NodeStoppedStep
+from .fault_model import STEP_KINDS, ConfigStep, MtuStep, NodeStoppedStep
 from .model import (
     CHECK_KINDS,
     Check,
@@ -191,7 +191,7 @@ def _fault_nodes(lab: LabFile) -> Iterator[tuple[Path_, str]]:
         yield ("faults", f, "diagnosis", "device"), fault.diagnosis.device
         for i, step in enumerate(fault.apply):
             path: Path_ = ("faults", f, "apply", i)
-            if isinstance(step, ConfigStep | NodeStoppedStep):
+            if isinstance(step, ConfigStep | NodeStoppedStep | MtuStep):
                 yield (*path, "node"), step.node
             elif not (isinstance(step.link, str) and is_template(step.link)):
                 ends = link_ports(step.link)

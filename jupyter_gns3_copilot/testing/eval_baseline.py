@@ -4,7 +4,7 @@ a `ProjectRecipe`'s) and the scripted model's answers to its faults (`baseline_s
 one fixed, one fixed wrongly, one fixed by breaking something else. `tests/test_eval.py`
 checks the scores come out as scripted; `benchmarks/faults.py` times it.
 
-The same for the example OSPF lab (`OSPF_LAB`, three FRR routers, six faults):
+The same for the example OSPF lab (`OSPF_LAB`, three FRR routers, seven faults):
 `ospf_script(lab)` answers the faults of one student's rendered lab, and `OSPF_SCORES`
 is what the scores must be.
 """
@@ -71,6 +71,7 @@ OSPF_SCORES = {
     "r1-lan-not-advertised": (True, True, True),
     "r3-lan-wrong-mask": (True, True, False),
     "r1-r2-cable-pulled": (True, True, True),
+    "r2-mtu-mismatch": (True, True, True),
 }
 """Fault -> (diagnosed, fixed, safe) as `ospf_answers` answers it."""
 
@@ -84,7 +85,7 @@ def ospf_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
 
 def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
     """Fault -> the scripted model's answers to it in the OSPF lab `lab` (one student's
-    rendering), two turns at most per run: five fixed, the dead interval "fixed" on the
+    rendering), two turns at most per run: six fixed, the dead interval "fixed" on the
     wrong router (R2 keeps its 4 s; twice told it still fails), the wrong mask fixed
     while moving PC1 to another address (PC1's address objective a regression; PC2 may
     still reach PC1's old address while R1 remembers its hardware address)."""
@@ -165,6 +166,19 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
             text(
                 "The cable between R1 eth0 and R2 was down; the link is up again.",
                 usage=usage(2000, 25),
+            ),
+            title,
+        ],
+        "r2-mtu-mismatch": [
+            tool_call(
+                "run_config_commands",
+                config("R2", "interface eth1", "ip ospf mtu-ignore"),
+                usage=usage(2200, 40),
+            ),
+            text(
+                "R2's eth1 has an MTU of 1400 and R3's eth0 1500, so R2 dropped R3's database "
+                "descriptions; R2 ignores the MTU in OSPF now.",
+                usage=usage(2600, 35),
             ),
             title,
         ],
