@@ -18,14 +18,14 @@ runs through `evaluation.evaluate`, every restore and check included:
 
     eval (scripted): F faults, fixed A, regressions B in X s
 
-(goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). The
-graded lab is not in the eval: its Linux router keeps no configuration across the
-snapshot restore the eval needs. The OSPF lab is, when it is measured: once its faults
-are timed, the scripted model answers them (`testing.eval_baseline.ospf_script`: six
-fixed, one fixed on the wrong router, one fix moving PC1 to another address) on the same
-project, and its Markdown table follows
+(goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). Each
+example lab is in the eval too, when it is measured: once its faults are timed, the
+scripted model answers them on the same project (`testing.eval_baseline`: on the graded
+lab `graded_script`, every fault fixed, the wrong mask without naming it; on the OSPF lab
+`ospf_script`, six fixed, one fixed on the wrong router, one fix moving PC1 to another
+address), and its Markdown table follows
 
-    eval (scripted, 05-ospf-lab): F faults, fixed A, regressions B in X s (as scripted)
+    eval (scripted, 04-graded-lab): F faults, fixed A, regressions B in X s (as scripted)
 
     .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
         [--no-eval] [--eval-out DIR]
@@ -40,6 +40,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +54,15 @@ from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
-from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    GRADED_SCORES,
     OSPF_SCORES,
     PCS,
     baseline_script,
+    graded_script,
     ospf_script,
 )
+from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
 from jupyter_gns3_copilot.testing.local_stack import (
     EXAMPLES,
     NOTEBOOK_PROJECTS,
@@ -111,29 +114,44 @@ async def scripted_eval(
             return await evaluate(access, project_id, plan, model, Path(data), progress=_progress)
 
 
-def ospf_eval(
-    lab_server: LabServer | ExternalLab, project_id: str, limit: int | None, out: Path | None
+EVAL_SCRIPTS: dict[
+    str, tuple[Callable[[LabFile, Sequence[str]], list[Any]], dict[str, tuple[bool, bool, bool]]]
+] = {
+    "04-graded-lab": (graded_script, GRADED_SCORES),
+    "05-ospf-lab": (ospf_script, OSPF_SCORES),
+}
+"""Per example lab: the scripted model's answers to its faults, and the scores they get."""
+
+
+def lab_eval(
+    lab_server: LabServer | ExternalLab,
+    project_id: str,
+    notebook: str,
+    limit: int | None,
+    out: Path | None,
 ) -> None:
-    """The OSPF lab's scripted eval (module docstring) on its solved project, printed, and
-    its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
-    lab = _lab("05-ospf-lab")
+    """The example lab's scripted eval (module docstring) on its solved project, printed,
+    and its reports written into `out/<notebook>` when given (as `gns3-copilot-eval
+    --out` writes them)."""
+    lab = _lab(notebook)
+    script, scores = EVAL_SCRIPTS[notebook]
     faults = [f.id for f in lab.faults[:limit]]
     plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
     began = time.monotonic()
-    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, ospf_script(lab, faults)))
+    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, script(lab, faults)))
     seconds = time.monotonic() - began
     print(markdown(runs), end="")
     if out is not None:
-        write_reports(runs, out, f"{lab.title}: the scripted model (lab mode)")
+        write_reports(runs, out / notebook, f"{lab.title}: the scripted model (lab mode)")
     got = {r.fault: (r.diagnosed, r.fixed, r.safe) for r in runs}
-    scripted = got == {f: OSPF_SCORES[f] for f in faults}
+    scripted = got == {f: scores[f] for f in faults}
     print(
-        f"eval (scripted, 05-ospf-lab): {len(runs)} faults, fixed {sum(r.fixed for r in runs)}, "
+        f"eval (scripted, {notebook}): {len(runs)} faults, fixed {sum(r.fixed for r in runs)}, "
         f"regressions {sum(bool(r.regressions) for r in runs)} in {seconds:.1f} s "
         f"({'as scripted' if scripted else 'NOT as scripted'})"
     )
     if not scripted:
-        raise SystemExit(f"the OSPF eval did not score as scripted: {got}")
+        raise SystemExit(f"the eval of {notebook} did not score as scripted: {got}")
 
 
 def _progress(line: str) -> None:
@@ -153,7 +171,7 @@ def main() -> None:
         "--no-eval", dest="eval", action="store_false", help="skip the scripted eval"
     )
     parser.add_argument(
-        "--eval-out", type=Path, help="where the OSPF lab's eval writes its reports"
+        "--eval-out", type=Path, help="where the example labs' evals write their reports"
     )
     args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
@@ -165,8 +183,8 @@ def main() -> None:
             ids = prepare_projects(lab_server, [recipe])
             try:
                 found = asyncio.run(measure(lab_server, ids[recipe.name], notebook, args.faults))
-                if notebook == "05-ospf-lab" and args.eval:
-                    ospf_eval(lab_server, ids[recipe.name], args.faults, args.eval_out)
+                if notebook in EVAL_SCRIPTS and args.eval:
+                    lab_eval(lab_server, ids[recipe.name], notebook, args.faults, args.eval_out)
             finally:
                 delete_projects(lab_server, ids.values())
             timed += [(notebook, *one) for one in found]

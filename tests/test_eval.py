@@ -32,11 +32,15 @@ from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    GRADED_LAB,
+    GRADED_SCORES,
     LAB_FILE,
     OSPF_LAB,
     OSPF_SCORES,
     PCS,
     baseline_script,
+    graded_answers,
+    graded_script,
     ospf_answers,
     ospf_script,
     usage,
@@ -147,6 +151,24 @@ def test_the_ospf_labs_scripted_answers_diagnose_as_scored() -> None:
     lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-addresses", 2)).network
     assert lines["commands"] == ["router ospf", f"network {lan1} area 0"]
     assert "{{" not in str(ospf_script(lab))
+
+
+def test_the_graded_labs_scripted_answers_diagnose_as_scored() -> None:
+    """The graded lab's script answers each of its faults, for any student's addresses,
+    and each answer names the ground truth exactly where `GRADED_SCORES` says it does (the
+    wrong mask's answer names no mask); the PCs' fixes use the student's own addresses.
+    `benchmarks/faults.py` runs it on the real lab."""
+    lab = load_lab(GRADED_LAB.read_text()).for_student("someone", "salt")
+    answers = graded_answers(lab)
+    assert list(answers) == [f.id for f in lab.faults] == list(GRADED_SCORES)
+    for fault in lab.faults:
+        said = [a.content for a in answers[fault.id] if a.when is None and a.content]
+        diagnosed, _, _ = GRADED_SCORES[fault.id]
+        assert is_diagnosed(str(said[-1]), fault.diagnosis) == diagnosed, fault.id
+    pc1 = answers["pc1-wrong-gateway"][0].tool_calls[0].arguments["devices"][0]
+    gateway = address_of(lab, "r1-lan-a").split("/")[0]
+    assert pc1["commands"] == [f"ip {address_of(lab, 'pc1-address')} {gateway}"]
+    assert len(graded_script(lab, ["pc3-no-gateway"])) == len(answers["pc3-no-gateway"])
 
 
 # -- on the real lab ------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from jupyter_gns3_copilot.tools import LAB_AUTOMATION, ToolContext, execute_tool
 
 
 def test_the_router_boots_busybox_with_its_libraries_and_the_network_modules_in_order() -> None:
-    """The initramfs has what the kernel needs to reach a shell and its virtio NICs: a
-    console device, BusyBox with its applets and the libraries it links, each module
-    after those it needs, and an /init that leaves forwarding off."""
+    """The initramfs has what the kernel needs to reach a shell, its virtio NICs and its
+    disk: a console device, BusyBox with its applets and the libraries it links, each
+    module after those it needs, `save-config`, and an /init that leaves forwarding off
+    unless the disk says otherwise; the blank disk comes along."""
     images = build_images()
     entries = cpio_entries(gzip.decompress(images.files[images.initrd]))
     mode, major, _ = entries["dev/console"]
@@ -32,8 +33,11 @@ def test_the_router_boots_busybox_with_its_libraries_and_the_network_modules_in_
     assert order.index("virtio.ko") < order.index("virtio_pci.ko") < order.index("virtio_net.ko")
     assert order.index("failover.ko") < order.index("net_failover.ko")
     assert all(f"lib/modules/{module}" in entries for module in order)
+    assert order.index("virtio_pci.ko") < order.index("virtio_blk.ko")
+    assert b"ip_forward" in entries["bin/save-config"][2]
     init = entries["init"][2].decode()
-    assert "ip_forward" not in init and "hostname=" in init
+    assert "ip_forward" not in init and "hostname=" in init and "/disk/startup.sh" in init
+    assert images.disk is not None and images.files[images.disk][:4] == b"QFI\xfb"
     assert images.kernel in images.files and images.kernel.startswith("linux-router-vmlinuz-")
 
 
@@ -93,3 +97,18 @@ async def test_the_linux_router_forwards_between_two_subnets_once_told_to(
         await call("run_show_commands", {"devices": forward})
         [entry] = await call("run_vpcs_commands", ping)
         assert "10.2.0.1 icmp_seq=1 ttl=63" in entry["output"], entry
+
+        # save-config keeps addresses, routes and forwarding across a restart
+        saving = ["ip route add 10.9.0.0/24 via 10.2.0.1", "save-config"]
+        [saved] = await call(
+            "run_show_commands", {"devices": [{"device": "R1", "commands": saving}]}
+        )
+        assert "Configuration saved." in saved["output"], saved
+        await call("stop_nodes", {"nodes": ["R1"]})
+        started = await call("start_nodes", {"nodes": ["R1"]})
+        assert started["nodes"][0]["console_ready"], started
+        [entry] = await call("run_vpcs_commands", ping)
+        assert "10.2.0.1 icmp_seq=1 ttl=63" in entry["output"], entry
+        routes = [{"device": "R1", "commands": ["ip route"]}]
+        [shown] = await call("run_show_commands", {"devices": routes})
+        assert "10.9.0.0/24 via 10.2.0.1 dev eth1" in shown["output"], shown

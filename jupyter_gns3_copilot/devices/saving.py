@@ -1,7 +1,8 @@
 """Saving what the running devices were configured with, so a snapshot (taken of a stopped
 lab) or a restart keeps it: VPCS `save` (its startup file, read when it starts again),
-`write memory` on FRR and IOS routers. A Linux shell keeps nothing across a restart: it is
-listed as not saved, with why.
+`write memory` on FRR and IOS routers, `save-config` on the lab kit's Linux router (its
+addresses, routes and forwarding, replayed when it boots). Another Linux shell has no
+`save-config`: it is listed as not saved, with the shell's answer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from pydantic import BaseModel
 from ..console import ConsoleTargetError, DialectError
 from .access import Devices
 
-SAVE_COMMANDS = {"vpcs": "save", "frr": "write memory", "cisco_ios": "write memory"}
+SAVE_COMMANDS = {
+    "vpcs": "save",
+    "frr": "write memory",
+    "cisco_ios": "write memory",
+    "linux": "save-config",
+}
 """The command that saves a device's configuration, by console dialect."""
 
 

@@ -17,8 +17,6 @@ survives a node stop/start.
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
 from pathlib import Path
 
 import httpx
@@ -26,18 +24,19 @@ import httpx
 from .locks import file_lock
 from .router import (
     BOOT_STEPS,
-    INSTALL_HINT,
     MODULES,
     QEMU,
     TEMPLATE_COMMAND_LINE,
     RouterImages,
     RouterUnavailable,
+    blank_disk,
     busybox_archive,
     digest,
     find_busybox,
     find_kernel,
     install_template,
     libraries,
+    run_tool,
 )
 
 FRR_TEMPLATE = "FRR router"
@@ -63,7 +62,6 @@ PROGRAMS = (
     "usr/lib/frr/watchfrr",
     "usr/bin/vtysh",
 )
-DISK_SIZE = "32M"
 CONSOLE_DIALECT = "frr"
 """The console dialect the template names (`device_type:frr` in its usage notes)."""
 PING_PROBES = 5
@@ -75,7 +73,6 @@ ping without one never stops; this one stops after 5 probes, as IOS's does. Each
 goes as soon as the one before is answered (`-A`), or 0.2 s after it when it is not, and
 the last waits 1 s: an answered ping takes milliseconds, an unanswered one under 2 s (IOS's
 takes 10), so a lab check that pings from routers is as quick as one from PCs."""
-DISK_HASH_SEED = "4c4c4c4c-0000-4000-8000-000000000001"
 
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nfrr:x:100:101:FRRouting:/nonexistent:/bin/false\n"
 GROUP = "root:x:0:\nfrr:x:101:\nfrrvty:x:102:frr\n"
@@ -183,11 +180,11 @@ def build_frr_images(cache_dir: Path) -> RouterImages:
     # Not compressed: unpacking gzip on an emulated CPU costs each boot about a second.
     initrd_data = archive.finish()
     kernel_data = kernel.read_bytes()
-    disk_data = blank_disk()
+    disk_name, disk_data = blank_disk()
     names = {
         "kernel": f"linux-router-vmlinuz-{digest(kernel_data)}",
         "initrd": f"frr-router-initrd-{digest(initrd_data)}.cpio",
-        "disk": f"frr-router-disk-{digest(disk_data)}.qcow2",
+        "disk": disk_name,
     }
     return RouterImages(
         kernel=names["kernel"],
@@ -209,43 +206,17 @@ def unpacked_frr(cache_dir: Path) -> Path:
     with file_lock(cache_dir / "frr-debs.lock", 600, "another process is fetching FRR"):
         if not _has_all(debs):
             debs.mkdir(parents=True, exist_ok=True)
-            fetched = _run(["apt-get", "download", "-q", *FRR_PACKAGES], cwd=debs)
+            fetched = run_tool(["apt-get", "download", "-q", *FRR_PACKAGES], cwd=debs)
             if not _has_all(debs):
                 raise RouterUnavailable(f"apt-get download of frr failed: {fetched[-300:]}")
         stamp = root / ".debs"
         listing = "\n".join(deb.name for deb in sorted(debs.glob("*.deb")))
         if not (stamp.is_file() and stamp.read_text() == listing):
             for deb in sorted(debs.glob("*.deb")):
-                _run(["dpkg-deb", "-x", str(deb), str(root)])
+                run_tool(["dpkg-deb", "-x", str(deb), str(root)])
             stamp.write_text(listing)
     return root
 
 
-def blank_disk() -> bytes:
-    """An empty ext4 file system of `DISK_SIZE` as a qcow2 image (each node's disk is a
-    linked clone of it), made with e2fsprogs without clock or random input, so the same
-    on every build (its name is its content's address)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        raw, image = Path(scratch) / "disk.raw", Path(scratch) / "disk.qcow2"
-        raw.write_bytes(b"")
-        format_disk = ["mke2fs", "-q", "-F", "-t", "ext4", "-U", "clear", "-L", "frr"]
-        format_disk += ["-E", f"hash_seed={DISK_HASH_SEED}", str(raw), DISK_SIZE]
-        _run(format_disk, env={"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
-        _run(["qemu-img", "convert", "-q", "-O", "qcow2", str(raw), str(image)])
-        return image.read_bytes()
-
-
 def _has_all(folder: Path) -> bool:
     return all(any(folder.glob(f"{package}_*.deb")) for package in FRR_PACKAGES)
-
-
-def _run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    try:
-        done = subprocess.run(
-            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RouterUnavailable(f"{command[0]} failed: {exc}; {INSTALL_HINT}") from exc
-    if done.returncode != 0:
-        raise RouterUnavailable(f"{' '.join(command[:3])} failed: {done.stderr.strip()[-300:]}")
-    return done.stdout + done.stderr

@@ -26,6 +26,7 @@ import lzma
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,21 +66,47 @@ hostname "$name"
 name from the `hostname=` kernel argument (default `router`) and each interface's MTU
 from an `mtu.<interface>=<bytes>` one (`mtu.eth1=1400`; 1500 without)."""
 
+DISK_SIZE = "32M"
+DISK_HASH_SEED = "4c4c4c4c-0000-4000-8000-000000000001"
+SAVE_COMMAND = "save-config"
+STARTUP_FILE = "/disk/startup.sh"
+SAVE_SCRIPT = f"""#!/bin/sh
+if ! grep -q ' /disk ' /proc/mounts; then
+    echo "{SAVE_COMMAND}: this router has no disk to save to"; exit 1
+fi
+{{
+    ip -o -4 addr show | awk '$2 != "lo" {{ print "ip addr add " $4 " dev " $2 }}'
+    ip -4 route show | awk '!(/ scope link / && / src /) {{ print "ip route add " $0 }}'
+    ip -o link show | awk -F': ' \\
+        '$2 != "lo" && $3 !~ /[<,]UP[,>]/ {{ print "ip link set " $2 " down" }}'
+    echo "sysctl -w net.ipv4.ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)"
+}} > {STARTUP_FILE}.new && mv {STARTUP_FILE}.new {STARTUP_FILE}
+sync && echo "Configuration saved."
+"""
+"""`save-config` on the Linux router: its addresses, its routes (not the connected ones:
+BusyBox shows no `proto kernel`, so those with a source address on a link), the interfaces
+shut down and whether it forwards, as the commands that set them again, written to its
+disk (`STARTUP_FILE`), which /init runs at the next boot."""
+
 INIT_SCRIPT = (
     """\
 #!/bin/sh
 export PATH=/bin
 """
     + BOOT_STEPS
-    + """\
+    + f"""\
 ip link set lo up
-for device in /sys/class/net/eth*; do ip link set "${device##*/}" up; done
+for device in /sys/class/net/eth*; do ip link set "${{device##*/}}" up; done
+mkdir -p /disk
+mount -t ext4 -o sync /dev/vda /disk 2>/dev/null
+[ -f {STARTUP_FILE} ] && sh {STARTUP_FILE} >/dev/null 2>&1
 export PS1="$name# "
 while true; do setsid cttyhack sh; done
 """
 )
-"""The router's /init: interfaces up without addresses, forwarding off, a shell on the
-serial console (the node's GNS3 console) started again when it exits."""
+"""The router's /init: interfaces up, then what `save-config` saved on the node's disk
+(nothing at first: no addresses, forwarding off), a shell on the serial console (the
+node's GNS3 console) started again when it exits."""
 
 
 class RouterUnavailable(LabError):
@@ -130,7 +157,8 @@ def _require(answer: httpx.Response, what: str) -> None:
 
 
 def template_body(images: RouterImages) -> dict[str, object]:
-    """The GNS3 template of the router (QEMU, 4 virtio ports, telnet console)."""
+    """The GNS3 template of the router (QEMU, 4 virtio ports, telnet console, a disk of
+    its own for `save-config`)."""
     return {
         "name": ROUTER_TEMPLATE,
         "template_type": "qemu",
@@ -139,7 +167,8 @@ def template_body(images: RouterImages) -> dict[str, object]:
         "symbol": ":/symbols/classic/router.svg",
         "default_name_format": "R{0}",
         "usage": "device_type:linux. A Linux router: a BusyBox shell on its console; "
-        "ports e0-e3 are eth0-eth3.",
+        f"ports e0-e3 are eth0-eth3; {SAVE_COMMAND} keeps its addresses, routes and "
+        "forwarding across a restart.",
         "qemu_path": QEMU,
         "platform": "x86_64",
         "ram": 128,
@@ -150,6 +179,8 @@ def template_body(images: RouterImages) -> dict[str, object]:
         "kernel_image": images.kernel,
         "initrd": images.initrd,
         "kernel_command_line": TEMPLATE_COMMAND_LINE,
+        "hda_disk_image": images.disk,
+        "hda_disk_interface": "virtio",
         "create_config_disk": False,
         "linked_clone": True,
         "on_close": "power_off",
@@ -168,10 +199,12 @@ def build_images() -> RouterImages:
     initrd_data = initramfs(find_busybox(), modules_dir)
     kernel_name = f"linux-router-vmlinuz-{digest(kernel_data)}"
     initrd_name = f"linux-router-initrd-{digest(initrd_data)}.gz"
+    disk_name, disk_data = blank_disk()
     return RouterImages(
         kernel=kernel_name,
         initrd=initrd_name,
-        files={kernel_name: kernel_data, initrd_name: initrd_data},
+        disk=disk_name,
+        files={kernel_name: kernel_data, initrd_name: initrd_data, disk_name: disk_data},
     )
 
 
@@ -211,8 +244,11 @@ def find_kernel(
 
 def initramfs(busybox: Path, modules_dir: Path) -> bytes:
     """The router's initramfs (gzip'd cpio "newc"): BusyBox with its applets and the
-    libraries it links, the network modules in load order, `/init`."""
-    archive = busybox_archive(busybox, modules_dir, MODULES)
+    libraries it links, the network and disk modules in load order, `save-config`,
+    `/init`."""
+    archive = busybox_archive(busybox, modules_dir, (*MODULES, "virtio_blk"))
+    archive.directory("disk")
+    archive.file(f"bin/{SAVE_COMMAND}", SAVE_SCRIPT.encode(), mode=0o755)
     archive.file("init", INIT_SCRIPT.encode(), mode=0o755)
     return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
 
@@ -367,3 +403,34 @@ class CpioWriter:
 
     def _pad(self) -> None:
         self._out.write(b"\0" * (-self._out.tell() % 4))
+
+
+def blank_disk() -> tuple[str, bytes]:
+    """An empty ext4 file system of `DISK_SIZE` as a qcow2 image (each router node's disk
+    is a linked clone of it), made with e2fsprogs without clock or random input, so the
+    same on every build: its image name (its content's address: both routers share it, as
+    GNS3 refuses a second name for the same image) and content."""
+    with tempfile.TemporaryDirectory() as scratch:
+        raw, image = Path(scratch) / "disk.raw", Path(scratch) / "disk.qcow2"
+        raw.write_bytes(b"")
+        format_disk = ["mke2fs", "-q", "-F", "-t", "ext4", "-U", "clear", "-L", "config"]
+        format_disk += ["-E", f"hash_seed={DISK_HASH_SEED}", str(raw), DISK_SIZE]
+        env = {"E2FSPROGS_FAKE_TIME": "1", "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"}
+        run_tool(format_disk, env=env)
+        run_tool(["qemu-img", "convert", "-q", "-O", "qcow2", str(raw), str(image)])
+        data = image.read_bytes()
+        return f"router-disk-{digest(data)}.qcow2", data
+
+
+def run_tool(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run a build tool (`command`); its output. `RouterUnavailable` with its error when
+    it is missing, fails or takes over 5 minutes."""
+    try:
+        done = subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RouterUnavailable(f"{command[0]} failed: {exc}; {INSTALL_HINT}") from exc
+    if done.returncode != 0:
+        raise RouterUnavailable(f"{' '.join(command[:3])} failed: {done.stderr.strip()[-300:]}")
+    return done.stdout + done.stderr

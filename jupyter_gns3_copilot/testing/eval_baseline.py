@@ -4,9 +4,10 @@ a `ProjectRecipe`'s) and the scripted model's answers to its faults (`baseline_s
 one fixed, one fixed wrongly, one fixed by breaking something else. `tests/test_eval.py`
 checks the scores come out as scripted; `benchmarks/faults.py` times it.
 
-The same for the example OSPF lab (`OSPF_LAB`, three FRR routers, seven faults):
-`ospf_script(lab)` answers the faults of one student's rendered lab, and `OSPF_SCORES`
-is what the scores must be.
+The same for the example graded lab (`GRADED_LAB`, a Linux router, seven faults:
+`graded_script`, `GRADED_SCORES`) and the example OSPF lab (`OSPF_LAB`, three FRR routers,
+seven faults: `ospf_script`, `OSPF_SCORES`): they answer the faults of one student's
+rendered lab, and the scores must come out as given.
 """
 
 from __future__ import annotations
@@ -63,6 +64,83 @@ def baseline_script() -> list[Any]:
     ]
 
 
+GRADED_LAB = EXAMPLES / "04-graded-lab.lab.yaml"
+GRADED_SCORES = {
+    "pc1-wrong-gateway": (True, True, True),
+    "pc3-no-gateway": (True, True, True),
+    "pc1-wrong-mask": (False, True, True),
+    "pc1-cable-pulled": (True, True, True),
+    "r1-forwarding-off": (True, True, True),
+    "lan-b-cable-pulled": (True, True, True),
+    "pc3-link-loss": (True, True, True),
+}
+"""Fault -> (diagnosed, fixed, safe) as `graded_answers` answers it."""
+
+
+def graded_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
+    """The scripted model's answers (`graded_answers`) to `faults` (default: all), in the
+    lab's order."""
+    return _in_order(lab, graded_answers(lab), faults)
+
+
+def graded_answers(lab: LabFile) -> dict[str, list[Any]]:
+    """Fault -> the scripted model's answers to it in the graded lab `lab` (one student's
+    rendering), one turn each: every fault fixed, the wrong mask without naming it (the
+    answer says PC1's address was wrong)."""
+    title = text("A fault", when=When(tools=False))
+    gateway_a = address_of(lab, "r1-lan-a").split("/")[0]
+    gateway_b = address_of(lab, "r1-lan-b").split("/")[0]
+    pc1 = {"device": "PC1", "commands": [f"ip {address_of(lab, 'pc1-address')} {gateway_a}"]}
+    pc3 = {"device": "PC3", "commands": [f"ip {address_of(lab, 'pc3-address')} {gateway_b}"]}
+
+    def cable(a: str, a_port: str, b: str, b_port: str) -> dict[str, Any]:
+        link = {"a": a, "a_port": a_port, "b": b, "b_port": b_port}
+        return {"links": [link], "state": "up"}
+
+    def answer(call: Any, said: str, tokens_in: int) -> list[Any]:
+        return [call, text(said, usage=usage(tokens_in + 300, 25)), title]
+
+    lossless = {"link": {"a": "PC3", "a_port": "e0", "b": "Switch2", "b_port": "e1"}}
+    forwarding = {"devices": [{"device": "R1", "commands": ["sysctl -w net.ipv4.ip_forward=1"]}]}
+    return {
+        "pc1-wrong-gateway": answer(
+            tool_call("run_vpcs_commands", {"devices": [pc1]}, usage=usage(1500, 40)),
+            f"PC1's default gateway was wrong; it is R1 ({gateway_a}) again.",
+            1500,
+        ),
+        "pc3-no-gateway": answer(
+            tool_call("run_vpcs_commands", {"devices": [pc3]}, usage=usage(1600, 40)),
+            f"PC3 had no default gateway; it is R1 ({gateway_b}) now.",
+            1600,
+        ),
+        "pc1-wrong-mask": answer(
+            tool_call("run_vpcs_commands", {"devices": [pc1]}, usage=usage(1400, 40)),
+            "PC1's address was not the one asked; it is right again.",
+            1400,
+        ),
+        "pc1-cable-pulled": answer(
+            tool_call("set_link_state", cable("PC1", "e0", "Switch1", "e0"), usage=usage(1300, 50)),
+            "PC1's cable on e0 to Switch1 was down; the link is up again.",
+            1300,
+        ),
+        "r1-forwarding-off": answer(
+            tool_call("run_show_commands", forwarding, usage=usage(1700, 40)),
+            "R1 did not forward packets (ip_forward was 0); forwarding is on again.",
+            1700,
+        ),
+        "lan-b-cable-pulled": answer(
+            tool_call("set_link_state", cable("R1", "e1", "Switch2", "e0"), usage=usage(1500, 50)),
+            "R1's cable on eth1 to LAN B's switch was down; the link is up again.",
+            1500,
+        ),
+        "pc3-link-loss": answer(
+            tool_call("set_link_filter", lossless, usage=usage(1800, 50)),
+            "PC3's link on e0 dropped every packet (100 % loss); its filter is cleared.",
+            1800,
+        ),
+    }
+
+
 OSPF_LAB = EXAMPLES / "05-ospf-lab.lab.yaml"
 OSPF_SCORES = {
     "r2-area-mismatch": (True, True, True),
@@ -79,7 +157,12 @@ OSPF_SCORES = {
 def ospf_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
     """The scripted model's answers (`ospf_answers`) to `faults` (default: all), in the
     lab's order."""
-    answers = ospf_answers(lab)
+    return _in_order(lab, ospf_answers(lab), faults)
+
+
+def _in_order(
+    lab: LabFile, answers: dict[str, list[Any]], faults: Sequence[str] | None
+) -> list[Any]:
     return [item for f in lab.faults if faults is None or f.id in faults for item in answers[f.id]]
 
 
