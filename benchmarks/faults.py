@@ -1,7 +1,7 @@
 """The example labs' faults on real labs: how long applying and verifying each one takes.
 
 Starts a local GNS3 lab (labkit) and, for each example lab with faults (the graded lab:
-VPCS and a Linux router; the OSPF lab: three FRR routers and two VPCS), builds its
+VPCS and a Linux router; the OSPF and BGP labs: three FRR routers and two VPCS), builds its
 project, solves it by console (`testing.solved_labs`) and then, fault by fault, applies it
 with `apply_fault` (what it breaks checked to pass first, then checked again until it
 fails) and takes it out again. Prints each fault's time and outcome, then
@@ -27,7 +27,8 @@ project, and its Markdown table follows
 
     eval (scripted, 05-ospf-lab): F faults, fixed A, regressions B in X s (as scripted)
 
-    .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
+    .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab,06-bgp-lab]
+        [--faults N]
         [--no-eval] [--eval-out DIR]
 """
 
@@ -71,8 +72,8 @@ from jupyter_gns3_copilot.testing.pytest_plugin import ExternalLab
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, admin_access, solve, undo
 
-LABS = ("04-graded-lab", "05-ospf-lab")
-GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0}
+LABS = ("04-graded-lab", "05-ospf-lab", "06-bgp-lab")
+GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0, "06-bgp-lab": 10.0}
 """Seconds one fault may take to apply and verify, per lab (goal, not asserted)."""
 
 
