@@ -60,7 +60,7 @@ def test_the_example_labs_ship_at_least_twelve_faults_with_routing_ones() -> Non
 
 
 @dataclasses.dataclass
-class Triangle:
+class RoutersProject:
     """The module's triangle project and the example lab last solved on it, if any."""
 
     lab_server: Any
@@ -69,7 +69,7 @@ class Triangle:
 
 
 @pytest.fixture(scope="module")
-def triangle(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[Triangle]:
+def triangle(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[RoutersProject]:
     """The example OSPF lab's project (routers blank), for the OSPF lab and then the BGP
     lab: both are the same triangle, so its routers boot once."""
     recipe = dataclasses.replace(
@@ -77,7 +77,7 @@ def triangle(gns3_lab: Any, gns3_http: httpx.Client) -> Iterator[Triangle]:
     )
     ids = prepare_projects(gns3_lab, [recipe])
     try:
-        yield Triangle(gns3_lab, ids[recipe.name])
+        yield RoutersProject(gns3_lab, ids[recipe.name])
     finally:
         delete_projects(gns3_lab, ids.values())
 
@@ -100,7 +100,7 @@ def _taken_out(solution: Solution) -> Solution:
     return lines
 
 
-async def _outcomes(triangle: Triangle, lab: LabFile, notebook: str) -> list[FaultOutcome]:
+async def _outcomes(triangle: RoutersProject, lab: LabFile, notebook: str) -> list[FaultOutcome]:
     async with admin_access(triangle.lab_server) as access:
         devices = access.devices
         if triangle.solved is not None:
@@ -115,7 +115,7 @@ async def _outcomes(triangle: Triangle, lab: LabFile, notebook: str) -> list[Fau
         return await each_fault(devices, triangle.project_id, lab, notebook)
 
 
-async def _failover(triangle: Triangle, lab: LabFile) -> list[ObjectiveResult]:
+async def _failover(triangle: RoutersProject, lab: LabFile) -> list[ObjectiveResult]:
     """The failover stage's results with the R1 - R3 cable pulled (made anew after)."""
     r1_r3 = ("R1", "e1", "R3", "e1")
     async with admin_access(triangle.lab_server) as access:
@@ -139,7 +139,7 @@ def _problems(outcomes: list[FaultOutcome]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_each_ospf_fault_breaks_what_it_says_and_no_more(triangle: Triangle) -> None:
+def test_each_ospf_fault_breaks_what_it_says_and_no_more(triangle: RoutersProject) -> None:
     """On the solved OSPF lab each fault is applied on the routers (configuration lines
     typed in vtysh's configuration mode, a cable pulled): the objectives it names fail
     once OSPF notices, and every other objective that passed still passes."""
@@ -152,7 +152,7 @@ def test_each_ospf_fault_breaks_what_it_says_and_no_more(triangle: Triangle) -> 
 
 @pytest.mark.slow
 def test_each_bgp_fault_breaks_what_it_says_and_no_more_and_the_failover_passes(
-    triangle: Triangle,
+    triangle: RoutersProject,
 ) -> None:
     """On the same routers, OSPF taken out and the BGP lab solved, each BGP fault (a wrong
     remote AS, a wrong neighbour address, a LAN not advertised, a session shut down) is
