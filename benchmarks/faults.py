@@ -20,10 +20,12 @@ runs through `evaluation.evaluate`, every restore and check included:
 
 (goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). The
 graded lab is not in the eval: its Linux router keeps no configuration across the
-snapshot restore the eval needs. The OSPF lab is, when it is measured: once its faults
-are timed, the scripted model answers them (`testing.eval_baseline.ospf_script`: five
-fixed, one fixed on the wrong router, one fix moving PC1 to another address) on the same
-project, and its Markdown table follows
+snapshot restore the eval needs. The OSPF and BGP labs are, when they are measured: once
+a lab's faults are timed, the scripted model answers them on the same project
+(`testing.eval_baseline.ospf_script`: five fixed, one fixed on the wrong router, one fix
+moving PC1 to another address; `bgp_script`: two fixed, one fixed on the wrong router,
+one fix moving PC2 to another address), and its Markdown table follows (its reports in
+`--eval-out DIR`/<lab> when given)
 
     eval (scripted, 05-ospf-lab): F faults, fixed A, regressions B in X s (as scripted)
 
@@ -54,13 +56,15 @@ from jupyter_gns3_copilot.labkit import LabServer
 from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
-from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    BGP_SCORES,
     OSPF_SCORES,
     PCS,
     baseline_script,
+    bgp_script,
     ospf_script,
 )
+from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
 from jupyter_gns3_copilot.testing.local_stack import (
     EXAMPLES,
     NOTEBOOK_PROJECTS,
@@ -75,6 +79,8 @@ from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, admin_acce
 LABS = ("04-graded-lab", "05-ospf-lab", "06-bgp-lab")
 GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0, "06-bgp-lab": 10.0}
 """Seconds one fault may take to apply and verify, per lab (goal, not asserted)."""
+EVALS = {"05-ospf-lab": (ospf_script, OSPF_SCORES), "06-bgp-lab": (bgp_script, BGP_SCORES)}
+"""The routing labs' scripted answers and the scores they must get, per lab."""
 
 
 async def measure(
@@ -112,29 +118,34 @@ async def scripted_eval(
             return await evaluate(access, project_id, plan, model, Path(data), progress=_progress)
 
 
-def ospf_eval(
-    lab_server: LabServer | ExternalLab, project_id: str, limit: int | None, out: Path | None
+def lab_eval(
+    lab_server: LabServer | ExternalLab,
+    project_id: str,
+    notebook: str,
+    limit: int | None,
+    out: Path | None,
 ) -> None:
-    """The OSPF lab's scripted eval (module docstring) on its solved project, printed, and
+    """A routing lab's scripted eval (module docstring) on its solved project, printed, and
     its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
-    lab = _lab("05-ospf-lab")
+    script, scores = EVALS[notebook]
+    lab = _lab(notebook)
     faults = [f.id for f in lab.faults[:limit]]
     plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
     began = time.monotonic()
-    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, ospf_script(lab, faults)))
+    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, script(lab, faults)))
     seconds = time.monotonic() - began
     print(markdown(runs), end="")
     if out is not None:
         write_reports(runs, out, f"{lab.title}: the scripted model (lab mode)")
     got = {r.fault: (r.diagnosed, r.fixed, r.safe) for r in runs}
-    scripted = got == {f: OSPF_SCORES[f] for f in faults}
+    scripted = got == {f: scores[f] for f in faults}
     print(
-        f"eval (scripted, 05-ospf-lab): {len(runs)} faults, fixed {sum(r.fixed for r in runs)}, "
+        f"eval (scripted, {notebook}): {len(runs)} faults, fixed {sum(r.fixed for r in runs)}, "
         f"regressions {sum(bool(r.regressions) for r in runs)} in {seconds:.1f} s "
         f"({'as scripted' if scripted else 'NOT as scripted'})"
     )
     if not scripted:
-        raise SystemExit(f"the OSPF eval did not score as scripted: {got}")
+        raise SystemExit(f"the {notebook} eval did not score as scripted: {got}")
 
 
 def _progress(line: str) -> None:
@@ -154,7 +165,7 @@ def main() -> None:
         "--no-eval", dest="eval", action="store_false", help="skip the scripted eval"
     )
     parser.add_argument(
-        "--eval-out", type=Path, help="where the OSPF lab's eval writes its reports"
+        "--eval-out", type=Path, help="where the routing labs' evals write their reports"
     )
     args = parse_args(parser, labs="04-graded-lab", faults=1, eval=False)
     timed: list[tuple[str, str, str, float]] = []
@@ -166,8 +177,9 @@ def main() -> None:
             ids = prepare_projects(lab_server, [recipe])
             try:
                 found = asyncio.run(measure(lab_server, ids[recipe.name], notebook, args.faults))
-                if notebook == "05-ospf-lab" and args.eval:
-                    ospf_eval(lab_server, ids[recipe.name], args.faults, args.eval_out)
+                if notebook in EVALS and args.eval:
+                    out = args.eval_out and args.eval_out / notebook
+                    lab_eval(lab_server, ids[recipe.name], notebook, args.faults, out)
             finally:
                 delete_projects(lab_server, ids.values())
             timed += [(notebook, *one) for one in found]

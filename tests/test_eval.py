@@ -26,17 +26,21 @@ from jupyter_gns3_copilot.evaluation.report import HTML, JSONL, MARKDOWN, markdo
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore, is_diagnosed, symptom
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.objectives.fault_model import Diagnosis
+from jupyter_gns3_copilot.objectives.fault_model import ConfigStep, Diagnosis
 from jupyter_gns3_copilot.objectives.faults import working_lab
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    BGP_LAB,
+    BGP_SCORES,
     LAB_FILE,
     OSPF_LAB,
     OSPF_SCORES,
     PCS,
     baseline_script,
+    bgp_answers,
+    bgp_script,
     ospf_answers,
     ospf_script,
     usage,
@@ -147,6 +151,28 @@ def test_the_ospf_labs_scripted_answers_diagnose_as_scored() -> None:
     lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-addresses", 2)).network
     assert lines["commands"] == ["router ospf", f"network {lan1} area 0"]
     assert "{{" not in str(ospf_script(lab))
+
+
+def test_the_bgp_labs_scripted_answers_diagnose_as_scored() -> None:
+    """The BGP lab's script answers each of its faults, for any student's subnets, and
+    each last answer names the ground truth exactly where `BGP_SCORES` says it does (the
+    LAN not advertised is blamed on R2, not R1); its fix of the wrong neighbour address
+    names that student's addresses."""
+    lab = load_lab(BGP_LAB.read_text()).for_student("someone", "salt")
+    answers = bgp_answers(lab)
+    assert list(answers) == [f.id for f in lab.faults] == list(BGP_SCORES)
+    for fault in lab.faults:
+        said = [a.content for a in answers[fault.id] if a.when is None and a.content]
+        diagnosed, _, _ = BGP_SCORES[fault.id]
+        assert is_diagnosed(str(said[-1]), fault.diagnosis) == diagnosed, fault.id
+    fix = answers["r3-wrong-neighbor-address"][0].tool_calls[0].arguments["devices"][0]
+    [wrong] = lab.require_fault("r3-wrong-neighbor-address").apply
+    assert isinstance(wrong, ConfigStep)
+    assert f"no {wrong.lines[-1].removesuffix(' remote-as 65002')}" in fix["commands"]
+    r2 = address_of(lab, "r2-interfaces", 1).split("/")[0]
+    assert f"neighbor {r2} remote-as 65002" in fix["commands"]
+    assert len(bgp_script(lab)) == sum(len(a) for a in answers.values())
+    assert "{{" not in str(bgp_script(lab))
 
 
 # -- on the real lab ------------------------------------------------------------------------
