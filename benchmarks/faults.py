@@ -1,7 +1,7 @@
 """The example labs' faults on real labs: how long applying and verifying each one takes.
 
 Starts a local GNS3 lab (labkit) and, for each example lab with faults (the graded lab:
-VPCS and a Linux router; the OSPF lab: three FRR routers and two VPCS), builds its
+VPCS and a Linux router; the OSPF and BGP labs: three FRR routers and two VPCS), builds its
 project, solves it by console (`testing.solved_labs`) and then, fault by fault, applies it
 with `apply_fault` (what it breaks checked to pass first, then checked again until it
 fails) and takes it out again. Prints each fault's time and outcome, then
@@ -23,11 +23,14 @@ example lab is in the eval too, when it is measured: once its faults are timed, 
 scripted model answers them on the same project (`testing.eval_baseline`: on the graded
 lab `graded_script`, every fault fixed, the wrong mask without naming it; on the OSPF lab
 `ospf_script`, six fixed, one fixed on the wrong router, one fix moving PC1 to another
-address), and its Markdown table follows
+address; on the BGP lab `bgp_script`, two fixed, one fixed on the wrong router, one fix
+moving PC2 to another address), and its Markdown table follows (its reports in
+`--eval-out DIR`/<lab> when given)
 
     eval (scripted, 04-graded-lab): F faults, fixed A, regressions B in X s (as scripted)
 
-    .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab] [--faults N]
+    .venv/bin/python benchmarks/faults.py [--labs 04-graded-lab,05-ospf-lab,06-bgp-lab]
+        [--faults N]
         [--no-eval] [--eval-out DIR]
 """
 
@@ -55,10 +58,12 @@ from jupyter_gns3_copilot.objectives.faults import apply_fault
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    BGP_SCORES,
     GRADED_SCORES,
     OSPF_SCORES,
     PCS,
     baseline_script,
+    bgp_script,
     graded_script,
     ospf_script,
 )
@@ -74,9 +79,17 @@ from jupyter_gns3_copilot.testing.pytest_plugin import ExternalLab
 from jupyter_gns3_copilot.testing.scripted_llm import ScriptedLLM
 from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS, UNDO, admin_access, solve, undo
 
-LABS = ("04-graded-lab", "05-ospf-lab")
-GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0}
+LABS = ("04-graded-lab", "05-ospf-lab", "06-bgp-lab")
+GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0, "06-bgp-lab": 10.0}
 """Seconds one fault may take to apply and verify, per lab (goal, not asserted)."""
+EVALS: dict[
+    str, tuple[Callable[[LabFile, Sequence[str]], list[Any]], dict[str, tuple[bool, bool, bool]]]
+] = {
+    "04-graded-lab": (graded_script, GRADED_SCORES),
+    "05-ospf-lab": (ospf_script, OSPF_SCORES),
+    "06-bgp-lab": (bgp_script, BGP_SCORES),
+}
+"""The example labs' scripted answers and the scores they must get, per lab."""
 
 
 async def measure(
@@ -114,15 +127,6 @@ async def scripted_eval(
             return await evaluate(access, project_id, plan, model, Path(data), progress=_progress)
 
 
-EVAL_SCRIPTS: dict[
-    str, tuple[Callable[[LabFile, Sequence[str]], list[Any]], dict[str, tuple[bool, bool, bool]]]
-] = {
-    "04-graded-lab": (graded_script, GRADED_SCORES),
-    "05-ospf-lab": (ospf_script, OSPF_SCORES),
-}
-"""Per example lab: the scripted model's answers to its faults, and the scores they get."""
-
-
 def lab_eval(
     lab_server: LabServer | ExternalLab,
     project_id: str,
@@ -130,11 +134,10 @@ def lab_eval(
     limit: int | None,
     out: Path | None,
 ) -> None:
-    """The example lab's scripted eval (module docstring) on its solved project, printed,
-    and its reports written into `out/<notebook>` when given (as `gns3-copilot-eval
-    --out` writes them)."""
+    """An example lab's scripted eval (module docstring) on its solved project, printed, and
+    its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
+    script, scores = EVALS[notebook]
     lab = _lab(notebook)
-    script, scores = EVAL_SCRIPTS[notebook]
     faults = [f.id for f in lab.faults[:limit]]
     plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
     began = time.monotonic()
@@ -142,7 +145,7 @@ def lab_eval(
     seconds = time.monotonic() - began
     print(markdown(runs), end="")
     if out is not None:
-        write_reports(runs, out / notebook, f"{lab.title}: the scripted model (lab mode)")
+        write_reports(runs, out, f"{lab.title}: the scripted model (lab mode)")
     got = {r.fault: (r.diagnosed, r.fixed, r.safe) for r in runs}
     scripted = got == {f: scores[f] for f in faults}
     print(
@@ -151,7 +154,7 @@ def lab_eval(
         f"({'as scripted' if scripted else 'NOT as scripted'})"
     )
     if not scripted:
-        raise SystemExit(f"the eval of {notebook} did not score as scripted: {got}")
+        raise SystemExit(f"the {notebook} eval did not score as scripted: {got}")
 
 
 def _progress(line: str) -> None:
@@ -183,8 +186,9 @@ def main() -> None:
             ids = prepare_projects(lab_server, [recipe])
             try:
                 found = asyncio.run(measure(lab_server, ids[recipe.name], notebook, args.faults))
-                if notebook in EVAL_SCRIPTS and args.eval:
-                    lab_eval(lab_server, ids[recipe.name], notebook, args.faults, args.eval_out)
+                if notebook in EVALS and args.eval:
+                    out = args.eval_out and args.eval_out / notebook
+                    lab_eval(lab_server, ids[recipe.name], notebook, args.faults, out)
             finally:
                 delete_projects(lab_server, ids.values())
             timed += [(notebook, *one) for one in found]

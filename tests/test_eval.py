@@ -26,12 +26,14 @@ from jupyter_gns3_copilot.evaluation.report import HTML, JSONL, MARKDOWN, markdo
 from jupyter_gns3_copilot.evaluation.runner import EvalPlan, LabNotWorking, evaluate
 from jupyter_gns3_copilot.evaluation.scoring import RunScore, is_diagnosed, symptom
 from jupyter_gns3_copilot.gns3 import GNS3Client
-from jupyter_gns3_copilot.objectives.fault_model import Diagnosis
+from jupyter_gns3_copilot.objectives.fault_model import ConfigStep, Diagnosis
 from jupyter_gns3_copilot.objectives.faults import working_lab
 from jupyter_gns3_copilot.objectives.loader import load_lab
 from jupyter_gns3_copilot.objectives.model import LabFile
 from jupyter_gns3_copilot.objectives.runner import report
 from jupyter_gns3_copilot.testing.eval_baseline import (
+    BGP_LAB,
+    BGP_SCORES,
     GRADED_LAB,
     GRADED_SCORES,
     LAB_FILE,
@@ -39,6 +41,8 @@ from jupyter_gns3_copilot.testing.eval_baseline import (
     OSPF_SCORES,
     PCS,
     baseline_script,
+    bgp_answers,
+    bgp_script,
     graded_answers,
     graded_script,
     ospf_answers,
@@ -169,6 +173,28 @@ def test_the_graded_labs_scripted_answers_diagnose_as_scored() -> None:
     gateway = address_of(lab, "r1-lan-a").split("/")[0]
     assert pc1["commands"] == [f"ip {address_of(lab, 'pc1-address')} {gateway}"]
     assert len(graded_script(lab, ["pc3-no-gateway"])) == len(answers["pc3-no-gateway"])
+
+
+def test_the_bgp_labs_scripted_answers_diagnose_as_scored() -> None:
+    """The BGP lab's script answers each of its faults, for any student's subnets, and
+    each last answer names the ground truth exactly where `BGP_SCORES` says it does (the
+    LAN not advertised is blamed on R2, not R1); its fix of the wrong neighbour address
+    names that student's addresses."""
+    lab = load_lab(BGP_LAB.read_text()).for_student("someone", "salt")
+    answers = bgp_answers(lab)
+    assert list(answers) == [f.id for f in lab.faults] == list(BGP_SCORES)
+    for fault in lab.faults:
+        said = [a.content for a in answers[fault.id] if a.when is None and a.content]
+        diagnosed, _, _ = BGP_SCORES[fault.id]
+        assert is_diagnosed(str(said[-1]), fault.diagnosis) == diagnosed, fault.id
+    fix = answers["r3-wrong-neighbor-address"][0].tool_calls[0].arguments["devices"][0]
+    [wrong] = lab.require_fault("r3-wrong-neighbor-address").apply
+    assert isinstance(wrong, ConfigStep)
+    assert f"no {wrong.lines[-1].removesuffix(' remote-as 65002')}" in fix["commands"]
+    r2 = address_of(lab, "r2-interfaces", 1).split("/")[0]
+    assert f"neighbor {r2} remote-as 65002" in fix["commands"]
+    assert len(bgp_script(lab)) == sum(len(a) for a in answers.values())
+    assert "{{" not in str(bgp_script(lab))
 
 
 # -- on the real lab ------------------------------------------------------------------------

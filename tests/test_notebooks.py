@@ -154,6 +154,51 @@ def test_the_ospf_labs_subnets_never_overlap_and_its_script_types_each_students_
     assert typed["alice"] != typed["bob"]
 
 
+def test_the_bgp_labs_subnets_never_overlap_and_its_script_peers_each_students_routers() -> None:
+    """The BGP lab draws each of its five subnets from a pool of its own; its objectives
+    check sessions with `bgp_session` and routes learned by BGP; the scripted model's
+    script, rendered for a student, names that student's neighbour addresses with the AS
+    numbers the objectives expect, and the routers' solution does the same."""
+    import ipaddress
+
+    from jupyter_gns3_copilot.objectives.loader import load_lab
+    from jupyter_gns3_copilot.objectives.parameters import student_values
+    from jupyter_gns3_copilot.objectives.routing_model import BgpSessionCheck, RouteCheck
+    from jupyter_gns3_copilot.testing.solved_labs import SOLUTIONS
+
+    recipe = NOTEBOOK_PROJECTS["06-bgp-lab"]
+    assert recipe.lab_file is not None
+    document = load_lab(recipe.lab_file.read_text())
+    for number in range(50):
+        subnets = list(student_values(document.lab, f"student{number}", "salt").values())
+        assert all(isinstance(subnet, ipaddress.IPv4Network) for subnet in subnets)
+        for index, subnet in enumerate(subnets):
+            assert not any(subnet.overlaps(other) for other in subnets[index + 1 :]), subnets
+    assert recipe.links == NOTEBOOK_PROJECTS["05-ospf-lab"].links
+    typed = {}
+    for user in ("alice", "bob"):
+        lab = document.for_student(user, "salt")
+        checks = [c for s in lab.stages for o in s.objectives for c in o.checks]
+        sessions = {
+            (c.node, f"neighbor {c.neighbor} remote-as {c.remote_as}")
+            for c in checks
+            if isinstance(c, BgpSessionCheck)
+        }
+        assert len(sessions) == 6
+        assert {c.protocol for c in checks if isinstance(c, RouteCheck)} == {"bgp"}
+        replies = notebook_replies(SCRIPTS / "06-bgp-lab.json", recipe, user, "salt")
+        assert "{{" not in json.dumps([r.model_dump(mode="json") for r in replies])
+        calls = {call.id: call.arguments for reply in replies for call in reply.tool_calls}
+        scripted = {
+            (d["device"], line) for d in calls["call_bgp"]["devices"] for line in d["commands"]
+        }
+        solution = SOLUTIONS["06-bgp-lab"](lab)
+        solved = {(node, line) for node, lines in solution.items() for line in lines}
+        assert sessions <= scripted and sessions <= solved, sessions - scripted
+        typed[user] = sorted(scripted)
+    assert typed["alice"] != typed["bob"]
+
+
 # -- execution ----------------------------------------------------------------------------
 
 

@@ -5,9 +5,10 @@ one fixed, one fixed wrongly, one fixed by breaking something else. `tests/test_
 checks the scores come out as scripted; `benchmarks/faults.py` times it.
 
 The same for the example graded lab (`GRADED_LAB`, a Linux router, seven faults:
-`graded_script`, `GRADED_SCORES`) and the example OSPF lab (`OSPF_LAB`, three FRR routers,
-seven faults: `ospf_script`, `OSPF_SCORES`): they answer the faults of one student's
-rendered lab, and the scores must come out as given.
+`graded_script`, `GRADED_SCORES`), the example OSPF lab (`OSPF_LAB`, three FRR routers,
+seven faults: `ospf_script`, `OSPF_SCORES`) and the example BGP lab (`BGP_LAB`, the same
+routers, four faults: `bgp_script`, `BGP_SCORES`): they answer the faults of one
+student's rendered lab, and the scores must come out as given.
 """
 
 from __future__ import annotations
@@ -163,7 +164,13 @@ def ospf_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
 def _in_order(
     lab: LabFile, answers: dict[str, list[Any]], faults: Sequence[str] | None
 ) -> list[Any]:
+    """`answers` to `faults` (default: all), in the lab's order."""
     return [item for f in lab.faults if faults is None or f.id in faults for item in answers[f.id]]
+
+
+def _config(device: str, *lines: str) -> dict[str, Any]:
+    """`run_config_commands`' arguments typing `lines` on `device`."""
+    return {"devices": [{"device": device, "commands": list(lines)}]}
 
 
 def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
@@ -180,14 +187,11 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
     moved = f"ip {pc1.ip + 1}/{pc1.network.prefixlen} {lan1.ip}"
     cable = {"a": "R1", "a_port": "e0", "b": "R2", "b_port": "e0"}
 
-    def config(device: str, *lines: str) -> dict[str, Any]:
-        return {"devices": [{"device": device, "commands": list(lines)}]}
-
     return {
         "r2-area-mismatch": [
             tool_call(
                 "run_config_commands",
-                config("R2", "router ospf", f"no network {r2r3} area 1", f"network {r2r3} area 0"),
+                _config("R2", "router ospf", f"no network {r2r3} area 1", f"network {r2r3} area 0"),
                 usage=usage(2000, 60),
             ),
             text(
@@ -199,7 +203,7 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
         "r1-dead-interval-mismatch": [
             tool_call(
                 "run_config_commands",
-                config("R2", "interface eth0", "ip ospf dead-interval 4"),
+                _config("R2", "interface eth0", "ip ospf dead-interval 4"),
                 usage=usage(1800, 40),
             ),
             text("R2's dead interval on eth0 was wrong; it is 4 s now.", usage=usage(2100, 20)),
@@ -209,7 +213,7 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
         "r3-passive-to-r1": [
             tool_call(
                 "run_config_commands",
-                config("R3", "router ospf", "no passive-interface eth1"),
+                _config("R3", "router ospf", "no passive-interface eth1"),
                 usage=usage(1900, 40),
             ),
             text(
@@ -221,7 +225,7 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
         "r1-lan-not-advertised": [
             tool_call(
                 "run_config_commands",
-                config("R1", "router ospf", f"network {lan1.network} area 0"),
+                _config("R1", "router ospf", f"network {lan1.network} area 0"),
                 usage=usage(2100, 40),
             ),
             text(
@@ -234,11 +238,11 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
             tool_calls(
                 ToolCall(
                     name="run_config_commands",
-                    arguments=config(
+                    arguments=_config(
                         "R3", "interface eth2", f"no ip address {lan2.ip}/25", f"ip address {lan2}"
                     ),
                 ),
-                ToolCall(name="run_vpcs_commands", arguments=config("PC1", moved)),
+                ToolCall(name="run_vpcs_commands", arguments=_config("PC1", moved)),
                 usage=usage(2300, 70),
             ),
             text("R3's eth2 had a /25 mask; it has /24 again.", usage=usage(2700, 25)),
@@ -255,13 +259,103 @@ def ospf_answers(lab: LabFile) -> dict[str, list[Any]]:
         "r2-mtu-mismatch": [
             tool_call(
                 "run_config_commands",
-                config("R2", "interface eth1", "ip ospf mtu-ignore"),
+                _config("R2", "interface eth1", "ip ospf mtu-ignore"),
                 usage=usage(2200, 40),
             ),
             text(
                 "R2's eth1 has an MTU of 1400 and R3's eth0 1500, so R2 dropped R3's database "
                 "descriptions; R2 ignores the MTU in OSPF now.",
                 usage=usage(2600, 35),
+            ),
+            title,
+        ],
+    }
+
+
+BGP_LAB = EXAMPLES / "06-bgp-lab.lab.yaml"
+BGP_SCORES = {
+    "r1-wrong-remote-as": (True, True, True),
+    "r3-wrong-neighbor-address": (True, True, True),
+    "r1-lan-not-advertised": (False, False, True),
+    "r2-session-to-r3-shut": (True, True, False),
+}
+"""Fault -> (diagnosed, fixed, safe) as `bgp_answers` answers it."""
+
+
+def bgp_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
+    """The scripted model's answers (`bgp_answers`) to `faults` (default: all), in the
+    lab's order."""
+    return _in_order(lab, bgp_answers(lab), faults)
+
+
+def bgp_answers(lab: LabFile) -> dict[str, list[Any]]:
+    """Fault -> the scripted model's answers to it in the BGP lab `lab` (one student's
+    rendering), two turns at most per run: the wrong remote AS and the wrong neighbour
+    address fixed, LAN 1 "advertised" from R2 (which has no route to it, so BGP announces
+    nothing; twice told it still fails), the shut session opened again while moving PC2
+    to another address (PC2's address objective a regression)."""
+    title = text("A fault", when=When(tools=False))
+    r1_r2 = ipaddress.IPv4Interface(address_of(lab, "r2-interfaces", 0)).ip
+    r2r3 = ipaddress.IPv4Interface(address_of(lab, "r2-interfaces", 1)).network
+    lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-interfaces", 2)).network
+    lan2 = ipaddress.IPv4Interface(address_of(lab, "r3-interfaces", 2))
+    pc2 = ipaddress.IPv4Interface(address_of(lab, "pc2-lan"))
+    moved = f"ip {pc2.ip + 1}/{pc2.network.prefixlen} {lan2.ip}"
+    return {
+        "r1-wrong-remote-as": [
+            tool_call(
+                "run_config_commands",
+                _config("R1", "router bgp 65001", f"neighbor {r1_r2} remote-as 65002"),
+                usage=usage(2000, 50),
+            ),
+            text(
+                f"R1 had the wrong remote AS (65020) for R2 ({r1_r2}, on eth0); it is 65002 "
+                "again and the session is up.",
+                usage=usage(2400, 30),
+            ),
+            title,
+        ],
+        "r3-wrong-neighbor-address": [
+            tool_call(
+                "run_config_commands",
+                _config(
+                    "R3",
+                    "router bgp 65003",
+                    f"no neighbor {r2r3[4]}",
+                    f"neighbor {r2r3[2]} remote-as 65002",
+                    f"neighbor {r2r3[2]} timers connect 1",
+                ),
+                usage=usage(2100, 70),
+            ),
+            text(
+                f"R3 had the wrong neighbor address for R2 on eth0 ({r2r3[4]} instead of "
+                f"{r2r3[2]}); it peers with {r2r3[2]} again.",
+                usage=usage(2500, 35),
+            ),
+            title,
+        ],
+        "r1-lan-not-advertised": [
+            tool_call(
+                "run_config_commands",
+                _config("R2", "router bgp 65002", "address-family ipv4 unicast", f"network {lan1}"),
+                usage=usage(1900, 50),
+            ),
+            text(f"R2 did not announce LAN 1 ({lan1}); it does now.", usage=usage(2200, 20)),
+            title,
+            text("R2's BGP looks right to me now.", usage=usage(2700, 10)),
+        ],
+        "r2-session-to-r3-shut": [
+            tool_calls(
+                ToolCall(
+                    name="run_config_commands",
+                    arguments=_config("R2", "router bgp 65002", f"no neighbor {r2r3[3]} shutdown"),
+                ),
+                ToolCall(name="run_vpcs_commands", arguments=_config("PC2", moved)),
+                usage=usage(2300, 70),
+            ),
+            text(
+                "R2's session with R3 (eth1) was shut down; it is up again.",
+                usage=usage(2700, 25),
             ),
             title,
         ],

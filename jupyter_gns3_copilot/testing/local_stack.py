@@ -316,6 +316,30 @@ BUILD_PROJECT = "Copilot build"
 TROUBLESHOOTING_PROJECT = "Copilot troubleshooting"
 GRADED_PROJECT = "Copilot graded lab"
 OSPF_PROJECT = "Copilot OSPF lab"
+BGP_PROJECT = "Copilot BGP lab"
+
+
+def _triangle(project: str, lab_file: Path) -> ProjectRecipe:
+    """The routed lab's triangle (`routed_lab.TRIANGLE`: FRR routers R1-R3, PC1 behind R1,
+    PC2 behind R3, no switch), nothing configured: the lab's stages are the student's
+    work."""
+    return ProjectRecipe(
+        project,
+        nodes={
+            **{name: ("FRR router", *PLACES[name]) for name in ROUTERS},
+            **{name: ("VPCS", *PLACES[name]) for name in PCS},
+        },
+        links=tuple((c.a, c.a_port, c.b, c.b_port) for c in TRIANGLE.cables),
+        # GNS3 3.0.6 turns a QEMU guest's carrier off when its link is suspended but never
+        # on again (its compute ignores `suspend: false`), so a link brought back stayed
+        # down. Without the carrier, a suspended link only drops the packets: the routers
+        # notice by their protocol's timers, as the failover stages teach, and recover.
+        node_properties={name: {"replicate_network_connection_state": False} for name in ROUTERS},
+        lab_file=lab_file,
+        snapshot="fresh",
+    )
+
+
 NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
     "01-getting-started": ProjectRecipe(
         DEMO_PROJECT, {"PC1": "ip 10.0.0.1/24", "PC2": "ip 10.0.0.2/24"}
@@ -344,24 +368,8 @@ NOTEBOOK_PROJECTS: dict[str, ProjectRecipe] = {
         lab_file=EXAMPLES / "04-graded-lab.lab.yaml",
         snapshot="fresh",
     ),
-    "05-ospf-lab": ProjectRecipe(
-        # The routed lab's triangle (`routed_lab.TRIANGLE`: FRR routers R1-R3, PC1 behind
-        # R1, PC2 behind R3, no switch), nothing configured: the lab's stages are the
-        # student's work.
-        OSPF_PROJECT,
-        nodes={
-            **{name: ("FRR router", *PLACES[name]) for name in ROUTERS},
-            **{name: ("VPCS", *PLACES[name]) for name in PCS},
-        },
-        links=tuple((c.a, c.a_port, c.b, c.b_port) for c in TRIANGLE.cables),
-        # GNS3 3.0.6 turns a QEMU guest's carrier off when its link is suspended but never
-        # on again (its compute ignores `suspend: false`), so a link brought back stayed
-        # down. Without the carrier, a suspended link only drops the packets: the routers
-        # notice by OSPF's dead interval, as the failover stage teaches, and recover.
-        node_properties={name: {"replicate_network_connection_state": False} for name in ROUTERS},
-        lab_file=EXAMPLES / "05-ospf-lab.lab.yaml",
-        snapshot="fresh",
-    ),
+    "05-ospf-lab": _triangle(OSPF_PROJECT, EXAMPLES / "05-ospf-lab.lab.yaml"),
+    "06-bgp-lab": _triangle(BGP_PROJECT, EXAMPLES / "06-bgp-lab.lab.yaml"),
 }
 """The project each example notebook uses, by notebook name."""
 ROUTER_BOOT_TIMEOUT = 180.0

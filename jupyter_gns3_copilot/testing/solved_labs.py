@@ -129,12 +129,83 @@ def ospf_lab_undo(lab: LabFile) -> dict[str, Solution]:
     }
 
 
+_BGP_ROUTERS = {
+    "R1": (
+        65001,
+        ("eth0", "eth1", "eth2"),
+        (("r2-interfaces", 0, 65002), ("r3-interfaces", 1, 65003)),
+    ),
+    "R2": (65002, ("eth0", "eth1"), (("r1-interfaces", 0, 65001), ("r3-interfaces", 0, 65003))),
+    "R3": (
+        65003,
+        ("eth0", "eth1", "eth2"),
+        (("r2-interfaces", 1, 65002), ("r1-interfaces", 1, 65001)),
+    ),
+}
+"""notebooks/06-bgp-lab: each router's AS, its interfaces (eth2 is its LAN) in the order
+its `Rn-interfaces` objective names their addresses, and its peers (the objective naming
+the peer's address, that address's index, the peer's AS)."""
+
+
+def bgp_lab(lab: LabFile) -> Solution:
+    """notebooks/06-bgp-lab: the routers addressed, each an AS peering by eBGP with its
+    two neighbours (routes exchanged without policies, keepalives every second, a silent
+    peer dropped after 3 s, a failed connection tried again after 1 s) and advertising its
+    LAN; the PCs addressed with their router as gateway."""
+    solution: Solution = {}
+    for router, (asn, interfaces, peers) in _BGP_ROUTERS.items():
+        objective = f"{router.lower()}-interfaces"
+        lines: list[str] = []
+        networks: list[str] = []
+        for index, interface in enumerate(interfaces):
+            address = address_of(lab, objective, index)
+            lines += [f"interface {interface}", f"ip address {address}", "exit"]
+            if interface == "eth2":
+                networks.append(str(ipaddress.IPv4Interface(address).network))
+        number = router.removeprefix("R")
+        lines += [
+            f"router bgp {asn}",
+            f"bgp router-id {'.'.join([number] * 4)}",
+            "no bgp ebgp-requires-policy",
+            "timers bgp 1 3",
+        ]
+        for peer_objective, index, peer_as in peers:
+            peer = address_of(lab, peer_objective, index).split("/")[0]
+            lines += [f"neighbor {peer} remote-as {peer_as}", f"neighbor {peer} timers connect 1"]
+        if networks:
+            lines += ["address-family ipv4 unicast", *(f"network {n}" for n in networks)]
+            lines.append("exit-address-family")
+        solution[router] = lines
+    r1_lan = address_of(lab, "r1-interfaces", 2).split("/")[0]
+    r3_lan = address_of(lab, "r3-interfaces", 2).split("/")[0]
+    solution["PC1"] = [f"ip {address_of(lab, 'pc1-lan')} {r1_lan}"]
+    solution["PC2"] = [f"ip {address_of(lab, 'pc2-lan')} {r3_lan}"]
+    return solution
+
+
+def bgp_lab_undo(lab: LabFile) -> dict[str, Solution]:
+    """notebooks/06-bgp-lab: the lines taking out the faults that typing the solution
+    again leaves in (a second neighbour, a neighbour shut down)."""
+    solution = bgp_lab(lab)
+    r2r3 = ipaddress.IPv4Interface(address_of(lab, "r2-interfaces", 1)).network
+    return {
+        "r3-wrong-neighbor-address": {
+            "R3": [*solution["R3"], "router bgp 65003", f"no neighbor {r2r3[4]}"]
+        },
+        "r2-session-to-r3-shut": {"R2": ["router bgp 65002", f"no neighbor {r2r3[3]} shutdown"]},
+    }
+
+
 SOLUTIONS: dict[str, Callable[[LabFile], Solution]] = {
     "04-graded-lab": graded_lab,
     "05-ospf-lab": ospf_lab,
+    "06-bgp-lab": bgp_lab,
 }
 """How each example notebook's lab is solved, by notebook name."""
-UNDO: dict[str, Callable[[LabFile], Mapping[str, Solution]]] = {"05-ospf-lab": ospf_lab_undo}
+UNDO: dict[str, Callable[[LabFile], Mapping[str, Solution]]] = {
+    "05-ospf-lab": ospf_lab_undo,
+    "06-bgp-lab": bgp_lab_undo,
+}
 """Per notebook, fault id -> the lines that take the fault's configuration out, where
 typing the solution again does not (a router keeps a line the solution does not undo)."""
 
