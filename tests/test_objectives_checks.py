@@ -322,7 +322,7 @@ REACH = textwrap.dedent(
             check: {kind: reachable, from: PC1, to: PC2, expect: false, count: 1}
           - id: no-gateway
             text: PC2 reaches another subnet
-            check: {kind: reachable, from: PC2, to: 10.9.0.1, count: 1}
+            check: {kind: reachable, from: PC2, to: 10.9.0.1, count: 1, wait: 60}
           - id: router
             text: R1 reaches its neighbour
             check: {kind: reachable, from: R1, to: 10.0.12.2, count: 2}
@@ -345,12 +345,36 @@ REACH = textwrap.dedent(
 )
 
 
+NO_ADDRESS = textwrap.dedent(
+    """\
+    title: From a PC without an address
+    stages:
+      - id: reach
+        title: Reach
+        objectives:
+          - id: pc2-pc1
+            text: PC2 reaches PC1
+            check: {kind: reachable, from: PC2, to: 10.0.0.1, count: 1, wait: 60}
+    """
+)
+
+
 @pytest.mark.lab
 async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: Any) -> None:
-    """Pings parsed per dialect (VPCS "No gateway found" is a failure), isolation, a node's
-    first address as the target, and packets seen on a captured link (the first ones pass
-    the check at once; none, and it waits its seconds out)."""
+    """Pings parsed per dialect (VPCS "No gateway found" is a failure, decided at once, as
+    is one from a PC without an address), isolation, a node's first address as the
+    target, and packets seen on a captured link (the first ones pass the check at once;
+    none, and it waits its seconds out)."""
     async with checked_lab(gns3_project) as (ctx, _):
+        # PC2 has no address yet: only configuring it helps, so no waiting its 60 s out
+        pc2 = await ctx.gns3.find_node(ctx.project_id, "PC2")
+        await ctx.consoles.wait_ready(await ctx.console_target(pc2))
+        unaddressed = await report(ctx.devices, ctx.project_id, load_lab(NO_ADDRESS).lab)
+        [from_pc2] = unaddressed.results
+        assert from_pc2.status == "fail" and from_pc2.duration_ms < 60_000, from_pc2
+        # and it is not made to ping (without an address VPCS drops its console then)
+        assert from_pc2.explanation == "PC2 does not reach 10.0.0.1: PC2 has no IPv4 address."
+        assert from_pc2.evidence[0].command == "show ip"
         setup = replace(ctx, mode=LAB_AUTOMATION)
         addressed = await execute_tool(
             setup,
@@ -381,6 +405,8 @@ async def test_reachability_and_traffic_are_read_from_the_devices(gns3_project: 
         "PC1 does not reach PC2 (10.0.0.3) (address not reachable). PC2 has 10.0.0.2."
     )
     assert "No gateway found" in by_id["no-gateway"].evidence[0].lines[0]
+    # only setting a gateway helps a PC without one: the check does not wait its 60 s out
+    assert by_id["no-gateway"].duration_ms < 60_000, by_id["no-gateway"].explanation
     assert by_id["isolated"].explanation.endswith(", as required.")
     assert by_id["not-isolated"].explanation.endswith(", which it must not.")
     assert by_id["router"].evidence[0].command == "ping 10.0.12.2 repeat 2"

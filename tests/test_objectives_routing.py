@@ -390,3 +390,36 @@ async def test_a_check_that_waits_is_tried_again_until_it_passes_not_when_undeci
     tries.clear()
     assert (await until_passed(0, attempt(["fail", "pass"]))).status == "fail"
     assert tries == [False]
+    tries.clear()
+
+    async def settled(fresh: bool) -> CheckVerdict:
+        tries.append(fresh)
+        return CheckVerdict(status="fail", explanation="no OSPF", settled=True)
+
+    assert (await until_passed(30, settled)).status == "fail"
+    assert tries == [False]  # the configuration lacks what it needs: no waiting
+
+
+def test_a_failure_only_configuring_can_change_is_settled_and_others_are_not() -> None:
+    """A check stops waiting (`settled`) when the router runs no OSPF, runs no BGP, has no
+    session configured with the neighbour or has it with another AS; not while a
+    neighbour is heard but not Full, nor while a session is Active. A settled verdict
+    stays out of what a check reports."""
+    no_ospf = ospf_neighbor_verdict(
+        ospf(interface="eth1"), "R3", captured("r3_ospf_neighbors_no_ospf")
+    )
+    stuck = ospf_neighbor_verdict(
+        ospf(neighbor="2.2.2.2"), "R1", captured("r1_ospf_neighbors_exstart")
+    )
+    unheard = ospf_neighbor_verdict(
+        ospf(neighbor="2.2.2.2"), "R1", captured("r1_ospf_neighbors_hello_mismatch")
+    )
+    assert (no_ospf.settled, stuck.settled, unheard.settled) == (True, False, False)
+    data = captured("r1_bgp_summary")
+    no_bgp = bgp_session_verdict(bgp(neighbor="10.0.13.1"), "R3", captured("r3_bgp_summary_no_bgp"))
+    missing = bgp_session_verdict(bgp(neighbor="10.0.23.3"), "R1", data)
+    other_as = bgp_session_verdict(bgp(neighbor="10.0.12.2", remote_as=65003), "R1", data)
+    active = bgp_session_verdict(bgp(neighbor="10.0.13.3"), "R1", data)
+    assert (no_bgp.settled, missing.settled, other_as.settled) == (True, True, True)
+    assert active.status == "fail" and not active.settled
+    assert "settled" not in no_bgp.model_dump()

@@ -1,6 +1,8 @@
 """Deciding `reachable` and `traffic` checks: pings from a device (retried while a check
-`wait`s for convergence) and packets captured on a link while the check waits (read as
-they come: the first matching packet passes the check, a failing check waits it all)."""
+`wait`s for convergence, unless a VPCS lacks a gateway or an address: only configuring it
+helps; one without an address is not made to ping at all) and packets captured on a link
+while the check waits (read as they come: the first matching packet passes the check, a
+failing check waits it all)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..console import ConsoleTarget
 from ..console.models import CommandResult
 from ..devices.captures import read_link_capture
 from ..devices.reachability import Check, read_check
-from ..devices.readers import Address
+from ..devices.readers import ADDRESS_COMMANDS, Address
 from ..gns3 import GNS3Error, GNS3NotFound, Link
 from .devices import DeviceAccess, Undecided
 from .model import ReachableCheck, TrafficCheck
@@ -46,6 +48,8 @@ async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdic
         address, named = check.address, f"{check.to} ({check.address})"
     else:
         address, named = await _destination(check.to, devices)
+    if source.dialect == "vpcs" and not await _addressed(source.name, devices):
+        return await _without_address(check, source.name, named, devices)
     command = ping_command(source.dialect, address, check.count)
     deadline = time.monotonic() + check.wait
     fresh = False
@@ -54,6 +58,8 @@ async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdic
         answered = reading is not None and bool(reading.received)
         if answered == check.expect or time.monotonic() >= deadline:
             break
+        if reading is not None and reading.problem == "no gateway":
+            break  # a PC without a gateway: only setting one helps, waiting does not
         await asyncio.sleep(RETRY_INTERVAL)
         fresh = True
     lines = [reading.detail] if reading is not None and reading.detail else []
@@ -77,6 +83,31 @@ async def reachable(check: ReachableCheck, devices: DeviceAccess) -> CheckVerdic
         explanation=explanation,
         evidence=evidence,
     )
+
+
+async def _addressed(name: str, devices: DeviceAccess) -> bool:
+    """Whether the VPCS called `name` has an IPv4 address (True when they cannot be read:
+    its ping then says). VPCS drops its console when it pings with an interval (`-i`, as
+    checks do) and no address of its own, so a check asks first."""
+    try:
+        return bool(await _reachable_addresses(name, devices))
+    except Undecided:
+        return True
+
+
+async def _without_address(
+    check: ReachableCheck, source: str, named: str, devices: DeviceAccess
+) -> CheckVerdict:
+    """The verdict of a `reachable` check from a VPCS without an address: it reaches
+    nothing (waiting changes nothing: only configuring it does); what the other end has
+    instead, as after a ping."""
+    command = ADDRESS_COMMANDS["vpcs"]
+    evidence = [Evidence(node=source, command=command, lines=[f"{source} has no IPv4 address"])]
+    said = f"{source} does not reach {named}: {source} has no IPv4 address"
+    if not check.expect:
+        return CheckVerdict(status="pass", explanation=f"{said}, as required.", evidence=evidence)
+    instead = await _has_instead(check.to, check.address, devices) if check.address else ""
+    return CheckVerdict(status="fail", explanation=f"{said}.{instead}", evidence=evidence)
 
 
 async def _ping(

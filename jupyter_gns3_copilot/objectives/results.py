@@ -48,11 +48,16 @@ class Evidence(BaseModel):
 
 
 class CheckVerdict(BaseModel):
-    """One check decided: its status, a sentence a student understands, the evidence."""
+    """One check decided: its status, a sentence a student understands, the evidence.
+    `settled`: waiting cannot change a failure, for the device lacks the configuration it
+    needs (a protocol that does not run, a neighbour not configured, a PC without a
+    gateway); a check's `wait` is for the network to converge, not for someone to
+    configure it, so it stops there (never part of a result)."""
 
     status: Status
     explanation: str
     evidence: list[Evidence] = Field(default_factory=list)
+    settled: bool = Field(False, exclude=True)
 
 
 class ObjectiveResult(BaseModel):

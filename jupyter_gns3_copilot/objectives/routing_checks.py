@@ -4,7 +4,9 @@ summary json`) and `json` (any `show ... json` and a JMESPath query into its ans
 
 `decide_routing(check, devices)` reads the router through `DeviceAccess` (so the command
 policy's read-only rules screen each command) and tries again every `RETRY_INTERVAL`
-while the check fails and its `wait` lasts (routing converges). A failure names what the
+while the check fails and its `wait` lasts (routing converges), unless the router's
+configuration cannot bring it about (`CheckVerdict.settled`: the protocol does not run,
+the BGP neighbour is not configured or has another AS). A failure names what the
 router has instead, in words a student understands, with the entries that decided as
 evidence. A node that does not answer `show ... json` (a VPCS, a Linux shell) leaves the
 check undecided (`Undecided`), naming its console dialect.
@@ -38,6 +40,10 @@ from .routing_verdicts import (
 from .templating import said
 
 RoutingCheck = OspfNeighborCheck | RouteCheck | BgpSessionCheck | JsonCheck
+PROTOCOL_STATES = {"ospf": ("OSPF", "show ip ospf json"), "bgp": ("BGP", BGP_SUMMARY)}
+"""A routing protocol a `route` check names: its name for students, and the command whose
+answer is empty (`{}`) when it does not run on the router (a route it should learn is then
+missing for good: the check stops waiting)."""
 JSON_DIALECTS = ("frr",)
 """The console dialects whose devices answer `show ... json`."""
 SHARED_SEGMENTS = frozenset(
@@ -56,14 +62,15 @@ async def decide_routing(check: RoutingCheck, devices: DeviceAccess) -> CheckVer
 async def until_passed(
     wait: float, attempt: Callable[[bool], Awaitable[CheckVerdict]]
 ) -> CheckVerdict:
-    """`attempt`'s verdict, tried again every `RETRY_INTERVAL` while it fails and `wait`
-    seconds have not passed since the first try; `attempt(fresh)` types its commands
-    again when `fresh` (a retry must read the device anew, not the run's first answer)."""
+    """`attempt`'s verdict, tried again every `RETRY_INTERVAL` while it fails, is not
+    `settled` and `wait` seconds have not passed since the first try; `attempt(fresh)`
+    types its commands again when `fresh` (a retry must read the device anew, not the
+    run's first answer)."""
     deadline = time.monotonic() + wait
     fresh = False
     while True:
         verdict = await attempt(fresh)
-        if verdict.status != "fail" or time.monotonic() >= deadline:
+        if verdict.status != "fail" or verdict.settled or time.monotonic() >= deadline:
             return verdict
         await asyncio.sleep(RETRY_INTERVAL)
         fresh = True
@@ -76,7 +83,18 @@ async def _attempt(check: RoutingCheck, devices: DeviceAccess, fresh: bool) -> C
     if isinstance(check, RouteCheck):
         command = route_command(check.prefix)
         node, data = await read_json(devices, check.node, command, fresh)
-        return route_verdict(check, node, data)
+        verdict = route_verdict(check, node, data)
+        protocol = PROTOCOL_STATES.get(check.protocol or "")
+        if verdict.status == "fail" and check.expect and protocol is not None:
+            name, state = protocol
+            if await read_json(devices, node, state, fresh) == (node, {}):
+                return verdict.model_copy(
+                    update={
+                        "explanation": f"{verdict.explanation} {name} does not run on {node}.",
+                        "settled": True,
+                    }
+                )
+        return verdict
     if isinstance(check, BgpSessionCheck):
         node, data = await read_json(devices, check.node, BGP_SUMMARY, fresh)
         return bgp_session_verdict(check, node, data)

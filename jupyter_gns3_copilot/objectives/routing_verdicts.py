@@ -131,6 +131,7 @@ def ospf_neighbor_verdict(
         status="fail",
         explanation=_no_ospf_neighbor(node, wanted_id, interface, neighbors, named),
         evidence=evidence,
+        settled=data == {},  # OSPF does not run on the router: no neighbour comes
     )
 
 
@@ -390,7 +391,8 @@ def bgp_session_verdict(check: BgpSessionCheck, node: str, data: object) -> Chec
             )
         else:
             explanation = f"{node} runs BGP but has no session with {check.neighbor}."
-        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+        # BGP does not run, or the neighbour is not configured: no session comes
+        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence, settled=True)
     wanted_as = None if check.remote_as is None else _as_number(check.remote_as)
     problems = []
     if wanted_as is not None and peer.remote_as != wanted_as:
@@ -403,7 +405,10 @@ def bgp_session_verdict(check: BgpSessionCheck, node: str, data: object) -> Chec
     if problems:
         explanation = f"{session} " + "; it ".join(problems)
         explanation += "" if explanation.endswith("?") else "."
-        return CheckVerdict(status="fail", explanation=explanation, evidence=evidence)
+        other_as = wanted_as is not None and peer.remote_as != wanted_as  # as configured
+        return CheckVerdict(
+            status="fail", explanation=explanation, evidence=evidence, settled=other_as
+        )
     with_as = f" with AS {peer.remote_as}" if wanted_as is not None else ""
     return CheckVerdict(
         status="pass", explanation=f"{session} is {peer.shown}{with_as}.", evidence=evidence

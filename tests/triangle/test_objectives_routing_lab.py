@@ -225,8 +225,14 @@ async def test_a_bgp_session_established_or_not(triangle: Any) -> None:
         await configure("R1", ["no router bgp 65001"])
         await configure("R2", ["no router bgp 65002"])
         await configure("R3", ["no router bgp 65003"])
-        gone = await decided(kind="bgp_session", node="R1", neighbor="10.0.12.2")
+        gone = await decided(kind="bgp_session", node="R1", neighbor="10.0.12.2", wait=30)
         assert gone.explanation == "R1 has no BGP session with 10.0.12.2: BGP does not run on R1."
+        # a route BGP should teach, on a router without BGP: no waiting for it
+        by_bgp = await decided(
+            kind="route", node="R1", prefix="192.168.3.0/24", protocol="bgp", wait=30
+        )
+        assert by_bgp.status == "fail"
+        assert by_bgp.explanation.endswith("not by BGP. BGP does not run on R1."), by_bgp
 
 
 JSON_LAB = textwrap.dedent(
