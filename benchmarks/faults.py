@@ -21,9 +21,9 @@ runs through `evaluation.evaluate`, every restore and check included:
 (goal: the whole scripted eval within 300 s; A and B exactly as scripted: 2 and 1). Each
 example lab is in the eval too, when it is measured: once its faults are timed, the
 scripted model answers them on the same project (`testing.eval_baseline`: on the graded
-lab `graded_script`, every fault fixed, the wrong mask without naming it; on the OSPF lab
-`ospf_script`, six fixed, one fixed on the wrong router, one fix moving PC1 to another
-address; on the BGP lab `bgp_script`, two fixed, one fixed on the wrong router, one fix
+lab `graded_answers`, every fault fixed, the wrong mask without naming it; on the OSPF lab
+`ospf_answers`, six fixed, one fixed on the wrong router, one fix moving PC1 to another
+address; on the BGP lab `bgp_answers`, two fixed, one fixed on the wrong router, one fix
 moving PC2 to another address), and its Markdown table follows (its reports in
 `--eval-out DIR`/<lab> when given)
 
@@ -43,7 +43,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +63,10 @@ from jupyter_gns3_copilot.testing.eval_baseline import (
     OSPF_SCORES,
     PCS,
     baseline_script,
-    bgp_script,
-    graded_script,
-    ospf_script,
+    bgp_answers,
+    graded_answers,
+    ospf_answers,
+    script,
 )
 from jupyter_gns3_copilot.testing.eval_baseline import LAB_FILE as BASELINE_LAB
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -83,11 +84,11 @@ LABS = ("04-graded-lab", "05-ospf-lab", "06-bgp-lab")
 GOALS = {"04-graded-lab": 3.0, "05-ospf-lab": 10.0, "06-bgp-lab": 10.0}
 """Seconds one fault may take to apply and verify, per lab (goal, not asserted)."""
 EVALS: dict[
-    str, tuple[Callable[[LabFile, Sequence[str]], list[Any]], dict[str, tuple[bool, bool, bool]]]
+    str, tuple[Callable[[LabFile], dict[str, list[Any]]], dict[str, tuple[bool, bool, bool]]]
 ] = {
-    "04-graded-lab": (graded_script, GRADED_SCORES),
-    "05-ospf-lab": (ospf_script, OSPF_SCORES),
-    "06-bgp-lab": (bgp_script, BGP_SCORES),
+    "04-graded-lab": (graded_answers, GRADED_SCORES),
+    "05-ospf-lab": (ospf_answers, OSPF_SCORES),
+    "06-bgp-lab": (bgp_answers, BGP_SCORES),
 }
 """The example labs' scripted answers and the scores they must get, per lab."""
 
@@ -136,12 +137,14 @@ def lab_eval(
 ) -> None:
     """An example lab's scripted eval (module docstring) on its solved project, printed, and
     its reports written into `out` when given (as `gns3-copilot-eval --out` writes them)."""
-    script, scores = EVALS[notebook]
+    answers, scores = EVALS[notebook]
     lab = _lab(notebook)
     faults = [f.id for f in lab.faults[:limit]]
     plan = EvalPlan(lab=lab, faults=faults, max_turns=2)
     began = time.monotonic()
-    runs = asyncio.run(scripted_eval(lab_server, project_id, plan, script(lab, faults)))
+    runs = asyncio.run(
+        scripted_eval(lab_server, project_id, plan, script(lab, answers(lab), faults))
+    )
     seconds = time.monotonic() - began
     print(markdown(runs), end="")
     if out is not None:

@@ -42,11 +42,9 @@ from jupyter_gns3_copilot.testing.eval_baseline import (
     PCS,
     baseline_script,
     bgp_answers,
-    bgp_script,
     graded_answers,
-    graded_script,
     ospf_answers,
-    ospf_script,
+    script,
     usage,
 )
 from jupyter_gns3_copilot.testing.local_stack import (
@@ -150,11 +148,11 @@ def test_the_ospf_labs_scripted_answers_diagnose_as_scored() -> None:
         said = [a.content for a in answers[fault.id] if a.when is None and a.content]
         diagnosed, _, _ = OSPF_SCORES[fault.id]
         assert is_diagnosed(str(said[-1]), fault.diagnosis) == diagnosed, fault.id
-    assert len(ospf_script(lab, ["r2-area-mismatch"])) == len(answers["r2-area-mismatch"])
+    assert len(script(lab, answers, ["r2-area-mismatch"])) == len(answers["r2-area-mismatch"])
     lines = answers["r1-lan-not-advertised"][0].tool_calls[0].arguments["devices"][0]
     lan1 = ipaddress.IPv4Interface(address_of(lab, "r1-addresses", 2)).network
     assert lines["commands"] == ["router ospf", f"network {lan1} area 0"]
-    assert "{{" not in str(ospf_script(lab))
+    assert "{{" not in str(script(lab, answers))
 
 
 def test_the_graded_labs_scripted_answers_diagnose_as_scored() -> None:
@@ -172,7 +170,7 @@ def test_the_graded_labs_scripted_answers_diagnose_as_scored() -> None:
     pc1 = answers["pc1-wrong-gateway"][0].tool_calls[0].arguments["devices"][0]
     gateway = address_of(lab, "r1-lan-a").split("/")[0]
     assert pc1["commands"] == [f"ip {address_of(lab, 'pc1-address')} {gateway}"]
-    assert len(graded_script(lab, ["pc3-no-gateway"])) == len(answers["pc3-no-gateway"])
+    assert len(script(lab, answers, ["pc3-no-gateway"])) == len(answers["pc3-no-gateway"])
 
 
 def test_the_bgp_labs_scripted_answers_diagnose_as_scored() -> None:
@@ -193,8 +191,8 @@ def test_the_bgp_labs_scripted_answers_diagnose_as_scored() -> None:
     assert f"no {wrong.lines[-1].removesuffix(' remote-as 65002')}" in fix["commands"]
     r2 = address_of(lab, "r2-interfaces", 1).split("/")[0]
     assert f"neighbor {r2} remote-as 65002" in fix["commands"]
-    assert len(bgp_script(lab)) == sum(len(a) for a in answers.values())
-    assert "{{" not in str(bgp_script(lab))
+    assert len(script(lab, answers)) == sum(len(a) for a in answers.values())
+    assert "{{" not in str(script(lab, answers))
 
 
 # -- on the real lab ------------------------------------------------------------------------

@@ -5,10 +5,11 @@ one fixed, one fixed wrongly, one fixed by breaking something else. `tests/test_
 checks the scores come out as scripted; `benchmarks/faults.py` times it.
 
 The same for the example graded lab (`GRADED_LAB`, a Linux router, seven faults:
-`graded_script`, `GRADED_SCORES`), the example OSPF lab (`OSPF_LAB`, three FRR routers,
-seven faults: `ospf_script`, `OSPF_SCORES`) and the example BGP lab (`BGP_LAB`, the same
-routers, four faults: `bgp_script`, `BGP_SCORES`): they answer the faults of one
-student's rendered lab, and the scores must come out as given.
+`graded_answers`, `GRADED_SCORES`), the example OSPF lab (`OSPF_LAB`, three FRR routers,
+seven faults: `ospf_answers`, `OSPF_SCORES`) and the example BGP lab (`BGP_LAB`, the same
+routers, four faults: `bgp_answers`, `BGP_SCORES`): they answer the faults of one
+student's rendered lab (`script` puts them in the lab's order), and the scores must come
+out as given.
 """
 
 from __future__ import annotations
@@ -76,12 +77,6 @@ GRADED_SCORES = {
     "pc3-link-loss": (True, True, True),
 }
 """Fault -> (diagnosed, fixed, safe) as `graded_answers` answers it."""
-
-
-def graded_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
-    """The scripted model's answers (`graded_answers`) to `faults` (default: all), in the
-    lab's order."""
-    return _in_order(lab, graded_answers(lab), faults)
 
 
 def graded_answers(lab: LabFile) -> dict[str, list[Any]]:
@@ -155,16 +150,12 @@ OSPF_SCORES = {
 """Fault -> (diagnosed, fixed, safe) as `ospf_answers` answers it."""
 
 
-def ospf_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
-    """The scripted model's answers (`ospf_answers`) to `faults` (default: all), in the
-    lab's order."""
-    return _in_order(lab, ospf_answers(lab), faults)
-
-
-def _in_order(
-    lab: LabFile, answers: dict[str, list[Any]], faults: Sequence[str] | None
+def script(
+    lab: LabFile, answers: dict[str, list[Any]], faults: Sequence[str] | None = None
 ) -> list[Any]:
-    """`answers` to `faults` (default: all), in the lab's order."""
+    """The scripted model's `answers` (`graded_answers(lab)`, `ospf_answers(lab)`...) to
+    `faults` (default: all), in the lab's order: what a `ScriptedLLM` replays for an eval
+    of them."""
     return [item for f in lab.faults if faults is None or f.id in faults for item in answers[f.id]]
 
 
@@ -280,12 +271,6 @@ BGP_SCORES = {
     "r2-session-to-r3-shut": (True, True, False),
 }
 """Fault -> (diagnosed, fixed, safe) as `bgp_answers` answers it."""
-
-
-def bgp_script(lab: LabFile, faults: Sequence[str] | None = None) -> list[Any]:
-    """The scripted model's answers (`bgp_answers`) to `faults` (default: all), in the
-    lab's order."""
-    return _in_order(lab, bgp_answers(lab), faults)
 
 
 def bgp_answers(lab: LabFile) -> dict[str, list[Any]]:
