@@ -86,9 +86,11 @@ async def set_mtu(
 ) -> None:
     """Give `node_name`'s `interface` an MTU of `mtu` bytes from its next boot (None: its
     own again), by the `mtu.<interface>=` argument of its kernel command line (a lab kit
-    router's init reads it), and restart it on its saved configuration: it is saved first,
-    so the node comes back as it was but for the MTU. Returns once its console answers
-    (`BOOT_TIMEOUT`)."""
+    router's init reads it), and restart it on its saved configuration. Setting an MTU
+    saves the configuration first, so the node comes back as it was but for the MTU;
+    taking it out does not, so the node comes back as saved then (what was typed since,
+    a student's fix included, is dropped, as when a fault's lines are undone). Returns
+    once its console answers (`BOOT_TIMEOUT`)."""
     node = await _node(devices, project_id, node_name, abort)
     line = node.properties.get("kernel_command_line")
     if not isinstance(line, str) or not line.strip():
@@ -97,9 +99,10 @@ async def set_mtu(
             "routers read one"
         )
     value = None if mtu is None else str(mtu)
-    for saved in await save_configurations(devices, project_id, abort, nodes=[node_name]):
-        if not saved.saved:
-            raise FaultStepError(f"saving {node_name}'s configuration: {saved.problem}")
+    if mtu is not None:
+        for saved in await save_configurations(devices, project_id, abort, nodes=[node_name]):
+            if not saved.saved:
+                raise FaultStepError(f"saving {node_name}'s configuration: {saved.problem}")
     try:
         await devices.gns3.stop_node(project_id, node.node_id)
         properties = {"kernel_command_line": with_kernel_argument(line, f"mtu.{interface}", value)}

@@ -85,9 +85,11 @@ async def _attempt(check: RoutingCheck, devices: DeviceAccess, fresh: bool) -> C
         node, data = await read_json(devices, check.node, command, fresh)
         verdict = route_verdict(check, node, data)
         protocol = PROTOCOL_STATES.get(check.protocol or "")
-        if verdict.status == "fail" and check.expect and protocol is not None:
+        # asked on the first try only: a protocol running then does not stop by itself
+        if verdict.status == "fail" and check.expect and protocol is not None and not fresh:
             name, state = protocol
-            if await read_json(devices, node, state, fresh) == (node, {}):
+            _, running = await read_json(devices, node, state)
+            if running == {}:
                 return verdict.model_copy(
                     update={
                         "explanation": f"{verdict.explanation} {name} does not run on {node}.",
